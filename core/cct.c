@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * cct.c - the calling-context tree, its exact merge, and the streaming
+ * builder that turns entry/exit events into per-node statistics and
+ * children covariance matrices in one pass.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct.h"
+
+/* ---- tree ---- */
+
+static uint64_t key_hash(uint32_t parent, uint32_t func, uint32_t callsite)
+{
+	uint64_t h = ((uint64_t)parent << 32 | func) * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (uint64_t)callsite * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ (h >> 29);
+}
+
+int vp_cct_init(struct vp_cct *t)
+{
+	struct vp_cct_node *root;
+
+	memset(t, 0, sizeof(*t));
+	t->cap = 64;
+	t->nodes = calloc(t->cap, sizeof(*t->nodes));
+	t->hash_mask = 127;
+	t->hash = malloc((t->hash_mask + 1) * sizeof(*t->hash));
+	if (!t->nodes || !t->hash) {
+		vp_cct_release(t);
+		return -ENOMEM;
+	}
+	memset(t->hash, 0xff, (t->hash_mask + 1) * sizeof(*t->hash));
+	root = &t->nodes[0];
+	root->id = VP_NODE_ROOT;
+	root->parent = VP_NO_NODE;
+	root->func = UINT32_MAX;
+	root->callsite = VP_NO_CALLSITE;
+	vp_stats_init(&root->stats);
+	vp_covar_init(&root->cov);
+	t->nnodes = 1;
+	return 0;
+}
+
+void vp_cct_release(struct vp_cct *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nnodes; i++) {
+		free(t->nodes[i].children);
+		vp_covar_release(&t->nodes[i].cov);
+	}
+	free(t->nodes);
+	free(t->hash);
+	memset(t, 0, sizeof(*t));
+}
+
+static size_t hash_slot(const struct vp_cct *t, uint32_t parent, uint32_t func,
+			uint32_t callsite)
+{
+	size_t i = key_hash(parent, func, callsite) & t->hash_mask;
+
+	for (;; i = (i + 1) & t->hash_mask) {
+		uint32_t id = t->hash[i];
+		const struct vp_cct_node *n;
+
+		if (id == VP_NO_NODE)
+			return i;
+		n = &t->nodes[id];
+		if (n->parent == parent && n->func == func && n->callsite == callsite)
+			return i;
+	}
+}
+
+static int hash_grow(struct vp_cct *t)
+{
+	size_t mask = t->hash_mask * 2 + 1, i;
+	uint32_t *h = malloc((mask + 1) * sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	memset(h, 0xff, (mask + 1) * sizeof(*h));
+	free(t->hash);
+	t->hash = h;
+	t->hash_mask = mask;
+	for (i = 1; i < t->nnodes; i++) {
+		const struct vp_cct_node *n = &t->nodes[i];
+
+		t->hash[hash_slot(t, n->parent, n->func, n->callsite)] = n->id;
+	}
+	return 0;
+}
+
+uint32_t vp_cct_find(const struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t callsite)
+{
+	return t->hash[hash_slot(t, parent, func, callsite)];
+}
+
+static int add_child_ref(struct vp_cct_node *p, uint32_t id)
+{
+	if (p->nchildren == p->children_cap) {
+		uint32_t cap = p->children_cap ? p->children_cap * 2 : 4;
+		uint32_t *c = realloc(p->children, cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		p->children = c;
+		p->children_cap = cap;
+	}
+	p->children[p->nchildren++] = id;
+	return 0;
+}
+
+long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t callsite)
+{
+	struct vp_cct_node *n;
+	size_t slot = hash_slot(t, parent, func, callsite);
+	int err;
+
+	if (t->hash[slot] != VP_NO_NODE)
+		return t->hash[slot];
+	if (t->nnodes >= VP_NO_NODE - 1)
+		return -EOVERFLOW;
+	if (t->nnodes == t->cap) {
+		struct vp_cct_node *nodes = realloc(t->nodes, t->cap * 2 * sizeof(*nodes));
+
+		if (!nodes)
+			return -ENOMEM;
+		t->nodes = nodes;
+		t->cap *= 2;
+	}
+	n = &t->nodes[t->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->id = (uint32_t)t->nnodes;
+	n->parent = parent;
+	n->func = func;
+	n->callsite = callsite;
+	n->depth = t->nodes[parent].depth + 1;
+	n->slot = t->nodes[parent].nchildren;
+	vp_stats_init(&n->stats);
+	vp_covar_init(&n->cov);
+	err = add_child_ref(&t->nodes[parent], n->id);
+	if (err)
+		return err;
+	t->hash[slot] = n->id;
+	t->nnodes++;
+	/* Keep the load factor under one half. */
+	if (t->nnodes * 2 > t->hash_mask) {
+		err = hash_grow(t);
+		if (err)
+			return err;
+	}
+	return t->nnodes - 1;
+}
+
+long vp_cct_child_slot(const struct vp_cct_node *node, uint32_t child_id)
+{
+	uint32_t i;
+
+	for (i = 0; i < node->nchildren; i++)
+		if (node->children[i] == child_id)
+			return i + 1;
+	return -1;
+}
+
+/*
+ * A node that became a parent after some invocations had Y_0 = X in each
+ * of them: seed the matrix from its duration statistics, exactly.
+ */
+static int cov_seed(struct vp_cct_node *n)
+{
+	int err;
+
+	if (n->cov.n || !n->stats.n)
+		return 0;
+	err = vp_covar_resize(&n->cov, 1);
+	if (err)
+		return err;
+	n->cov.n = n->stats.n;
+	n->cov.mean[0] = n->stats.mean;
+	n->cov.com[0] = n->stats.m2;
+	return 0;
+}
+
+static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, uint32_t s,
+		      uint32_t *map)
+{
+	const struct vp_cct_node *sn = &src->nodes[s];
+	struct vp_covar tmp;
+	const struct vp_covar *sc;
+	struct vp_cct_node *dn;
+	size_t *vmap = NULL;
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < sn->nchildren; i++) {
+		const struct vp_cct_node *c = &src->nodes[sn->children[i]];
+		long id = vp_cct_child(dst, d, c->func, c->callsite);
+
+		if (id < 0)
+			return (int)id;
+		map[c->id] = (uint32_t)id;
+	}
+	dn = &dst->nodes[d];
+	dn->unpaired += sn->unpaired;
+	if (!sn->stats.n || s == VP_NODE_ROOT)
+		goto out_stats;
+	if (dn->nchildren) {
+		err = cov_seed(dn);
+		if (!err)
+			err = vp_covar_resize(&dn->cov, dn->nchildren + 1);
+		if (err)
+			return err;
+		vp_covar_init(&tmp);
+		sc = &sn->cov;
+		if (!sn->cov.n) {
+			/* A leaf in @src: its only variable is Y_0 = X. */
+			err = vp_covar_resize(&tmp, 1);
+			if (err)
+				return err;
+			tmp.n = sn->stats.n;
+			tmp.mean[0] = sn->stats.mean;
+			tmp.com[0] = sn->stats.m2;
+			sc = &tmp;
+		}
+		vmap = malloc(sc->dim * sizeof(*vmap));
+		if (!vmap) {
+			vp_covar_release(&tmp);
+			return -ENOMEM;
+		}
+		vmap[0] = 0;
+		for (i = 1; i < sc->dim; i++)
+			vmap[i] = dst->nodes[map[sn->children[i - 1]]].slot + 1;
+		err = vp_covar_merge(&dn->cov, sc, vmap);
+		free(vmap);
+		vp_covar_release(&tmp);
+		if (err)
+			return err;
+	}
+out_stats:
+	vp_stats_merge(&dn->stats, &sn->stats);
+	return 0;
+}
+
+int vp_cct_merge(struct vp_cct *dst, const struct vp_cct *src)
+{
+	uint32_t *map, *stack;
+	size_t sp = 0;
+	int err = 0;
+
+	map = malloc(src->nnodes * sizeof(*map));
+	stack = malloc(src->nnodes * sizeof(*stack));
+	if (!map || !stack) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Pre-order with an explicit stack: recursion can be deep. */
+	map[VP_NODE_ROOT] = VP_NODE_ROOT;
+	stack[sp++] = VP_NODE_ROOT;
+	while (sp) {
+		uint32_t s = stack[--sp], i;
+		const struct vp_cct_node *sn = &src->nodes[s];
+
+		err = merge_node(dst, map[s], src, s, map);
+		if (err)
+			goto out;
+		for (i = sn->nchildren; i > 0; i--)
+			stack[sp++] = sn->children[i - 1];
+	}
+out:
+	free(map);
+	free(stack);
+	return err;
+}
+
+/* ---- builder ---- */
+
+struct vp_frame {
+	uint64_t sp;
+	uint64_t t0;
+	uint32_t node;
+	uint32_t func;
+	double *y;   /* cumulative time per child slot in this invocation */
+	size_t ny;   /* valid (zeroed) entries of y */
+	size_t ycap; /* y is kept across pushes at this depth */
+};
+
+struct vp_tstate {
+	struct vp_frame *frames;
+	size_t depth;
+	size_t cap;
+	uint64_t last_time;
+	int seen;
+};
+
+struct vp_builder {
+	struct vp_cct *t;
+	size_t nfuncs;
+	struct vp_tstate *threads;
+	size_t nthreads;
+	uint8_t *csflags;
+	size_t ncs;
+	double *yvec; /* scratch observation vector */
+	size_t yvec_cap;
+	struct vp_build_totals tot;
+};
+
+struct vp_builder *vp_builder_new(struct vp_cct *tree, size_t nfuncs, const struct vp_header *hdr)
+{
+	struct vp_builder *b = calloc(1, sizeof(*b));
+
+	(void)hdr;
+	if (!b)
+		return NULL;
+	b->t = tree;
+	b->nfuncs = nfuncs;
+	return b;
+}
+
+void vp_builder_free(struct vp_builder *b)
+{
+	size_t i, j;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->nthreads; i++) {
+		for (j = 0; j < b->threads[i].cap; j++)
+			free(b->threads[i].frames[j].y);
+		free(b->threads[i].frames);
+	}
+	free(b->threads);
+	free(b->csflags);
+	free(b->yvec);
+	free(b);
+}
+
+int vp_builder_set_callsite_flags(struct vp_builder *b, uint32_t id, uint32_t flags)
+{
+	if (id >= b->ncs) {
+		size_t n = b->ncs ? b->ncs : 64;
+		uint8_t *f;
+
+		while (n <= id)
+			n *= 2;
+		f = realloc(b->csflags, n);
+		if (!f)
+			return -ENOMEM;
+		memset(f + b->ncs, 0, n - b->ncs);
+		b->csflags = f;
+		b->ncs = n;
+	}
+	b->csflags[id] = (uint8_t)flags;
+	return 0;
+}
+
+static struct vp_tstate *get_thread(struct vp_builder *b, uint32_t idx)
+{
+	if (idx >= b->nthreads) {
+		size_t n = b->nthreads ? b->nthreads : 4;
+		struct vp_tstate *t;
+
+		while (n <= idx)
+			n *= 2;
+		t = realloc(b->threads, n * sizeof(*t));
+		if (!t)
+			return NULL;
+		memset(t + b->nthreads, 0, (n - b->nthreads) * sizeof(*t));
+		b->threads = t;
+		b->nthreads = n;
+	}
+	return &b->threads[idx];
+}
+
+/* An entry whose exit never came: count it, and forget its partial sums. */
+static void retire(struct vp_builder *b, struct vp_tstate *ts)
+{
+	struct vp_frame *f = &ts->frames[--ts->depth];
+
+	b->t->nodes[f->node].unpaired++;
+	b->tot.unpaired_entries++;
+}
+
+static int frame_y_reserve(struct vp_frame *f, size_t n)
+{
+	if (n > f->ycap) {
+		size_t cap = f->ycap ? f->ycap : 4;
+		double *y;
+
+		while (cap < n)
+			cap *= 2;
+		y = realloc(f->y, cap * sizeof(*y));
+		if (!y)
+			return -ENOMEM;
+		f->y = y;
+		f->ycap = cap;
+	}
+	if (n > f->ny) {
+		memset(f->y + f->ny, 0, (n - f->ny) * sizeof(*f->y));
+		f->ny = n;
+	}
+	return 0;
+}
+
+static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_event *ev)
+{
+	int tail = ev->callsite < b->ncs && (b->csflags[ev->callsite] & VP_CS_TRAMPOLINE);
+	uint32_t parent;
+	struct vp_frame *f;
+	long id;
+
+	/*
+	 * Frames at or below this entry's stack pointer are dead: their
+	 * returns were lost (longjmp, exception, the kernel's 64 pending
+	 * return probes, lost records).  Equal sp is a tail call only when
+	 * the return address is the uretprobe trampoline, i.e. the caller's
+	 * own return probe is still pending in that slot.
+	 */
+	while (ts->depth) {
+		const struct vp_frame *top = &ts->frames[ts->depth - 1];
+
+		if (top->sp > ev->sp || (top->sp == ev->sp && tail))
+			break;
+		retire(b, ts);
+	}
+	parent = ts->depth ? ts->frames[ts->depth - 1].node : VP_NODE_ROOT;
+	id = vp_cct_child(b->t, parent, ev->func, ev->callsite);
+	if (id < 0)
+		return (int)id;
+	if (ts->depth == ts->cap) {
+		size_t cap = ts->cap ? ts->cap * 2 : 64;
+		struct vp_frame *fr = realloc(ts->frames, cap * sizeof(*fr));
+
+		if (!fr)
+			return -ENOMEM;
+		memset(fr + ts->cap, 0, (cap - ts->cap) * sizeof(*fr));
+		ts->frames = fr;
+		ts->cap = cap;
+	}
+	f = &ts->frames[ts->depth++];
+	f->sp = ev->sp;
+	f->t0 = ev->time;
+	f->node = (uint32_t)id;
+	f->func = ev->func;
+	f->ny = 0;
+	return 0;
+}
+
+static int complete(struct vp_builder *b, struct vp_tstate *ts, uint64_t time)
+{
+	struct vp_frame *f = &ts->frames[ts->depth - 1];
+	struct vp_cct_node *n = &b->t->nodes[f->node];
+	uint64_t dur = time >= f->t0 ? time - f->t0 : 0;
+	int err;
+
+	if (n->nchildren) {
+		size_t k = n->nchildren, i;
+		double self = (double)dur;
+
+		if (k + 1 > b->yvec_cap) {
+			size_t cap = b->yvec_cap ? b->yvec_cap : 16;
+			double *y;
+
+			while (cap < k + 1)
+				cap *= 2;
+			y = realloc(b->yvec, cap * sizeof(*y));
+			if (!y)
+				return -ENOMEM;
+			b->yvec = y;
+			b->yvec_cap = cap;
+		}
+		for (i = 0; i < k; i++) {
+			double v = i < f->ny ? f->y[i] : 0.0;
+
+			b->yvec[i + 1] = v;
+			self -= v;
+		}
+		b->yvec[0] = self;
+		err = cov_seed(n);
+		if (!err)
+			err = vp_covar_resize(&n->cov, k + 1);
+		if (err)
+			return err;
+		vp_covar_add(&n->cov, b->yvec);
+	}
+	vp_stats_add(&n->stats, dur);
+	b->tot.invocations++;
+	ts->depth--;
+	if (ts->depth) {
+		struct vp_frame *p = &ts->frames[ts->depth - 1];
+
+		err = frame_y_reserve(p, n->slot + 1);
+		if (err)
+			return err;
+		p->y[n->slot] += (double)dur;
+	}
+	return 0;
+}
+
+static int on_return(struct vp_builder *b, struct vp_tstate *ts, const struct vp_event *ev)
+{
+	/* A return's stack pointer is the entry's plus the popped address. */
+	uint64_t sp = ev->sp - 8;
+	const struct vp_frame *top;
+
+	while (ts->depth && ts->frames[ts->depth - 1].sp < sp)
+		retire(b, ts);
+	top = ts->depth ? &ts->frames[ts->depth - 1] : NULL;
+	if (!top || top->sp != sp || top->func != ev->func) {
+		b->tot.unmatched_exits++;
+		return 0;
+	}
+	return complete(b, ts, ev->time);
+}
+
+int vp_builder_feed(struct vp_builder *b, const struct vp_event *ev, size_t n)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++, ev++) {
+		struct vp_tstate *ts = ev->thread < b->nthreads ? &b->threads[ev->thread]
+							       : get_thread(b, ev->thread);
+
+		if (!ts)
+			return -ENOMEM;
+		if (ev->func >= b->nfuncs)
+			return -EINVAL;
+		if (!ts->seen) {
+			ts->seen = 1;
+			b->tot.threads++;
+		} else if (ev->time < ts->last_time) {
+			b->tot.out_of_order++;
+		}
+		ts->last_time = ev->time;
+		if (!b->tot.events || ev->time < b->tot.first_time)
+			b->tot.first_time = ev->time;
+		if (ev->time > b->tot.last_time)
+			b->tot.last_time = ev->time;
+		b->tot.events++;
+		if (ev->kind == VP_EV_ENTRY) {
+			b->tot.entries++;
+			err = on_call(b, ts, ev);
+		} else {
+			b->tot.exits++;
+			err = on_return(b, ts, ev);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int vp_builder_finish(struct vp_builder *b, struct vp_build_totals *ret)
+{
+	size_t i;
+
+	for (i = 0; i < b->nthreads; i++) {
+		struct vp_tstate *ts = &b->threads[i];
+
+		b->tot.open_at_end += ts->depth;
+		while (ts->depth)
+			retire(b, ts);
+	}
+	/* The root's statistics summarise nothing; keep it empty. */
+	if (ret)
+		*ret = b->tot;
+	return 0;
+}
+
+int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_totals *ret)
+{
+	const struct vp_header *hdr = vp_reader_header(r);
+	enum { BATCH = 8192 };
+	struct vp_builder *b;
+	struct vp_event *buf;
+	size_t ncs = 0;
+	long n;
+	int err = 0;
+
+	b = vp_builder_new(tree, hdr->nfuncs, hdr);
+	buf = malloc(BATCH * sizeof(*buf));
+	if (!b || !buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while ((n = vp_reader_next(r, buf, BATCH)) > 0) {
+		/* Call sites are defined in the stream before their first use. */
+		for (; ncs < vp_reader_ncallsites(r); ncs++) {
+			err = vp_builder_set_callsite_flags(b, (uint32_t)ncs,
+							    vp_reader_callsite(r, (uint32_t)ncs)->flags);
+			if (err)
+				goto out;
+		}
+		err = vp_builder_feed(b, buf, (size_t)n);
+		if (err)
+			goto out;
+	}
+	if (n < 0) {
+		err = (int)n;
+		goto out;
+	}
+	err = vp_builder_finish(b, ret);
+out:
+	vp_builder_free(b);
+	free(buf);
+	return err;
+}

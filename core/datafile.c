@@ -1,0 +1,1160 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * datafile.c - writer and reader of varperf.data (see datafile.h and
+ * varperf-data(5)).  The reader trusts nothing: every length, index and
+ * number is checked, and each failure names the file offset.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "datafile.h"
+#include "varint.h"
+
+static uint32_t crc_of(const uint8_t *p, size_t n)
+{
+	return (uint32_t)crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
+}
+
+/* ---- growable byte buffer ---- */
+
+struct vp_buf {
+	uint8_t *p;
+	size_t len;
+	size_t cap;
+};
+
+static int buf_reserve(struct vp_buf *b, size_t more)
+{
+	if (b->len + more > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		uint8_t *p;
+
+		while (cap < b->len + more)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	return 0;
+}
+
+static int buf_uleb(struct vp_buf *b, uint64_t v)
+{
+	if (buf_reserve(b, VP_ULEB_MAX))
+		return -ENOMEM;
+	b->len += vp_uleb_put(b->p + b->len, v);
+	return 0;
+}
+
+static int buf_bytes(struct vp_buf *b, const void *s, size_t n)
+{
+	if (buf_uleb(b, n) || buf_reserve(b, n))
+		return -ENOMEM;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	return 0;
+}
+
+static int buf_str(struct vp_buf *b, const char *s)
+{
+	return buf_bytes(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* ---- writer ---- */
+
+struct vp_writer {
+	int fd;
+	int err;
+	struct vp_buf chunk; /* 16 reserved header bytes, then the payload */
+	int have_base;
+	uint64_t last_time;
+	uint32_t gen; /* chunk generation, for per-thread sp deltas */
+	uint64_t *last_sp;
+	uint32_t *sp_gen;
+	size_t nthreads;
+	uint64_t events;
+	uint64_t lost;
+	uint64_t bytes;
+};
+
+static int write_all(struct vp_writer *w, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(w->fd, p, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += k;
+		n -= (size_t)k;
+		w->bytes += (uint64_t)k;
+	}
+	return 0;
+}
+
+static int write_chunk(struct vp_writer *w, uint8_t type, uint8_t *hdr_and_payload,
+		       size_t payload_len)
+{
+	uint8_t *h = hdr_and_payload;
+
+	memcpy(h, VP_CHUNK_MAGIC, 4);
+	h[4] = type;
+	h[5] = h[6] = h[7] = 0;
+	vp_put_le32(h + 8, (uint32_t)payload_len);
+	vp_put_le32(h + 12, crc_of(h + VP_CHUNK_HEADER_SIZE, payload_len));
+	return write_all(w, h, VP_CHUNK_HEADER_SIZE + payload_len);
+}
+
+static void chunk_reset(struct vp_writer *w)
+{
+	/* header, then the 8-byte base time of an EVENTS chunk */
+	w->chunk.len = VP_CHUNK_HEADER_SIZE + 8;
+	w->have_base = 0;
+	w->gen++;
+}
+
+static int meta_kv(struct vp_buf *meta, unsigned key, const struct vp_buf *val)
+{
+	if (buf_uleb(meta, key))
+		return -ENOMEM;
+	return buf_bytes(meta, val->p, val->len);
+}
+
+static int build_meta(struct vp_buf *m, const struct vp_header *hdr)
+{
+	struct vp_buf v = { 0 };
+	size_t i;
+	int err = -ENOMEM;
+
+#define KV(key, fill)                                   \
+	do {                                            \
+		v.len = 0;                              \
+		if (fill)                               \
+			goto out;                       \
+		if (meta_kv(m, key, &v))                \
+			goto out;                       \
+	} while (0)
+	if (buf_reserve(m, VP_CHUNK_HEADER_SIZE))
+		goto out;
+	m->len = VP_CHUNK_HEADER_SIZE;
+	KV(VP_META_UNIT, buf_uleb(&v, hdr->unit));
+	KV(VP_META_CLOCK, buf_uleb(&v, hdr->clock));
+	KV(VP_META_START, buf_uleb(&v, hdr->start_time));
+	KV(VP_META_PID, buf_uleb(&v, hdr->pid));
+	KV(VP_META_NCPU, buf_uleb(&v, hdr->ncpu));
+	KV(VP_META_HOST, buf_str(&v, hdr->host));
+	v.len = 0;
+	if (buf_uleb(&v, (uint64_t)hdr->argc))
+		goto out;
+	for (i = 0; i < (size_t)hdr->argc; i++)
+		if (buf_str(&v, hdr->argv[i]))
+			goto out;
+	if (meta_kv(m, VP_META_CMDLINE, &v))
+		goto out;
+	for (i = 0; i < hdr->nmodules; i++) {
+		const struct vp_module *mod = &hdr->modules[i];
+
+		KV(VP_META_MODULE, buf_str(&v, mod->path) ||
+					   buf_bytes(&v, mod->build_id, mod->build_id_len));
+	}
+	for (i = 0; i < hdr->nfuncs; i++) {
+		const struct vp_func *f = &hdr->funcs[i];
+
+		KV(VP_META_FUNCTION,
+		   buf_uleb(&v, f->module) || buf_uleb(&v, f->addr) || buf_uleb(&v, f->size) ||
+			   buf_uleb(&v, f->probe_off) || buf_uleb(&v, f->flags) ||
+			   buf_uleb(&v, f->insn_class) || buf_str(&v, f->name) ||
+			   buf_str(&v, f->display) || buf_str(&v, f->base));
+	}
+	for (i = 0; i < hdr->ncosts; i++) {
+		const struct vp_probe_cost *c = &hdr->costs[i];
+
+		KV(VP_META_PROBE_COST, buf_uleb(&v, c->insn_class) ||
+					       buf_uleb(&v, c->in_window_ns) ||
+					       buf_uleb(&v, c->full_ns));
+	}
+#undef KV
+	err = 0;
+out:
+	free(v.p);
+	return err;
+}
+
+struct vp_writer *vp_writer_new(const char *path, const struct vp_header *hdr)
+{
+	struct vp_writer *w = calloc(1, sizeof(*w));
+	struct vp_buf meta = { 0 };
+	uint8_t fh[VP_FILE_HEADER_SIZE];
+	int err;
+
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	memcpy(fh, VP_DATA_MAGIC, 8);
+	vp_put_le32(fh + 8, VP_DATA_VERSION);
+	vp_put_le32(fh + 12, 0);
+	err = write_all(w, fh, sizeof(fh));
+	if (!err)
+		err = build_meta(&meta, hdr);
+	if (!err)
+		err = write_chunk(w, VP_CHUNK_META, meta.p, meta.len - VP_CHUNK_HEADER_SIZE);
+	free(meta.p);
+	if (!err)
+		err = buf_reserve(&w->chunk, VP_CHUNK_TARGET + 256);
+	if (err)
+		goto fail;
+	chunk_reset(w);
+	return w;
+fail:
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->chunk.p);
+	free(w);
+	errno = -err;
+	return NULL;
+}
+
+int vp_writer_flush(struct vp_writer *w)
+{
+	size_t payload = w->chunk.len - VP_CHUNK_HEADER_SIZE;
+
+	if (w->err)
+		return w->err;
+	if (payload <= 8)
+		return 0;
+	if (!w->have_base) /* only definitions in this chunk */
+		vp_put_le64(w->chunk.p + VP_CHUNK_HEADER_SIZE, 0);
+	w->err = write_chunk(w, VP_CHUNK_EVENTS, w->chunk.p, payload);
+	chunk_reset(w);
+	return w->err;
+}
+
+/* Records are small; make room for the largest before encoding one. */
+static uint8_t *rec_begin(struct vp_writer *w, size_t max)
+{
+	if (w->err)
+		return NULL;
+	if (buf_reserve(&w->chunk, max)) {
+		w->err = -ENOMEM;
+		return NULL;
+	}
+	return w->chunk.p + w->chunk.len;
+}
+
+static int rec_end(struct vp_writer *w, const uint8_t *p)
+{
+	w->chunk.len = (size_t)(p - w->chunk.p);
+	if (w->chunk.len - VP_CHUNK_HEADER_SIZE >= VP_CHUNK_TARGET)
+		return vp_writer_flush(w);
+	return 0;
+}
+
+int vp_writer_thread(struct vp_writer *w, uint32_t idx, uint32_t tid, uint32_t pid)
+{
+	uint8_t *p = rec_begin(w, 4 * VP_ULEB_MAX);
+
+	if (!p)
+		return w->err;
+	if (idx >= w->nthreads) {
+		size_t n = w->nthreads ? w->nthreads : 8;
+		uint64_t *sp;
+		uint32_t *gen;
+
+		while (n <= idx)
+			n *= 2;
+		sp = realloc(w->last_sp, n * sizeof(*sp));
+		if (sp)
+			w->last_sp = sp;
+		gen = realloc(w->sp_gen, n * sizeof(*gen));
+		if (gen)
+			w->sp_gen = gen;
+		if (!sp || !gen)
+			return w->err = -ENOMEM;
+		memset(w->sp_gen + w->nthreads, 0, (n - w->nthreads) * sizeof(*gen));
+		w->nthreads = n;
+		p = w->chunk.p + w->chunk.len;
+	}
+	p += vp_uleb_put(p, VP_CTL_THREAD << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, idx);
+	p += vp_uleb_put(p, tid);
+	p += vp_uleb_put(p, pid);
+	return rec_end(w, p);
+}
+
+int vp_writer_callsite(struct vp_writer *w, uint32_t id, const struct vp_callsite *cs)
+{
+	size_t caller = cs->caller ? strlen(cs->caller) : 0;
+	size_t file = cs->file ? strlen(cs->file) : 0;
+	uint8_t *p = rec_begin(w, 8 * VP_ULEB_MAX + caller + file);
+
+	if (!p)
+		return w->err;
+	p += vp_uleb_put(p, VP_CTL_CALLSITE << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, id);
+	p += vp_uleb_put(p, cs->flags);
+	p += vp_uleb_put(p, (uint64_t)(cs->module + 1));
+	p += vp_uleb_put(p, cs->offset);
+	p += vp_uleb_put(p, caller);
+	memcpy(p, cs->caller ? cs->caller : "", caller);
+	p += caller;
+	p += vp_uleb_put(p, file);
+	memcpy(p, cs->file ? cs->file : "", file);
+	p += file;
+	p += vp_uleb_put(p, cs->line);
+	return rec_end(w, p);
+}
+
+int vp_writer_lost(struct vp_writer *w, uint32_t cpu, uint64_t count)
+{
+	uint8_t *p = rec_begin(w, 3 * VP_ULEB_MAX);
+
+	if (!p)
+		return w->err;
+	w->lost += count;
+	p += vp_uleb_put(p, VP_CTL_LOST << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, cpu);
+	p += vp_uleb_put(p, count);
+	return rec_end(w, p);
+}
+
+int vp_writer_event(struct vp_writer *w, const struct vp_event *ev)
+{
+	uint8_t *p = rec_begin(w, 5 * VP_ULEB_MAX);
+	uint64_t prev_sp;
+
+	if (!p)
+		return w->err;
+	if (ev->thread >= w->nthreads)
+		return w->err = -EINVAL; /* define the thread first */
+	if (!w->have_base) {
+		/* The chunk's base time is the first event's: dtime 0. */
+		w->have_base = 1;
+		w->last_time = ev->time;
+		vp_put_le64(w->chunk.p + VP_CHUNK_HEADER_SIZE, ev->time);
+	}
+	prev_sp = w->sp_gen[ev->thread] == w->gen ? w->last_sp[ev->thread] : 0;
+	p += vp_uleb_put(p, (uint64_t)ev->func << 2 | ev->kind);
+	p += vp_uleb_put(p, ev->thread);
+	p += vp_uleb_put(p, vp_zigzag((int64_t)(ev->time - w->last_time)));
+	p += vp_uleb_put(p, vp_zigzag((int64_t)(ev->sp - prev_sp)));
+	if (ev->kind == VP_EV_ENTRY)
+		p += vp_uleb_put(p, ev->callsite);
+	w->last_time = ev->time;
+	w->last_sp[ev->thread] = ev->sp;
+	w->sp_gen[ev->thread] = w->gen;
+	w->events++;
+	return rec_end(w, p);
+}
+
+uint64_t vp_writer_bytes(const struct vp_writer *w)
+{
+	return w->bytes + (w->chunk.len > VP_CHUNK_HEADER_SIZE + 8 ? w->chunk.len : 0);
+}
+
+int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
+{
+	struct vp_buf end = { 0 };
+	int err;
+
+	err = vp_writer_flush(w);
+	tr->events = w->events;
+	if (!tr->lost)
+		tr->lost = w->lost;
+	if (err)
+		tr->flags |= VP_END_WRITE_ERROR;
+	/* Try to write the END chunk even after an error: it may fit. */
+	if (buf_reserve(&end, VP_CHUNK_HEADER_SIZE) == 0) {
+		int e2;
+
+		end.len = VP_CHUNK_HEADER_SIZE;
+		e2 = buf_uleb(&end, tr->wait_status) || buf_uleb(&end, tr->flags) ||
+		     buf_uleb(&end, tr->events) || buf_uleb(&end, tr->lost) ||
+		     buf_uleb(&end, tr->foreign) || buf_uleb(&end, tr->end_time);
+		if (e2)
+			e2 = -ENOMEM;
+		else
+			e2 = write_chunk(w, VP_CHUNK_END, end.p, end.len - VP_CHUNK_HEADER_SIZE);
+		if (!err)
+			err = e2;
+	}
+	free(end.p);
+	if (fsync(w->fd) < 0 && !err && errno != EINVAL)
+		err = -errno;
+	if (close(w->fd) < 0 && !err)
+		err = -errno;
+	free(w->chunk.p);
+	free(w->last_sp);
+	free(w->sp_gen);
+	free(w);
+	return err;
+}
+
+/* ---- reader ---- */
+
+struct vp_reader {
+	char *path;
+	const uint8_t *map;
+	size_t size;
+	size_t pos;	     /* offset of the next chunk header */
+	size_t first_events; /* offset of the chunk after META */
+	int done;
+	/* the EVENTS chunk being decoded */
+	const uint8_t *cp, *cend;
+	uint64_t ctime;
+	uint32_t gen;
+	struct vp_header hdr;
+	struct vp_trailer trailer;
+	struct vp_thread_info *threads;
+	uint64_t *last_sp;
+	uint32_t *sp_gen;
+	size_t nthreads, threads_cap;
+	struct vp_callsite *callsites;
+	size_t ncallsites, callsites_cap;
+	uint64_t lost;
+	char err[512];
+	char warn[512];
+};
+
+static int rerr(struct vp_reader *r, size_t off, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int rerr(struct vp_reader *r, size_t off, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(r->err, sizeof(r->err), "'%s': offset %zu: ", r->path, off);
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(r->err))
+		vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Cursor over a bounded payload; any overrun is a format error. */
+struct cur {
+	const uint8_t *p, *end, *base;
+	size_t base_off; /* file offset of base */
+};
+
+static size_t cur_off(const struct cur *c)
+{
+	return c->base_off + (size_t)(c->p - c->base);
+}
+
+static int get_u(struct vp_reader *r, struct cur *c, uint64_t *v, const char *what)
+{
+	if (vp_uleb_get(&c->p, c->end, v))
+		return rerr(r, cur_off(c), -EBADMSG, "bad or truncated number (%s)", what);
+	return 0;
+}
+
+static int get_u32(struct vp_reader *r, struct cur *c, uint32_t *v, const char *what)
+{
+	uint64_t x;
+	int err = get_u(r, c, &x, what);
+
+	if (err)
+		return err;
+	if (x > UINT32_MAX)
+		return rerr(r, cur_off(c), -EBADMSG, "%s out of range: %llu", what,
+			    (unsigned long long)x);
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int get_bytes(struct vp_reader *r, struct cur *c, char **ret, size_t *len,
+		     const char *what)
+{
+	uint64_t n;
+	char *s;
+	int err = get_u(r, c, &n, what);
+
+	if (err)
+		return err;
+	if (n > (uint64_t)(c->end - c->p))
+		return rerr(r, cur_off(c), -EBADMSG, "%s of %llu bytes runs past its record", what,
+			    (unsigned long long)n);
+	s = malloc(n + 1);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, c->p, n);
+	s[n] = '\0';
+	c->p += n;
+	*ret = s;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+static int get_str(struct vp_reader *r, struct cur *c, char **ret, const char *what)
+{
+	return get_bytes(r, c, ret, NULL, what);
+}
+
+/* The header arrays keep no capacity: @cap is then a copy of the count,
+ * which makes every call reallocate; headers are small. */
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need > *cap) {
+		size_t n = *cap ? *cap * 2 : 16;
+		void *q;
+
+		while (n < need)
+			n *= 2;
+		q = realloc(*p, n * size);
+		if (!q)
+			return -ENOMEM;
+		*p = q;
+		*cap = n;
+	}
+	return 0;
+}
+
+static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
+{
+	struct vp_header *h = &r->hdr;
+	uint64_t v;
+	size_t i;
+	int err = 0;
+
+	switch (key) {
+	case VP_META_UNIT:
+		err = get_u(r, c, &v, "unit");
+		if (!err && v != VP_UNIT_NS && v != VP_UNIT_CYCLES)
+			return rerr(r, cur_off(c), -EBADMSG, "unknown time unit %llu",
+				    (unsigned long long)v);
+		h->unit = (uint32_t)v;
+		break;
+	case VP_META_CLOCK:
+		err = get_u32(r, c, &h->clock, "clock");
+		break;
+	case VP_META_START:
+		err = get_u(r, c, &h->start_time, "start time");
+		break;
+	case VP_META_PID:
+		err = get_u32(r, c, &h->pid, "pid");
+		break;
+	case VP_META_NCPU:
+		err = get_u32(r, c, &h->ncpu, "cpu count");
+		break;
+	case VP_META_HOST:
+		free(h->host);
+		h->host = NULL;
+		err = get_str(r, c, &h->host, "host");
+		break;
+	case VP_META_CMDLINE:
+		err = get_u(r, c, &v, "argument count");
+		if (err)
+			break;
+		if (v > (uint64_t)(c->end - c->p) || h->argv)
+			return rerr(r, cur_off(c), -EBADMSG, "bad command line record");
+		h->argv = calloc(v + 1, sizeof(*h->argv));
+		if (!h->argv)
+			return -ENOMEM;
+		for (i = 0; i < v && !err; i++) {
+			err = get_str(r, c, &h->argv[i], "argument");
+			if (!err)
+				h->argc++;
+		}
+		break;
+	case VP_META_MODULE: {
+		struct vp_module *m;
+		char *bid = NULL;
+
+		if (grow((void **)&h->modules, &(size_t){ h->nmodules }, h->nmodules + 1,
+			 sizeof(*m)))
+			return -ENOMEM;
+		m = &h->modules[h->nmodules];
+		memset(m, 0, sizeof(*m));
+		err = get_str(r, c, &m->path, "module path");
+		if (!err)
+			err = get_bytes(r, c, &bid, &m->build_id_len, "build-id");
+		m->build_id = (unsigned char *)bid;
+		h->nmodules++;
+		break;
+	}
+	case VP_META_FUNCTION: {
+		struct vp_func *f;
+		uint64_t mod;
+
+		if (grow((void **)&h->funcs, &(size_t){ h->nfuncs }, h->nfuncs + 1, sizeof(*f)))
+			return -ENOMEM;
+		f = &h->funcs[h->nfuncs];
+		memset(f, 0, sizeof(*f));
+		h->nfuncs++;
+		err = get_u(r, c, &mod, "module index");
+		if (!err && mod >= h->nmodules)
+			return rerr(r, cur_off(c), -EBADMSG,
+				    "function refers to module %llu, but %zu are defined",
+				    (unsigned long long)mod, h->nmodules);
+		f->module = (uint32_t)mod;
+		if (!err)
+			err = get_u(r, c, &f->addr, "address");
+		if (!err)
+			err = get_u(r, c, &f->size, "size");
+		if (!err)
+			err = get_u(r, c, &f->probe_off, "probe offset");
+		if (!err)
+			err = get_u32(r, c, &f->flags, "flags");
+		if (!err)
+			err = get_u32(r, c, &f->insn_class, "instruction class");
+		if (!err)
+			err = get_str(r, c, &f->name, "function name");
+		if (!err)
+			err = get_str(r, c, &f->display, "display name");
+		if (!err)
+			err = get_str(r, c, &f->base, "base name");
+		break;
+	}
+	case VP_META_PROBE_COST: {
+		struct vp_probe_cost *pc;
+
+		if (grow((void **)&h->costs, &(size_t){ h->ncosts }, h->ncosts + 1, sizeof(*pc)))
+			return -ENOMEM;
+		pc = &h->costs[h->ncosts++];
+		memset(pc, 0, sizeof(*pc));
+		err = get_u32(r, c, &pc->insn_class, "probe class");
+		if (!err)
+			err = get_u(r, c, &pc->in_window_ns, "probe cost");
+		if (!err)
+			err = get_u(r, c, &pc->full_ns, "probe cost");
+		break;
+	}
+	default:
+		break; /* unknown keys are skipped: newer writers may add some */
+	}
+	return err;
+}
+
+static int parse_meta(struct vp_reader *r, const uint8_t *p, size_t len, size_t off)
+{
+	struct cur c = { p, p + len, p, off };
+	int err;
+
+	while (c.p < c.end) {
+		uint64_t key, vlen;
+		struct cur v;
+
+		err = get_u(r, &c, &key, "META key");
+		if (!err)
+			err = get_u(r, &c, &vlen, "META value length");
+		if (err)
+			return err;
+		if (vlen > (uint64_t)(c.end - c.p))
+			return rerr(r, cur_off(&c), -EBADMSG,
+				    "META value of %llu bytes runs past the chunk",
+				    (unsigned long long)vlen);
+		v = (struct cur){ c.p, c.p + vlen, c.p, cur_off(&c) };
+		err = parse_meta_value(r, key, &v);
+		if (err)
+			return err;
+		c.p += vlen;
+	}
+	if (!r->hdr.unit)
+		return rerr(r, off, -EBADMSG, "META chunk has no time unit");
+	return 0;
+}
+
+/* Chunk framing: fills the type, payload and length, or says why not. */
+enum { CHUNK_OK = 0, CHUNK_EOF = 1, CHUNK_TRUNCATED = 2 };
+
+static int read_chunk(struct vp_reader *r, uint8_t *type, const uint8_t **payload, uint32_t *len)
+{
+	const uint8_t *h = r->map + r->pos;
+	uint32_t crc;
+
+	if (r->pos == r->size)
+		return CHUNK_EOF;
+	if (r->size - r->pos < VP_CHUNK_HEADER_SIZE) {
+		snprintf(r->warn, sizeof(r->warn),
+			 "'%s': offset %zu: file ends inside a chunk header (truncated); "
+			 "read up to the last complete chunk",
+			 r->path, r->pos);
+		return CHUNK_TRUNCATED;
+	}
+	if (memcmp(h, VP_CHUNK_MAGIC, 4))
+		return rerr(r, r->pos, -EBADMSG, "bad chunk magic (expected \"VPCK\")");
+	*type = h[4];
+	*len = vp_get_le32(h + 8);
+	if (*type < VP_CHUNK_META || *type > VP_CHUNK_END || h[5] || h[6] || h[7])
+		return rerr(r, r->pos + 4, -EBADMSG, "unknown chunk type %u", *type);
+	if (*len > VP_CHUNK_MAX_PAYLOAD)
+		return rerr(r, r->pos + 8, -EBADMSG, "chunk length %u exceeds the maximum %u",
+			    *len, (unsigned)VP_CHUNK_MAX_PAYLOAD);
+	if (*len > r->size - r->pos - VP_CHUNK_HEADER_SIZE) {
+		snprintf(r->warn, sizeof(r->warn),
+			 "'%s': offset %zu: chunk of %u bytes ends past the end of the file "
+			 "(truncated); read up to the last complete chunk",
+			 r->path, r->pos, *len);
+		return CHUNK_TRUNCATED;
+	}
+	*payload = h + VP_CHUNK_HEADER_SIZE;
+	crc = crc_of(*payload, *len);
+	if (crc != vp_get_le32(h + 12))
+		return rerr(r, r->pos + 12, -EBADMSG,
+			    "chunk checksum mismatch (stored %08x, computed %08x)",
+			    vp_get_le32(h + 12), crc);
+	return CHUNK_OK;
+}
+
+int vp_reader_open(const char *path, struct vp_reader **ret, char *errbuf, size_t errlen)
+{
+	struct vp_reader *r = calloc(1, sizeof(*r));
+	const uint8_t *payload;
+	struct stat st;
+	uint8_t type;
+	uint32_t len, version;
+	int fd = -1, err;
+
+	*ret = NULL;
+	if (!r || !(r->path = strdup(path))) {
+		err = -ENOMEM;
+		snprintf(r ? r->err : errbuf, r ? sizeof(r->err) : errlen, "out of memory");
+		goto fail;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		err = -errno;
+		snprintf(r->err, sizeof(r->err), "cannot open '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		snprintf(r->err, sizeof(r->err), "'%s' is not a regular file", path);
+		goto fail;
+	}
+	r->size = (size_t)st.st_size;
+	if (r->size == 0) {
+		err = rerr(r, 0, -EBADMSG, "file is empty (expected a varperf data file)");
+		goto fail;
+	}
+	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		err = -errno;
+		snprintf(r->err, sizeof(r->err), "cannot map '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	madvise((void *)r->map, r->size, MADV_SEQUENTIAL);
+	if (r->size < 8 || memcmp(r->map, VP_DATA_MAGIC, 8)) {
+		err = rerr(r, 0, -EBADMSG, "not a varperf data file (bad magic)");
+		goto fail;
+	}
+	if (r->size < VP_FILE_HEADER_SIZE) {
+		err = rerr(r, r->size, -EBADMSG, "file ends inside the file header (truncated)");
+		goto fail;
+	}
+	version = vp_get_le32(r->map + 8);
+	if (version != VP_DATA_VERSION) {
+		err = rerr(r, 8, -EPROTONOSUPPORT,
+			   "unsupported format version %u (this varperf reads version %u)",
+			   version, (unsigned)VP_DATA_VERSION);
+		goto fail;
+	}
+	r->hdr.version = version;
+	r->pos = VP_FILE_HEADER_SIZE;
+	err = read_chunk(r, &type, &payload, &len);
+	if (err == CHUNK_EOF || err == CHUNK_TRUNCATED) {
+		err = rerr(r, r->pos, -EBADMSG,
+			   "file ends before its META chunk is complete (truncated)");
+		goto fail;
+	}
+	if (err)
+		goto fail;
+	if (type != VP_CHUNK_META) {
+		err = rerr(r, r->pos + 4, -EBADMSG, "first chunk is not a META chunk");
+		goto fail;
+	}
+	err = parse_meta(r, payload, len, r->pos + VP_CHUNK_HEADER_SIZE);
+	if (err)
+		goto fail;
+	r->pos += VP_CHUNK_HEADER_SIZE + len;
+	r->first_events = r->pos;
+	close(fd);
+	*ret = r;
+	return 0;
+fail:
+	if (errbuf && errlen && r)
+		snprintf(errbuf, errlen, "%s", r->err);
+	if (fd >= 0)
+		close(fd);
+	vp_reader_free(r);
+	return err < 0 ? err : -EBADMSG;
+}
+
+void vp_header_release(struct vp_header *h)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)h->argc; i++)
+		free(h->argv[i]);
+	free(h->argv);
+	for (i = 0; i < h->nmodules; i++) {
+		free(h->modules[i].path);
+		free(h->modules[i].build_id);
+	}
+	free(h->modules);
+	for (i = 0; i < h->nfuncs; i++) {
+		free(h->funcs[i].name);
+		free(h->funcs[i].display);
+		free(h->funcs[i].base);
+	}
+	free(h->funcs);
+	free(h->costs);
+	free(h->host);
+	memset(h, 0, sizeof(*h));
+}
+
+static void clear_defs(struct vp_reader *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncallsites; i++) {
+		free(r->callsites[i].caller);
+		free(r->callsites[i].file);
+	}
+	r->ncallsites = 0;
+	r->nthreads = 0;
+	r->lost = 0;
+}
+
+void vp_reader_free(struct vp_reader *r)
+{
+	if (!r)
+		return;
+	clear_defs(r);
+	free(r->callsites);
+	free(r->threads);
+	free(r->last_sp);
+	free(r->sp_gen);
+	vp_header_release(&r->hdr);
+	if (r->map)
+		munmap((void *)r->map, r->size);
+	free(r->path);
+	free(r);
+}
+
+const struct vp_header *vp_reader_header(const struct vp_reader *r)
+{
+	return &r->hdr;
+}
+
+const char *vp_reader_error(const struct vp_reader *r)
+{
+	return r->err;
+}
+
+const char *vp_reader_warning(const struct vp_reader *r)
+{
+	return r->warn[0] ? r->warn : NULL;
+}
+
+const struct vp_trailer *vp_reader_trailer(const struct vp_reader *r)
+{
+	return &r->trailer;
+}
+
+size_t vp_reader_nthreads(const struct vp_reader *r)
+{
+	return r->nthreads;
+}
+
+const struct vp_thread_info *vp_reader_thread(const struct vp_reader *r, uint32_t idx)
+{
+	return idx < r->nthreads ? &r->threads[idx] : NULL;
+}
+
+size_t vp_reader_ncallsites(const struct vp_reader *r)
+{
+	return r->ncallsites;
+}
+
+const struct vp_callsite *vp_reader_callsite(const struct vp_reader *r, uint32_t id)
+{
+	return id < r->ncallsites ? &r->callsites[id] : NULL;
+}
+
+uint64_t vp_reader_lost(const struct vp_reader *r)
+{
+	return r->lost;
+}
+
+int vp_reader_rewind(struct vp_reader *r)
+{
+	clear_defs(r);
+	r->pos = r->first_events;
+	r->cp = r->cend = NULL;
+	r->done = 0;
+	r->warn[0] = '\0';
+	memset(&r->trailer, 0, sizeof(r->trailer));
+	return 0;
+}
+
+static int parse_end(struct vp_reader *r, const uint8_t *p, uint32_t len, size_t off)
+{
+	struct cur c = { p, p + len, p, off };
+	struct vp_trailer *t = &r->trailer;
+	uint64_t flags;
+	int err;
+
+	err = get_u(r, &c, &t->wait_status, "wait status");
+	if (!err)
+		err = get_u(r, &c, &flags, "END flags");
+	if (!err)
+		err = get_u(r, &c, &t->events, "event count");
+	if (!err)
+		err = get_u(r, &c, &t->lost, "lost count");
+	if (!err)
+		err = get_u(r, &c, &t->foreign, "foreign count");
+	if (!err)
+		err = get_u(r, &c, &t->end_time, "end time");
+	if (err)
+		return err;
+	t->flags = (uint32_t)flags;
+	t->present = 1;
+	return 0;
+}
+
+static int def_thread(struct vp_reader *r, struct cur *c)
+{
+	size_t at = cur_off(c);
+	uint32_t idx, tid, pid;
+	int err;
+
+	err = get_u32(r, c, &idx, "thread index");
+	if (!err)
+		err = get_u32(r, c, &tid, "tid");
+	if (!err)
+		err = get_u32(r, c, &pid, "pid");
+	if (err)
+		return err;
+	if (idx != r->nthreads)
+		return rerr(r, at, -EBADMSG, "thread %u defined out of order (expected %zu)", idx,
+			    r->nthreads);
+	if (r->nthreads == r->threads_cap) {
+		size_t cap = r->threads_cap ? r->threads_cap * 2 : 16;
+		void *a = realloc(r->threads, cap * sizeof(*r->threads));
+		void *b, *g;
+
+		if (a)
+			r->threads = a;
+		b = realloc(r->last_sp, cap * sizeof(*r->last_sp));
+		if (b)
+			r->last_sp = b;
+		g = realloc(r->sp_gen, cap * sizeof(*r->sp_gen));
+		if (g)
+			r->sp_gen = g;
+		if (!a || !b || !g)
+			return -ENOMEM;
+		r->threads_cap = cap;
+	}
+	r->threads[idx].tid = tid;
+	r->threads[idx].pid = pid;
+	r->sp_gen[idx] = 0;
+	r->nthreads++;
+	return 0;
+}
+
+static int def_callsite(struct vp_reader *r, struct cur *c)
+{
+	size_t at = cur_off(c);
+	struct vp_callsite cs = { 0 };
+	uint32_t id;
+	uint64_t mod;
+	int err;
+
+	err = get_u32(r, c, &id, "call-site id");
+	if (!err && id != r->ncallsites)
+		return rerr(r, at, -EBADMSG, "call site %u defined out of order (expected %zu)",
+			    id, r->ncallsites);
+	if (!err)
+		err = get_u32(r, c, &cs.flags, "call-site flags");
+	if (!err)
+		err = get_u(r, c, &mod, "call-site module");
+	if (!err && mod > r->hdr.nmodules)
+		return rerr(r, at, -EBADMSG, "call site refers to module %llu, but %zu are defined",
+			    (unsigned long long)mod - 1, r->hdr.nmodules);
+	cs.module = (int32_t)mod - 1;
+	if (!err)
+		err = get_u(r, c, &cs.offset, "call-site address");
+	if (!err)
+		err = get_str(r, c, &cs.caller, "caller");
+	if (!err)
+		err = get_str(r, c, &cs.file, "file name");
+	if (!err)
+		err = get_u32(r, c, &cs.line, "line");
+	if (!err &&
+	    grow((void **)&r->callsites, &r->callsites_cap, r->ncallsites + 1, sizeof(cs)))
+		err = -ENOMEM;
+	if (err) {
+		free(cs.caller);
+		free(cs.file);
+		return err;
+	}
+	r->callsites[r->ncallsites++] = cs;
+	return 0;
+}
+
+/* Decode records of the current chunk into @buf; returns events decoded. */
+static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
+{
+	struct cur c = { r->cp, r->cend, r->cp, 0 };
+	const size_t base_off = (size_t)(r->cp - r->map);
+	size_t n = 0;
+	int err;
+
+	c.base_off = base_off;
+	while (n < cap && c.p < c.end) {
+		const uint8_t *rec = c.p;
+		uint64_t tag, thread, dt, dsp, cs;
+		struct vp_event *ev;
+		uint64_t prev;
+
+		if (vp_uleb_get(&c.p, c.end, &tag))
+			goto bad_number;
+		if ((tag & 3) == VP_REC_CONTROL) {
+			switch (tag >> 2) {
+			case VP_CTL_THREAD:
+				err = def_thread(r, &c);
+				break;
+			case VP_CTL_CALLSITE:
+				err = def_callsite(r, &c);
+				break;
+			case VP_CTL_LOST: {
+				uint64_t cpu, count;
+
+				err = get_u(r, &c, &cpu, "cpu");
+				if (!err)
+					err = get_u(r, &c, &count, "lost count");
+				if (!err)
+					r->lost += count;
+				break;
+			}
+			default:
+				err = rerr(r, base_off + (size_t)(rec - c.base), -EBADMSG,
+					   "unknown control record type %llu",
+					   (unsigned long long)(tag >> 2));
+			}
+			if (err)
+				return err;
+			continue;
+		}
+		if ((tag & 3) > VP_REC_EXIT)
+			return rerr(r, base_off + (size_t)(rec - c.base), -EBADMSG,
+				    "unknown record kind %u", (unsigned)(tag & 3));
+		if ((tag >> 2) >= r->hdr.nfuncs)
+			return rerr(r, base_off + (size_t)(rec - c.base), -EBADMSG,
+				    "event for function %llu, but the header defines %zu",
+				    (unsigned long long)(tag >> 2), r->hdr.nfuncs);
+		if (vp_uleb_get(&c.p, c.end, &thread) || vp_uleb_get(&c.p, c.end, &dt) ||
+		    vp_uleb_get(&c.p, c.end, &dsp))
+			goto bad_number;
+		if (thread >= r->nthreads)
+			return rerr(r, base_off + (size_t)(rec - c.base), -EBADMSG,
+				    "event for undefined thread %llu", (unsigned long long)thread);
+		ev = &buf[n];
+		ev->kind = (uint32_t)(tag & 3);
+		ev->func = (uint32_t)(tag >> 2);
+		ev->thread = (uint32_t)thread;
+		r->ctime += (uint64_t)vp_unzigzag(dt);
+		ev->time = r->ctime;
+		prev = r->sp_gen[thread] == r->gen ? r->last_sp[thread] : 0;
+		ev->sp = prev + (uint64_t)vp_unzigzag(dsp);
+		r->last_sp[thread] = ev->sp;
+		r->sp_gen[thread] = r->gen;
+		ev->callsite = UINT32_MAX;
+		if (ev->kind == VP_EV_ENTRY) {
+			if (vp_uleb_get(&c.p, c.end, &cs))
+				goto bad_number;
+			if (cs >= r->ncallsites)
+				return rerr(r, base_off + (size_t)(rec - c.base), -EBADMSG,
+					    "entry uses undefined call site %llu",
+					    (unsigned long long)cs);
+			ev->callsite = (uint32_t)cs;
+		}
+		n++;
+	}
+	r->cp = c.p;
+	return (long)n;
+bad_number:
+	return rerr(r, cur_off(&c), -EBADMSG, "bad or truncated number in an event record");
+}
+
+long vp_reader_next(struct vp_reader *r, struct vp_event *buf, size_t cap)
+{
+	long total = 0;
+
+	while (!r->done && (size_t)total < cap) {
+		const uint8_t *payload;
+		uint8_t type;
+		uint32_t len;
+		long n;
+		int st;
+
+		if (r->cp && r->cp < r->cend) {
+			n = decode(r, buf + total, cap - (size_t)total);
+			if (n < 0)
+				return n;
+			total += n;
+			continue;
+		}
+		r->cp = r->cend = NULL;
+		st = read_chunk(r, &type, &payload, &len);
+		if (st < 0)
+			return st;
+		if (st == CHUNK_TRUNCATED) {
+			r->done = 1;
+			break;
+		}
+		if (st == CHUNK_EOF) {
+			if (!r->trailer.present && !r->warn[0])
+				snprintf(r->warn, sizeof(r->warn),
+					 "'%s': recording incomplete: no END chunk "
+					 "(the recorder did not finish)",
+					 r->path);
+			r->done = 1;
+			break;
+		}
+		if (r->trailer.present)
+			return rerr(r, r->pos, -EBADMSG, "chunk after the END chunk");
+		if (type == VP_CHUNK_META)
+			return rerr(r, r->pos + 4, -EBADMSG, "second META chunk");
+		if (type == VP_CHUNK_END) {
+			st = parse_end(r, payload, len, r->pos + VP_CHUNK_HEADER_SIZE);
+			if (st)
+				return st;
+			r->pos += VP_CHUNK_HEADER_SIZE + len;
+			continue;
+		}
+		if (len < 8)
+			return rerr(r, r->pos + 8, -EBADMSG,
+				    "EVENTS chunk of %u bytes is shorter than its base time", len);
+		r->ctime = vp_get_le64(payload);
+		r->cp = payload + 8;
+		r->cend = payload + len;
+		r->gen++;
+		r->pos += VP_CHUNK_HEADER_SIZE + len;
+	}
+	return total;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * util.h - helpers for the varperf command line only (never core/):
+ * git-style messages and die-on-OOM allocation.
+ *
+ * Messages follow git's grammar: lower case, no trailing period, the
+ * subject quoted: error("cannot open '%s'", path).
+ */
+#ifndef VARPERF_UTIL_H
+#define VARPERF_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+extern int verbose; /* number of -v given to varperf */
+
+/* "varperf: error: ..." on stderr; returns -1 so callers can return it. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "varperf: warning: ..." on stderr. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "varperf: fatal: ..." and exit(128). */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* "varperf: ..." informational line on stderr (not suppressed). */
+void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Debug output on stderr when verbose >= level. */
+void pr_debug_level(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define pr_debug(...) pr_debug_level(1, __VA_ARGS__)
+#define pr_debug2(...) pr_debug_level(2, __VA_ARGS__)
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse a non-negative number with optional suffix; 0 or -1 on error. */
+int parse_double(const char *s, double *ret);
+int parse_uint64(const char *s, unsigned long long *ret);
+/* "12.3 us", "4.56 ms", "1.2 s": @ns nanoseconds in human units. */
+const char *fmt_duration(double ns, char *buf, size_t len);
+
+#endif

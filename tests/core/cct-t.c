@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * cct-t.c - tests for core/cct.c on synthetic event streams whose
+ * answers are known by construction: statistics and the covariance
+ * identity, pairing by stack pointer (longjmp, tail call, more pending
+ * returns than the kernel keeps, unmatched exits), threads, and exact
+ * tree merges.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/cct.h"
+#include "tests/tap/basic.h"
+
+enum { NFUNCS = 8, MAXEV = 4096 };
+enum { F_P, F_A, F_B, F_Q, F_R, F_S, F_T, F_REC };
+enum { CS_NONE, CS_A, CS_B, CS_TRAMP, CS_Q, CS_R, CS_S, CS_REC };
+
+static struct vp_event evs[MAXEV];
+static size_t nev;
+
+static void ent(uint32_t thread, uint32_t func, uint32_t cs, uint64_t sp, uint64_t t)
+{
+	evs[nev++] = (struct vp_event){ .time = t, .sp = sp, .func = func, .callsite = cs,
+					.thread = thread, .kind = VP_EV_ENTRY };
+}
+
+/* @sp is the entry's stack pointer; the return's is 8 higher. */
+static void ret(uint32_t thread, uint32_t func, uint64_t sp, uint64_t t)
+{
+	evs[nev++] = (struct vp_event){ .time = t, .sp = sp + 8, .func = func,
+					.thread = thread, .kind = VP_EV_EXIT };
+}
+
+static int build(struct vp_cct *t, const struct vp_event *ev, size_t n,
+		 struct vp_build_totals *tot)
+{
+	struct vp_builder *b;
+	int err;
+
+	b = vp_builder_new(t, NFUNCS, NULL);
+	if (!b)
+		bail("out of memory");
+	vp_builder_set_callsite_flags(b, CS_TRAMP, VP_CS_TRAMPOLINE);
+	err = vp_builder_feed(b, ev, n);
+	if (!err)
+		err = vp_builder_finish(b, tot);
+	vp_builder_free(b);
+	return err;
+}
+
+static const struct vp_cct_node *node_at(const struct vp_cct *t, uint32_t parent, uint32_t func,
+					 uint32_t cs)
+{
+	uint32_t id = vp_cct_find(t, parent, func, cs);
+
+	return id == VP_NO_NODE ? NULL : &t->nodes[id];
+}
+
+/* P calls A always and B on odd invocations; self time between calls. */
+static const uint64_t a_dur[] = { 10, 20, 30, 40 };
+static const uint64_t b_dur[] = { 0, 50, 0, 70 };
+static const uint64_t s_dur[] = { 5, 5, 15, 5 };
+
+static void emit_parent_stream(uint32_t thread, int from, int to, uint64_t *clock)
+{
+	int i;
+
+	for (i = from; i < to; i++) {
+		uint64_t t = *clock;
+
+		ent(thread, F_P, CS_NONE, 1000, t);
+		t += s_dur[i];
+		ent(thread, F_A, CS_A, 980, t);
+		t += a_dur[i];
+		ret(thread, F_A, 980, t);
+		if (b_dur[i]) {
+			ent(thread, F_B, CS_B, 980, t);
+			t += b_dur[i];
+			ret(thread, F_B, 980, t);
+		}
+		ret(thread, F_P, 1000, t);
+		*clock = t + 100;
+	}
+}
+
+static void test_stats_and_covariance(void)
+{
+	struct vp_build_totals tot;
+	const struct vp_cct_node *p, *a, *b;
+	double x[4], y[4][3], m[3] = { 0 }, mx = 0, vx = 0, c01 = 0;
+	uint64_t clock = 0;
+	struct vp_cct t;
+	int i, j;
+
+	nev = 0;
+	emit_parent_stream(0, 0, 4, &clock);
+	vp_cct_init(&t);
+	is_int(0, build(&t, evs, nev, &tot), "basic stream builds");
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	ok(p != NULL, "P is a top-level node");
+	if (!p)
+		bail("no P node");
+	a = node_at(&t, p->id, F_A, CS_A);
+	b = node_at(&t, p->id, F_B, CS_B);
+	ok(a && b, "A and B are children of P");
+	for (i = 0; i < 4; i++) {
+		y[i][0] = (double)s_dur[i];
+		y[i][1] = (double)a_dur[i];
+		y[i][2] = (double)b_dur[i];
+		x[i] = y[i][0] + y[i][1] + y[i][2];
+		mx += x[i] / 4;
+		for (j = 0; j < 3; j++)
+			m[j] += y[i][j] / 4;
+	}
+	for (i = 0; i < 4; i++) {
+		vx += (x[i] - mx) * (x[i] - mx) / 4;
+		c01 += (y[i][0] - m[0]) * (y[i][1] - m[1]) / 4;
+	}
+	is_uint(4, p->stats.n, "P count");
+	is_double(mx, p->stats.mean, 1e-9, "P mean = %g", mx);
+	is_double(vx, vp_stats_variance(&p->stats), 1e-9, "P variance = %g", vx);
+	is_uint(4, a->stats.n, "A count");
+	is_uint(2, b->stats.n, "B count (called on 2 of 4 invocations)");
+	is_double(60.0, b->stats.mean, 1e-9, "B mean");
+	is_uint(3, p->cov.dim, "P has 3 covariance variables (self, A, B)");
+	is_double(vx, vp_covar_sum(&p->cov), 1e-9, "sum of P's matrix equals its variance");
+	is_double(c01, vp_covar_get(&p->cov, 0, 1), 1e-9, "C[self][A] matches two-pass");
+	is_uint(10, tot.invocations, "all 10 invocations paired");
+	is_uint(0, tot.unpaired_entries, "nothing unpaired");
+	vp_cct_release(&t);
+}
+
+static void test_longjmp(void)
+{
+	struct vp_build_totals tot;
+	const struct vp_cct_node *p, *q, *r, *s;
+	struct vp_cct t;
+
+	/* P calls Q calls R; R longjmps back into P, which then calls S
+	 * from the same stack depth Q was called from. */
+	nev = 0;
+	ent(0, F_P, CS_NONE, 1000, 0);
+	ent(0, F_Q, CS_Q, 980, 10);
+	ent(0, F_R, CS_R, 960, 20);
+	ent(0, F_S, CS_S, 980, 50);
+	ret(0, F_S, 980, 70);
+	ret(0, F_P, 1000, 100);
+	vp_cct_init(&t);
+	is_int(0, build(&t, evs, nev, &tot), "longjmp stream builds");
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	q = p ? node_at(&t, p->id, F_Q, CS_Q) : NULL;
+	r = q ? node_at(&t, q->id, F_R, CS_R) : NULL;
+	s = p ? node_at(&t, p->id, F_S, CS_S) : NULL;
+	ok(p && q && r && s, "longjmp: all nodes exist");
+	if (!p || !q || !r || !s)
+		bail("missing nodes");
+	is_uint(1, p->stats.n, "longjmp: P paired");
+	is_uint(100, p->stats.total, "longjmp: P duration exact");
+	is_uint(0, q->stats.n, "longjmp: Q has no (wrong) duration");
+	is_uint(1, q->unpaired, "longjmp: Q counted unpaired");
+	is_uint(1, r->unpaired, "longjmp: R counted unpaired");
+	is_uint(20, s->stats.total, "longjmp: S paired after the jump");
+	is_uint(2, tot.unpaired_entries, "longjmp: 2 unpaired entries");
+	vp_cct_release(&t);
+}
+
+static void test_tail_call(void)
+{
+	struct vp_build_totals tot;
+	const struct vp_cct_node *p, *tc;
+	struct vp_cct t;
+
+	/* P tail-calls T: same sp, return address = trampoline; both
+	 * returns arrive together, innermost first. */
+	nev = 0;
+	ent(0, F_P, CS_NONE, 1000, 0);
+	ent(0, F_T, CS_TRAMP, 1000, 30);
+	ret(0, F_T, 1000, 80);
+	ret(0, F_P, 1000, 80);
+	vp_cct_init(&t);
+	is_int(0, build(&t, evs, nev, &tot), "tail-call stream builds");
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	tc = p ? node_at(&t, p->id, F_T, CS_TRAMP) : NULL;
+	ok(tc != NULL, "tail call: T is a child of P");
+	is_uint(80, p ? p->stats.total : 0, "tail call: P includes T");
+	is_uint(50, tc ? tc->stats.total : 0, "tail call: T duration exact");
+	is_uint(0, tot.unpaired_entries + tot.unmatched_exits, "tail call: all paired");
+
+	/* Without the trampoline mark, equal sp means P's frame is gone. */
+	nev = 0;
+	ent(0, F_P, CS_NONE, 1000, 0);
+	ent(0, F_S, CS_S, 1000, 30);
+	ret(0, F_S, 1000, 80);
+	vp_cct_release(&t);
+	vp_cct_init(&t);
+	build(&t, evs, nev, &tot);
+	is_uint(1, tot.unpaired_entries, "equal sp, real return address: P retired");
+	ok(node_at(&t, VP_NODE_ROOT, F_S, CS_S) != NULL, "... and S is top-level");
+	vp_cct_release(&t);
+}
+
+static void test_deep_recursion(void)
+{
+	struct vp_build_totals tot;
+	const struct vp_cct_node *n;
+	struct vp_cct t;
+	uint32_t parent = VP_NODE_ROOT;
+	int d, paired = 0, unpaired = 0, exact = 1;
+
+	/* Depth 100, but the kernel keeps only 64 pending return probes:
+	 * frames 65..100 have entries and no returns. */
+	nev = 0;
+	for (d = 1; d <= 100; d++)
+		ent(0, F_REC, d == 1 ? CS_NONE : CS_REC, 100000 - 64 * (uint64_t)d,
+		    (uint64_t)d * 10);
+	for (d = 64; d >= 1; d--)
+		ret(0, F_REC, 100000 - 64 * (uint64_t)d, 10000 - (uint64_t)d * 10);
+	vp_cct_init(&t);
+	is_int(0, build(&t, evs, nev, &tot), "deep recursion builds");
+	for (d = 1; d <= 100; d++) {
+		n = node_at(&t, parent, F_REC, d == 1 ? CS_NONE : CS_REC);
+		if (!n)
+			break;
+		paired += (int)n->stats.n;
+		unpaired += (int)n->unpaired;
+		if (d <= 64 && n->stats.total != 10000 - 20 * (uint64_t)d)
+			exact = 0;
+		parent = n->id;
+	}
+	is_int(64, paired, "recursion: 64 invocations paired");
+	is_int(36, unpaired, "recursion: 36 deeper invocations unpaired");
+	ok(exact, "recursion: every paired duration exact");
+	is_uint(36, tot.unpaired_entries, "recursion: totals agree");
+	vp_cct_release(&t);
+}
+
+static void test_unmatched_and_open(void)
+{
+	struct vp_build_totals tot;
+	struct vp_cct t;
+
+	nev = 0;
+	ret(0, F_A, 500, 5);
+	ent(0, F_P, CS_NONE, 1000, 10);
+	ent(0, F_A, CS_A, 980, 20);
+	vp_cct_init(&t);
+	build(&t, evs, nev, &tot);
+	is_uint(1, tot.unmatched_exits, "exit without entry counted");
+	is_uint(2, tot.open_at_end, "frames open at the end counted");
+	is_uint(2, tot.unpaired_entries, "... and unpaired");
+	is_uint(0, tot.invocations, "no invocation invented");
+	vp_cct_release(&t);
+}
+
+static void test_threads(void)
+{
+	struct vp_build_totals tot;
+	const struct vp_cct_node *p;
+	struct vp_cct t;
+	int i;
+
+	/* Two threads interleaved, same stack addresses: kept apart. */
+	nev = 0;
+	for (i = 0; i < 100; i++) {
+		ent(0, F_P, CS_NONE, 1000, (uint64_t)i * 100);
+		ent(1, F_P, CS_NONE, 1000, (uint64_t)i * 100 + 1);
+		ret(0, F_P, 1000, (uint64_t)i * 100 + 50);
+		ret(1, F_P, 1000, (uint64_t)i * 100 + 31);
+	}
+	vp_cct_init(&t);
+	is_int(0, build(&t, evs, nev, &tot), "threaded stream builds");
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	is_uint(200, p ? p->stats.n : 0, "threads: exact count");
+	is_uint(2, tot.threads, "threads: 2 seen");
+	is_double(40.0, p ? p->stats.mean : 0, 1e-9, "threads: mean of 50 and 30");
+	is_double(100.0, p ? vp_stats_variance(&p->stats) : 0, 1e-9, "threads: variance");
+	vp_cct_release(&t);
+}
+
+static int trees_equal(const struct vp_cct *x, const struct vp_cct *y)
+{
+	size_t i, j, k;
+
+	if (x->nnodes != y->nnodes)
+		return 0;
+	for (i = 1; i < x->nnodes; i++) {
+		const struct vp_cct_node *a = &x->nodes[i];
+		uint32_t pid = a->parent, path[64], depth = 0, id = VP_NODE_ROOT;
+		const struct vp_cct_node *b;
+
+		/* find the same node in y by its path */
+		for (k = a->id; k != VP_NODE_ROOT; k = x->nodes[k].parent)
+			path[depth++] = (uint32_t)k;
+		(void)pid;
+		while (depth--)
+			id = vp_cct_find(y, id, x->nodes[path[depth]].func,
+					 x->nodes[path[depth]].callsite);
+		if (id == VP_NO_NODE)
+			return 0;
+		b = &y->nodes[id];
+		if (a->stats.n != b->stats.n || a->stats.total != b->stats.total ||
+		    fabs(a->stats.mean - b->stats.mean) > 1e-9 ||
+		    fabs(vp_stats_variance(&a->stats) - vp_stats_variance(&b->stats)) > 1e-6 ||
+		    a->cov.dim != b->cov.dim)
+			return 0;
+		for (j = 0; j < a->cov.dim; j++)
+			for (k = 0; k < a->cov.dim; k++)
+				if (fabs(vp_covar_get(&a->cov, j, k) - vp_covar_get(&b->cov, j, k)) >
+				    1e-6)
+					return 0;
+	}
+	return 1;
+}
+
+static void test_merge(void)
+{
+	struct vp_cct whole, first, second;
+	struct vp_build_totals tot;
+	uint64_t clock = 0;
+	size_t half;
+
+	/* Invocation 0 (no B) in one tree, 1-3 (B twice) in another: the
+	 * merge must equal one tree built over all four. */
+	nev = 0;
+	emit_parent_stream(0, 0, 1, &clock);
+	half = nev;
+	emit_parent_stream(0, 1, 4, &clock);
+	vp_cct_init(&whole);
+	vp_cct_init(&first);
+	vp_cct_init(&second);
+	build(&whole, evs, nev, &tot);
+	build(&first, evs, half, &tot);
+	build(&second, evs + half, nev - half, &tot);
+	is_int(0, vp_cct_merge(&first, &second), "merge succeeds");
+	ok(trees_equal(&whole, &first), "merged tree equals the tree of the union");
+	vp_cct_release(&whole);
+	vp_cct_release(&first);
+	vp_cct_release(&second);
+}
+
+static void test_late_children(void)
+{
+	struct vp_build_totals tot;
+	const struct vp_cct_node *p;
+	struct vp_cct t;
+	uint64_t c = 0;
+	int i;
+
+	/* P is a leaf for 3 invocations, then calls A: the matrix must
+	 * still cover all 5 invocations. */
+	nev = 0;
+	for (i = 0; i < 5; i++, c += 1000) {
+		ent(0, F_P, CS_NONE, 1000, c);
+		if (i >= 3) {
+			ent(0, F_A, CS_A, 980, c + 10);
+			ret(0, F_A, 980, c + 10 + 100 * (uint64_t)i);
+		}
+		ret(0, F_P, 1000, c + 20 + 100 * (uint64_t)i * (i >= 3));
+	}
+	vp_cct_init(&t);
+	build(&t, evs, nev, &tot);
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	is_uint(5, p ? p->cov.n : 0, "late child: matrix counts every invocation");
+	is_double(p ? vp_stats_variance(&p->stats) : -1, p ? vp_covar_sum(&p->cov) : 0, 1e-6,
+		  "late child: sum of matrix equals the variance");
+	vp_cct_release(&t);
+}
+
+int main(void)
+{
+	plan(48);
+	test_stats_and_covariance();
+	test_longjmp();
+	test_tail_call();
+	test_deep_recursion();
+	test_unmatched_and_open();
+	test_threads();
+	test_merge();
+	test_late_children();
+	return 0;
+}

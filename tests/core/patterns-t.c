@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * patterns-t.c - tests for core/patterns.c on a tree whose answers are
+ * worked out by hand: significance, Chebyshev tagging, MDC by call site,
+ * pattern-similarity splitting and merging, VIM and the Pattern Set.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/cct.h"
+#include "core/patterns.h"
+#include "tests/tap/basic.h"
+
+enum { F_MAIN, F_PROC, F_HELP, F_X, F_Y, F_Z, F_WORK, F_V, NFUNCS };
+enum { CS_0, CS_A, CS_B, CS_C, CS_X, CS_Y, CS_Z, CS_W, CS_V };
+
+static struct vp_event evs[20000];
+static size_t nev;
+static uint64_t now;
+
+static void ent(uint32_t func, uint32_t cs, uint64_t sp)
+{
+	evs[nev++] = (struct vp_event){ .time = now, .sp = sp, .func = func, .callsite = cs,
+					.kind = VP_EV_ENTRY };
+}
+
+static void ret(uint32_t func, uint64_t sp)
+{
+	evs[nev++] = (struct vp_event){ .time = now, .sp = sp + 8, .func = func,
+					.kind = VP_EV_EXIT };
+}
+
+static void leaf(uint32_t func, uint32_t cs, uint64_t sp, uint64_t dur)
+{
+	ent(func, cs, sp);
+	now += dur;
+	ret(func, sp);
+}
+
+static void make_stream(void)
+{
+	int i;
+
+	ent(F_MAIN, CS_0, 10000);
+	for (i = 0; i < 100; i++) {
+		leaf(F_PROC, CS_A, 9900, 200);		  /* steady call site */
+		leaf(F_PROC, CS_B, 9900, i % 2 ? 350 : 50); /* varying call site */
+	}
+	for (i = 0; i < 5; i++)
+		leaf(F_HELP, CS_C, 9900, 1); /* below the 0.02 % cut-off */
+	for (i = 0; i < 50; i++) {
+		ent(F_X, CS_X, 9900);
+		leaf(F_WORK, CS_W, 9800, i % 2 ? 350 : 50);
+		leaf(F_V, CS_V, 9800, i % 2 ? 330 : 70);
+		ret(F_X, 9900);
+	}
+	for (i = 0; i < 50; i++) {
+		ent(F_Y, CS_Y, 9900);
+		leaf(F_WORK, CS_W, 9800, i % 2 ? 3600 : 400);
+		ret(F_Y, 9900);
+	}
+	for (i = 0; i < 50; i++) {
+		ent(F_Z, CS_Z, 9900);
+		leaf(F_V, CS_V, 9800, i % 2 ? 340 : 60);
+		ret(F_Z, 9900);
+	}
+	ret(F_MAIN, 10000);
+}
+
+static const struct vp_pattern *find(const struct vp_analysis *a, const struct vp_cct *t,
+				     size_t len, const uint32_t *funcs, const uint32_t *cs)
+{
+	size_t i, j;
+
+	(void)t;
+	for (i = 0; i < a->npatterns; i++) {
+		const struct vp_pattern *p = &a->patterns[i];
+
+		if (p->len != len)
+			continue;
+		for (j = 0; j < len; j++)
+			if (p->chain[j].func != funcs[j] || p->chain[j].callsite != cs[j])
+				break;
+		if (j == len)
+			return p;
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct vp_analysis_params prm;
+	struct vp_analysis a;
+	struct vp_builder *b;
+	struct vp_cct t;
+	const struct vp_pattern *p;
+	uint32_t id, main_id, x_id;
+	char err[128];
+	size_t i, inset = 0;
+
+	plan(35);
+
+	vp_analysis_params_default(&prm);
+	is_double(0.4, vp_analysis_cov_threshold(&prm), 1e-12, "Chebyshev: p=0.96 w=2 gives 0.4");
+	is_double(5.0, vp_analysis_chebyshev_k(&prm), 1e-12, "Chebyshev k = 5");
+	prm.probability = 0.75;
+	prm.window = 1.0;
+	is_double(0.5, vp_analysis_cov_threshold(&prm), 1e-12, "p=0.75 w=1 gives 0.5");
+	prm.cov_threshold = 0.3;
+	is_double(0.3, vp_analysis_cov_threshold(&prm), 0, "explicit threshold wins");
+	prm.beta = 1.5;
+	is_int(-EINVAL, vp_analysis_params_check(&prm, err, sizeof(err)), "beta 1.5 rejected");
+	is_string("beta must be between 0 and 1", err, "... with its reason");
+	vp_analysis_params_default(&prm);
+
+	make_stream();
+	vp_cct_init(&t);
+	b = vp_builder_new(&t, NFUNCS, NULL);
+	if (vp_builder_feed(b, evs, nev) || vp_builder_finish(b, NULL))
+		bail("build failed");
+	vp_builder_free(b);
+	is_int(0, vp_analysis_run(&a, &t, NFUNCS, &prm), "analysis runs");
+	main_id = vp_cct_find(&t, VP_NODE_ROOT, F_MAIN, CS_0);
+	is_uint(170005, a.total_time, "total time is main's");
+
+	/* Significance and tagging. */
+	id = vp_cct_find(&t, main_id, F_HELP, CS_C);
+	ok(!a.significant[id], "5 ns of 170005 is below the 0.02%% cut-off");
+	id = vp_cct_find(&t, main_id, F_PROC, CS_A);
+	ok(a.significant[id] && !a.high_variance[id], "steady call site: significant, not tagged");
+	id = vp_cct_find(&t, main_id, F_PROC, CS_B);
+	ok(a.high_variance[id], "varying call site tagged (CoV 0.75)");
+	ok(!a.high_variance[main_id], "main (one invocation) not tagged");
+	is_double(5.0 * 150.0 * 100.0, a.vim[id], 1e-6, "node VIM = k sigma N");
+
+	/* MDC: the call site alone tells PROC@B from PROC@A. */
+	p = find(&a, &t, 1, (uint32_t[]){ F_PROC }, (uint32_t[]){ CS_B });
+	ok(p != NULL, "pattern [proc@B] of length 1");
+	ok(find(&a, &t, 1, (uint32_t[]){ F_PROC }, (uint32_t[]){ CS_A }) == NULL,
+	   "no pattern for the steady call site");
+	if (p) {
+		is_uint(100, p->stats.n, "proc@B: N");
+		is_double(200.0, p->stats.mean, 1e-9, "proc@B: mean");
+		is_double(75000.0, p->vim, 1e-6, "proc@B: VIM");
+	} else {
+		skip_block(3, "no pattern");
+	}
+
+	/* PST: work@W under X and Y share an MDC but differ 10x in mean:
+	 * the group splits by one more caller. */
+	x_id = vp_cct_find(&t, main_id, F_X, CS_X);
+	ok(find(&a, &t, 1, (uint32_t[]){ F_WORK }, (uint32_t[]){ CS_W }) == NULL,
+	   "dissimilar work@W contexts are not one pattern");
+	p = find(&a, &t, 2, (uint32_t[]){ F_X, F_WORK }, (uint32_t[]){ CS_X, CS_W });
+	ok(p && p->nnodes == 1 && p->nodes[0] == vp_cct_find(&t, x_id, F_WORK, CS_W),
+	   "split: [X -> work] pattern");
+	ok(find(&a, &t, 2, (uint32_t[]){ F_Y, F_WORK }, (uint32_t[]){ CS_Y, CS_W }) != NULL,
+	   "split: [Y -> work] pattern");
+
+	/* PST: v@V under X and Z are similar (means equal, CoV 0.65 vs
+	 * 0.70): one pattern, statistics merged exactly. */
+	p = find(&a, &t, 1, (uint32_t[]){ F_V }, (uint32_t[]){ CS_V });
+	ok(p && p->nnodes == 2, "similar contexts collapse into one pattern");
+	if (p) {
+		/* union: 25 each of 70, 330, 60, 340 */
+		is_uint(100, p->stats.n, "merged N");
+		is_double(200.0, p->stats.mean, 1e-9, "merged mean");
+		is_double(18250.0, vp_stats_variance(&p->stats), 1e-6,
+			  "merged variance equals the union's");
+		is_double(5.0 * sqrt(18250.0) * 100.0, p->vim, 1e-6, "merged VIM");
+	} else {
+		skip_block(4, "no pattern");
+	}
+
+	/* Ranking and the Pattern Set (beta 0.1 of max VIM 400000). */
+	is_int(7, a.npatterns, "7 patterns");
+	is_double(400000.0, a.max_vim, 1e-6, "max VIM: Y (sigma 1600, N 50)");
+	for (i = 0; i + 1 < a.npatterns; i++)
+		if (a.patterns[i].vim < a.patterns[i + 1].vim)
+			break;
+	ok(i + 1 == a.npatterns, "patterns sorted by VIM");
+	for (i = 0; i < a.npatterns; i++)
+		inset += a.patterns[i].in_pattern_set;
+	is_int(5, inset, "Pattern Set holds 5 (Z 35000 and X->work 37500 fall below 40000)");
+	p = find(&a, &t, 1, (uint32_t[]){ F_Z }, (uint32_t[]){ CS_Z });
+	ok(p && !p->in_pattern_set, "Z outside the Pattern Set");
+	p = find(&a, &t, 1, (uint32_t[]){ F_X }, (uint32_t[]){ CS_X });
+	ok(p && p->in_pattern_set, "X inside the Pattern Set");
+
+	/* Per-function summaries merge contexts. */
+	for (i = 0; i < a.nfuncs; i++)
+		if (a.funcs[i].func == F_WORK)
+			break;
+	ok(i < a.nfuncs, "work summarised");
+	if (i < a.nfuncs) {
+		is_uint(100, a.funcs[i].stats.n, "work: N over both contexts");
+		is_int(2, a.funcs[i].ncontexts, "work: 2 contexts");
+	} else {
+		skip_block(2, "no summary");
+	}
+	is_int(F_MAIN, a.funcs[0].func, "functions sorted by total: main first");
+	vp_analysis_release(&a);
+
+	/* A stricter threshold tags nothing: no patterns, empty set. */
+	prm.cov_threshold = 5.0;
+	vp_analysis_run(&a, &t, NFUNCS, &prm);
+	is_int(0, a.npatterns, "threshold 5.0: no patterns");
+	vp_analysis_release(&a);
+	vp_cct_release(&t);
+	return 0;
+}
