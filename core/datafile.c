@@ -371,6 +371,22 @@ uint64_t vp_writer_bytes(const struct vp_writer *w)
 	return w->bytes + (w->chunk.len > VP_CHUNK_HEADER_SIZE + 8 ? w->chunk.len : 0);
 }
 
+static void writer_destroy(struct vp_writer *w)
+{
+	free(w->chunk.p);
+	free(w->last_sp);
+	free(w->sp_gen);
+	free(w);
+}
+
+void vp_writer_free(struct vp_writer *w)
+{
+	if (!w)
+		return;
+	close(w->fd);
+	writer_destroy(w);
+}
+
 int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
 {
 	struct vp_buf end = { 0 };
@@ -402,10 +418,7 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
 		err = -errno;
 	if (close(w->fd) < 0 && !err)
 		err = -errno;
-	free(w->chunk.p);
-	free(w->last_sp);
-	free(w->sp_gen);
-	free(w);
+	writer_destroy(w);
 	return err;
 }
 

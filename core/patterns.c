@@ -347,6 +347,7 @@ static int find_patterns(struct vp_analysis *a, const struct vp_cct *t, size_t n
 	a->patterns = st.pats;
 	a->npatterns = st.npats;
 	st.pats = NULL;
+	st.npats = 0;
 	a->max_vim = a->npatterns ? a->patterns[0].vim : 0.0;
 	for (i = 0; i < a->npatterns; i++)
 		a->patterns[i].in_pattern_set =

@@ -119,8 +119,9 @@ static void write_good(const char *path, size_t nev, int finish)
 		if (vp_writer_finish(w, &tr))
 			sysbail("vp_writer_finish");
 	} else {
+		/* unfinished on purpose: as if varperf was killed */
 		vp_writer_flush(w);
-		/* leave it unfinished on purpose: as if varperf was killed */
+		vp_writer_free(w);
 	}
 }
 

@@ -102,7 +102,7 @@ int main(void)
 	char err[128];
 	size_t i, inset = 0;
 
-	plan(35);
+	plan(37);
 
 	vp_analysis_params_default(&prm);
 	is_double(0.4, vp_analysis_cov_threshold(&prm), 1e-12, "Chebyshev: p=0.96 w=2 gives 0.4");
