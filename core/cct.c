@@ -285,6 +285,7 @@ struct vp_frame {
 	uint64_t t0;
 	uint32_t node;
 	uint32_t func;
+	uint32_t cfunc, ccs, cnode; /* last child looked up: loops repeat it */
 	double *y;   /* cumulative time per child slot in this invocation */
 	size_t ny;   /* valid (zeroed) entries of y */
 	size_t ycap; /* y is kept across pushes at this depth */
@@ -427,10 +428,25 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
 			break;
 		retire(b, ts);
 	}
-	parent = ts->depth ? ts->frames[ts->depth - 1].node : VP_NODE_ROOT;
-	id = vp_cct_child(b->t, parent, ev->func, ev->callsite);
-	if (id < 0)
-		return (int)id;
+	if (ts->depth) {
+		struct vp_frame *pf = &ts->frames[ts->depth - 1];
+
+		parent = pf->node;
+		if (pf->cnode != VP_NO_NODE && pf->cfunc == ev->func && pf->ccs == ev->callsite) {
+			id = pf->cnode;
+		} else {
+			id = vp_cct_child(b->t, parent, ev->func, ev->callsite);
+			if (id < 0)
+				return (int)id;
+			pf->cfunc = ev->func;
+			pf->ccs = ev->callsite;
+			pf->cnode = (uint32_t)id;
+		}
+	} else {
+		id = vp_cct_child(b->t, VP_NODE_ROOT, ev->func, ev->callsite);
+		if (id < 0)
+			return (int)id;
+	}
 	if (ts->depth == ts->cap) {
 		size_t cap = ts->cap ? ts->cap * 2 : 64;
 		struct vp_frame *fr = realloc(ts->frames, cap * sizeof(*fr));
@@ -446,6 +462,7 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
 	f->t0 = ev->time;
 	f->node = (uint32_t)id;
 	f->func = ev->func;
+	f->cnode = VP_NO_NODE;
 	f->ny = 0;
 	return 0;
 }
@@ -575,7 +592,7 @@ int vp_builder_finish(struct vp_builder *b, struct vp_build_totals *ret)
 int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_totals *ret)
 {
 	const struct vp_header *hdr = vp_reader_header(r);
-	enum { BATCH = 8192 };
+	enum { BATCH = 2048 };
 	struct vp_builder *b;
 	struct vp_event *buf;
 	size_t ncs = 0;

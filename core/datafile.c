@@ -1080,9 +1080,16 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 			return rerr(r, base_off + (size_t)(rec - c.base), -EBADMSG,
 				    "event for function %llu, but the header defines %zu",
 				    (unsigned long long)(tag >> 2), r->hdr.nfuncs);
-		if (vp_uleb_get(&c.p, c.end, &thread) || vp_uleb_get(&c.p, c.end, &dt) ||
-		    vp_uleb_get(&c.p, c.end, &dsp))
+		/* Hot path: with room for four maximal numbers left, skip the
+		 * end checks (the decoder still stops at VP_ULEB_MAX bytes). */
+		if (c.end - c.p >= 4 * VP_ULEB_MAX) {
+			if (vp_uleb_get_fast(&c.p, &thread) || vp_uleb_get_fast(&c.p, &dt) ||
+			    vp_uleb_get_fast(&c.p, &dsp))
+				goto bad_number;
+		} else if (vp_uleb_get(&c.p, c.end, &thread) || vp_uleb_get(&c.p, c.end, &dt) ||
+			   vp_uleb_get(&c.p, c.end, &dsp)) {
 			goto bad_number;
+		}
 		if (thread >= r->nthreads)
 			return rerr(r, base_off + (size_t)(rec - c.base), -EBADMSG,
 				    "event for undefined thread %llu", (unsigned long long)thread);

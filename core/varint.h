@@ -66,6 +66,35 @@ static inline int vp_uleb_get(const uint8_t **pp, const uint8_t *end, uint64_t *
 	return -1;
 }
 
+/*
+ * vp_uleb_get_fast - decode without an end check; the caller guarantees
+ * VP_ULEB_MAX readable bytes.  Returns -1 for a number longer than that.
+ */
+static inline int vp_uleb_get_fast(const uint8_t **pp, uint64_t *ret)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = *p++;
+	unsigned shift;
+
+	if (v < 0x80) {
+		*ret = v;
+		*pp = p;
+		return 0;
+	}
+	v &= 0x7f;
+	for (shift = 7; shift < 70; shift += 7) {
+		uint8_t b = *p++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			*pp = p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static inline void vp_put_le32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;
