@@ -343,7 +343,8 @@ static int find_patterns(struct vp_analysis *a, const struct vp_cct *t, size_t n
 				goto out;
 		}
 	}
-	qsort(st.pats, st.npats, sizeof(*st.pats), cmp_pattern);
+	if (st.npats)
+		qsort(st.pats, st.npats, sizeof(*st.pats), cmp_pattern);
 	a->patterns = st.pats;
 	a->npatterns = st.npats;
 	st.pats = NULL;
@@ -386,7 +387,8 @@ static int summarise_functions(struct vp_analysis *a, const struct vp_cct *t, si
 	for (i = 0; i < nfuncs; i++)
 		if (fs[i].stats.n)
 			fs[n++] = fs[i];
-	qsort(fs, n, sizeof(*fs), cmp_func);
+	if (n)
+		qsort(fs, n, sizeof(*fs), cmp_func);
 	a->funcs = fs;
 	a->nfuncs = n;
 	return 0;
