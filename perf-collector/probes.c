@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * probes.c - open the uprobes of a recording and decode their records.
+ *
+ * Layout (see the perf_event notes): uprobe-PMU events with pid = -1, one
+ * per CPU, because inherit=1 on the uprobe PMU makes the kernel re-read the
+ * probe's path pointer from the *child's* memory at clone() and
+ * pthread_create() fails with EFAULT.  Each CPU has one ring buffer and
+ * every event of that CPU is redirected into it.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probes.h"
+#include "util.h"
+
+struct vp_probe_id {
+	uint64_t id;
+	uint32_t func;
+	uint32_t type; /* VP_RAW_ENTRY, VP_RAW_EXIT or VP_RAW_MMAP */
+};
+
+/* Entry: the return address is the 8 bytes at the stack pointer. */
+static const uint64_t entry_sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+					  PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
+					  PERF_SAMPLE_STACK_USER;
+/* Return: the sample IP is the address returned to. */
+static const uint64_t exit_sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+					 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					 PERF_SAMPLE_REGS_USER;
+/* sample_id_all trailer of non-sample records: pid/tid, time, identifier. */
+enum { SAMPLE_ID_SIZE = 24 };
+
+size_t vp_probes_fds_needed(size_t nfuncs, int ncpus)
+{
+	return (2 * nfuncs + 1) * (size_t)ncpus;
+}
+
+static int cmp_probe_id(const void *a, const void *b)
+{
+	const struct vp_probe_id *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int add_fd(struct vp_probes *p, int fd, uint32_t func, uint32_t type)
+{
+	uint64_t id;
+
+	p->fds[p->nfds++] = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		return -errno;
+	p->ids[p->nids++] = (struct vp_probe_id){ id, func, type };
+	return 0;
+}
+
+/* The CPU's buffer owner: a dummy event on the target reporting mmaps. */
+static int open_mmap_tracker(struct vp_probes *p, int ci, pid_t pid, size_t buf_size)
+{
+	struct perf_event_attr attr;
+	char why[256];
+	int fd, err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.mmap = 1;
+	attr.mmap2 = 1;
+	attr.inherit = 1; /* threads map libraries too; fine for a software event */
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+	attr.watermark = 1;
+	attr.wakeup_watermark = (uint32_t)(buf_size / 4);
+	fd = vp_perf_event_open(&attr, pid, p->cpus[ci], -1);
+	if (fd < 0)
+		return error("cannot open the mmap tracking event on CPU %d: %s", p->cpus[ci],
+			     vp_perf_open_strerror(fd, &attr, why, sizeof(why)));
+	err = add_fd(p, fd, 0, VP_RAW_MMAP);
+	if (!err)
+		err = vp_ring_map(&p->rings[ci], fd, p->cpus[ci], buf_size);
+	if (err == -EPERM || err == -ENOMEM)
+		return error("cannot map a %zu-byte ring buffer on CPU %d: %s (try a smaller "
+			     "--buffer-size)", buf_size, p->cpus[ci], strerror(-err));
+	if (err)
+		return error("cannot set up the ring buffer on CPU %d: %s", p->cpus[ci],
+			     strerror(-err));
+	return 0;
+}
+
+void vp_probe_attr(struct perf_event_attr *attr, int type, int retbit, int ret, const char *path,
+		   uint64_t off)
+{
+	vp_uprobe_attr(attr, type, retbit, ret, path, off);
+	if (ret) {
+		attr->sample_type = exit_sample_type;
+	} else {
+		attr->sample_type = entry_sample_type;
+		attr->sample_stack_user = 8;
+	}
+	attr->sample_regs_user = 1ULL << VP_PERF_REG_SP;
+}
+
+static int open_probe(struct vp_probes *p, int ci, pid_t pid, int type, int retbit,
+		      const struct vp_func *f, uint32_t func, const char *path, int ret,
+		      size_t buf_size)
+{
+	struct perf_event_attr attr;
+	char why[256];
+	int fd, err;
+
+	vp_probe_attr(&attr, type, retbit, ret, path, f->probe_off);
+	fd = vp_perf_event_open(&attr, pid, p->cpus[ci], -1);
+	if (fd < 0)
+		return error("cannot probe '%s' in '%s': %s", f->display, path,
+			     vp_perf_open_strerror(fd, &attr, why, sizeof(why)));
+	err = add_fd(p, fd, func, ret ? VP_RAW_EXIT : VP_RAW_ENTRY);
+	if (!err && !p->rings[ci].base)
+		err = vp_ring_map(&p->rings[ci], fd, p->cpus[ci], buf_size);
+	else if (!err)
+		err = vp_ring_redirect(&p->rings[ci], fd);
+	if (err)
+		return error("cannot connect the probe of '%s' to the CPU %d buffer: %s",
+			     f->display, p->cpus[ci], strerror(-err));
+	return 0;
+}
+
+int vp_probes_open(struct vp_probes *p, const struct vp_func *funcs, size_t nfuncs,
+		   const struct vp_module *mods, pid_t pid, size_t buf_size, int flags)
+{
+	pid_t probe_pid = -1;
+	int type, retbit, err;
+
+	memset(p, 0, sizeof(*p));
+	err = vp_uprobe_pmu(&type, &retbit);
+	if (err == -ENOENT)
+		return error("the uprobe PMU is not available "
+			     "(no /sys/bus/event_source/devices/uprobe)");
+	if (err)
+		return error("cannot read the uprobe PMU type: %s", strerror(-err));
+	if (flags & VP_PROBES_TASK) {
+		/* One thread that never migrates records: any CPU, one buffer. */
+		p->cpus = xmalloc(sizeof(*p->cpus));
+		p->cpus[0] = -1;
+		p->ncpus = 1;
+		probe_pid = pid;
+	} else {
+		p->ncpus = vp_online_cpus(&p->cpus);
+		if (p->ncpus < 0) {
+			err = p->ncpus;
+			p->ncpus = 0;
+			return error("cannot list the online CPUs: %s", strerror(-err));
+		}
+	}
+	p->rings = xcalloc((size_t)p->ncpus, sizeof(*p->rings));
+	p->fds = xcalloc(vp_probes_fds_needed(nfuncs, p->ncpus), sizeof(*p->fds));
+	p->ids = xcalloc(vp_probes_fds_needed(nfuncs, p->ncpus), sizeof(*p->ids));
+	for (int ci = 0; ci < p->ncpus; ci++) {
+		if (!(flags & VP_PROBES_TASK) && open_mmap_tracker(p, ci, pid, buf_size) < 0)
+			goto out_close;
+		for (size_t i = 0; i < nfuncs; i++) {
+			const char *path = mods[funcs[i].module].path;
+
+			if (open_probe(p, ci, probe_pid, type, retbit, &funcs[i], (uint32_t)i, path,
+				       0, buf_size) < 0 ||
+			    open_probe(p, ci, probe_pid, type, retbit, &funcs[i], (uint32_t)i, path,
+				       1, buf_size) < 0)
+				goto out_close;
+		}
+	}
+	qsort(p->ids, p->nids, sizeof(*p->ids), cmp_probe_id);
+	pr_debug("opened %zu events on %d CPUs", p->nfds, p->ncpus);
+	return 0;
+out_close:
+	vp_probes_close(p);
+	return -1;
+}
+
+void vp_probes_close(struct vp_probes *p)
+{
+	for (int ci = 0; ci < p->ncpus; ci++)
+		vp_ring_unmap(&p->rings[ci]);
+	for (size_t i = 0; i < p->nfds; i++)
+		close(p->fds[i]);
+	free(p->rings);
+	free(p->fds);
+	free(p->ids);
+	free(p->cpus);
+	memset(p, 0, sizeof(*p));
+}
+
+void vp_probes_close_detached(struct vp_probes *p)
+{
+	int gate[2];
+	pid_t pid;
+
+	for (size_t i = 0; i < p->nfds; i++)
+		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (pipe2(gate, O_CLOEXEC) < 0)
+		goto sync;
+	pid = fork();
+	if (pid < 0) {
+		close(gate[0]);
+		close(gate[1]);
+		goto sync;
+	}
+	if (pid == 0) {
+		char c;
+		int fd = open("/dev/null", O_RDWR);
+
+		/*
+		 * Let go of the terminal and of any pipe reading varperf's
+		 * output (a shell's $(...) waits for every writer), wait
+		 * until the parent has dropped its references, then pay for
+		 * the removals here.
+		 */
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		setsid();
+		prctl(PR_SET_NAME, "varperf-unprobe");
+		close(gate[1]);
+		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+			;
+		for (size_t i = 0; i < p->nfds; i++)
+			close(p->fds[i]);
+		_exit(0);
+	}
+	close(gate[0]);
+	/* The child holds the events now: these closes are cheap. */
+	vp_probes_close(p);
+	close(gate[1]);
+	return;
+sync:
+	vp_probes_close(p);
+}
+
+static const struct vp_probe_id *find_id(const struct vp_probes *p, uint64_t id)
+{
+	struct vp_probe_id key = { .id = id };
+
+	return bsearch(&key, p->ids, p->nids, sizeof(key), cmp_probe_id);
+}
+
+/* A cursor over a record's payload that never reads past its end. */
+struct cursor {
+	const unsigned char *p, *end;
+};
+
+static int take_u64(struct cursor *c, uint64_t *v)
+{
+	if (c->end - c->p < 8)
+		return -1;
+	memcpy(v, c->p, 8);
+	c->p += 8;
+	return 0;
+}
+
+static int skip_bytes(struct cursor *c, uint64_t n)
+{
+	if ((uint64_t)(c->end - c->p) < n)
+		return -1;
+	c->p += n;
+	return 0;
+}
+
+/* Common prefix after the identifier (and IP for returns): pid/tid, time. */
+static int take_tid_time(struct cursor *c, struct vp_raw *r)
+{
+	uint64_t v;
+
+	if (take_u64(c, &v) < 0)
+		return -1;
+	r->pid = (uint32_t)v;
+	r->tid = (uint32_t)(v >> 32);
+	return take_u64(c, &r->time);
+}
+
+/* REGS_USER with only the stack pointer: abi, then sp unless abi is NONE. */
+static int take_sp(struct cursor *c, struct vp_raw *r)
+{
+	uint64_t abi;
+
+	if (take_u64(c, &abi) < 0)
+		return -1;
+	r->sp = 0;
+	return abi == PERF_SAMPLE_REGS_ABI_NONE ? 0 : take_u64(c, &r->sp);
+}
+
+static int decode_sample(const struct vp_probes *p, struct cursor *c, struct vp_raw *r)
+{
+	const struct vp_probe_id *pid;
+	uint64_t id, size, dyn;
+
+	if (take_u64(c, &id) < 0 || !(pid = find_id(p, id)) || pid->type == VP_RAW_MMAP)
+		return 0;
+	r->func = pid->func;
+	r->type = (uint16_t)pid->type;
+	if (pid->type == VP_RAW_EXIT)
+		return take_u64(c, &r->addr) == 0 && take_tid_time(c, r) == 0 && take_sp(c, r) == 0;
+	if (take_tid_time(c, r) < 0 || take_sp(c, r) < 0 || take_u64(c, &size) < 0)
+		return 0;
+	r->addr = 0;
+	if (size) {
+		const unsigned char *data = c->p;
+
+		if (skip_bytes(c, size) < 0 || take_u64(c, &dyn) < 0)
+			return 0;
+		/* dyn_size < 8: the kernel could not copy the stack word. */
+		if (size >= 8 && dyn >= 8)
+			memcpy(&r->addr, data, 8);
+	}
+	return 1;
+}
+
+/* Time and pid/tid from the sample_id_all trailer of a non-sample record. */
+static int decode_trailer(const struct perf_event_header *h, struct vp_raw *r)
+{
+	const unsigned char *end = (const unsigned char *)h + h->size;
+	uint64_t v;
+
+	if (h->size < sizeof(*h) + SAMPLE_ID_SIZE)
+		return 0;
+	memcpy(&v, end - SAMPLE_ID_SIZE, 8);
+	r->pid = (uint32_t)v;
+	r->tid = (uint32_t)(v >> 32);
+	memcpy(&r->time, end - SAMPLE_ID_SIZE + 8, 8);
+	return 1;
+}
+
+struct mmap2_fixed {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint64_t dev_or_build_id[3];
+	uint32_t prot, flags;
+};
+
+static int decode_mmap2(const struct perf_event_header *h, struct vp_raw *r)
+{
+	const unsigned char *body = (const unsigned char *)(h + 1);
+	size_t max = h->size - sizeof(*h), len;
+	struct mmap2_fixed m;
+	const char *name;
+
+	if (max < sizeof(m) + SAMPLE_ID_SIZE || !decode_trailer(h, r))
+		return 0;
+	memcpy(&m, body, sizeof(m));
+	name = (const char *)body + sizeof(m);
+	len = strnlen(name, max - sizeof(m) - SAMPLE_ID_SIZE);
+	if (name[0] != '/')
+		return 0; /* anonymous, [vdso], ... */
+	r->type = VP_RAW_MMAP;
+	r->pid = m.pid;
+	r->tid = m.tid;
+	r->mmap = xmalloc(sizeof(*r->mmap) + len + 1);
+	r->mmap->start = m.addr;
+	r->mmap->len = m.len;
+	r->mmap->pgoff = m.pgoff;
+	memcpy(r->mmap->path, name, len);
+	r->mmap->path[len] = '\0';
+	return 1;
+}
+
+int vp_probes_decode(const struct vp_probes *p, const struct perf_event_header *h, int cpu,
+		     struct vp_raw *ret)
+{
+	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size };
+	uint64_t v;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->cpu = (uint16_t)cpu;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return decode_sample(p, &c, ret);
+	case PERF_RECORD_MMAP2:
+		return decode_mmap2(h, ret);
+	case PERF_RECORD_LOST:
+		/* id, lost count, then the trailer. */
+		if (skip_bytes(&c, 8) < 0 || take_u64(&c, &v) < 0 || !decode_trailer(h, ret))
+			return 0;
+		ret->type = VP_RAW_LOST;
+		ret->addr = v;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int vp_probes_remove_stale(void)
+{
+	static const char *const files[] = { "/sys/kernel/tracing/uprobe_events",
+					     "/sys/kernel/debug/tracing/uprobe_events" };
+	char line[4096];
+	int removed = 0;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f = fopen(files[i], "re");
+		int wfd;
+
+		if (!f)
+			continue;
+		/* tracefs wants one write() per command, with O_APPEND semantics
+		 * not available through stdio's "a" mode. */
+		wfd = open(files[i], O_WRONLY | O_APPEND | O_CLOEXEC);
+		while (wfd >= 0 && fgets(line, sizeof(line), f)) {
+			char *ev = strchr(line, ':'), *sp;
+			char cmd[512];
+
+			if (!ev || strncmp(ev + 1, "varperf/", 8))
+				continue;
+			sp = strpbrk(ev + 1, " \n");
+			if (sp)
+				*sp = '\0';
+			snprintf(cmd, sizeof(cmd), "-:%s", ev + 1);
+			if (write(wfd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd))
+				removed++;
+		}
+		if (wfd >= 0)
+			close(wfd);
+		fclose(f);
+		if (removed)
+			break;
+	}
+	return removed;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * probes.h - the entry and return uprobes of a recording: one event per
+ * probe per CPU (pid = -1), one ring buffer per CPU, and decoding of the
+ * records they produce.
+ */
+#ifndef VARPERF_PROBES_H
+#define VARPERF_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../core/datafile.h"
+#include "perf-event.h"
+
+enum vp_raw_type {
+	VP_RAW_ENTRY = 0,
+	VP_RAW_EXIT = 1,
+	VP_RAW_MMAP = 2, /* an executable file mapping of the target */
+	VP_RAW_LOST = 3, /* the kernel dropped records: buffer full */
+};
+
+struct vp_raw_mmap {
+	uint64_t start, len, pgoff;
+	char path[]; /* NUL-terminated */
+};
+
+/* One decoded record, ready to be merged by time across CPUs. */
+struct vp_raw {
+	uint64_t time;
+	uint64_t seq;  /* read order, to keep sorting stable */
+	uint64_t sp;   /* entry/exit: user stack pointer */
+	uint64_t addr; /* entry: return address (0 unknown); exit: ip; lost: count */
+	struct vp_raw_mmap *mmap; /* VP_RAW_MMAP only, malloc'ed */
+	uint32_t pid, tid;
+	uint32_t func;
+	uint16_t type; /* enum vp_raw_type */
+	uint16_t cpu;
+};
+
+struct vp_probe_id;
+
+struct vp_probes {
+	int ncpus;
+	int *cpus;
+	struct vp_ring *rings; /* per CPU, owned by the mmap-tracking event */
+	int *fds;
+	size_t nfds;
+	struct vp_probe_id *ids; /* sorted by sample id */
+	size_t nids;
+};
+
+enum {
+	/* Probe the one thread @pid on any CPU into one buffer, without
+	 * mmap tracking (calibration; not for multi-threaded targets). */
+	VP_PROBES_TASK = 1 << 0,
+};
+
+/**
+ * vp_probes_open - open an entry and a return probe for each of @funcs
+ * (file @mods[func.module].path at func.probe_off) on every online CPU,
+ * plus a per-CPU dummy event on @pid that reports its file mappings, all
+ * into per-CPU ring buffers of @buf_size bytes.  The probes are live on
+ * return: they fire in every process that runs the probed code, so filter
+ * by pid.  @flags: VP_PROBES_*.  Prints the error and returns -1 on
+ * failure (nothing stays open).
+ */
+int vp_probes_open(struct vp_probes *p, const struct vp_func *funcs, size_t nfuncs,
+		   const struct vp_module *mods, pid_t pid, size_t buf_size, int flags);
+
+/* The attributes of one entry (@ret = 0) or return probe, as recorded. */
+void vp_probe_attr(struct perf_event_attr *attr, int type, int retbit, int ret, const char *path,
+		   uint64_t off);
+
+/* Close every event (this removes the probes from the kernel). */
+void vp_probes_close(struct vp_probes *p);
+/**
+ * vp_probes_close_detached - stop the probes recording, then leave their
+ * removal to a detached child process, so that varperf need not wait the
+ * 60-80 ms per event that the kernel takes to remove a uprobe.  The child
+ * holds the last references and exits when every probe is gone; killing it
+ * removes them too.  Falls back to vp_probes_close() if it cannot fork.
+ */
+void vp_probes_close_detached(struct vp_probes *p);
+
+/**
+ * vp_probes_decode - decode @h read from the ring buffer of CPU @cpu.
+ * Returns 1 and fills @ret, or 0 for records varperf does not use.
+ */
+int vp_probes_decode(const struct vp_probes *p, const struct perf_event_header *h, int cpu,
+		     struct vp_raw *ret);
+
+/* Number of file descriptors vp_probes_open() needs. */
+size_t vp_probes_fds_needed(size_t nfuncs, int ncpus);
+
+/**
+ * vp_probes_remove_stale - remove uprobes of the "varperf" group left in
+ * tracefs by another tool or an older version; varperf itself never creates
+ * any (its probes belong to its file descriptors).  Returns how many.
+ */
+int vp_probes_remove_stale(void);
+
+#endif

@@ -1,0 +1,920 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * symbols.c - functions to probe (libdwfl symbol tables, separate debug
+ * files, demangling, first-instruction classes), shared-library lookup, and
+ * the target's address space for naming call sites.
+ */
+#include <config.h>
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef HAVE_CAPSTONE
+#include <capstone/capstone.h>
+#endif
+#ifdef HAVE_LIBIBERTY
+#include <libiberty/demangle.h>
+#endif
+
+#include "symbols.h"
+#include "util.h"
+
+struct vp_load {
+	uint64_t vaddr;
+	uint64_t offset;
+	uint64_t filesz;
+	int exec;
+};
+
+struct vp_symfile {
+	char *path;
+	int fd; /* our own, for reading instruction bytes */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Elf *elf;
+	GElf_Addr bias; /* libdwfl address = link-time address + bias */
+	struct vp_load *loads;
+	size_t nloads;
+	unsigned char *build_id;
+	size_t build_id_len;
+};
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	/* Looks in /usr/lib/debug/.build-id/xx/rest.debug and follows
+	 * .gnu_debuglink, so stripped binaries keep their .symtab and lines. */
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static int is_elf_file(int fd)
+{
+	unsigned char magic[4];
+
+	if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic))
+		return 0;
+	return !memcmp(magic, ELFMAG, SELFMAG);
+}
+
+static int symfile_read_loads(struct vp_symfile *sf)
+{
+	size_t n;
+
+	if (elf_getphdrnum(sf->elf, &n) < 0)
+		return -ENOEXEC;
+	sf->loads = xcalloc(n, sizeof(*sf->loads));
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(sf->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		sf->loads[sf->nloads++] = (struct vp_load){ ph.p_vaddr, ph.p_offset, ph.p_filesz,
+							    !!(ph.p_flags & PF_X) };
+	}
+	return sf->nloads ? 0 : -ENOEXEC;
+}
+
+int vp_symfile_open(const char *path, struct vp_symfile **ret)
+{
+	struct vp_symfile *sf;
+	const unsigned char *bits;
+	GElf_Addr id_vaddr;
+	char *real;
+	int err, len;
+
+	real = realpath(path, NULL);
+	if (!real)
+		return -errno;
+	sf = xcalloc(1, sizeof(*sf));
+	sf->path = real;
+	sf->fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (sf->fd < 0) {
+		err = -errno;
+		goto out_free;
+	}
+	if (!is_elf_file(sf->fd)) {
+		err = -ENOEXEC;
+		goto out_free;
+	}
+	sf->dwfl = dwfl_begin(&offline_callbacks);
+	if (!sf->dwfl) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	sf->mod = dwfl_report_offline(sf->dwfl, strrchr(real, '/') + 1, real, -1);
+	dwfl_report_end(sf->dwfl, NULL, NULL);
+	if (!sf->mod || !(sf->elf = dwfl_module_getelf(sf->mod, &sf->bias))) {
+		err = -ENOEXEC;
+		goto out_free;
+	}
+	err = symfile_read_loads(sf);
+	if (err)
+		goto out_free;
+	len = dwfl_module_build_id(sf->mod, &bits, &id_vaddr);
+	if (len > 0) {
+		sf->build_id = xmalloc((size_t)len);
+		memcpy(sf->build_id, bits, (size_t)len);
+		sf->build_id_len = (size_t)len;
+	}
+	*ret = sf;
+	return 0;
+out_free:
+	vp_symfile_free(sf);
+	return err;
+}
+
+void vp_symfile_free(struct vp_symfile *sf)
+{
+	if (!sf)
+		return;
+	if (sf->dwfl)
+		dwfl_end(sf->dwfl);
+	if (sf->fd >= 0)
+		close(sf->fd);
+	free(sf->loads);
+	free(sf->build_id);
+	free(sf->path);
+	free(sf);
+}
+
+const char *vp_symfile_path(const struct vp_symfile *sf)
+{
+	return sf->path;
+}
+
+size_t vp_symfile_build_id(const struct vp_symfile *sf, const unsigned char **ret)
+{
+	*ret = sf->build_id;
+	return sf->build_id_len;
+}
+
+int vp_symfile_off_to_vaddr(const struct vp_symfile *sf, uint64_t off, uint64_t *ret)
+{
+	for (size_t i = 0; i < sf->nloads; i++) {
+		const struct vp_load *l = &sf->loads[i];
+
+		if (off >= l->offset && off < l->offset + l->filesz) {
+			*ret = off - l->offset + l->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The executable segment holding @vaddr, or NULL. */
+static const struct vp_load *exec_load(const struct vp_symfile *sf, uint64_t vaddr)
+{
+	for (size_t i = 0; i < sf->nloads; i++) {
+		const struct vp_load *l = &sf->loads[i];
+
+		if (l->exec && vaddr >= l->vaddr && vaddr < l->vaddr + l->filesz)
+			return l;
+	}
+	return NULL;
+}
+
+static char *demangle(const char *name)
+{
+#ifdef HAVE_LIBIBERTY
+	if (name[0] == '_' && name[1] == 'Z') {
+		char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+
+		if (d) {
+			/* libiberty allocates with malloc(); copy to keep x*() semantics. */
+			char *s = xstrdup(d);
+
+			free(d);
+			return s;
+		}
+	}
+#endif
+	return xstrdup(name);
+}
+
+/*
+ * Where the compiler's clone suffixes start in @name (".isra.0",
+ * ".constprop.1", ".part.0", ".lto_priv.0", possibly chained), or NULL.
+ */
+static const char *clone_suffix(const char *name)
+{
+	static const char *const suffixes[] = { ".isra", ".constprop", ".part", ".lto_priv" };
+	const char *first = NULL;
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		const char *p = strstr(name, suffixes[i]);
+
+		if (p && (!first || p < first))
+			first = p;
+	}
+	return first;
+}
+
+/*
+ * Entry points that are not reached by a call: the word at the stack
+ * pointer is not a return address, and a return probe would overwrite it
+ * (argc for _start, the signal frame for __restore_rt, the PLT's pushed
+ * arguments for the lazy binding resolvers).
+ */
+static int is_not_called(const char *name)
+{
+	static const char *const globs[] = {
+		"_start", "__start", "_dl_start", "_dl_start_user", "__restore_rt",
+		"_dl_runtime_resolve*", "_dl_runtime_profile*", "__sigreturn",
+	};
+
+	for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++)
+		if (!fnmatch(globs[i], name, 0))
+			return 1;
+	return 0;
+}
+
+static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+/*
+ * classify - the probe's instruction class.  An endbr64 landing pad is
+ * skipped (*@skip = 4): the kernel single-steps it (~17 us per hit in a VM)
+ * while the push that usually follows is emulated, and nothing ever jumps
+ * past the pad, so the probe still sees every call with the same stack.
+ */
+static uint32_t classify(const unsigned char *code, size_t len, uint64_t *skip)
+{
+	*skip = 0;
+	if (len > sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64))) {
+		*skip = sizeof(endbr64);
+		code += sizeof(endbr64);
+		len -= sizeof(endbr64);
+	}
+#ifdef HAVE_CAPSTONE
+	{
+		static csh handle;
+		static int opened;
+		uint32_t cls = VP_INSN_STEPPED;
+		cs_insn *insn;
+
+		if (!opened) {
+			if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK)
+				return VP_INSN_UNKNOWN;
+			opened = 1;
+		}
+		if (cs_disasm(handle, code, len, 0, 1, &insn) != 1)
+			return VP_INSN_UNKNOWN;
+		/* The x86 uprobe code emulates push and nop in the kernel; every
+		 * other instruction is single-stepped out of line. */
+		if (!strcmp(insn[0].mnemonic, "push") || !strncmp(insn[0].mnemonic, "nop", 3))
+			cls = VP_INSN_EMULATED;
+		cs_free(insn, 1);
+		return cls;
+	}
+#else
+	(void)code;
+	(void)len;
+	return VP_INSN_UNKNOWN;
+#endif
+}
+
+struct candidate {
+	uint64_t vaddr;
+	uint64_t size;
+	const char *name;
+	int global;
+	size_t order;
+};
+
+static int cmp_candidate(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	/* Best name first: global, then sized, then symbol table order. */
+	if (x->global != y->global)
+		return y->global - x->global;
+	if (!x->size != !y->size)
+		return !x->size - !y->size;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static size_t collect_candidates(struct vp_symfile *sf, struct candidate **ret)
+{
+	struct candidate *c;
+	size_t n = 0;
+	int nsyms = dwfl_module_getsymtab(sf->mod);
+
+	if (nsyms <= 0) {
+		*ret = NULL;
+		return 0;
+	}
+	c = xcalloc((size_t)nsyms, sizeof(*c));
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(sf->mod, i, &sym, &addr, &shndx, NULL,
+							   NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		uint64_t vaddr;
+
+		if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		if (shndx == SHN_UNDEF || strstr(name, ".cold") || is_not_called(name))
+			continue;
+		vaddr = addr - sf->bias;
+		if (!exec_load(sf, vaddr))
+			continue;
+		c[n++] = (struct candidate){ vaddr, sym.st_size, name,
+					     GELF_ST_BIND(sym.st_info) != STB_LOCAL, (size_t)i };
+	}
+	qsort(c, n, sizeof(*c), cmp_candidate);
+	*ret = c;
+	return n;
+}
+
+static void fill_func(struct vp_symfile *sf, struct vp_func *f, const struct candidate *c,
+		      uint64_t size, uint32_t module, uint32_t flags)
+{
+	const struct vp_load *l = exec_load(sf, c->vaddr);
+	const char *suffix = clone_suffix(c->name);
+	unsigned char code[16];
+	ssize_t len;
+	uint64_t skip;
+
+	memset(f, 0, sizeof(*f));
+	f->module = module;
+	f->addr = c->vaddr;
+	f->size = size;
+	f->flags = flags;
+	f->probe_off = c->vaddr - l->vaddr + l->offset;
+	f->name = xstrdup(c->name);
+	f->display = demangle(c->name);
+	if (suffix) {
+		char *stripped = xstrdup(c->name);
+
+		stripped[suffix - c->name] = '\0';
+		f->base = demangle(stripped);
+		free(stripped);
+		f->flags |= VP_FUNC_CLONE;
+	} else {
+		f->base = xstrdup(f->display);
+	}
+	len = pread(sf->fd, code, sizeof(code), (off_t)f->probe_off);
+	if (len <= 0) {
+		f->insn_class = VP_INSN_UNKNOWN;
+		return;
+	}
+	if (size && (uint64_t)len > size)
+		len = (ssize_t)size;
+	f->insn_class = classify(code, (size_t)len, &skip);
+	f->probe_off += skip;
+}
+
+size_t vp_symfile_functions(struct vp_symfile *sf, uint32_t module, uint32_t flags,
+			    struct vp_func **funcs, size_t *nfuncs)
+{
+	struct candidate *c;
+	size_t n = collect_candidates(sf, &c), added = 0;
+
+	*funcs = xrealloc(*funcs, (*nfuncs + n) * sizeof(**funcs));
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint64_t size = 0;
+
+		/* Aliases at one address: one function under the best name,
+		 * with the largest size any of them gives. */
+		for (; j < n && c[j].vaddr == c[i].vaddr; j++)
+			if (c[j].size > size)
+				size = c[j].size;
+		fill_func(sf, &(*funcs)[*nfuncs + added], &c[i], size, module, flags);
+		added++;
+		i = j;
+	}
+	*nfuncs += added;
+	free(c);
+	return added;
+}
+
+void vp_funcs_free(struct vp_func *funcs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(funcs[i].name);
+		free(funcs[i].display);
+		free(funcs[i].base);
+	}
+	free(funcs);
+}
+
+/*
+ * The name people call a function by: without clone suffixes and, for C++,
+ * without the parameter list ("ns::A::f" for _ZNK2ns1A1fEi.isra.0).
+ */
+static char *short_name(const char *name)
+{
+	const char *suffix = clone_suffix(name);
+	char *plain = suffix ? xasprintf("%.*s", (int)(suffix - name), name) : xstrdup(name);
+
+#ifdef HAVE_LIBIBERTY
+	if (plain[0] == '_' && plain[1] == 'Z') {
+		char *d = cplus_demangle(plain, DMGL_ANSI);
+
+		if (d) {
+			free(plain);
+			plain = xstrdup(d);
+			free(d);
+		}
+	}
+#endif
+	return plain;
+}
+
+static int func_matches(const struct vp_func *f, const char *glob)
+{
+	char *s;
+	int match;
+
+	if (!fnmatch(glob, f->name, 0) || !fnmatch(glob, f->display, 0))
+		return 1;
+	s = short_name(f->name);
+	match = !fnmatch(glob, s, 0);
+	free(s);
+	return match;
+}
+
+/*
+ * Start-up and tear-down code that the toolchain adds to every program.
+ * Not probed unless a -f glob names it: each probe costs file descriptors,
+ * and the kernel takes 60-80 ms per probe and CPU to remove it at the end.
+ */
+static int is_boilerplate(const char *name)
+{
+	static const char *const names[] = {
+		"_init", "_fini", "deregister_tm_clones", "register_tm_clones",
+		"__do_global_dtors_aux", "frame_dummy", "__libc_csu_init", "__libc_csu_fini",
+		"_dl_relocate_static_pie",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
+int vp_funcs_select(struct vp_func *funcs, size_t *n, char *const *incl, size_t nincl,
+		    char *const *excl, size_t nexcl, const char **unmatched)
+{
+	size_t kept = 0;
+
+	for (size_t g = 0; g < nincl; g++) {
+		size_t i;
+
+		for (i = 0; i < *n && !func_matches(&funcs[i], incl[g]); i++)
+			;
+		if (i == *n) {
+			*unmatched = incl[g];
+			return -ENOENT;
+		}
+	}
+	for (size_t i = 0; i < *n; i++) {
+		int keep = !nincl && !is_boilerplate(funcs[i].name);
+
+		for (size_t g = 0; g < nincl && !keep; g++)
+			keep = func_matches(&funcs[i], incl[g]);
+		for (size_t g = 0; g < nexcl && keep; g++)
+			keep = !func_matches(&funcs[i], excl[g]);
+		if (keep) {
+			funcs[kept++] = funcs[i];
+		} else {
+			free(funcs[i].name);
+			free(funcs[i].display);
+			free(funcs[i].base);
+		}
+	}
+	*n = kept;
+	return 0;
+}
+
+/* ---- shared libraries ---- */
+
+struct strlist {
+	char **v;
+	size_t n;
+};
+
+static void strlist_add(struct strlist *l, char *s)
+{
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = s;
+}
+
+static void strlist_clear(struct strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* Add the directories of a colon-separated list, expanding $ORIGIN. */
+static void add_path_list(struct strlist *dirs, const char *list, const char *origin)
+{
+	char *copy, *tok, *save = NULL;
+
+	if (!list)
+		return;
+	copy = xstrdup(list);
+	for (char *p = copy; (tok = strtok_r(p, ":", &save)); p = NULL) {
+		if (!strncmp(tok, "$ORIGIN", 7))
+			strlist_add(dirs, xasprintf("%s%s", origin, tok + 7));
+		else if (!strncmp(tok, "${ORIGIN}", 9))
+			strlist_add(dirs, xasprintf("%s%s", origin, tok + 9));
+		else
+			strlist_add(dirs, xstrdup(tok));
+	}
+	free(copy);
+}
+
+static void add_ld_so_conf(struct strlist *dirs, const char *path, int depth)
+{
+	char line[PATH_MAX];
+	FILE *f;
+
+	if (depth > 4 || !(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " \t");
+
+		s[strcspn(s, "#\r\n")] = '\0';
+		while (*s && strchr(" \t", s[strlen(s) - 1]))
+			s[strlen(s) - 1] = '\0';
+		if (!*s)
+			continue;
+		if (!strncmp(s, "include", 7) && (s[7] == ' ' || s[7] == '\t')) {
+			glob_t g;
+
+			s += 8 + strspn(s + 8, " \t");
+			if (!glob(s, 0, NULL, &g)) {
+				for (size_t i = 0; i < g.gl_pathc; i++)
+					add_ld_so_conf(dirs, g.gl_pathv[i], depth + 1);
+				globfree(&g);
+			}
+		} else if (*s == '/') {
+			strlist_add(dirs, xstrdup(s));
+		}
+	}
+	fclose(f);
+}
+
+/* The dynamic section's DT_NEEDED names and search paths. */
+static void read_dynamic(struct vp_symfile *sf, struct strlist *needed, char **rpath,
+			 char **runpath)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(sf->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *s;
+
+			if (!gelf_getdyn(data, (int)i, &dyn))
+				break;
+			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH &&
+			    dyn.d_tag != DT_RUNPATH)
+				continue;
+			s = elf_strptr(sf->elf, sh.sh_link, dyn.d_un.d_val);
+			if (!s)
+				continue;
+			if (dyn.d_tag == DT_NEEDED)
+				strlist_add(needed, xstrdup(s));
+			else if (dyn.d_tag == DT_RPATH && !*rpath)
+				*rpath = xstrdup(s);
+			else if (dyn.d_tag == DT_RUNPATH && !*runpath)
+				*runpath = xstrdup(s);
+		}
+	}
+}
+
+/* "libm.so.6" matches "libm.so.6", "libm" and "m". */
+static int soname_matches(const char *soname, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!strcmp(soname, name))
+		return 1;
+	if (!strncmp(soname, name, len) && soname[len] == '.')
+		return 1;
+	return !strncmp(soname, "lib", 3) && !strncmp(soname + 3, name, len) &&
+	       soname[3 + len] == '.';
+}
+
+static char *search_dirs(const struct strlist *dirs, const char *soname)
+{
+	for (size_t i = 0; i < dirs->n; i++) {
+		char *p = xasprintf("%s/%s", dirs->v[i], soname);
+		char *real = access(p, R_OK) == 0 ? realpath(p, NULL) : NULL;
+
+		free(p);
+		if (real)
+			return real;
+	}
+	return NULL;
+}
+
+int vp_symfile_find_needed(struct vp_symfile *sf, const char *name, char **ret)
+{
+	static const char *const std_dirs[] = {
+		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+		"/lib", "/usr/lib", "/usr/local/lib",
+	};
+	struct strlist needed = { 0 }, dirs = { 0 };
+	char *rpath = NULL, *runpath = NULL, *origin, *found = NULL;
+	const char *soname = NULL;
+	int err = -ENOENT;
+
+	if (strchr(name, '/')) {
+		found = realpath(name, NULL);
+		if (!found)
+			return -errno;
+		*ret = found;
+		return 0;
+	}
+	read_dynamic(sf, &needed, &rpath, &runpath);
+	for (size_t i = 0; i < needed.n && !soname; i++)
+		if (soname_matches(needed.v[i], name))
+			soname = needed.v[i];
+	if (!soname)
+		goto out;
+	/* The dynamic linker's order: DT_RPATH (unless DT_RUNPATH exists),
+	 * LD_LIBRARY_PATH, DT_RUNPATH, ld.so.cache's directories, defaults. */
+	origin = xstrdup(sf->path);
+	*strrchr(origin, '/') = '\0';
+	if (!runpath)
+		add_path_list(&dirs, rpath, origin);
+	add_path_list(&dirs, getenv("LD_LIBRARY_PATH"), origin);
+	add_path_list(&dirs, runpath, origin);
+	add_ld_so_conf(&dirs, "/etc/ld.so.conf", 0);
+	for (size_t i = 0; i < sizeof(std_dirs) / sizeof(std_dirs[0]); i++)
+		strlist_add(&dirs, xstrdup(std_dirs[i]));
+	free(origin);
+	found = search_dirs(&dirs, soname);
+	err = found ? 0 : -ENOEXEC;
+	*ret = found;
+out:
+	strlist_clear(&needed);
+	strlist_clear(&dirs);
+	free(rpath);
+	free(runpath);
+	return err;
+}
+
+void vp_symfile_describe(struct vp_symfile *sf, uint64_t vaddr, char **caller, char **file,
+			 uint32_t *line)
+{
+	GElf_Addr a = vaddr + sf->bias;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	Dwfl_Line *l;
+	const char *name = dwfl_module_addrinfo(sf->mod, a, &off, &sym, NULL, NULL, NULL);
+	const char *src = NULL;
+	int lineno = 0;
+
+	if (name) {
+		/* "__libc_start_main@@GLIBC_2.34": the version is noise here. */
+		char *plain = xasprintf("%.*s", (int)strcspn(name, "@"), name);
+		char *d = demangle(plain);
+
+		*caller = xasprintf("%s+%#llx", d, (unsigned long long)off);
+		free(plain);
+		free(d);
+	} else {
+		*caller = xstrdup("");
+	}
+	/* The return address follows the call; its line is the next statement's. */
+	l = dwfl_module_getsrc(sf->mod, a - 1);
+	if (l)
+		src = dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL);
+	*file = xstrdup(src ? src : "");
+	*line = src && lineno > 0 ? (uint32_t)lineno : 0;
+}
+
+/* ---- the target's address space ---- */
+
+struct vp_map {
+	uint64_t start, end, pgoff;
+	char *path;
+};
+
+struct vp_openfile {
+	char *path;
+	struct vp_symfile *sf; /* NULL if it could not be opened */
+};
+
+struct vp_addrspace {
+	pid_t pid;
+	struct vp_map *maps; /* sorted, disjoint */
+	size_t nmaps;
+	uint64_t uprobes_lo, uprobes_hi; /* the kernel's [uprobes] page(s) */
+	const struct vp_module *mods;
+	size_t nmods;
+	struct vp_openfile *files;
+	size_t nfiles;
+};
+
+struct vp_addrspace *vp_addrspace_new(pid_t pid, const struct vp_module *mods, size_t nmods)
+{
+	struct vp_addrspace *as = xcalloc(1, sizeof(*as));
+
+	as->pid = pid;
+	as->mods = mods;
+	as->nmods = nmods;
+	return as;
+}
+
+void vp_addrspace_free(struct vp_addrspace *as)
+{
+	if (!as)
+		return;
+	for (size_t i = 0; i < as->nmaps; i++)
+		free(as->maps[i].path);
+	for (size_t i = 0; i < as->nfiles; i++) {
+		free(as->files[i].path);
+		vp_symfile_free(as->files[i].sf);
+	}
+	free(as->maps);
+	free(as->files);
+	free(as);
+}
+
+void vp_addrspace_target_gone(struct vp_addrspace *as)
+{
+	as->pid = 0;
+}
+
+void vp_addrspace_mmap(struct vp_addrspace *as, uint64_t start, uint64_t len, uint64_t pgoff,
+		       const char *path)
+{
+	uint64_t end = start + len;
+	struct vp_map *out = xcalloc(as->nmaps + 2, sizeof(*out));
+	size_t n = 0, i;
+
+	/* A new mapping replaces whatever it overlaps (perf does the same). */
+	for (i = 0; i < as->nmaps; i++) {
+		struct vp_map m = as->maps[i];
+
+		if (m.end <= start || m.start >= end) {
+			out[n++] = m;
+			continue;
+		}
+		if (m.start < start)
+			out[n++] = (struct vp_map){ m.start, start, m.pgoff, xstrdup(m.path) };
+		if (m.end > end)
+			out[n++] = (struct vp_map){ end, m.end, m.pgoff + (end - m.start),
+						    xstrdup(m.path) };
+		free(m.path);
+	}
+	for (i = 0; i < n && out[i].start < start; i++)
+		;
+	memmove(&out[i + 1], &out[i], (n - i) * sizeof(*out));
+	out[i] = (struct vp_map){ start, end, pgoff, xstrdup(path) };
+	free(as->maps);
+	as->maps = out;
+	as->nmaps = n + 1;
+}
+
+static const struct vp_map *addrspace_find(const struct vp_addrspace *as, uint64_t addr)
+{
+	size_t lo = 0, hi = as->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < as->maps[mid].start)
+			hi = mid;
+		else if (addr >= as->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &as->maps[mid];
+	}
+	return NULL;
+}
+
+/* Merge the live /proc/PID/maps: it also shows the [uprobes] page. */
+static void addrspace_read_proc(struct vp_addrspace *as)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+
+	if (as->pid <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)as->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perms[8];
+		int name = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off,
+			   &name) < 4 || !name)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (!strcmp(line + name, "[uprobes]")) {
+			as->uprobes_lo = lo;
+			as->uprobes_hi = hi;
+		} else if (line[name] == '/' && strchr(perms, 'x') &&
+			   !(addrspace_find(as, lo) && addrspace_find(as, hi - 1))) {
+			vp_addrspace_mmap(as, lo, hi - lo, off, line + name);
+		}
+	}
+	fclose(f);
+}
+
+static struct vp_symfile *addrspace_file(struct vp_addrspace *as, const char *path)
+{
+	struct vp_openfile *of;
+
+	for (size_t i = 0; i < as->nfiles; i++)
+		if (!strcmp(as->files[i].path, path))
+			return as->files[i].sf;
+	as->files = xrealloc(as->files, (as->nfiles + 1) * sizeof(*as->files));
+	of = &as->files[as->nfiles++];
+	of->path = xstrdup(path);
+	of->sf = NULL;
+	if (vp_symfile_open(path, &of->sf) < 0)
+		of->sf = NULL;
+	return of->sf;
+}
+
+void vp_addrspace_callsite(struct vp_addrspace *as, uint64_t addr, struct vp_callsite *cs)
+{
+	const struct vp_map *m;
+	struct vp_symfile *sf;
+	uint64_t vaddr;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->module = -1;
+	cs->offset = addr;
+	if (!addr) {
+		cs->flags = VP_CS_NONE;
+		goto out_empty;
+	}
+	m = addrspace_find(as, addr);
+	if (!m && addr >= as->uprobes_lo && addr < as->uprobes_hi)
+		goto out_trampoline;
+	if (!m) {
+		/* Maybe mapped without an MMAP2 record we saw yet, e.g. at exec. */
+		addrspace_read_proc(as);
+		m = addrspace_find(as, addr);
+	}
+	if (!m) {
+		/* The uretprobe trampoline is the first slot of the [uprobes]
+		 * page; once the target is gone only its alignment tells. */
+		if ((addr >= as->uprobes_lo && addr < as->uprobes_hi) ||
+		    (!as->uprobes_hi && !(addr & 0xfff)))
+			goto out_trampoline;
+		cs->flags = VP_CS_UNMAPPED;
+		goto out_empty;
+	}
+	for (size_t i = 0; i < as->nmods; i++)
+		if (!strcmp(as->mods[i].path, m->path))
+			cs->module = (int32_t)i;
+	sf = addrspace_file(as, m->path);
+	if (!sf || vp_symfile_off_to_vaddr(sf, addr - m->start + m->pgoff, &vaddr) < 0) {
+		cs->offset = addr - m->start + m->pgoff;
+		goto out_empty;
+	}
+	cs->offset = vaddr;
+	vp_symfile_describe(sf, vaddr, &cs->caller, &cs->file, &cs->line);
+	return;
+out_trampoline:
+	cs->flags = VP_CS_TRAMPOLINE;
+out_empty:
+	cs->caller = xstrdup("");
+	cs->file = xstrdup("");
+}
+
+void vp_callsite_release(struct vp_callsite *cs)
+{
+	free(cs->caller);
+	free(cs->file);
+	cs->caller = cs->file = NULL;
+}
