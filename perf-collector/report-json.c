@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * report-json.c - `varperf report --format json`: one JSON object with the
+ * whole analysis, for scripts.  man/varperf-report.1 documents every field.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "core/cct.h"
+#include "core/covar.h"
+#include "core/datafile.h"
+#include "core/patterns.h"
+#include "core/stats.h"
+#include "report.h"
+#include "util.h"
+
+/* Layout version of this JSON; bump on incompatible changes. */
+enum { JSON_VERSION = 1 };
+enum { JSON_MAX_DEPTH = 16 };
+/* Elements down to this depth start a new line; deeper ones stay compact. */
+enum { JSON_PRETTY_DEPTH = 2 };
+
+struct json {
+	FILE *f;
+	int depth;
+	int nelem[JSON_MAX_DEPTH]; /* elements written so far at each depth */
+};
+
+/* Emit @s as a JSON string; bytes that are not valid UTF-8 become U+FFFD. */
+static void json_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	while (*p) {
+		unsigned char c = *p;
+		size_t n = 0;
+
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+			p++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			static const char esc[] = "btn\0fr";
+
+			if (c >= '\b' && c <= '\r' && esc[c - '\b'])
+				fprintf(f, "\\%c", esc[c - '\b']);
+			else
+				fprintf(f, "\\u%04x", c);
+			p++;
+			continue;
+		}
+		if (c < 0x80) {
+			fputc(c, f);
+			p++;
+			continue;
+		}
+		/* length of a well-formed sequence (RFC 3629), 0 if malformed */
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 2;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 3;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 4;
+		for (size_t i = 1; i < n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				n = 0;
+		if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f)))
+			n = 0;
+		if (n == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f)))
+			n = 0;
+		if (!n) {
+			fputs("\\ufffd", f);
+			p++;
+			continue;
+		}
+		fwrite(p, 1, n, f);
+		p += n;
+	}
+	fputc('"', f);
+}
+
+/* Separator, line break and key before a value at the current depth. */
+static void json_elem(struct json *j, const char *key)
+{
+	if (j->nelem[j->depth]++)
+		fputc(',', j->f);
+	if (j->depth > 0 && j->depth <= JSON_PRETTY_DEPTH)
+		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	else if (j->nelem[j->depth] > 1)
+		fputc(' ', j->f);
+	if (key) {
+		json_string(j->f, key);
+		fputs(": ", j->f);
+	}
+}
+
+static void json_open(struct json *j, const char *key, char c)
+{
+	if (j->depth > 0 || j->nelem[0])
+		json_elem(j, key);
+	fputc(c, j->f);
+	j->depth++;
+	j->nelem[j->depth] = 0;
+}
+
+static void json_close(struct json *j, char c)
+{
+	int had = j->nelem[j->depth];
+
+	j->depth--;
+	if (had && j->depth + 1 <= JSON_PRETTY_DEPTH)
+		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	fputc(c, j->f);
+}
+
+static void json_obj(struct json *j, const char *key)
+{
+	json_open(j, key, '{');
+}
+
+static void json_obj_end(struct json *j)
+{
+	json_close(j, '}');
+}
+
+static void json_arr(struct json *j, const char *key)
+{
+	json_open(j, key, '[');
+}
+
+static void json_arr_end(struct json *j)
+{
+	json_close(j, ']');
+}
+
+static void json_str(struct json *j, const char *key, const char *s)
+{
+	json_elem(j, key);
+	if (s)
+		json_string(j->f, s);
+	else
+		fputs("null", j->f);
+}
+
+/* A string, or null when @s is NULL or empty. */
+static void json_str_or_null(struct json *j, const char *key, const char *s)
+{
+	json_str(j, key, s && *s ? s : NULL);
+}
+
+static void json_u64(struct json *j, const char *key, uint64_t v)
+{
+	json_elem(j, key);
+	fprintf(j->f, "%" PRIu64, v);
+}
+
+static void json_i64(struct json *j, const char *key, int64_t v)
+{
+	json_elem(j, key);
+	fprintf(j->f, "%" PRId64, v);
+}
+
+static void json_null(struct json *j, const char *key)
+{
+	json_elem(j, key);
+	fputs("null", j->f);
+}
+
+static void json_bool(struct json *j, const char *key, int v)
+{
+	json_elem(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
+/* The shortest of %.15g..%.17g that reads back as @v; null if not finite. */
+static void json_double(struct json *j, const char *key, double v)
+{
+	char buf[40];
+
+	json_elem(j, key);
+	if (!isfinite(v)) {
+		fputs("null", j->f);
+		return;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, j->f);
+}
+
+static void json_hex(struct json *j, const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	json_str(j, key, buf);
+}
+
+/* ---- sections ---- */
+
+static void json_callsite(struct json *j, const struct report *r, const char *key, uint32_t id)
+{
+	const struct vp_callsite *cs = NULL;
+
+	if (id != VP_NO_CALLSITE)
+		cs = vp_reader_callsite(r->reader, id);
+	if (!cs || (cs->flags & VP_CS_NONE)) {
+		json_null(j, key);
+		return;
+	}
+	json_obj(j, key);
+	json_hex(j, "address", cs->offset);
+	json_str_or_null(j, "file", cs->file);
+	if (cs->line)
+		json_u64(j, "line", cs->line);
+	else
+		json_null(j, "line");
+	json_str_or_null(j, "caller", cs->caller);
+	if (cs->module >= 0 && (size_t)cs->module < r->hdr->nmodules)
+		json_str(j, "module", r->hdr->modules[cs->module].path);
+	else
+		json_null(j, "module");
+	json_bool(j, "tail_call", cs->flags & VP_CS_TRAMPOLINE);
+	json_obj_end(j);
+}
+
+/* Statistics every node, function and pattern carries. */
+static void json_stats(struct json *j, const struct vp_stats *s, int variance)
+{
+	json_u64(j, "count", s->n);
+	json_double(j, "mean", s->n ? s->mean : 0);
+	json_double(j, "stddev", vp_stats_stddev(s));
+	if (variance)
+		json_double(j, "variance", vp_stats_variance(s));
+	json_double(j, "cov", vp_stats_cov(s));
+	json_u64(j, "total", s->total);
+	if (s->n) {
+		json_u64(j, "min", s->min);
+		json_u64(j, "max", s->max);
+	} else {
+		json_null(j, "min");
+		json_null(j, "max");
+	}
+}
+
+static void json_header(struct json *j, const struct report *r)
+{
+	const struct vp_header *h = r->hdr;
+	const char *clock = report_clock_name(h->clock);
+	char buf[32];
+
+	json_u64(j, "json_version", JSON_VERSION);
+	json_str(j, "input", r->input);
+	json_u64(j, "data_version", h->version);
+	json_str(j, "unit", report_unit_name(h->unit));
+	if (!clock) {
+		snprintf(buf, sizeof(buf), "clock %" PRIu32, h->clock);
+		clock = buf;
+	}
+	json_str(j, "clock", clock);
+	json_u64(j, "clock_id", h->clock);
+	json_arr(j, "command");
+	for (int i = 0; i < h->argc; i++)
+		json_str(j, NULL, h->argv[i]);
+	json_arr_end(j);
+	json_u64(j, "pid", h->pid);
+	if (h->start_time)
+		json_u64(j, "start_time", h->start_time);
+	else
+		json_null(j, "start_time");
+	json_str_or_null(j, "host", h->host);
+	json_u64(j, "ncpu", h->ncpu);
+	json_arr(j, "probe_costs");
+	for (size_t i = 0; i < h->ncosts; i++) {
+		json_obj(j, NULL);
+		json_str(j, "class", report_insn_class_name(h->costs[i].insn_class));
+		json_u64(j, "in_window_ns", h->costs[i].in_window_ns);
+		json_u64(j, "full_ns", h->costs[i].full_ns);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void json_parameters(struct json *j, const struct report *r)
+{
+	const struct vp_analysis *an = r->an;
+
+	json_obj(j, "parameters");
+	json_double(j, "cutoff", an->params.cutoff);
+	json_double(j, "probability", an->params.probability);
+	json_double(j, "window", an->params.window);
+	json_double(j, "cov_threshold", an->cov_threshold);
+	json_double(j, "similarity", an->params.similarity);
+	json_double(j, "beta", an->params.beta);
+	json_double(j, "k", an->k);
+	json_obj_end(j);
+}
+
+static void json_totals(struct json *j, const struct report *r)
+{
+	const struct vp_build_totals *bt = r->totals;
+	const struct vp_trailer *tr = r->trailer;
+
+	json_obj(j, "totals");
+	json_u64(j, "events", bt->events);
+	json_u64(j, "invocations", bt->invocations);
+	json_u64(j, "lost", r->lost);
+	json_u64(j, "unpaired", bt->unpaired_entries);
+	json_u64(j, "unmatched_exits", bt->unmatched_exits);
+	json_u64(j, "open_at_end", bt->open_at_end);
+	json_u64(j, "out_of_order", bt->out_of_order);
+	json_u64(j, "threads", bt->threads);
+	if (tr->present)
+		json_u64(j, "foreign", tr->foreign);
+	else
+		json_null(j, "foreign");
+	json_u64(j, "total_time", r->an->total_time);
+	json_u64(j, "duration", bt->events ? bt->last_time - bt->first_time : 0);
+	json_bool(j, "complete", tr->present);
+	json_obj_end(j);
+}
+
+static void json_target(struct json *j, const struct report *r)
+{
+	const struct vp_trailer *tr = r->trailer;
+	int ws = (int)tr->wait_status;
+	int exited = tr->present && (tr->flags & VP_END_EXITED);
+
+	if (!tr->present) {
+		json_null(j, "target");
+		return;
+	}
+	json_obj(j, "target");
+	json_bool(j, "exited", exited);
+	if (exited)
+		json_u64(j, "wait_status", tr->wait_status);
+	else
+		json_null(j, "wait_status");
+	if (exited && WIFEXITED(ws))
+		json_i64(j, "exit_code", WEXITSTATUS(ws));
+	else
+		json_null(j, "exit_code");
+	if (exited && WIFSIGNALED(ws))
+		json_i64(j, "signal", WTERMSIG(ws));
+	else
+		json_null(j, "signal");
+	json_bool(j, "interrupted", tr->flags & VP_END_INTERRUPTED);
+	json_bool(j, "write_error", tr->flags & VP_END_WRITE_ERROR);
+	json_obj_end(j);
+}
+
+static void json_functions(struct json *j, const struct report *r)
+{
+	const struct vp_analysis *an = r->an;
+
+	json_arr(j, "functions");
+	for (size_t i = 0; i < an->nfuncs; i++) {
+		const struct vp_func_summary *fs = &an->funcs[i];
+		const struct vp_func *fn = NULL;
+
+		if (fs->func < r->hdr->nfuncs)
+			fn = &r->hdr->funcs[fs->func];
+
+		json_obj(j, NULL);
+		json_str(j, "function", report_func_name(r, fs->func));
+		json_str_or_null(j, "symbol", fn ? fn->name : NULL);
+		json_str_or_null(j, "base", fn ? fn->base : NULL);
+		json_stats(j, &fs->stats, 0);
+		json_u64(j, "contexts", fs->ncontexts);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/*
+ * labels[0] = "self", then one per child in the matrix's variable order
+ * (children[i] is variable i + 1; vp_cct_child_slot() says so for sure).
+ */
+static void json_covariance(struct json *j, const struct report *r, const struct vp_cct_node *n)
+{
+	size_t dim = n->cov.dim;
+	uint32_t *child_of;
+	char label[600];
+
+	if (!n->nchildren || dim < 2) {
+		json_null(j, "children_covariance");
+		return;
+	}
+	child_of = xcalloc(dim, sizeof(*child_of));
+	for (uint32_t i = 0; i < n->nchildren; i++) {
+		long slot = vp_cct_child_slot(n, n->children[i]);
+
+		if (slot > 0 && (size_t)slot < dim)
+			child_of[slot] = n->children[i];
+	}
+	json_obj(j, "children_covariance");
+	json_arr(j, "labels");
+	for (size_t v = 0; v < dim; v++) {
+		if (v == 0)
+			snprintf(label, sizeof(label), "self");
+		else if (child_of[v])
+			report_node_label(r, child_of[v], label, sizeof(label));
+		else
+			snprintf(label, sizeof(label), "variable %zu", v);
+		json_str(j, NULL, label);
+	}
+	json_arr_end(j);
+	json_arr(j, "nodes");
+	for (size_t v = 0; v < dim; v++) {
+		if (child_of[v])
+			json_u64(j, NULL, child_of[v]);
+		else
+			json_null(j, NULL);
+	}
+	json_arr_end(j);
+	json_arr(j, "matrix");
+	for (size_t a = 0; a < dim; a++) {
+		json_arr(j, NULL);
+		for (size_t b = 0; b < dim; b++)
+			json_double(j, NULL, vp_covar_get(&n->cov, a, b));
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+	free(child_of);
+}
+
+static void json_nodes(struct json *j, const struct report *r)
+{
+	const struct vp_analysis *an = r->an;
+	size_t nnodes = r->tree->nnodes;
+
+	json_arr(j, "nodes");
+	for (uint32_t id = 1; id < nnodes; id++) {
+		const struct vp_cct_node *n = &r->tree->nodes[id];
+		int known = id < an->nnodes;
+
+		json_obj(j, NULL);
+		json_u64(j, "id", id);
+		if (n->parent == VP_NODE_ROOT || n->parent == VP_NO_NODE)
+			json_null(j, "parent");
+		else
+			json_u64(j, "parent", n->parent);
+		json_u64(j, "depth", n->depth);
+		json_str(j, "function", report_func_name(r, n->func));
+		json_callsite(j, r, "callsite", n->callsite);
+		json_stats(j, &n->stats, 1);
+		json_u64(j, "unpaired", n->unpaired);
+		json_bool(j, "significant", known && an->significant[id]);
+		json_bool(j, "high_variance", known && an->high_variance[id]);
+		json_double(j, "vim", known ? an->vim[id] : 0);
+		json_arr(j, "children");
+		for (uint32_t i = 0; i < n->nchildren; i++)
+			json_u64(j, NULL, n->children[i]);
+		json_arr_end(j);
+		json_covariance(j, r, n);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void json_patterns(struct json *j, const struct report *r)
+{
+	const struct vp_analysis *an = r->an;
+
+	json_arr(j, "patterns");
+	for (size_t i = 0; i < an->npatterns; i++) {
+		const struct vp_pattern *p = &an->patterns[i];
+
+		json_obj(j, NULL);
+		json_u64(j, "rank", i + 1);
+		json_arr(j, "functions");
+		for (size_t e = 0; e < p->len; e++)
+			json_str(j, NULL, report_func_name(r, p->chain[e].func));
+		json_arr_end(j);
+		json_arr(j, "callsites");
+		for (size_t e = 0; e < p->len; e++)
+			json_callsite(j, r, NULL, p->chain[e].callsite);
+		json_arr_end(j);
+		json_stats(j, &p->stats, 0);
+		json_double(j, "vim", p->vim);
+		json_double(j, "vim_share", an->max_vim > 0 ? p->vim / an->max_vim : 0);
+		json_bool(j, "in_pattern_set", p->in_pattern_set);
+		json_arr(j, "nodes");
+		for (size_t e = 0; e < p->nnodes; e++)
+			json_u64(j, NULL, p->nodes[e]);
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+int report_json(const struct report *r)
+{
+	struct json j = { .f = r->out };
+
+	json_obj(&j, NULL);
+	json_header(&j, r);
+	json_parameters(&j, r);
+	json_totals(&j, r);
+	json_target(&j, r);
+	json_functions(&j, r);
+	json_nodes(&j, r);
+	json_patterns(&j, r);
+	json_obj_end(&j);
+	fputc('\n', r->out);
+	return ferror(r->out) ? -1 : 0;
+}

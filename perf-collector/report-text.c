@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * report-text.c - the human-readable `varperf report`: Pattern Set first,
+ * then the high-variance part of the calling-context tree, then totals.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "core/cct.h"
+#include "core/covar.h"
+#include "core/datafile.h"
+#include "core/patterns.h"
+#include "core/stats.h"
+#include "report.h"
+#include "util.h"
+
+/* Deeper nodes keep the indentation of this depth and show their depth. */
+enum { TEXT_MAX_INDENT = 16 };
+/* Contributors listed per high-variance node; the rest are summed up. */
+enum { TEXT_TOP_CONTRIBUTORS = 5 };
+
+const char *report_func_name(const struct report *r, uint32_t func)
+{
+	if (func >= r->hdr->nfuncs)
+		return "?";
+	return r->hdr->funcs[func].display ? r->hdr->funcs[func].display : r->hdr->funcs[func].name;
+}
+
+const char *report_callsite_str(const struct report *r, uint32_t id, int short_file, char *buf,
+				size_t len)
+{
+	const struct vp_callsite *cs;
+	const char *file, *slash;
+
+	buf[0] = '\0';
+	if (id == VP_NO_CALLSITE)
+		return buf;
+	cs = vp_reader_callsite(r->reader, id);
+	if (!cs || (cs->flags & VP_CS_NONE))
+		return buf;
+	if (cs->flags & VP_CS_TRAMPOLINE) {
+		snprintf(buf, len, "(tail call)");
+	} else if (cs->file && *cs->file && cs->line) {
+		file = cs->file;
+		slash = strrchr(file, '/');
+		if (short_file && slash && slash[1])
+			file = slash + 1;
+		snprintf(buf, len, "%s:%" PRIu32, file, cs->line);
+	} else if (cs->caller && *cs->caller) {
+		snprintf(buf, len, "%s", cs->caller);
+	} else {
+		snprintf(buf, len, "0x%" PRIx64, cs->offset);
+	}
+	return buf;
+}
+
+const char *report_clock_name(uint32_t clock)
+{
+	/* clockid_t values of <linux/time.h>, fixed by the kernel ABI */
+	static const char *const names[] = {
+		[0] = "CLOCK_REALTIME",		  [1] = "CLOCK_MONOTONIC",
+		[2] = "CLOCK_PROCESS_CPUTIME_ID", [3] = "CLOCK_THREAD_CPUTIME_ID",
+		[4] = "CLOCK_MONOTONIC_RAW",	  [5] = "CLOCK_REALTIME_COARSE",
+		[6] = "CLOCK_MONOTONIC_COARSE",	  [7] = "CLOCK_BOOTTIME",
+		[11] = "CLOCK_TAI",
+	};
+
+	if (clock < sizeof(names) / sizeof(names[0]))
+		return names[clock];
+	return NULL;
+}
+
+const char *report_unit_name(uint32_t unit)
+{
+	switch (unit) {
+	case VP_UNIT_NS:
+		return "ns";
+	case VP_UNIT_CYCLES:
+		return "cycles";
+	default:
+		return "unknown";
+	}
+}
+
+const char *report_insn_class_name(uint32_t insn_class)
+{
+	switch (insn_class) {
+	case VP_INSN_EMULATED:
+		return "emulated";
+	case VP_INSN_STEPPED:
+		return "single-stepped";
+	default:
+		return "unknown";
+	}
+}
+
+/* A time in the file's unit, in human units when that unit is ns. */
+static const char *text_time(const struct report *r, double v, char *buf, size_t len)
+{
+	if (r->hdr->unit == VP_UNIT_NS)
+		return fmt_duration(v, buf, len);
+	snprintf(buf, len, "%.3g cyc", v);
+	return buf;
+}
+
+/*
+ * Names come from the recorded binary and its debug information: print
+ * control characters as '?' so that a hostile file cannot drive the terminal.
+ */
+static void text_put(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+/* " [call site]" of node or chain element, or nothing without one. */
+static void text_put_callsite(const struct report *r, uint32_t id)
+{
+	char cs[512];
+
+	report_callsite_str(r, id, 1, cs, sizeof(cs));
+	if (!*cs)
+		return;
+	fputs(" [", r->out);
+	text_put(r->out, cs);
+	fputc(']', r->out);
+}
+
+static const char *text_unit_clock(const struct report *r, char *buf, size_t len)
+{
+	const char *clock = report_clock_name(r->hdr->clock);
+
+	if (clock)
+		snprintf(buf, len, "%s, %s", report_unit_name(r->hdr->unit), clock);
+	else
+		snprintf(buf, len, "%s, clock %" PRIu32, report_unit_name(r->hdr->unit),
+			 r->hdr->clock);
+	return buf;
+}
+
+/* Print @s quoted for a POSIX shell when it needs quoting. */
+static void text_shell_word(FILE *f, const char *s)
+{
+	if (*s && !s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			       "0123456789@%+=:,./_-")]) {
+		fputs(s, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+	}
+	fputc('\'', f);
+}
+
+static void text_header(const struct report *r)
+{
+	const struct vp_header *h = r->hdr;
+	FILE *f = r->out;
+	char buf[64], tbuf[64];
+	struct tm tm;
+	time_t t;
+
+	fprintf(f, "varperf report of '");
+	text_put(f, r->input);
+	fprintf(f, "'\n");
+	fprintf(f, "  command:          ");
+	for (int i = 0; i < h->argc; i++) {
+		fputc(' ', f);
+		text_shell_word(f, h->argv[i]);
+	}
+	if (h->argc <= 0)
+		fprintf(f, " (not recorded)");
+	fputc('\n', f);
+	fprintf(f, "  pid:               %" PRIu32 "\n", h->pid);
+	t = (time_t)h->start_time;
+	if (h->start_time && localtime_r(&t, &tm) &&
+	    strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S %z", &tm))
+		fprintf(f, "  recorded:          %s\n", tbuf);
+	fprintf(f, "  host:              ");
+	text_put(f, h->host && *h->host ? h->host : "(unknown)");
+	if (h->ncpu)
+		fprintf(f, ", %" PRIu32 " CPU%s", h->ncpu, h->ncpu == 1 ? "" : "s");
+	fputc('\n', f);
+	fprintf(f, "  unit:              %s\n", text_unit_clock(r, buf, sizeof(buf)));
+	fprintf(f, "  probed functions:  %zu\n", h->nfuncs);
+	if (!h->ncosts) {
+		fprintf(f, "  probe cost: not calibrated\n");
+		return;
+	}
+	fprintf(f, "  probe cost per call: ");
+	for (size_t i = 0; i < h->ncosts; i++)
+		fprintf(f, "%s%s (%s)", i ? ", " : "",
+			text_time(r, (double)h->costs[i].full_ns, buf, sizeof(buf)),
+			report_insn_class_name(h->costs[i].insn_class));
+	fprintf(f, "; durations include it \xe2\x80\x94 see varperf-report(1)\n");
+}
+
+/* "main [x.c:3] → f [x.c:9]": the pattern's chain, outermost first. */
+static void text_chain(const struct report *r, const struct vp_pattern *p)
+{
+	for (size_t i = 0; i < p->len; i++) {
+		if (i)
+			fputs(" \xe2\x86\x92 ", r->out);
+		text_put(r->out, report_func_name(r, p->chain[i].func));
+		text_put_callsite(r, p->chain[i].callsite);
+	}
+}
+
+static void text_pattern_row(const struct report *r, size_t rank, const struct vp_pattern *p)
+{
+	const struct vp_analysis *an = r->an;
+	char mean[32], sigma[32], vim[32];
+	double share = an->max_vim > 0 ? 100.0 * p->vim / an->max_vim : 0.0;
+
+	fprintf(r->out, "  %4zu %5.1f%% %9" PRIu64 " %9s %9s %6.3f %9s  ", rank, share,
+		p->stats.n, text_time(r, p->stats.mean, mean, sizeof(mean)),
+		text_time(r, vp_stats_stddev(&p->stats), sigma, sizeof(sigma)),
+		vp_stats_cov(&p->stats), text_time(r, p->vim, vim, sizeof(vim)));
+	text_chain(r, p);
+	fputc('\n', r->out);
+}
+
+static void text_patterns(const struct report *r)
+{
+	const struct vp_analysis *an = r->an;
+	size_t nset = 0;
+	FILE *f = r->out;
+
+	fprintf(f, "Pattern Set (VIM >= %g%% of max; k = %.1f):\n", 100.0 * an->params.beta,
+		an->k);
+	for (size_t i = 0; i < an->npatterns; i++)
+		nset += an->patterns[i].in_pattern_set != 0;
+	if (!an->npatterns) {
+		fprintf(f, "  (none: no significant node has CoV >= %g)\n", an->cov_threshold);
+		return;
+	}
+	fprintf(f, "  rank share         N      mean     sigma    CoV       VIM  call chain\n");
+	for (size_t i = 0; i < an->npatterns; i++)
+		if (an->patterns[i].in_pattern_set)
+			text_pattern_row(r, i + 1, &an->patterns[i]);
+	if (nset == an->npatterns)
+		return;
+	if (!r->all) {
+		fprintf(f, "  %zu other pattern%s not in the Pattern Set (--all lists them)\n",
+			an->npatterns - nset, an->npatterns - nset == 1 ? " is" : "s are");
+		return;
+	}
+	fprintf(f, "Other patterns:\n");
+	for (size_t i = 0; i < an->npatterns; i++)
+		if (!an->patterns[i].in_pattern_set)
+			text_pattern_row(r, i + 1, &an->patterns[i]);
+}
+
+/* ---- the tree of high-variance (or, with --all, significant) nodes ---- */
+
+struct text_tree {
+	const struct report *r;
+	uint8_t *shown;	    /* node is printed */
+	uint32_t *stack;    /* DFS stack of node ids */
+	size_t sp;
+	uint32_t *order;    /* printed nodes with contributors, in print order */
+	size_t norder;
+};
+
+static const struct vp_cct_node *text_node(const struct report *r, uint32_t id)
+{
+	return &r->tree->nodes[id];
+}
+
+static int text_selected(const struct report *r, uint32_t id)
+{
+	if (id == VP_NODE_ROOT || id >= r->an->nnodes)
+		return 0;
+	return r->all ? r->an->significant[id] : r->an->high_variance[id];
+}
+
+static const struct vp_cct *text_sort_tree;
+
+static int text_cmp_total(const void *a, const void *b)
+{
+	const struct vp_cct_node *x = &text_sort_tree->nodes[*(const uint32_t *)a];
+	const struct vp_cct_node *y = &text_sort_tree->nodes[*(const uint32_t *)b];
+
+	if (x->stats.total != y->stats.total)
+		return x->stats.total < y->stats.total ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Push @id's shown children so that the one with the largest total pops first. */
+static void text_push_children(struct text_tree *t, uint32_t id)
+{
+	const struct vp_cct_node *n = text_node(t->r, id);
+	size_t start = t->sp;
+
+	for (uint32_t i = 0; i < n->nchildren; i++)
+		if (t->shown[n->children[i]])
+			t->stack[t->sp++] = n->children[i];
+	text_sort_tree = t->r->tree;
+	qsort(t->stack + start, t->sp - start, sizeof(*t->stack), text_cmp_total);
+	for (size_t i = start, j = t->sp; i + 1 < j; i++, j--) {
+		uint32_t tmp = t->stack[i];
+
+		t->stack[i] = t->stack[j - 1];
+		t->stack[j - 1] = tmp;
+	}
+}
+
+static void text_node_row(struct text_tree *t, uint32_t id)
+{
+	const struct report *r = t->r;
+	const struct vp_cct_node *n = text_node(r, id);
+	const struct vp_stats *s = &n->stats;
+	char mean[32], sigma[32], min[32], max[32], total[32];
+	double share = r->an->total_time ? 100.0 * (double)s->total / (double)r->an->total_time : 0;
+	int hv = r->an->high_variance[id];
+	uint32_t depth = n->depth ? n->depth - 1 : 0;
+
+	if (s->n) {
+		text_time(r, (double)s->min, min, sizeof(min));
+		text_time(r, (double)s->max, max, sizeof(max));
+	} else {
+		strcpy(min, "-");
+		strcpy(max, "-");
+	}
+	fprintf(r->out, "%c %9" PRIu64 " %9s %9s %6.3f %9s %9s %9s %6.1f%%  ", hv ? '*' : ' ',
+		s->n, text_time(r, s->mean, mean, sizeof(mean)),
+		text_time(r, vp_stats_stddev(s), sigma, sizeof(sigma)), vp_stats_cov(s), min, max,
+		text_time(r, (double)s->total, total, sizeof(total)), share);
+	if (depth > TEXT_MAX_INDENT)
+		fprintf(r->out, "%*s[depth %" PRIu32 "] ", 2 * TEXT_MAX_INDENT, "", depth + 1);
+	else
+		fprintf(r->out, "%*s", 2 * (int)depth, "");
+	text_put(r->out, report_func_name(r, n->func));
+	text_put_callsite(r, n->callsite);
+	fputc('\n', r->out);
+	if (hv && n->nchildren && n->cov.dim > 1)
+		t->order[t->norder++] = id;
+}
+
+const char *report_node_label(const struct report *r, uint32_t id, char *buf, size_t len)
+{
+	const struct vp_cct_node *n = &r->tree->nodes[id];
+	char cs[512];
+
+	report_callsite_str(r, n->callsite, 1, cs, sizeof(cs));
+	snprintf(buf, len, "%s%s%s", report_func_name(r, n->func), *cs ? "@" : "", cs);
+	return buf;
+}
+
+struct text_contrib {
+	size_t var;
+	double value;
+};
+
+static int text_cmp_contrib(const void *a, const void *b)
+{
+	double x = fabs(((const struct text_contrib *)a)->value);
+	double y = fabs(((const struct text_contrib *)b)->value);
+
+	if (x != y)
+		return x < y ? 1 : -1;
+	return ((const struct text_contrib *)a)->var > ((const struct text_contrib *)b)->var;
+}
+
+/* @part in % of @whole, without printing rounding noise as "-0.0". */
+static double text_pct(double part, double whole)
+{
+	double pct = 100.0 * part / whole;
+
+	return fabs(pct) < 0.05 ? 0.0 : pct;
+}
+
+/*
+ * Row sums of the covariance matrix: variable i contributes
+ * sum_j C[i][j], and these add up to the node's variance (seed 001 Eq. 2).
+ */
+static void text_contributors(const struct report *r, uint32_t id)
+{
+	const struct vp_cct_node *n = text_node(r, id);
+	size_t dim = n->cov.dim, shown;
+	struct text_contrib *c = xcalloc(dim, sizeof(*c));
+	uint32_t *child_of = xcalloc(dim, sizeof(*child_of));
+	double var = vp_covar_sum(&n->cov), rest = 0;
+	char label[600], sigma[32];
+
+	for (uint32_t i = 0; i < n->nchildren; i++) {
+		long slot = vp_cct_child_slot(n, n->children[i]);
+
+		if (slot > 0 && (size_t)slot < dim)
+			child_of[slot] = n->children[i];
+	}
+	for (size_t i = 0; i < dim; i++) {
+		c[i].var = i;
+		for (size_t j = 0; j < dim; j++)
+			c[i].value += vp_covar_get(&n->cov, i, j);
+	}
+	qsort(c, dim, sizeof(*c), text_cmp_contrib);
+
+	fputs("  ", r->out);
+	text_put(r->out, report_func_name(r, n->func));
+	text_put_callsite(r, n->callsite);
+	text_time(r, sqrt(var > 0 ? var : 0), sigma, sizeof(sigma));
+	fprintf(r->out, " (node %" PRIu32 ", depth %" PRIu32 "): sigma %s over %" PRIu64 " calls\n",
+		id, n->depth, sigma, n->cov.n);
+	if (!(var > 0)) {
+		fprintf(r->out, "    (no variance)\n");
+		goto out;
+	}
+	shown = dim < TEXT_TOP_CONTRIBUTORS ? dim : TEXT_TOP_CONTRIBUTORS;
+	for (size_t i = 0; i < dim; i++) {
+		if (i >= shown) {
+			rest += c[i].value;
+			continue;
+		}
+		if (c[i].var == 0)
+			snprintf(label, sizeof(label), "self");
+		else if (child_of[c[i].var])
+			report_node_label(r, child_of[c[i].var], label, sizeof(label));
+		else
+			snprintf(label, sizeof(label), "variable %zu", c[i].var);
+		fprintf(r->out, "    %7.1f%%  ", text_pct(c[i].value, var));
+		text_put(r->out, label);
+		fputc('\n', r->out);
+	}
+	if (dim > shown)
+		fprintf(r->out, "    %7.1f%%  (%zu more)\n", text_pct(rest, var), dim - shown);
+out:
+	free(child_of);
+	free(c);
+}
+
+static void text_tree(const struct report *r)
+{
+	const struct vp_analysis *an = r->an;
+	size_t nnodes = r->tree->nnodes < an->nnodes ? r->tree->nnodes : an->nnodes;
+	struct text_tree t = { .r = r };
+	size_t nsel = 0;
+	FILE *f = r->out;
+
+	t.shown = xcalloc(nnodes ? nnodes : 1, 1);
+	t.stack = xcalloc(nnodes ? nnodes : 1, sizeof(*t.stack));
+	t.order = xcalloc(nnodes ? nnodes : 1, sizeof(*t.order));
+	/* selected nodes and their ancestors, so the tree has its structure */
+	for (uint32_t id = 1; id < nnodes; id++) {
+		if (!text_selected(r, id))
+			continue;
+		nsel++;
+		for (uint32_t p = id; p != VP_NODE_ROOT && p < nnodes && !t.shown[p];
+		     p = text_node(r, p)->parent)
+			t.shown[p] = 1;
+	}
+
+	if (r->all)
+		fprintf(f, "Significant nodes (total >= %g%% of the total time; * = CoV >= %g):\n",
+			100.0 * an->params.cutoff, an->cov_threshold);
+	else
+		fprintf(f, "High-variance nodes (* = significant and CoV >= %g; other lines are "
+			   "their callers):\n",
+			an->cov_threshold);
+	if (!nsel) {
+		fprintf(f, "  (none)\n");
+		goto out;
+	}
+	fprintf(f, "          N      mean     sigma    CoV       min       max     total   share  "
+		   "calling context\n");
+	if (nnodes)
+		text_push_children(&t, VP_NODE_ROOT);
+	while (t.sp) {
+		uint32_t id = t.stack[--t.sp];
+
+		text_node_row(&t, id);
+		text_push_children(&t, id);
+	}
+	if (!t.norder)
+		goto out;
+	fprintf(f, "\nVariance contributors (row sums of each node's covariance matrix, in %% of "
+		   "its variance):\n");
+	for (size_t i = 0; i < t.norder; i++)
+		text_contributors(r, t.order[i]);
+out:
+	free(t.order);
+	free(t.stack);
+	free(t.shown);
+}
+
+/* ---- totals ---- */
+
+static const char *text_target_status(const struct vp_trailer *tr, char *buf, size_t len)
+{
+	int ws = (int)tr->wait_status;
+
+	if (!tr->present) {
+		snprintf(buf, len, "recording incomplete (no END chunk)");
+	} else if (!(tr->flags & VP_END_EXITED)) {
+		snprintf(buf, len, "still running when the recording stopped");
+	} else if (WIFEXITED(ws)) {
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(ws));
+	} else if (WIFSIGNALED(ws)) {
+		snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(ws),
+			 strsignal(WTERMSIG(ws)), WCOREDUMP(ws) ? ", core dumped" : "");
+	} else {
+		snprintf(buf, len, "wait status 0x%x", ws);
+	}
+	return buf;
+}
+
+static void text_totals(const struct report *r)
+{
+	const struct vp_build_totals *bt = r->totals;
+	const struct vp_trailer *tr = r->trailer;
+	FILE *f = r->out;
+	char buf[128];
+
+	fprintf(f, "Totals:\n");
+	fprintf(f, "  events:                       %" PRIu64 "\n", bt->events);
+	fprintf(f, "  invocations:                  %" PRIu64 "\n", bt->invocations);
+	fprintf(f, "  lost records:                 %" PRIu64 "\n", r->lost);
+	fprintf(f, "  unpaired entries:             %" PRIu64 "\n", bt->unpaired_entries);
+	fprintf(f, "  unmatched exits:              %" PRIu64 "\n", bt->unmatched_exits);
+	fprintf(f, "  threads:                      %" PRIu32 "\n", bt->threads);
+	if (tr->present)
+		fprintf(f, "  foreign records not followed: %" PRIu64 "\n", tr->foreign);
+	else
+		fprintf(f, "  foreign records not followed: unknown\n");
+	fprintf(f, "  unit:                         %s\n", text_unit_clock(r, buf, sizeof(buf)));
+	fprintf(f, "  probed functions:             %zu\n", r->hdr->nfuncs);
+	fprintf(f, "  total time:                   %s (sum of the outermost invocations)\n",
+		text_time(r, (double)r->an->total_time, buf, sizeof(buf)));
+	fprintf(f, "  duration of the recording:    %s (first to last event)\n",
+		text_time(r, bt->events ? (double)(bt->last_time - bt->first_time) : 0, buf,
+			  sizeof(buf)));
+	fprintf(f, "  target:                       %s\n",
+		text_target_status(tr, buf, sizeof(buf)));
+	if (tr->present && (tr->flags & VP_END_INTERRUPTED))
+		fprintf(f, "  recording interrupted by a signal to varperf\n");
+	if (tr->present && (tr->flags & VP_END_WRITE_ERROR))
+		fprintf(f, "  data were dropped while writing the file\n");
+}
+
+int report_text(const struct report *r)
+{
+	text_header(r);
+	fputc('\n', r->out);
+	text_patterns(r);
+	fputc('\n', r->out);
+	text_tree(r);
+	fputc('\n', r->out);
+	text_totals(r);
+	return ferror(r->out) ? -1 : 0;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * report.h - what `varperf report` hands its two printers (text and JSON),
+ * and the few formatting helpers both of them share.
+ */
+#ifndef VARPERF_REPORT_H
+#define VARPERF_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/cct.h"
+#include "core/datafile.h"
+#include "core/patterns.h"
+
+/* Everything the printers read; all of it is owned by cmd_report(). */
+struct report {
+	FILE *out;
+	const char *input;			/* data file name as given */
+	struct vp_reader *reader;		/* call sites, threads, lost counts */
+	const struct vp_header *hdr;		/* META chunk */
+	const struct vp_trailer *trailer;	/* END chunk (present == 0: none) */
+	const struct vp_cct *tree;
+	const struct vp_build_totals *totals;
+	const struct vp_analysis *an;
+	uint64_t lost;				/* lost records (see report_lost) */
+	int all;				/* --all */
+};
+
+/* Both return 0, or -1 when writing failed (the caller reports it). */
+int report_text(const struct report *r);
+int report_json(const struct report *r);
+
+/* ---- shared helpers, defined in report-text.c ---- */
+
+/* Display name of function @func ("?" for an index the header lacks). */
+const char *report_func_name(const struct report *r, uint32_t func);
+/*
+ * Call site @id as "file:line" (only the last path component of the file
+ * when @short_file), "caller+0xoff" without line information, "(tail call)"
+ * for the kernel's return trampoline, "0x<address>" as a last resort, or ""
+ * when the invocation had no call site (top of a thread).
+ */
+const char *report_callsite_str(const struct report *r, uint32_t id, int short_file, char *buf,
+				size_t len);
+/* Node @id as "function@call-site" (see above), or "function" without one. */
+const char *report_node_label(const struct report *r, uint32_t id, char *buf, size_t len);
+/* Name of a clockid_t, or NULL if unknown. */
+const char *report_clock_name(uint32_t clock);
+/* Name of the unit, "ns" or "cycles". */
+const char *report_unit_name(uint32_t unit);
+/* Name of an instruction class ("emulated", "single-stepped", "unknown"). */
+const char *report_insn_class_name(uint32_t insn_class);
+
+#endif
