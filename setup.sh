@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# setup.sh - make a fresh Debian 12 machine build varperf: install what is
+# missing, bootstrap, configure and build.  Safe to run again.
+#
+#   ./setup.sh          install, bootstrap, configure, build
+#   ./setup.sh demo     ... then record and report the bundled demo
+#   ./setup.sh check    ... then run make check (prints failing logs)
+#
+# Runs as root: it installs packages, and recording needs the uprobe PMU.
+set -euo pipefail
+
+packages=(build-essential g++ autoconf automake libtool pkg-config libelf-dev libdw-dev
+	zlib1g-dev libunwind-dev binutils-dev libiberty-dev libcapstone-dev mandoc)
+
+step() {
+	printf '==> %s\n' "$*"
+}
+
+fail() {
+	printf 'setup.sh: %s\n' "$*" >&2
+	exit 1
+}
+
+usage() {
+	echo "usage: ./setup.sh [demo | check]"
+}
+
+case "${1:-}" in
+"" | demo | check) ;;
+-h | --help)
+	usage
+	exit 0
+	;;
+*)
+	usage >&2
+	exit 2
+	;;
+esac
+[ $# -le 1 ] || {
+	usage >&2
+	exit 2
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	fail "must run as root (it installs packages with apt-get; recording needs CAP_SYS_ADMIN)"
+fi
+
+cd "$(dirname "$0")"
+
+# A package counts as installed only when dpkg says "install ok installed".
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	step "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+	step "all build dependencies are installed"
+fi
+
+if [ ! -x configure ] || [ configure.ac -nt configure ]; then
+	step "bootstrap (autoreconf)"
+	./bootstrap
+fi
+if [ ! -f Makefile ]; then
+	step "configure"
+	./configure
+fi
+step "make"
+make -j2
+
+case "${1:-}" in
+demo)
+	step "record the demo: perf-collector/varperf record -o demo.data -- demo/vp-demo"
+	perf-collector/varperf record -o demo.data -- demo/vp-demo
+	step "report: perf-collector/varperf report -i demo.data"
+	perf-collector/varperf report -i demo.data
+	;;
+check)
+	# Makefile.am runs the recording tests one at a time even under -j.
+	step "make check"
+	if ! make -j2 check; then
+		# Each test's .trs holds its verdict: show the logs of those
+		# that did not pass.
+		find . -name '*.trs' | sort | while read -r trs; do
+			if grep -qE '^:global-test-result: (FAIL|ERROR|XPASS)' "$trs"; then
+				printf '\n==> %s\n' "${trs%.trs}.log"
+				cat "${trs%.trs}.log"
+			fi
+		done
+		fail "make check failed"
+	fi
+	;;
+esac
+step "done"

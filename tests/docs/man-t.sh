@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# man-t.sh - the manual pages agree with the program: every long option
+# that "varperf CMD --help" prints is documented in varperf-CMD(1) (the
+# global options and "version", which has no page of its own, in
+# varperf(1)), and every page passes mandoc's linter when it is installed.
+
+. "$top_srcdir/tests/lib/test-subr.sh"
+
+require_file "$VARPERF"
+
+mandir=$top_srcdir/man
+# "command:page" pairs; an empty command is varperf itself.
+checks=":varperf.1 version:varperf.1 record:varperf-record.1 report:varperf-report.1"
+pages="varperf.1 varperf-record.1 varperf-report.1 varperf-data.5"
+
+# page_text PAGE - the page source with troff escapes that commonly appear
+# inside option names removed: "\-" becomes "-", font changes and "\&"
+# disappear, so that "\fB\-\-output\fR" reads "--output".
+page_text() {
+	sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\f(..//g' -e 's/\\f\[[^]]*\]//g' \
+		-e 's/\\&//g' "$1"
+}
+
+for check in $checks; do
+	cmd=${check%%:*}
+	name=${check#*:}
+	page=$mandir/$name
+	what="varperf${cmd:+ $cmd} --help"
+	"$VARPERF" $cmd --help >"$TMPDIR_T/help" 2>"$TMPDIR_T/err"
+	st=$?
+	opts=$(grep -oE -- '--[a-z][a-z-]*' "$TMPDIR_T/help" | sed 's/-*$//' | sort -u)
+	if [ "$st" -eq 0 ] && [ -n "$opts" ]; then
+		tap_pass "$what exits 0 and lists long options"
+	else
+		tap_fail "$what exits 0 and lists long options"
+		tap_diag "exit status $st; output:"
+		tap_diag "$(cat "$TMPDIR_T/help" "$TMPDIR_T/err")"
+	fi
+	if [ ! -f "$page" ]; then
+		tap_fail "man/$name exists"
+		continue
+	fi
+	page_text "$page" >"$TMPDIR_T/page"
+	for opt in $opts; do
+		# The option followed by a non-name character, so that --out
+		# does not pass because --output is documented.
+		if grep -qE -- "$opt([^a-z-]|\$)" "$TMPDIR_T/page"; then
+			tap_pass "$name documents $what's $opt"
+		else
+			tap_fail "$name documents $what's $opt"
+		fi
+	done
+done
+
+if command -v mandoc >/dev/null 2>&1; then
+	for p in $pages; do
+		out=$(mandoc -Tlint -Wwarning "$mandir/$p" 2>&1)
+		st=$?
+		if [ "$st" -eq 0 ] && [ -z "$out" ]; then
+			tap_pass "mandoc -Tlint: $p has no warnings"
+		else
+			tap_fail "mandoc -Tlint: $p has no warnings"
+			tap_diag "$out"
+		fi
+	done
+else
+	for p in $pages; do
+		tap_skip "mandoc is not installed (lint $p)"
+	done
+fi
+
+tap_done
