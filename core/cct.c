@@ -53,6 +53,7 @@ void vp_cct_release(struct vp_cct *t)
 
 	for (i = 0; i < t->nnodes; i++) {
 		free(t->nodes[i].children);
+		free(t->nodes[i].child_keys);
 		vp_covar_release(&t->nodes[i].cov);
 	}
 	free(t->nodes);
@@ -101,27 +102,50 @@ uint32_t vp_cct_find(const struct vp_cct *t, uint32_t parent, uint32_t func, uin
 	return t->hash[hash_slot(t, parent, func, callsite)];
 }
 
-static int add_child_ref(struct vp_cct_node *p, uint32_t id)
+static uint64_t child_key(uint32_t func, uint32_t callsite)
+{
+	return (uint64_t)func << 32 | callsite;
+}
+
+static int add_child_ref(struct vp_cct_node *p, uint32_t id, uint64_t key)
 {
 	if (p->nchildren == p->children_cap) {
 		uint32_t cap = p->children_cap ? p->children_cap * 2 : 4;
 		uint32_t *c = realloc(p->children, cap * sizeof(*c));
+		uint64_t *k;
 
 		if (!c)
 			return -ENOMEM;
 		p->children = c;
+		k = realloc(p->child_keys, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		p->child_keys = k;
 		p->children_cap = cap;
 	}
+	p->child_keys[p->nchildren] = key;
 	p->children[p->nchildren++] = id;
 	return 0;
 }
 
+enum { SCAN_MAX = 16 };
+
 long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t callsite)
 {
+	const struct vp_cct_node *pn = &t->nodes[parent];
+	uint64_t key = child_key(func, callsite);
 	struct vp_cct_node *n;
-	size_t slot = hash_slot(t, parent, func, callsite);
+	size_t slot;
 	int err;
 
+	if (pn->nchildren <= SCAN_MAX) {
+		uint32_t i;
+
+		for (i = 0; i < pn->nchildren; i++)
+			if (pn->child_keys[i] == key)
+				return pn->children[i];
+	}
+	slot = hash_slot(t, parent, func, callsite);
 	if (t->hash[slot] != VP_NO_NODE)
 		return t->hash[slot];
 	if (t->nnodes >= VP_NO_NODE - 1)
@@ -144,7 +168,7 @@ long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t cal
 	n->slot = t->nodes[parent].nchildren;
 	vp_stats_init(&n->stats);
 	vp_covar_init(&n->cov);
-	err = add_child_ref(&t->nodes[parent], n->id);
+	err = add_child_ref(&t->nodes[parent], n->id, key);
 	if (err)
 		return err;
 	t->hash[slot] = n->id;

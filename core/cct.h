@@ -34,6 +34,8 @@ struct vp_cct_node {
 	uint32_t *children; /* child node ids, in discovery order; variable
 			     * i+1 of @cov is children[i] */
 	uint32_t children_cap;
+	uint64_t *child_keys; /* func << 32 | callsite of children[i]: a short
+			       * scan here beats hashing for small fan-out */
 	struct vp_stats stats; /* inclusive duration per invocation */
 	struct vp_covar cov;   /* Y_0..Y_k once the node has children (cov.n is
 				* then stats.n); empty for leaves */

@@ -434,12 +434,10 @@ struct vp_reader {
 	/* the EVENTS chunk being decoded */
 	const uint8_t *cp, *cend;
 	uint64_t ctime;
-	uint32_t gen;
 	struct vp_header hdr;
 	struct vp_trailer trailer;
 	struct vp_thread_info *threads;
 	uint64_t *last_sp;
-	uint32_t *sp_gen;
 	size_t nthreads, threads_cap;
 	struct vp_callsite *callsites;
 	size_t ncallsites, callsites_cap;
@@ -860,7 +858,6 @@ void vp_reader_free(struct vp_reader *r)
 	free(r->callsites);
 	free(r->threads);
 	free(r->last_sp);
-	free(r->sp_gen);
 	vp_header_release(&r->hdr);
 	if (r->map)
 		munmap((void *)r->map, r->size);
@@ -968,23 +965,20 @@ static int def_thread(struct vp_reader *r, struct cur *c)
 	if (r->nthreads == r->threads_cap) {
 		size_t cap = r->threads_cap ? r->threads_cap * 2 : 16;
 		void *a = realloc(r->threads, cap * sizeof(*r->threads));
-		void *b, *g;
+		void *b;
 
 		if (a)
 			r->threads = a;
 		b = realloc(r->last_sp, cap * sizeof(*r->last_sp));
 		if (b)
 			r->last_sp = b;
-		g = realloc(r->sp_gen, cap * sizeof(*r->sp_gen));
-		if (g)
-			r->sp_gen = g;
-		if (!a || !b || !g)
+		if (!a || !b)
 			return -ENOMEM;
 		r->threads_cap = cap;
 	}
 	r->threads[idx].tid = tid;
 	r->threads[idx].pid = pid;
-	r->sp_gen[idx] = 0;
+	r->last_sp[idx] = 0;
 	r->nthreads++;
 	return 0;
 }
@@ -1099,10 +1093,9 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 		ev->thread = (uint32_t)thread;
 		r->ctime += (uint64_t)vp_unzigzag(dt);
 		ev->time = r->ctime;
-		prev = r->sp_gen[thread] == r->gen ? r->last_sp[thread] : 0;
+		prev = r->last_sp[thread];
 		ev->sp = prev + (uint64_t)vp_unzigzag(dsp);
 		r->last_sp[thread] = ev->sp;
-		r->sp_gen[thread] = r->gen;
 		ev->callsite = UINT32_MAX;
 		if (ev->kind == VP_EV_ENTRY) {
 			if (vp_uleb_get(&c.p, c.end, &cs))
@@ -1173,7 +1166,9 @@ long vp_reader_next(struct vp_reader *r, struct vp_event *buf, size_t cap)
 		r->ctime = vp_get_le64(payload);
 		r->cp = payload + 8;
 		r->cend = payload + len;
-		r->gen++;
+		/* stack pointers are deltas within a chunk, from 0 */
+		if (r->nthreads)
+			memset(r->last_sp, 0, r->nthreads * sizeof(*r->last_sp));
 		r->pos += VP_CHUNK_HEADER_SIZE + len;
 	}
 	return total;
