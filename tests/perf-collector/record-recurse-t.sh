@@ -1,0 +1,83 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# record-recurse-t.sh - record fx-recurse (50 calls of rec(100), 100 frames
+# deep each).  The kernel keeps at most 64 pending return probes per task
+# (MAX_URETPROBE_DEPTH in kernel/events/uprobes.c) and skips the return
+# probe of any deeper frame, counting every probed frame of the thread:
+# with -f rec the 64 outermost rec frames of each call report a return and
+# 36 do not; with main probed as well, main takes one of the 64 slots and
+# 37 do not.  varperf must count the frames without a return as unpaired
+# (not as wrong durations) and still time the outermost calls right.
+
+. "$top_srcdir/tests/lib/test-subr.sh"
+
+require_root_uprobes
+require_cmd python3
+require_file "$VARPERF" "$FIXTURES/fx-recurse"
+
+CHECK="$top_srcdir/tests/perf-collector/check-json.py"
+q() { python3 "$CHECK" "$@"; }
+
+# tap_from FILE - one TAP test per "ok - ..."/"not ok - ..." line of FILE
+# (check-json.py compare), "# ..." lines as diagnostics.
+tap_from() {
+	while IFS= read -r _l; do
+		case $_l in
+		"ok - "*) tap_pass "${_l#ok - }" ;;
+		"not ok - "*) tap_fail "${_l#not ok - }" ;;
+		*) tap_diag "${_l#\# }" ;;
+		esac
+	done <"$1"
+}
+
+# rec_chain N - the chain of the top-level rec node's descendant at depth N.
+rec_chain() {
+	"$AWK" -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "/rec"; print "" }'
+}
+
+T=$TMPDIR_T/truth
+R=$TMPDIR_T/report.json
+
+tap_plan 27
+
+# ---- only rec probed: 64 return probes per outer call ----
+"$VARPERF" record -q -f rec -o "$TMPDIR_T/rec.data" -- "$FIXTURES/fx-recurse" >"$T" \
+	2>"$TMPDIR_T/err"
+tap_is 0 $? "record -f rec exits 0"
+[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+tap_is 5000 "$(q count "$T" rec)" "the fixture made 5000 rec calls"
+"$VARPERF" report -i "$TMPDIR_T/rec.data" --format json >"$R" 2>"$TMPDIR_T/err"
+tap_is 0 $? "report exits 0"
+[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+
+tap_is 0 "$(q totals "$R" lost)" "no records lost"
+# 5000 entries, and returns only from the 64 outermost frames of each call.
+tap_is 8200 "$(q totals "$R" events)" "5000 entries and 50 x 64 returns recorded"
+tap_is 3200 "$(q func "$R" rec count)" "50 x 64 rec invocations paired"
+tap_is 1800 "$(q totals "$R" unpaired)" "50 x 36 frames deeper than 64 are unpaired"
+tap_is 1800 "$(q sum "$R" rec unpaired)" "the unpaired frames are rec's"
+tap_is 0 "$(q totals "$R" unmatched_exits)" "every return matches an entry"
+tap_is 100 "$(q nodes "$R" rec)" "one node per recursion depth"
+tap_is 50 "$(q node "$R" /rec/rec/rec count)" "depth 3: 50 paired"
+d64=$(rec_chain 64)
+d65=$(rec_chain 65)
+tap_is "50 0" "$(q node "$R" "$d64" count) $(q node "$R" "$d64" unpaired)" \
+	"depth 64: the last frame with a return (50 paired, 0 unpaired)"
+tap_is "0 50" "$(q node "$R" "$d65" count) $(q node "$R" "$d65" unpaired)" \
+	"depth 65: the first frame without one (0 paired, 50 unpaired)"
+q compare "$R" "$T" rec main/rec /rec >"$TMPDIR_T/c"
+tap_from "$TMPDIR_T/c"
+
+# ---- main probed too: it holds one of the 64 slots ----
+"$VARPERF" record -q -o "$TMPDIR_T/all.data" -- "$FIXTURES/fx-recurse" >"$T" 2>"$TMPDIR_T/err"
+tap_is 0 $? "record exits 0"
+[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+"$VARPERF" report -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
+tap_is 0 $? "report exits 0"
+[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+tap_is 3150 "$(q func "$R" rec count)" "50 x 63 rec invocations paired"
+tap_is 1850 "$(q sum "$R" rec unpaired)" "50 x 37 rec frames unpaired"
+q compare "$R" "$T" rec main/rec main/rec >"$TMPDIR_T/c"
+tap_from "$TMPDIR_T/c"
+
+tap_done
