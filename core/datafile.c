@@ -430,6 +430,7 @@ struct vp_reader {
 	size_t size;
 	size_t pos;	     /* offset of the next chunk header */
 	size_t first_events; /* offset of the chunk after META */
+	size_t dropped;	     /* pages below this were given back */
 	int done;
 	/* the EVENTS chunk being decoded */
 	const uint8_t *cp, *cend;
@@ -914,6 +915,7 @@ int vp_reader_rewind(struct vp_reader *r)
 {
 	clear_defs(r);
 	r->pos = r->first_events;
+	r->dropped = 0;
 	r->cp = r->cend = NULL;
 	r->done = 0;
 	r->warn[0] = '\0';
@@ -1114,6 +1116,24 @@ bad_number:
 	return rerr(r, cur_off(&c), -EBADMSG, "bad or truncated number in an event record");
 }
 
+/*
+ * Give back the pages of chunks already decoded: without this the mapping
+ * of a large file stays resident, and the reader's memory would grow with
+ * the number of events instead of staying constant.  A second pass
+ * (rewind) faults them in again from the page cache.
+ */
+static void drop_consumed(struct vp_reader *r)
+{
+	const size_t step = 8 << 20;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t end = r->pos / page * page;
+
+	if (end < r->dropped + step)
+		return;
+	madvise((void *)(r->map + r->dropped), end - r->dropped, MADV_DONTNEED);
+	r->dropped = end;
+}
+
 long vp_reader_next(struct vp_reader *r, struct vp_event *buf, size_t cap)
 {
 	long total = 0;
@@ -1133,6 +1153,7 @@ long vp_reader_next(struct vp_reader *r, struct vp_event *buf, size_t cap)
 			continue;
 		}
 		r->cp = r->cend = NULL;
+		drop_consumed(r);
 		st = read_chunk(r, &type, &payload, &len);
 		if (st < 0)
 			return st;
