@@ -11,13 +11,14 @@
 #include "builtin.h"
 #include "util.h"
 
+/* Found by configure but not linked yet: say so rather than "on". */
 #ifdef HAVE_LIBUNWIND
-#define HAS_LIBUNWIND "on"
+#define HAS_LIBUNWIND "found (unused)"
 #else
 #define HAS_LIBUNWIND "off"
 #endif
 #ifdef HAVE_LIBBFD
-#define HAS_LIBBFD "on"
+#define HAS_LIBBFD "found (unused)"
 #else
 #define HAS_LIBBFD "off"
 #endif
