@@ -85,7 +85,17 @@ demo)
 check)
 	# Makefile.am runs the recording tests one at a time even under -j.
 	step "make check"
-	if ! make -j2 check; then
+	rc=0
+	make -j2 check || rc=$?
+	# One plain closing line with the counts of test-suite.log, for
+	# readers that look for "N passed, N failed".
+	if [ -f test-suite.log ]; then
+		awk '/^# (PASS|FAIL|ERROR|XPASS|SKIP|XFAIL):/ { n[$2] = $3 }
+			END { printf "check: %d passed, %d failed, %d skipped\n",
+				n["PASS:"] + n["XFAIL:"], n["FAIL:"] + n["ERROR:"] + n["XPASS:"],
+				n["SKIP:"] }' test-suite.log
+	fi
+	if [ "$rc" != 0 ]; then
 		# Each test's .trs holds its verdict: show the logs of those
 		# that did not pass.
 		find . -name '*.trs' | sort | while read -r trs; do
