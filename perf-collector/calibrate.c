@@ -3,7 +3,7 @@
  * calibrate.c - measure the cost of a probed call.  A helper process times
  * two functions whose first instruction we fix in assembly (one the kernel
  * emulates, one it must single-step), first unprobed, then with the same
- * entry and return probes a recording uses.
+ * entry and exit probes a recording uses.
  */
 #include <config.h>
 
@@ -25,7 +25,9 @@
 /*
  * Written in assembly so that no compiler option can change the first
  * instruction: push %rbp is emulated by the kernel's uprobe code, mov is
- * single-stepped.  Both then run the same short loop and return.
+ * single-stepped.  Both then run the same short loop and return; the
+ * labels on their ret instructions are where exit-site probes go (the
+ * kernel single-steps a ret).
  */
 __asm__(".text\n"
 	".p2align 4\n"
@@ -38,6 +40,9 @@ __asm__(".text\n"
 	"1:	dec %ecx\n"
 	"	jnz 1b\n"
 	"	pop %rbp\n"
+	".globl vp_calib_emulated_ret\n"
+	".hidden vp_calib_emulated_ret\n"
+	"vp_calib_emulated_ret:\n"
 	"	ret\n"
 	".size vp_calib_emulated, .-vp_calib_emulated\n"
 	".p2align 4\n"
@@ -50,11 +55,15 @@ __asm__(".text\n"
 	"1:	dec %ecx\n"
 	"	jnz 1b\n"
 	"	pop %rbp\n"
+	".globl vp_calib_stepped_ret\n"
+	".hidden vp_calib_stepped_ret\n"
+	"vp_calib_stepped_ret:\n"
 	"	ret\n"
 	".size vp_calib_stepped, .-vp_calib_stepped\n");
 
 void vp_calib_emulated(void);
 void vp_calib_stepped(void);
+extern const char vp_calib_emulated_ret[], vp_calib_stepped_ret[];
 
 enum {
 	NCLASSES = VP_CALIBRATE_NCOSTS,
@@ -173,9 +182,9 @@ static int find_off_cb(struct dl_phdr_info *info, size_t size, void *data)
  * File offset of our own code at @addr.  From the loaded program headers
  * rather than the symbol table, so it works for a stripped varperf too.
  */
-static int self_offset(void (*fn)(void), uint64_t *ret)
+static int self_offset(uintptr_t addr, uint64_t *ret)
 {
-	struct find_off fo = { (uintptr_t)fn, 0, 0 };
+	struct find_off fo = { addr, 0, 0 };
 
 	dl_iterate_phdr(find_off_cb, &fo);
 	*ret = fo.off;
@@ -234,33 +243,43 @@ static uint64_t clamp_ns(double v)
 	return v > 0 ? (uint64_t)(v + 0.5) : 0;
 }
 
-static int attach_and_run(pid_t pid, int to_child, int from_child, struct calib_result *res,
-			  double window[NCLASSES])
+static int attach_and_run(pid_t pid, int to_child, int from_child, int exit_sites,
+			  struct calib_result *res, double window[NCLASSES])
 {
 	struct vp_module mod = { .path = "/proc/self/exe" };
 	struct vp_func funcs[NCLASSES];
+	struct vp_exits exits[NCLASSES];
+	uint64_t ret_off[NCLASSES];
 	struct vp_probes p;
 	int err;
 
 	memset(funcs, 0, sizeof(funcs));
+	memset(exits, 0, sizeof(exits));
 	funcs[0].display = "vp_calib_emulated";
 	funcs[1].display = "vp_calib_stepped";
-	if (self_offset(vp_calib_emulated, &funcs[0].probe_off) < 0 ||
-	    self_offset(vp_calib_stepped, &funcs[1].probe_off) < 0)
+	if (self_offset((uintptr_t)vp_calib_emulated, &funcs[0].probe_off) < 0 ||
+	    self_offset((uintptr_t)vp_calib_stepped, &funcs[1].probe_off) < 0 ||
+	    self_offset((uintptr_t)vp_calib_emulated_ret, &ret_off[0]) < 0 ||
+	    self_offset((uintptr_t)vp_calib_stepped_ret, &ret_off[1]) < 0)
 		return -ENOENT;
+	for (int c = 0; c < NCLASSES; c++) {
+		exits[c].how = exit_sites ? VP_EXITS_SITES : VP_EXITS_URETPROBE;
+		exits[c].n = 1;
+		exits[c].offs = &ret_off[c];
+	}
 	/* The kernel resolves the magic link to our own executable's inode. */
-	if (vp_probes_open(&p, funcs, NCLASSES, &mod, pid, 256 << 10, VP_PROBES_TASK) < 0)
+	if (vp_probes_open(&p, funcs, NCLASSES, exits, &mod, pid, 256 << 10, VP_PROBES_TASK) < 0)
 		return -EACCES;
 	err = write(to_child, "g", 1) == 1 ? 0 : -EIO;
 	if (!err)
 		err = read_full(from_child, res, sizeof(*res));
 	if (!err)
 		err = probe_windows(&p, window);
-	vp_probes_close_detached(&p);
+	vp_probes_close_detached(&p, 0);
 	return err;
 }
 
-int vp_calibrate(struct vp_probe_cost *costs)
+int vp_calibrate(struct vp_probe_cost *costs, int exit_sites)
 {
 	struct calib_result res;
 	double window[NCLASSES];
@@ -289,7 +308,7 @@ int vp_calibrate(struct vp_probe_cost *costs)
 	up[1] = down[0] = -1;
 	err = read_full(up[0], &ready, 1);
 	if (!err)
-		err = attach_and_run(pid, down[1], up[0], &res, window);
+		err = attach_and_run(pid, down[1], up[0], exit_sites, &res, window);
 	if (err)
 		kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * cmd-record.c - "varperf record": probe the entries and returns of a
+ * cmd-record.c - "varperf record": probe the entries and exits of a
  * program's functions, run it, and write every event to a data file.
  */
 #include <config.h>
@@ -34,6 +34,7 @@ static const char *const cmd_record_usage[] = {
 	"    -f, --function <glob>     probe only the functions matching <glob> (repeatable)",
 	"        --exclude <glob>      do not probe the functions matching <glob> (repeatable)",
 	"        --lib <name>          also probe the shared library <name> (repeatable)",
+	"        --exit-probes <how>   probe exits with auto, uretprobe or ret (default: auto)",
 	"    -m, --buffer-size <size>  ring buffer per CPU, with K/M/G suffix (default: 8M)",
 	"        --list                list the functions that would be probed and exit",
 	"        --no-calibrate        do not measure the cost of a probe first",
@@ -45,6 +46,7 @@ static const char *const cmd_record_usage[] = {
 enum {
 	OPT_EXCLUDE = 256,
 	OPT_LIB,
+	OPT_EXIT_PROBES,
 	OPT_LIST,
 	OPT_NO_CALIBRATE,
 };
@@ -54,6 +56,7 @@ static const struct option cmd_record_options[] = {
 	{ "function", required_argument, NULL, 'f' },
 	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 	{ "lib", required_argument, NULL, OPT_LIB },
+	{ "exit-probes", required_argument, NULL, OPT_EXIT_PROBES },
 	{ "buffer-size", required_argument, NULL, 'm' },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
@@ -69,11 +72,19 @@ struct strvec {
 	size_t n;
 };
 
+/* --exit-probes */
+enum exit_mode {
+	EXIT_AUTO,
+	EXIT_URETPROBE,
+	EXIT_RET,
+};
+
 struct record_opts {
 	const char *output;
 	struct strvec funcs, excludes, libs;
 	unsigned long long buf_size;
 	int list, quiet, no_calibrate;
+	enum exit_mode exit_mode;
 };
 
 /* Open-addressing map from a 64-bit key to a 32-bit index. */
@@ -90,6 +101,9 @@ struct record {
 	char *path;
 	struct vp_header hdr;
 	struct vp_symfile **symfiles;
+	/* Per function how its exits are probed; NULL: return probes. */
+	struct vp_exits *exits;
+	int can_throw;
 	struct vp_launch launch;
 	struct vp_probes probes;
 	struct vp_writer *w;
@@ -118,6 +132,21 @@ static void strvec_push(struct strvec *v, char *s)
 	v->v[v->n++] = s;
 }
 
+static int parse_exit_mode(const char *s, enum exit_mode *ret)
+{
+	static const char *const names[] = { [EXIT_AUTO] = "auto",
+					     [EXIT_URETPROBE] = "uretprobe",
+					     [EXIT_RET] = "ret" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			*ret = (enum exit_mode)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* Returns -1 to continue, or the exit status. */
 static int parse_options(struct record_opts *o, int argc, char **argv)
 {
@@ -140,6 +169,13 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_LIB:
 			strvec_push(&o->libs, optarg);
+			break;
+		case OPT_EXIT_PROBES:
+			if (parse_exit_mode(optarg, &o->exit_mode) < 0) {
+				error("invalid value '%s' for --exit-probes "
+				      "(auto, uretprobe or ret)", optarg);
+				return USAGE_ERROR;
+			}
 			break;
 		case 'm':
 			if (parse_uint64(optarg, &o->buf_size) < 0 || o->buf_size < 4096 ||
@@ -308,6 +344,70 @@ static int load_functions(struct record *rec)
 	return 0;
 }
 
+/*
+ * Decide how exits are probed.  A return probe puts the kernel's trampoline
+ * in place of the return address, and the C++ unwinder, finding no unwind
+ * information for it, calls std::terminate(): a program that throws
+ * through a probed function dies.  Probes on the instructions that leave
+ * a function do not touch the stack, but cost a single-step per call.
+ */
+static int plan_exits(struct record *rec)
+{
+	enum exit_mode mode = rec->opts.exit_mode;
+	size_t undecodable = 0;
+
+	for (size_t m = 0; m < rec->hdr.nmodules && !rec->can_throw; m++) {
+		int probed = 0;
+
+		for (size_t i = 0; i < rec->hdr.nfuncs && !probed; i++)
+			probed = rec->hdr.funcs[i].module == m;
+		/* The program itself always counts: it may throw through
+		 * the probed functions of a library (callbacks). */
+		if ((probed || !m) && vp_symfile_can_throw(rec->symfiles[m]))
+			rec->can_throw = 1;
+	}
+	if (mode == EXIT_AUTO) {
+#ifdef HAVE_CAPSTONE
+		mode = rec->can_throw ? EXIT_RET : EXIT_URETPROBE;
+#else
+		if (rec->can_throw)
+			warning("'%s' can throw C++ exceptions, which end the program when they "
+				"pass a return probe; probing the ret instructions instead needs "
+				"capstone, which this varperf was built without", rec->path);
+		mode = EXIT_URETPROBE;
+#endif
+	} else if (mode == EXIT_URETPROBE && rec->can_throw) {
+		warning("'%s' can throw C++ exceptions: one that passes a function with a "
+			"return probe ends the program", rec->path);
+	}
+	if (mode != EXIT_RET)
+		return 0;
+	rec->exits = xcalloc(rec->hdr.nfuncs, sizeof(*rec->exits));
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		const struct vp_func *f = &rec->hdr.funcs[i];
+		int err = vp_symfile_exits(rec->symfiles[f->module], f, &rec->exits[i]);
+
+		if (err == -ENOTSUP)
+			return error("--exit-probes=ret needs capstone to find the exits, and "
+				     "this varperf was built without it");
+		if (err) {
+			undecodable++;
+			pr_debug("%s at %#llx: code not decodable: return probe", f->display,
+				 (unsigned long long)f->addr);
+		}
+		for (uint32_t k = 0; k < rec->exits[i].n; k++) {
+			uint64_t vaddr = 0;
+
+			vp_symfile_off_to_vaddr(rec->symfiles[f->module], rec->exits[i].offs[k],
+						&vaddr);
+			pr_debug2("%s at %#llx: exit at %#llx", f->display,
+				  (unsigned long long)f->addr, (unsigned long long)vaddr);
+		}
+	}
+	pr_debug("exit sites decoded, %zu functions not decodable", undecodable);
+	return 0;
+}
+
 static const char *class_name(uint32_t cls)
 {
 	switch (cls) {
@@ -320,13 +420,33 @@ static const char *class_name(uint32_t cls)
 	}
 }
 
+/* How the exits of function @i are probed, for --list. */
+static const char *exits_name(const struct record *rec, size_t i, char *buf, size_t len)
+{
+	const struct vp_exits *ex = rec->exits ? &rec->exits[i] : NULL;
+
+	switch (ex ? ex->how : VP_EXITS_URETPROBE) {
+	case VP_EXITS_SITES:
+		snprintf(buf, len, "sites:%u", ex->n);
+		return buf;
+	case VP_EXITS_NONE:
+		return "none";
+	case VP_EXITS_AT_ENTRY:
+		return "at-entry";
+	default:
+		return "uretprobe";
+	}
+}
+
 static void list_functions(const struct record *rec)
 {
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
 		const struct vp_func *f = &rec->hdr.funcs[i];
+		char buf[32];
 
-		printf("%#10llx %6llu %-8s %s", (unsigned long long)f->addr,
-		       (unsigned long long)f->size, class_name(f->insn_class), f->display);
+		printf("%#10llx %6llu %-8s %-9s %s", (unsigned long long)f->addr,
+		       (unsigned long long)f->size, class_name(f->insn_class),
+		       exits_name(rec, i, buf, sizeof(buf)), f->display);
 		if (f->flags & VP_FUNC_FROM_LIB)
 			printf("  [%s]", rec->hdr.modules[f->module].path);
 		printf("\n");
@@ -361,7 +481,7 @@ static int calibrate(struct record *rec)
 {
 	struct vp_probe_cost *costs = xcalloc(VP_CALIBRATE_NCOSTS, sizeof(*costs));
 	char a[32], b[32];
-	int n = vp_calibrate(costs);
+	int n = vp_calibrate(costs, rec->exits != NULL);
 
 	if (n == -EACCES || n == -EPERM) {
 		free(costs);
@@ -375,9 +495,10 @@ static int calibrate(struct record *rec)
 	rec->hdr.costs = costs;
 	rec->hdr.ncosts = (size_t)n;
 	if (!rec->opts.quiet)
-		info("probe cost per call: %s (emulated first instruction), %s (single-stepped)",
+		info("probe cost per call: %s (emulated first instruction), %s (single-stepped)%s",
 		     fmt_duration((double)costs[0].full_ns, a, sizeof(a)),
-		     fmt_duration((double)costs[1].full_ns, b, sizeof(b)));
+		     fmt_duration((double)costs[1].full_ns, b, sizeof(b)),
+		     rec->exits ? ", exits at ret sites" : "");
 	return 0;
 }
 
@@ -483,6 +604,16 @@ static int cmp_raw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static void push_pending(struct record *rec, const struct vp_raw *r)
+{
+	if (rec->npending == rec->cap) {
+		rec->cap = rec->cap ? rec->cap * 2 : 4096;
+		rec->pending = xrealloc(rec->pending, rec->cap * sizeof(*rec->pending));
+	}
+	rec->pending[rec->npending] = *r;
+	rec->pending[rec->npending++].seq = rec->seq++;
+}
+
 static void drain_ring(struct record *rec, struct vp_ring *ring)
 {
 	const struct perf_event_header *h;
@@ -501,12 +632,15 @@ static void drain_ring(struct record *rec, struct vp_ring *ring)
 				rec->foreign++;
 			continue;
 		}
-		if (rec->npending == rec->cap) {
-			rec->cap = rec->cap ? rec->cap * 2 : 4096;
-			rec->pending = xrealloc(rec->pending, rec->cap * sizeof(*rec->pending));
+		push_pending(rec, &r);
+		if (r.type == VP_RAW_ENTRY && (r.flags & VP_RAW_F_EXITS_TOO)) {
+			/* The probed instruction is the function's ret or
+			 * tail-call jmp: it leaves as soon as it entered. */
+			r.type = VP_RAW_EXIT;
+			r.sp = r.sp ? r.sp + 8 : 0;
+			r.addr = 0;
+			push_pending(rec, &r);
 		}
-		r.seq = rec->seq++;
-		rec->pending[rec->npending++] = r;
 	}
 	vp_ring_end(ring);
 }
@@ -669,13 +803,19 @@ static void record_release(struct record *rec)
 {
 	/* The kernel removes one uprobe event in 60-80 ms (RCU grace periods
 	 * under a global mutex, measured on 6.18): a detached child waits
-	 * for that, not the user. */
+	 * for that, not the user.  Not for the return probes of a program
+	 * that can throw: until removed they would still end it (or another
+	 * run of it) at the first exception through a probed function. */
 	if (rec->probes.nfds)
-		vp_probes_close_detached(&rec->probes);
+		vp_probes_close_detached(&rec->probes,
+					 rec->can_throw ? VP_CLOSE_RETURNS_NOW : 0);
 	for (size_t i = 0; i < rec->hdr.nmodules; i++)
 		vp_symfile_free(rec->symfiles ? rec->symfiles[i] : NULL);
 	free(rec->symfiles);
 	vp_addrspace_free(rec->as);
+	for (size_t i = 0; rec->exits && i < rec->hdr.nfuncs; i++)
+		vp_exits_release(&rec->exits[i]);
+	free(rec->exits);
 	for (size_t i = 0; i < rec->npending; i++)
 		if (rec->pending[i].type == VP_RAW_MMAP)
 			free(rec->pending[i].mmap);
@@ -695,6 +835,57 @@ static void count_emulated(const struct record *rec, size_t *ret)
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++)
 		if (rec->hdr.funcs[i].insn_class == VP_INSN_EMULATED)
 			(*ret)++;
+}
+
+/* What the "probing N functions" line says about exits. */
+static void print_probing(const struct record *rec)
+{
+	size_t emulated, rets = 0, jmps = 0, ret_probes = 0, none = 0, at_entry = 0, unseen = 0;
+	const char *what;
+
+	count_emulated(rec, &emulated);
+	if (!rec->exits) {
+		info("probing %zu functions in '%s' (%zu on emulated instructions)",
+		     rec->hdr.nfuncs, rec->path, emulated);
+		return;
+	}
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		const struct vp_exits *ex = &rec->exits[i];
+
+		switch (ex->how) {
+		case VP_EXITS_SITES:
+			rets += ex->n - ex->tail;
+			jmps += ex->tail;
+			unseen += ex->indirect || ex->cond_tail || ex->unknown;
+			break;
+		case VP_EXITS_NONE:
+			none++;
+			break;
+		case VP_EXITS_AT_ENTRY:
+			at_entry++;
+			break;
+		default:
+			ret_probes++;
+			break;
+		}
+	}
+	what = rec->opts.exit_mode == EXIT_AUTO ? ": the program can throw C++ exceptions" : "";
+	info("probing %zu functions in '%s' (%zu on emulated instructions; exits at %zu ret "
+	     "and %zu tail-call jmp instructions%s)", rec->hdr.nfuncs, rec->path, emulated, rets,
+	     jmps, what);
+	if (ret_probes)
+		info("%zu function%s with a return probe instead: code not decodable, or no "
+		     "way out that can be probed", ret_probes, ret_probes == 1 ? "" : "s");
+	if (none)
+		info("%zu function%s without an exit instruction (never return%s): no exit probe",
+		     none, none == 1 ? "" : "s", none == 1 ? "s" : "");
+	if (at_entry)
+		pr_debug("%zu functions leave by their first instruction: entry and exit in "
+			 "one probe", at_entry);
+	if (unseen)
+		info("%zu function%s may also leave by jumps that are not probed (indirect, "
+		     "conditional, or to unnamed code): such calls count as unpaired", unseen,
+		     unseen == 1 ? "" : "s");
 }
 
 /*
@@ -729,12 +920,11 @@ static int check_output(const char *path)
 static int prepare(struct record *rec)
 {
 	int type, retbit, err;
-	size_t emulated;
 
 	err = vp_resolve_program(rec->prog, &rec->path);
 	if (err)
 		return error("cannot run '%s': %s", rec->prog, strerror(-err)), 1;
-	if (load_modules(rec) < 0 || load_functions(rec) < 0)
+	if (load_modules(rec) < 0 || load_functions(rec) < 0 || plan_exits(rec) < 0)
 		return 1;
 	if (rec->opts.list) {
 		list_functions(rec);
@@ -750,10 +940,8 @@ static int prepare(struct record *rec)
 		warning("removed stale 'varperf' uprobes from tracefs");
 	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
 		return 1;
-	count_emulated(rec, &emulated);
 	if (!rec->opts.quiet)
-		info("probing %zu functions in '%s' (%zu on emulated instructions)",
-		     rec->hdr.nfuncs, rec->path, emulated);
+		print_probing(rec);
 	return 0;
 }
 
@@ -774,10 +962,11 @@ static int start(struct record *rec, int argc, char **argv)
 		goto out_abort;
 	}
 	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->hdr.nmodules);
-	need = vp_probes_fds_needed(rec->hdr.nfuncs, (int)(rec->hdr.ncpu ? rec->hdr.ncpu : 1));
+	need = vp_probes_fds_needed(rec->exits, rec->hdr.nfuncs,
+				    (int)(rec->hdr.ncpu ? rec->hdr.ncpu : 1));
 	if (raise_nofile(need) < 0 ||
-	    vp_probes_open(&rec->probes, rec->hdr.funcs, rec->hdr.nfuncs, rec->hdr.modules,
-			   rec->pid, (size_t)rec->opts.buf_size, 0) < 0)
+	    vp_probes_open(&rec->probes, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
+			   rec->hdr.modules, rec->pid, (size_t)rec->opts.buf_size, 0) < 0)
 		goto out_unlink;
 	return 0;
 out_unlink:

@@ -26,23 +26,46 @@
 struct vp_probe_id {
 	uint64_t id;
 	uint32_t func;
-	uint32_t type; /* VP_RAW_ENTRY, VP_RAW_EXIT or VP_RAW_MMAP */
+	uint16_t type; /* VP_RAW_ENTRY, VP_RAW_EXIT or VP_RAW_MMAP */
+	uint16_t kind; /* enum vp_probe_kind; the mmap tracker: VP_PROBE_ENTRY */
+	uint32_t flags; /* VP_RAW_F_* for its records */
 };
 
 /* Entry: the return address is the 8 bytes at the stack pointer. */
 static const uint64_t entry_sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
 					  PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
 					  PERF_SAMPLE_STACK_USER;
-/* Return: the sample IP is the address returned to. */
+/* Return: the sample IP is the address returned to.  Exit site: the
+ * address of the ret or jmp, and the return address is still on top of
+ * the stack. */
 static const uint64_t exit_sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
 					 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 					 PERF_SAMPLE_REGS_USER;
 /* sample_id_all trailer of non-sample records: pid/tid, time, identifier. */
 enum { SAMPLE_ID_SIZE = 24 };
 
-size_t vp_probes_fds_needed(size_t nfuncs, int ncpus)
+/* Exit probes of one function. */
+static size_t exit_probes(const struct vp_exits *exits, size_t i)
 {
-	return (2 * nfuncs + 1) * (size_t)ncpus;
+	if (!exits)
+		return 1;
+	switch (exits[i].how) {
+	case VP_EXITS_SITES:
+		return exits[i].n;
+	case VP_EXITS_URETPROBE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+size_t vp_probes_fds_needed(const struct vp_exits *exits, size_t nfuncs, int ncpus)
+{
+	size_t n = 1; /* the mmap tracker */
+
+	for (size_t i = 0; i < nfuncs; i++)
+		n += 1 + exit_probes(exits, i);
+	return n * (size_t)ncpus;
 }
 
 static int cmp_probe_id(const void *a, const void *b)
@@ -52,14 +75,16 @@ static int cmp_probe_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int add_fd(struct vp_probes *p, int fd, uint32_t func, uint32_t type)
+static int add_fd(struct vp_probes *p, int fd, uint32_t func, uint16_t type, uint16_t kind,
+		  uint32_t flags)
 {
 	uint64_t id;
 
+	p->fd_is_return[p->nfds] = kind == VP_PROBE_RETURN;
 	p->fds[p->nfds++] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 		return -errno;
-	p->ids[p->nids++] = (struct vp_probe_id){ id, func, type };
+	p->ids[p->nids++] = (struct vp_probe_id){ id, func, type, kind, flags };
 	return 0;
 }
 
@@ -89,7 +114,7 @@ static int open_mmap_tracker(struct vp_probes *p, int ci, pid_t pid, size_t buf_
 	if (fd < 0)
 		return error("cannot open the mmap tracking event on CPU %d: %s", p->cpus[ci],
 			     vp_perf_open_strerror(fd, &attr, why, sizeof(why)));
-	err = add_fd(p, fd, 0, VP_RAW_MMAP);
+	err = add_fd(p, fd, 0, VP_RAW_MMAP, VP_PROBE_ENTRY, 0);
 	if (!err)
 		err = vp_ring_map(&p->rings[ci], fd, p->cpus[ci], buf_size);
 	if (err == -EPERM || err == -ENOMEM)
@@ -101,11 +126,11 @@ static int open_mmap_tracker(struct vp_probes *p, int ci, pid_t pid, size_t buf_
 	return 0;
 }
 
-void vp_probe_attr(struct perf_event_attr *attr, int type, int retbit, int ret, const char *path,
-		   uint64_t off)
+void vp_probe_attr(struct perf_event_attr *attr, int type, int retbit, int kind,
+		   const char *path, uint64_t off)
 {
-	vp_uprobe_attr(attr, type, retbit, ret, path, off);
-	if (ret) {
+	vp_uprobe_attr(attr, type, retbit, kind == VP_PROBE_RETURN, path, off);
+	if (kind != VP_PROBE_ENTRY) {
 		attr->sample_type = exit_sample_type;
 	} else {
 		attr->sample_type = entry_sample_type;
@@ -115,19 +140,24 @@ void vp_probe_attr(struct perf_event_attr *attr, int type, int retbit, int ret, 
 }
 
 static int open_probe(struct vp_probes *p, int ci, pid_t pid, int type, int retbit,
-		      const struct vp_func *f, uint32_t func, const char *path, int ret,
-		      size_t buf_size)
+		      const struct vp_func *f, uint32_t func, const char *path, int kind,
+		      uint64_t off, uint32_t flags, size_t buf_size)
 {
 	struct perf_event_attr attr;
 	char why[256];
 	int fd, err;
 
-	vp_probe_attr(&attr, type, retbit, ret, path, f->probe_off);
+	vp_probe_attr(&attr, type, retbit, kind, path, off);
 	fd = vp_perf_event_open(&attr, pid, p->cpus[ci], -1);
+	if (fd < 0 && kind == VP_PROBE_EXIT_SITE)
+		return error("cannot probe the exit of '%s' at file offset %#llx in '%s': %s "
+			     "(try --exit-probes=uretprobe)", f->display, (unsigned long long)off,
+			     path, vp_perf_open_strerror(fd, &attr, why, sizeof(why)));
 	if (fd < 0)
 		return error("cannot probe '%s' in '%s': %s", f->display, path,
 			     vp_perf_open_strerror(fd, &attr, why, sizeof(why)));
-	err = add_fd(p, fd, func, ret ? VP_RAW_EXIT : VP_RAW_ENTRY);
+	err = add_fd(p, fd, func, kind == VP_PROBE_ENTRY ? VP_RAW_ENTRY : VP_RAW_EXIT,
+		     (uint16_t)kind, flags);
 	if (!err && !p->rings[ci].base)
 		err = vp_ring_map(&p->rings[ci], fd, p->cpus[ci], buf_size);
 	else if (!err)
@@ -138,11 +168,35 @@ static int open_probe(struct vp_probes *p, int ci, pid_t pid, int type, int retb
 	return 0;
 }
 
+/* The entry probe and the exit probes of function @i on CPU @ci. */
+static int open_function(struct vp_probes *p, int ci, pid_t pid, int type, int retbit,
+			 const struct vp_func *funcs, const struct vp_exits *exits, size_t i,
+			 const char *path, size_t buf_size)
+{
+	const struct vp_func *f = &funcs[i];
+	uint32_t how = exits ? exits[i].how : VP_EXITS_URETPROBE;
+	uint32_t func = (uint32_t)i;
+
+	if (open_probe(p, ci, pid, type, retbit, f, func, path, VP_PROBE_ENTRY, f->probe_off,
+		       how == VP_EXITS_AT_ENTRY ? VP_RAW_F_EXITS_TOO : 0, buf_size) < 0)
+		return -1;
+	if (how == VP_EXITS_URETPROBE)
+		return open_probe(p, ci, pid, type, retbit, f, func, path, VP_PROBE_RETURN,
+				  f->probe_off, 0, buf_size);
+	for (uint32_t k = 0; how == VP_EXITS_SITES && k < exits[i].n; k++)
+		if (open_probe(p, ci, pid, type, retbit, f, func, path, VP_PROBE_EXIT_SITE,
+			       exits[i].offs[k], 0, buf_size) < 0)
+			return -1;
+	return 0;
+}
+
 int vp_probes_open(struct vp_probes *p, const struct vp_func *funcs, size_t nfuncs,
-		   const struct vp_module *mods, pid_t pid, size_t buf_size, int flags)
+		   const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
+		   size_t buf_size, int flags)
 {
 	pid_t probe_pid = -1;
 	int type, retbit, err;
+	size_t nfds;
 
 	memset(p, 0, sizeof(*p));
 	err = vp_uprobe_pmu(&type, &retbit);
@@ -166,20 +220,17 @@ int vp_probes_open(struct vp_probes *p, const struct vp_func *funcs, size_t nfun
 		}
 	}
 	p->rings = xcalloc((size_t)p->ncpus, sizeof(*p->rings));
-	p->fds = xcalloc(vp_probes_fds_needed(nfuncs, p->ncpus), sizeof(*p->fds));
-	p->ids = xcalloc(vp_probes_fds_needed(nfuncs, p->ncpus), sizeof(*p->ids));
+	nfds = vp_probes_fds_needed(exits, nfuncs, p->ncpus);
+	p->fds = xcalloc(nfds, sizeof(*p->fds));
+	p->fd_is_return = xcalloc(nfds, sizeof(*p->fd_is_return));
+	p->ids = xcalloc(nfds, sizeof(*p->ids));
 	for (int ci = 0; ci < p->ncpus; ci++) {
 		if (!(flags & VP_PROBES_TASK) && open_mmap_tracker(p, ci, pid, buf_size) < 0)
 			goto out_close;
-		for (size_t i = 0; i < nfuncs; i++) {
-			const char *path = mods[funcs[i].module].path;
-
-			if (open_probe(p, ci, probe_pid, type, retbit, &funcs[i], (uint32_t)i, path,
-				       0, buf_size) < 0 ||
-			    open_probe(p, ci, probe_pid, type, retbit, &funcs[i], (uint32_t)i, path,
-				       1, buf_size) < 0)
+		for (size_t i = 0; i < nfuncs; i++)
+			if (open_function(p, ci, probe_pid, type, retbit, funcs, exits, i,
+					  mods[funcs[i].module].path, buf_size) < 0)
 				goto out_close;
-		}
 	}
 	qsort(p->ids, p->nids, sizeof(*p->ids), cmp_probe_id);
 	pr_debug("opened %zu events on %d CPUs", p->nfds, p->ncpus);
@@ -194,21 +245,29 @@ void vp_probes_close(struct vp_probes *p)
 	for (int ci = 0; ci < p->ncpus; ci++)
 		vp_ring_unmap(&p->rings[ci]);
 	for (size_t i = 0; i < p->nfds; i++)
-		close(p->fds[i]);
+		if (p->fds[i] >= 0)
+			close(p->fds[i]);
 	free(p->rings);
 	free(p->fds);
+	free(p->fd_is_return);
 	free(p->ids);
 	free(p->cpus);
 	memset(p, 0, sizeof(*p));
 }
 
-void vp_probes_close_detached(struct vp_probes *p)
+void vp_probes_close_detached(struct vp_probes *p, int flags)
 {
 	int gate[2];
 	pid_t pid;
 
 	for (size_t i = 0; i < p->nfds; i++)
 		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t i = 0; (flags & VP_CLOSE_RETURNS_NOW) && i < p->nfds; i++) {
+		if (p->fd_is_return[i]) {
+			close(p->fds[i]);
+			p->fds[i] = -1;
+		}
+	}
 	if (pipe2(gate, O_CLOEXEC) < 0)
 		goto sync;
 	pid = fork();
@@ -237,8 +296,11 @@ void vp_probes_close_detached(struct vp_probes *p)
 		close(gate[1]);
 		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
 			;
-		for (size_t i = 0; i < p->nfds; i++)
-			close(p->fds[i]);
+		/* Return probes first: see probes.h. */
+		for (int ret = 1; ret >= 0; ret--)
+			for (size_t i = 0; i < p->nfds; i++)
+				if (p->fd_is_return[i] == ret && p->fds[i] >= 0)
+					close(p->fds[i]);
 		_exit(0);
 	}
 	close(gate[0]);
@@ -310,9 +372,16 @@ static int decode_sample(const struct vp_probes *p, struct cursor *c, struct vp_
 	if (take_u64(c, &id) < 0 || !(pid = find_id(p, id)) || pid->type == VP_RAW_MMAP)
 		return 0;
 	r->func = pid->func;
-	r->type = (uint16_t)pid->type;
-	if (pid->type == VP_RAW_EXIT)
-		return take_u64(c, &r->addr) == 0 && take_tid_time(c, r) == 0 && take_sp(c, r) == 0;
+	r->type = pid->type;
+	r->flags = pid->flags;
+	if (pid->type == VP_RAW_EXIT) {
+		if (take_u64(c, &r->addr) < 0 || take_tid_time(c, r) < 0 || take_sp(c, r) < 0)
+			return 0;
+		/* Before the ret: the data file's exits have the popped sp. */
+		if (pid->kind == VP_PROBE_EXIT_SITE && r->sp)
+			r->sp += 8;
+		return 1;
+	}
 	if (take_tid_time(c, r) < 0 || take_sp(c, r) < 0 || take_u64(c, &size) < 0)
 		return 0;
 	r->addr = 0;

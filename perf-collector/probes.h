@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * probes.h - the entry and return uprobes of a recording: one event per
+ * probes.h - the entry and exit uprobes of a recording: one event per
  * probe per CPU (pid = -1), one ring buffer per CPU, and decoding of the
  * records they produce.
  */
@@ -13,6 +13,7 @@
 
 #include "../core/datafile.h"
 #include "perf-event.h"
+#include "symbols.h"
 
 enum vp_raw_type {
 	VP_RAW_ENTRY = 0,
@@ -26,6 +27,12 @@ struct vp_raw_mmap {
 	char path[]; /* NUL-terminated */
 };
 
+enum {
+	/* An entry whose probed instruction also leaves the function (a
+	 * lone ret or jmp): its exit follows at the same time, sp + 8. */
+	VP_RAW_F_EXITS_TOO = 1 << 0,
+};
+
 /* One decoded record, ready to be merged by time across CPUs. */
 struct vp_raw {
 	uint64_t time;
@@ -37,6 +44,7 @@ struct vp_raw {
 	uint32_t func;
 	uint16_t type; /* enum vp_raw_type */
 	uint16_t cpu;
+	uint32_t flags; /* VP_RAW_F_* */
 };
 
 struct vp_probe_id;
@@ -46,6 +54,7 @@ struct vp_probes {
 	int *cpus;
 	struct vp_ring *rings; /* per CPU, owned by the mmap-tracking event */
 	int *fds;
+	unsigned char *fd_is_return; /* per fd: a return probe (uretprobe) */
 	size_t nfds;
 	struct vp_probe_id *ids; /* sorted by sample id */
 	size_t nids;
@@ -58,31 +67,51 @@ enum {
 };
 
 /**
- * vp_probes_open - open an entry and a return probe for each of @funcs
- * (file @mods[func.module].path at func.probe_off) on every online CPU,
- * plus a per-CPU dummy event on @pid that reports its file mappings, all
- * into per-CPU ring buffers of @buf_size bytes.  The probes are live on
- * return: they fire in every process that runs the probed code, so filter
- * by pid.  @flags: VP_PROBES_*.  Prints the error and returns -1 on
- * failure (nothing stays open).
+ * vp_probes_open - open an entry probe for each of @funcs (file
+ * @mods[func.module].path at func.probe_off) and exit probes as @exits[i]
+ * says (a return probe for every function when @exits is NULL) on every
+ * online CPU, plus a per-CPU dummy event on @pid that reports its file
+ * mappings, all into per-CPU ring buffers of @buf_size bytes.  The probes
+ * are live on return: they fire in every process that runs the probed
+ * code, so filter by pid.  @flags: VP_PROBES_*.  Prints the error and
+ * returns -1 on failure (nothing stays open).
  */
 int vp_probes_open(struct vp_probes *p, const struct vp_func *funcs, size_t nfuncs,
-		   const struct vp_module *mods, pid_t pid, size_t buf_size, int flags);
+		   const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
+		   size_t buf_size, int flags);
 
-/* The attributes of one entry (@ret = 0) or return probe, as recorded. */
-void vp_probe_attr(struct perf_event_attr *attr, int type, int retbit, int ret, const char *path,
-		   uint64_t off);
+/* Probe kinds of vp_probe_attr(). */
+enum vp_probe_kind {
+	VP_PROBE_ENTRY = 0,
+	VP_PROBE_RETURN = 1, /* uretprobe: fires at the return address */
+	VP_PROBE_EXIT_SITE = 2, /* entry-type probe on a ret or tail-call jmp */
+};
+
+/* The attributes of one probe of @kind, as recorded. */
+void vp_probe_attr(struct perf_event_attr *attr, int type, int retbit, int kind,
+		   const char *path, uint64_t off);
 
 /* Close every event (this removes the probes from the kernel). */
 void vp_probes_close(struct vp_probes *p);
+enum {
+	/* vp_probes_close_detached(): remove the return probes before
+	 * returning, not in the background. */
+	VP_CLOSE_RETURNS_NOW = 1 << 0,
+};
+
 /**
  * vp_probes_close_detached - stop the probes recording, then leave their
  * removal to a detached child process, so that varperf need not wait the
  * 60-80 ms per event that the kernel takes to remove a uprobe.  The child
  * holds the last references and exits when every probe is gone; killing it
- * removes them too.  Falls back to vp_probes_close() if it cannot fork.
+ * removes them too.  Until a return probe is removed it still replaces
+ * return addresses (a disabled event does not unregister its probe), in
+ * every process that runs the code, and a C++ exception through such a
+ * frame still ends that process: so the child removes the return probes
+ * first, and with VP_CLOSE_RETURNS_NOW (@flags) they are removed before
+ * this returns.  Falls back to vp_probes_close() if it cannot fork.
  */
-void vp_probes_close_detached(struct vp_probes *p);
+void vp_probes_close_detached(struct vp_probes *p, int flags);
 
 /**
  * vp_probes_decode - decode @h read from the ring buffer of CPU @cpu.
@@ -91,8 +120,8 @@ void vp_probes_close_detached(struct vp_probes *p);
 int vp_probes_decode(const struct vp_probes *p, const struct perf_event_header *h, int cpu,
 		     struct vp_raw *ret);
 
-/* Number of file descriptors vp_probes_open() needs. */
-size_t vp_probes_fds_needed(size_t nfuncs, int ncpus);
+/* Number of file descriptors vp_probes_open() needs (@exits may be NULL). */
+size_t vp_probes_fds_needed(const struct vp_exits *exits, size_t nfuncs, int ncpus);
 
 /**
  * vp_probes_remove_stale - remove uprobes of the "varperf" group left in

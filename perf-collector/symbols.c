@@ -48,6 +48,20 @@ struct vp_symfile {
 	size_t nloads;
 	unsigned char *build_id;
 	size_t build_id_len;
+	/*
+	 * For finding exits, read on first use: link-time extents of the
+	 * .cold parts and of the PLT sections, and the functions' first
+	 * addresses, sorted.
+	 */
+	struct code_range *colds, *plts;
+	size_t ncolds, nplts;
+	uint64_t *starts;
+	size_t nstarts;
+	int code_map_read;
+};
+
+struct code_range {
+	uint64_t lo, hi;
 };
 
 static char *debuginfo_path;
@@ -146,6 +160,9 @@ void vp_symfile_free(struct vp_symfile *sf)
 	if (sf->fd >= 0)
 		close(sf->fd);
 	free(sf->loads);
+	free(sf->colds);
+	free(sf->plts);
+	free(sf->starts);
 	free(sf->build_id);
 	free(sf->path);
 	free(sf);
@@ -272,9 +289,14 @@ static uint32_t classify(const unsigned char *code, size_t len, uint64_t *skip)
 		}
 		if (cs_disasm(handle, code, len, 0, 1, &insn) != 1)
 			return VP_INSN_UNKNOWN;
-		/* The x86 uprobe code emulates push and nop in the kernel; every
-		 * other instruction is single-stepped out of line. */
-		if (!strcmp(insn[0].mnemonic, "push") || !strncmp(insn[0].mnemonic, "nop", 3))
+		/* The x86 uprobe code emulates push, nop and direct branches
+		 * (jmp, call, jcc to an immediate: "jmp 0x1440", but not
+		 * jrcxz or loop) in the kernel; every other instruction is
+		 * single-stepped out of line. */
+		if (!strcmp(insn[0].mnemonic, "push") || !strncmp(insn[0].mnemonic, "nop", 3) ||
+		    (insn[0].mnemonic[0] == 'j' && !strstr(insn[0].mnemonic, "cxz") &&
+		     !strncmp(insn[0].op_str, "0x", 2)) ||
+		    (!strcmp(insn[0].mnemonic, "call") && !strncmp(insn[0].op_str, "0x", 2)))
 			cls = VP_INSN_EMULATED;
 		cs_free(insn, 1);
 		return cls;
@@ -416,6 +438,408 @@ void vp_funcs_free(struct vp_func *funcs, size_t n)
 	free(funcs);
 }
 
+/* ---- exits ---- */
+
+void vp_exits_release(struct vp_exits *ex)
+{
+	free(ex->offs);
+	memset(ex, 0, sizeof(*ex));
+}
+
+#ifdef HAVE_CAPSTONE
+static int cmp_range(const void *a, const void *b)
+{
+	const struct code_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void range_add(struct code_range **v, size_t *n, uint64_t lo, uint64_t hi)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[*n].lo = lo;
+	(*v)[(*n)++].hi = hi;
+}
+
+/* One pass over the symbol table: an address lookup per jump is too slow. */
+static void read_code_map(struct vp_symfile *sf)
+{
+	int nsyms = dwfl_module_getsymtab(sf->mod);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	sf->code_map_read = 1;
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(sf->mod, i, &sym, &addr, &shndx, NULL,
+							   NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		if (strstr(name, ".cold")) {
+			if (sym.st_size)
+				range_add(&sf->colds, &sf->ncolds, addr - sf->bias,
+					  addr - sf->bias + sym.st_size);
+			continue;
+		}
+		sf->starts = xrealloc(sf->starts, (sf->nstarts + 1) * sizeof(*sf->starts));
+		sf->starts[sf->nstarts++] = addr - sf->bias;
+	}
+	qsort(sf->colds, sf->ncolds, sizeof(*sf->colds), cmp_range);
+	qsort(sf->starts, sf->nstarts, sizeof(*sf->starts), cmp_u64);
+	/* .plt, .plt.sec, .plt.got: a jmp there calls another module. */
+	if (elf_getshdrstrndx(sf->elf, &shstrndx) < 0)
+		return;
+	while ((scn = elf_nextscn(sf->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		name = elf_strptr(sf->elf, shstrndx, sh.sh_name);
+		if (name && !strncmp(name, ".plt", 4))
+			range_add(&sf->plts, &sf->nplts, sh.sh_addr, sh.sh_addr + sh.sh_size);
+	}
+}
+
+static const struct code_range *find_range(const struct code_range *v, size_t n,
+					   uint64_t addr)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (addr < v[mid].lo)
+			b = mid;
+		else if (addr >= v[mid].hi)
+			a = mid + 1;
+		else
+			return &v[mid];
+	}
+	return NULL;
+}
+
+/*
+ * The .cold part (GCC's "f.cold", clang's "f.cold.1") that @target lies
+ * in: code of the same function that the compiler moved away, reached by
+ * jumps and never called.  Returns 1 and its extent, or 0.
+ */
+static int cold_part(struct vp_symfile *sf, uint64_t target, uint64_t *lo, uint64_t *hi)
+{
+	const struct code_range *r;
+
+	if (!sf->code_map_read)
+		read_code_map(sf);
+	r = find_range(sf->colds, sf->ncolds, target);
+	if (!r)
+		return 0;
+	*lo = r->lo;
+	*hi = r->hi;
+	return 1;
+}
+
+/*
+ * Whether a jmp to @target calls a function: the first address of a
+ * function symbol, or a PLT entry.  Anything else may be a part of the
+ * jumping function that has no symbol (a stripped file has no ".cold"
+ * names): not an exit we can be sure of.
+ */
+static int is_call_target(struct vp_symfile *sf, uint64_t target)
+{
+	if (!sf->code_map_read)
+		read_code_map(sf);
+	if (bsearch(&target, sf->starts, sf->nstarts, sizeof(*sf->starts), cmp_u64))
+		return 1;
+	for (size_t i = 0; i < sf->nplts; i++)
+		if (target >= sf->plts[i].lo && target < sf->plts[i].hi)
+			return 1;
+	return 0;
+}
+
+/* Address ranges [lo, hi) that hold the code of one function. */
+struct code_regions {
+	struct code_range *v;
+	size_t n;
+};
+
+static void regions_add(struct code_regions *r, uint64_t lo, uint64_t hi)
+{
+	range_add(&r->v, &r->n, lo, hi);
+}
+
+static int regions_hold(const struct code_regions *r, uint64_t addr)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (addr >= r->v[i].lo && addr < r->v[i].hi)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether the kernel can put a uprobe on the exit instruction @insn: it
+ * refuses segment-override and lock prefixes (3e is also "notrack"), and
+ * its branch emulation refuses the operand-size prefix 66.  rep (f3) and
+ * bnd (f2) are fine.
+ */
+static int probeable_exit(const cs_insn *insn)
+{
+	for (uint16_t i = 0; i < insn->size; i++) {
+		switch (insn->bytes[i]) {
+		case 0xf2:
+		case 0xf3:
+			continue;
+		case 0x26:
+		case 0x2e:
+		case 0x36:
+		case 0x3e:
+		case 0x66:
+		case 0xf0:
+			return 0;
+		default:
+			return 1; /* the opcode */
+		}
+	}
+	return 1;
+}
+
+static void add_site(struct vp_exits *ex, const struct vp_load *l, uint64_t vaddr)
+{
+	ex->offs = xrealloc(ex->offs, (ex->n + 1) * sizeof(*ex->offs));
+	ex->offs[ex->n++] = vaddr - l->vaddr + l->offset;
+}
+
+static int is_cond_jump(csh cs, const cs_insn *insn)
+{
+	switch (insn->id) {
+	case X86_INS_LOOP:
+	case X86_INS_LOOPE:
+	case X86_INS_LOOPNE:
+	case X86_INS_JCXZ:
+	case X86_INS_JECXZ:
+	case X86_INS_JRCXZ:
+		return 1;
+	default:
+		return insn->id != X86_INS_JMP && cs_insn_group(cs, insn, CS_GRP_JUMP);
+	}
+}
+
+/* 1 and the target of a direct branch in @target, 0 for an indirect one. */
+static int branch_target(const cs_insn *insn, uint64_t *target)
+{
+	const cs_x86 *x = &insn->detail->x86;
+
+	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return 0;
+	*target = (uint64_t)x->operands[0].imm;
+	return 1;
+}
+
+/*
+ * Decode one region linearly (compiler output has no data between the
+ * instructions of a function; jump tables live in .rodata) and collect its
+ * exits into @ex.  Direct jumps to a .cold part add that part to @regs.
+ */
+static int scan_region(struct vp_symfile *sf, csh cs, struct code_regions *regs, size_t ri,
+		       struct vp_exits *ex)
+{
+	uint64_t lo = regs->v[ri].lo, hi = regs->v[ri].hi, addr = lo, target, clo, chi;
+	const struct vp_load *l = exec_load(sf, lo);
+	unsigned char *buf;
+	const uint8_t *code;
+	size_t left = hi - lo;
+	cs_insn *insn;
+	int err = 0;
+
+	if (!l || hi <= lo || hi > l->vaddr + l->filesz || left > (64u << 20))
+		return -ENOEXEC;
+	buf = xmalloc(left);
+	if (pread(sf->fd, buf, left, (off_t)(lo - l->vaddr + l->offset)) != (ssize_t)left) {
+		free(buf);
+		return -ENOEXEC;
+	}
+	code = buf;
+	insn = cs_malloc(cs);
+	while (left) {
+		uint64_t at = addr;
+
+		if (!cs_disasm_iter(cs, &code, &left, &addr, insn)) {
+			err = -ENOEXEC;
+			break;
+		}
+		switch (insn->id) {
+		case X86_INS_RET:
+			if (!probeable_exit(insn)) {
+				err = -ENOEXEC;
+				goto out;
+			}
+			add_site(ex, l, at);
+			continue;
+		case X86_INS_RETF:
+		case X86_INS_RETFQ:
+		case X86_INS_LJMP:
+		case X86_INS_IRET:
+		case X86_INS_IRETQ:
+			/* Not compiler output for a function: give up on it. */
+			err = -ENOEXEC;
+			goto out;
+		case X86_INS_JMP:
+			if (!branch_target(insn, &target)) {
+				ex->indirect++;
+				continue;
+			}
+			if (regions_hold(regs, target))
+				continue;
+			if (cold_part(sf, target, &clo, &chi)) {
+				regions_add(regs, clo, chi);
+				continue;
+			}
+			if (!is_call_target(sf, target)) {
+				ex->unknown++;
+				continue;
+			}
+			if (!probeable_exit(insn)) {
+				err = -ENOEXEC;
+				goto out;
+			}
+			add_site(ex, l, at); /* a tail call */
+			ex->tail++;
+			continue;
+		default:
+			break;
+		}
+		if (is_cond_jump(cs, insn) && branch_target(insn, &target) &&
+		    !regions_hold(regs, target)) {
+			if (cold_part(sf, target, &clo, &chi))
+				regions_add(regs, clo, chi);
+			else
+				ex->cond_tail++;
+		}
+	}
+out:
+	cs_free(insn, 1);
+	free(buf);
+	return err;
+}
+
+static csh exits_handle(void)
+{
+	static csh cs;
+	static int state; /* 0 unopened, 1 open, -1 failed */
+
+	if (!state) {
+		state = -1;
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
+			if (cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK)
+				state = 1;
+			else
+				cs_close(&cs);
+		}
+	}
+	return state > 0 ? cs : 0;
+}
+#endif
+
+int vp_symfile_exits(struct vp_symfile *sf, const struct vp_func *f, struct vp_exits *ret)
+{
+#ifdef HAVE_CAPSTONE
+	struct code_regions regs = { 0 };
+	const struct vp_load *l = exec_load(sf, f->addr);
+	csh cs = exits_handle();
+	uint64_t entry;
+	int err = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!cs || !l || !f->size) {
+		ret->how = VP_EXITS_URETPROBE;
+		return -ENOEXEC;
+	}
+	regions_add(&regs, f->addr, f->addr + f->size);
+	/* Regions are appended while scanning (.cold parts). */
+	for (size_t i = 0; i < regs.n && !err; i++)
+		err = scan_region(sf, cs, &regs, i, ret);
+	free(regs.v);
+	if (err) {
+		vp_exits_release(ret);
+		ret->how = VP_EXITS_URETPROBE;
+		return err;
+	}
+	entry = f->probe_off;
+	for (uint32_t i = 0; i < ret->n; i++) {
+		if (ret->offs[i] == entry) {
+			/* Nothing can run between entry and exit: one probe. */
+			free(ret->offs);
+			ret->offs = NULL;
+			ret->n = 0;
+			ret->how = VP_EXITS_AT_ENTRY;
+			return 0;
+		}
+	}
+	if (ret->n)
+		ret->how = VP_EXITS_SITES;
+	else if (ret->indirect || ret->cond_tail || ret->unknown)
+		ret->how = VP_EXITS_URETPROBE; /* its only ways out are ones we cannot probe */
+	else
+		ret->how = VP_EXITS_NONE;
+	return 0;
+#else
+	(void)sf;
+	(void)f;
+	memset(ret, 0, sizeof(*ret));
+	ret->how = VP_EXITS_URETPROBE;
+	return -ENOTSUP;
+#endif
+}
+
+static int is_throw_symbol(const char *name)
+{
+	size_t len = strcspn(name, "@"); /* "__cxa_throw@CXXABI_1.3" */
+
+	return (len == 11 && !strncmp(name, "__cxa_throw", len)) ||
+	       (len == 22 && !strncmp(name, "_Unwind_RaiseException", len));
+}
+
+int vp_symfile_can_throw(struct vp_symfile *sf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int nsyms;
+
+	if (elf_getshdrstrndx(sf->elf, &shstrndx) == 0) {
+		while ((scn = elf_nextscn(sf->elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			name = elf_strptr(sf->elf, shstrndx, sh.sh_name);
+			if (name && !strcmp(name, ".gcc_except_table"))
+				return 1;
+		}
+	}
+	nsyms = dwfl_module_getsymtab(sf->mod);
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(sf->mod, i, &sym, &addr, NULL, NULL,
+							   NULL);
+
+		if (name && is_throw_symbol(name))
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * The name people call a function by: without clone suffixes and, for C++,
  * without the parameter list ("ns::A::f" for _ZNK2ns1A1fEi.isra.0).
@@ -439,13 +863,48 @@ static char *short_name(const char *name)
 	return plain;
 }
 
+/*
+ * Length of @display without its C++ parameter list and qualifiers:
+ * "handler(unsigned int)" -> "handler", "ns::A::operator()(int) const" ->
+ * "ns::A::operator()".  The list is the parenthesis group that closes last,
+ * so parentheses inside template arguments do not end the name.  Returns
+ * the whole length when there is no list.
+ */
+static size_t strip_params(const char *display)
+{
+	size_t len = strlen(display), close = len, depth = 0;
+
+	while (close && display[close - 1] != ')')
+		close--;
+	if (!close || strcspn(display + close, "()<>,") != len - close)
+		return len; /* no list, or something after it we do not know */
+	for (size_t i = close; i-- > 0;) {
+		if (display[i] == ')')
+			depth++;
+		else if (display[i] == '(' && !--depth)
+			return i ? i : len;
+	}
+	return len;
+}
+
 static int func_matches(const struct vp_func *f, const char *glob)
 {
+	size_t len;
 	char *s;
 	int match;
 
 	if (!fnmatch(glob, f->name, 0) || !fnmatch(glob, f->display, 0))
 		return 1;
+	/* The demangled name without its parameter list ("handler" for
+	 * handler(unsigned int)), also with a clone suffix. */
+	len = strip_params(f->display);
+	if (len < strlen(f->display)) {
+		s = xasprintf("%.*s", (int)len, f->display);
+		match = !fnmatch(glob, s, 0);
+		free(s);
+		if (match)
+			return 1;
+	}
 	s = short_name(f->name);
 	match = !fnmatch(glob, s, 0);
 	free(s);

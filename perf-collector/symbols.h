@@ -38,6 +38,53 @@ size_t vp_symfile_build_id(const struct vp_symfile *sf, const unsigned char **re
  */
 size_t vp_symfile_functions(struct vp_symfile *sf, uint32_t module, uint32_t flags,
 			    struct vp_func **funcs, size_t *nfuncs);
+/*
+ * How the exits of one function are probed.  A return probe (uretprobe)
+ * replaces the return address on the stack with the kernel's trampoline,
+ * which the C++ unwinder cannot unwind through: an exception through such
+ * a frame ends in std::terminate().  Probes on the instructions that leave
+ * the function leave the stack alone.
+ */
+enum vp_exit_how {
+	VP_EXITS_URETPROBE = 0, /* a return probe */
+	VP_EXITS_SITES = 1,	/* entry-type probes on its ret and tail-call jmp sites */
+	VP_EXITS_NONE = 2,	/* it never returns (no way out but calls): none */
+	VP_EXITS_AT_ENTRY = 3,	/* its probed first instruction leaves it (ret, or a
+				 * jmp elsewhere): the entry probe records both */
+};
+
+struct vp_exits {
+	uint32_t how;	    /* enum vp_exit_how */
+	uint32_t n;	    /* VP_EXITS_SITES: number of sites */
+	uint64_t *offs;	    /* their file offsets (malloc'ed) */
+	uint32_t tail;	    /* how many of them are tail-call jmps (the rest: ret) */
+	uint32_t indirect;  /* indirect jmps: not probed, maybe tail calls */
+	uint32_t cond_tail; /* conditional jumps out of the function: not probed */
+	uint32_t unknown;   /* jmps to code that is no function's start: not probed */
+};
+
+/**
+ * vp_symfile_exits - decode the code of @f (its symbol's extent, plus the
+ * .cold parts it jumps to) and find the instructions that leave it: each
+ * ret, and each direct jmp to the start of a function or into the PLT (a
+ * tail call).  @ret->how is VP_EXITS_SITES or VP_EXITS_AT_ENTRY when it
+ * found some, VP_EXITS_NONE when @f has no way out at all, and
+ * VP_EXITS_URETPROBE when its only ways out cannot be probed (indirect or
+ * conditional jumps, jumps to unnamed code).  Returns 0, -ENOEXEC when the
+ * code could not be decoded or an exit cannot carry a probe (@ret->how is
+ * then VP_EXITS_URETPROBE), or -ENOTSUP without capstone.  Release with
+ * vp_exits_release().
+ */
+int vp_symfile_exits(struct vp_symfile *sf, const struct vp_func *f, struct vp_exits *ret);
+void vp_exits_release(struct vp_exits *ex);
+
+/**
+ * vp_symfile_can_throw - whether C++ exceptions can unwind through the
+ * code of @sf: it imports or defines __cxa_throw or _Unwind_RaiseException,
+ * or has a .gcc_except_table section (landing pads, try blocks).
+ */
+int vp_symfile_can_throw(struct vp_symfile *sf);
+
 /* Free the strings of @n functions and the array itself. */
 void vp_funcs_free(struct vp_func *funcs, size_t n);
 

@@ -7,7 +7,9 @@
 # with -f rec the 64 outermost rec frames of each call report a return and
 # 36 do not; with main probed as well, main takes one of the 64 slots and
 # 37 do not.  varperf must count the frames without a return as unpaired
-# (not as wrong durations) and still time the outermost calls right.
+# (not as wrong durations) and still time the outermost calls right.  With
+# --exit-probes=ret the exits are probes on rec's ret instruction, which
+# the kernel does not count as pending returns: every level is paired.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
@@ -38,7 +40,7 @@ rec_chain() {
 T=$TMPDIR_T/truth
 R=$TMPDIR_T/report.json
 
-tap_plan 27
+tap_plan 38
 
 # ---- only rec probed: 64 return probes per outer call ----
 "$VARPERF" record -q -f rec -o "$TMPDIR_T/rec.data" -- "$FIXTURES/fx-recurse" >"$T" \
@@ -78,6 +80,31 @@ tap_is 0 $? "report exits 0"
 tap_is 3150 "$(q func "$R" rec count)" "50 x 63 rec invocations paired"
 tap_is 1850 "$(q sum "$R" rec unpaired)" "50 x 37 rec frames unpaired"
 q compare "$R" "$T" rec main/rec main/rec >"$TMPDIR_T/c"
+tap_from "$TMPDIR_T/c"
+
+# ---- exit probes on ret instructions: no limit ----
+if ! "$VARPERF" version --build-options | grep -q '^capstone: on$'; then
+	for _i in 1 2 3 4 5 6 7 8 9 10 11; do
+		tap_skip "varperf was built without capstone (--exit-probes=ret)"
+	done
+	tap_done
+fi
+"$VARPERF" record -q --exit-probes=ret -f rec -o "$TMPDIR_T/ret.data" -- \
+	"$FIXTURES/fx-recurse" >"$T" 2>"$TMPDIR_T/err"
+tap_is 0 $? "record --exit-probes=ret -f rec exits 0"
+[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+"$VARPERF" report -i "$TMPDIR_T/ret.data" --format json >"$R" 2>"$TMPDIR_T/err"
+tap_is 0 $? "report exits 0"
+[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+tap_is "0 10000 0 0" "$(q totals "$R" lost) $(q totals "$R" events) \
+$(q totals "$R" unpaired) $(q totals "$R" unmatched_exits)" \
+	"5000 entries and 5000 exits, nothing unpaired or unmatched"
+tap_is 5000 "$(q func "$R" rec count)" "all 5000 rec invocations paired"
+tap_is 100 "$(q nodes "$R" rec)" "one node per recursion depth"
+d100=$(rec_chain 100)
+tap_is "50 50 0" "$(q node "$R" "$d65" count) $(q node "$R" "$d100" count) \
+$(q node "$R" "$d100" unpaired)" "depths 65 and 100, the innermost: 50 paired each"
+q compare "$R" "$T" rec main/rec /rec >"$TMPDIR_T/c"
 tap_from "$TMPDIR_T/c"
 
 tap_done
