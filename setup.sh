@@ -11,7 +11,7 @@
 set -euo pipefail
 
 packages=(build-essential g++ autoconf automake libtool pkg-config libelf-dev libdw-dev
-	zlib1g-dev libunwind-dev binutils-dev libiberty-dev libcapstone-dev mandoc)
+	zlib1g-dev libunwind-dev binutils-dev libiberty-dev libcapstone-dev mandoc gdb python3 graphviz)
 
 step() {
 	printf '==> %s\n' "$*"

@@ -6,6 +6,8 @@
 #ifndef VARPERF_BUILTIN_H
 #define VARPERF_BUILTIN_H
 
+int cmd_compare(int argc, char **argv);
+int cmd_gdb(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_version(int argc, char **argv);

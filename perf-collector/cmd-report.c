@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * cmd-report.c - `varperf report`: read a varperf.data file, build the
- * calling-context tree, run seed 000's analysis and print it as text or JSON.
+ * calling-context tree, run seed 000's analysis and seed 001's Dominant
+ * Variance Analysis (sources of variance, Variance Characterization Graph)
+ * and print them as text, JSON or Graphviz.
  */
 #include <config.h>
 
@@ -15,13 +17,15 @@
 #include "core/cct.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "core/sources.h"
+#include "core/vcg.h"
 #include "builtin.h"
 #include "report.h"
 #include "util.h"
 
 enum { EXIT_USAGE = 129 };
 
-enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON };
+enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
 
 enum {
 	OPT_CUTOFF = 256,
@@ -33,6 +37,12 @@ enum {
 	OPT_STRICT,
 	OPT_ALL,
 	OPT_FORMAT,
+	OPT_VCG,
+	OPT_TAU,
+	OPT_CONTEXTS,
+	OPT_MIN_CONTRIBUTION,
+	OPT_ONCE_PROBABILITY,
+	OPT_MAX_PASSES,
 };
 
 /* Same order as OPTIONS in man/varperf-report.1. */
@@ -46,6 +56,12 @@ static const struct option cmd_report_options[] = {
 	{ "cov-threshold", required_argument, NULL, OPT_COV_THRESHOLD },
 	{ "similarity", required_argument, NULL, OPT_SIMILARITY },
 	{ "beta", required_argument, NULL, OPT_BETA },
+	{ "vcg", no_argument, NULL, OPT_VCG },
+	{ "tau", required_argument, NULL, OPT_TAU },
+	{ "contexts", no_argument, NULL, OPT_CONTEXTS },
+	{ "min-contribution", required_argument, NULL, OPT_MIN_CONTRIBUTION },
+	{ "once-probability", required_argument, NULL, OPT_ONCE_PROBABILITY },
+	{ "max-passes", required_argument, NULL, OPT_MAX_PASSES },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "help", no_argument, NULL, 'h' },
@@ -57,7 +73,8 @@ static const char *const cmd_report_usage[] = {
 	"",
 	"    -i, --input <file>         data file to read (default: varperf.data)",
 	"    -o, --output <file>        write the report to <file> instead of stdout",
-	"    --format <text|json>       report format (default: text)",
+	"    --format <text|json|dot>   report format (default: text; dot: the Variance",
+	"                               Characterization Graph for Graphviz)",
 	"    --cutoff <pct>             significance: share of the total time a node",
 	"                               needs (default: 0.02%)",
 	"    --probability <p>          Chebyshev probability (default: 0.96)",
@@ -67,7 +84,18 @@ static const char *const cmd_report_usage[] = {
 	"                               and --window (default: window*sqrt(1-p) = 0.4)",
 	"    --similarity <pct>         patterns merge when means and CoVs are within",
 	"                               <pct> of each other (default: 10%)",
-	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM (default: 0.1)",
+	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM; the graph trims",
+	"                               below <b> times the best at each level (default: 0.1)",
+	"    --vcg                      print the Variance Characterization Graph only",
+	"    --tau <t>                  summarisation pressure tau_S of the graph, 0 to 1",
+	"                               (default: 0.4)",
+	"    --contexts                 show the call-context set of every graph node",
+	"    --min-contribution <pct>   share of a node's variance that makes a source",
+	"                               significant (default: 10%)",
+	"    --once-probability <p>     a call made exactly once in more than <p> of its",
+	"                               caller's invocations is cascaded into (default: 0.95)",
+	"    --max-passes <n>           extra passes over the events for implicit inlining",
+	"                               (default: 8; 0: direct children only)",
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
 	"    -h, --help                 show this help",
@@ -124,6 +152,9 @@ static const struct cmd_report_range cmd_report_ranges[] = {
 	{ "cov-threshold", 0, HUGE_VAL, 0, 0, "must be a number of at least 0" },
 	{ "similarity", 0, 1, 0, 0, "must be between 0 and 1 (100%)" },
 	{ "beta", 0, 1, 0, 0, "must be between 0 and 1" },
+	{ "tau", 0, 1, 0, 0, "must be between 0 and 1" },
+	{ "min-contribution", 0, 1, 1, 0, "must be greater than 0 and at most 1 (100%)" },
+	{ "once-probability", 0.5, 1, 0, 1, "must be at least 0.5 and less than 1" },
 };
 
 static int cmd_report_set_param(const char *name, const char *arg, double *ret)
@@ -146,9 +177,29 @@ struct cmd_report_opts {
 	const char *output;
 	enum cmd_report_format format;
 	struct vp_analysis_params params;
+	struct vp_sources_params sources;
+	struct vp_vcg_params vcg;
 	int all;
 	int strict;
+	int vcg_only;
+	int contexts;
 };
+
+/* --max-passes: a plain decimal count. */
+static int cmd_report_set_passes(const char *arg, unsigned *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (!*arg || *end || errno || arg[0] == '-' || v > 1000)
+		return error("invalid value '%s' for '--max-passes': must be a whole number from "
+			     "0 to 1000",
+			     arg);
+	*ret = (unsigned)v;
+	return 0;
+}
 
 /* Returns 0, 1 for --help, or -1 after a usage error has been printed. */
 static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
@@ -178,9 +229,11 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 				o->format = FORMAT_TEXT;
 			} else if (!strcmp(optarg, "json")) {
 				o->format = FORMAT_JSON;
+			} else if (!strcmp(optarg, "dot")) {
+				o->format = FORMAT_DOT;
 			} else {
 				ret = error("invalid value '%s' for '--format': "
-					    "must be 'text' or 'json'",
+					    "must be 'text', 'json' or 'dot'",
 					    optarg);
 			}
 			break;
@@ -201,6 +254,28 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			break;
 		case OPT_BETA:
 			ret = cmd_report_set_param("beta", optarg, &p->beta);
+			/* the same beta trims the graph (seed 001 Section 4) */
+			o->vcg.beta = p->beta;
+			break;
+		case OPT_VCG:
+			o->vcg_only = 1;
+			break;
+		case OPT_TAU:
+			ret = cmd_report_set_param("tau", optarg, &o->vcg.tau);
+			break;
+		case OPT_CONTEXTS:
+			o->contexts = 1;
+			break;
+		case OPT_MIN_CONTRIBUTION:
+			ret = cmd_report_set_param("min-contribution", optarg,
+						   &o->sources.min_contribution);
+			break;
+		case OPT_ONCE_PROBABILITY:
+			ret = cmd_report_set_param("once-probability", optarg,
+						   &o->sources.once_probability);
+			break;
+		case OPT_MAX_PASSES:
+			ret = cmd_report_set_passes(optarg, &o->sources.max_passes);
 			break;
 		case OPT_ALL:
 			o->all = 1;
@@ -227,11 +302,13 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 	return ret;
 }
 
-static int cmd_report_check_params(const struct vp_analysis_params *p)
+static int cmd_report_check_params(const struct cmd_report_opts *o)
 {
 	char msg[256] = "";
 
-	if (vp_analysis_params_check(p, msg, sizeof(msg)) < 0)
+	if (vp_analysis_params_check(&o->params, msg, sizeof(msg)) < 0 ||
+	    vp_sources_params_check(&o->sources, msg, sizeof(msg)) < 0 ||
+	    vp_vcg_params_check(&o->vcg, msg, sizeof(msg)) < 0)
 		return error("invalid analysis parameters: %s", msg[0] ? msg : "out of range");
 	return 0;
 }
@@ -290,7 +367,17 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 			return error("cannot open '%s': %s", o->output, strerror(errno));
 	}
 	r->out = f;
-	ret = o->format == FORMAT_JSON ? report_json(r) : report_text(r);
+	switch (o->format) {
+	case FORMAT_JSON:
+		ret = report_json(r);
+		break;
+	case FORMAT_DOT:
+		ret = report_vcg_dot(r);
+		break;
+	default:
+		ret = report_text(r);
+		break;
+	}
 	if (fflush(f) || ferror(f))
 		ret = -1;
 	if (f != stdout && fclose(f))
@@ -301,10 +388,58 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 	return 0;
 }
 
+/* Error from a pass over the events: the reader's message when it has one. */
+static void cmd_report_read_error(const struct cmd_report_opts *o, struct vp_reader *reader,
+				  int err)
+{
+	const char *m = vp_reader_error(reader);
+
+	if (m && *m && err != -ENOMEM)
+		error("%s", m);
+	else
+		error("cannot analyse '%s': %s", o->input, strerror(-err));
+}
+
+/*
+ * Dominant Variance Analysis: Step 2 (sources of variance, with extra
+ * passes over the file) and Steps 3-5 (the graph).
+ */
+static int cmd_report_dva(const struct cmd_report_opts *o, struct report *r,
+			  struct vp_sources *src, struct vp_vcg *vcg, uint8_t **labels)
+{
+	int err;
+
+	err = vp_sources_run(src, r->tree, r->an, r->reader, &o->sources);
+	if (err < 0) {
+		cmd_report_read_error(o, r->reader, err);
+		return -1;
+	}
+	*labels = xmalloc(r->tree->nnodes);
+	err = vp_vcg_label(r->tree, r->an, src, *labels);
+	if (!err)
+		err = vp_vcg_build(vcg, r->tree, r->an, src, &o->vcg);
+	if (err < 0) {
+		error("cannot analyse '%s': %s", o->input, strerror(-err));
+		vp_sources_release(src);
+		free(*labels);
+		*labels = NULL;
+		return -1;
+	}
+	pr_debug("sources of variance: %zu originators, %u extra passes",
+		 src->norigins, src->passes);
+	r->sources = src;
+	r->vcg = vcg;
+	r->labels = *labels;
+	return 0;
+}
+
 static int cmd_report_run(const struct cmd_report_opts *o)
 {
 	struct vp_reader *reader = NULL;
 	struct vp_build_totals totals;
+	struct vp_sources src;
+	struct vp_vcg vcg;
+	uint8_t *labels = NULL;
 	struct vp_analysis an;
 	struct vp_cct tree;
 	struct report r;
@@ -345,6 +480,8 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.totals = &totals;
 	r.an = &an;
 	r.all = o->all;
+	r.vcg_only = o->vcg_only;
+	r.contexts = o->contexts;
 	r.lost = cmd_report_lost(reader, r.trailer);
 	if (cmd_report_file_warnings(o, &r) < 0)
 		goto out_tree;
@@ -354,8 +491,14 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		error("cannot analyse '%s': %s", o->input, strerror(-err));
 		goto out_tree;
 	}
+	if (cmd_report_dva(o, &r, &src, &vcg, &labels) < 0)
+		goto out_analysis;
 	if (!cmd_report_print(o, &r))
 		ret = 0;
+	vp_vcg_release(&vcg);
+	vp_sources_release(&src);
+	free(labels);
+out_analysis:
 	vp_analysis_release(&an);
 out_tree:
 	vp_cct_release(&tree);
@@ -374,13 +517,16 @@ int cmd_report(int argc, char **argv)
 	o.input = "varperf.data";
 	o.format = FORMAT_TEXT;
 	vp_analysis_params_default(&o.params);
+	vp_sources_params_default(&o.sources);
+	vp_vcg_params_default(&o.vcg);
+	o.vcg.beta = o.params.beta;
 
 	ret = cmd_report_parse(argc, argv, &o);
 	if (ret > 0) {
 		cmd_report_print_usage(stdout, 1);
 		return 0;
 	}
-	if (ret < 0 || cmd_report_check_params(&o.params) < 0)
+	if (ret < 0 || cmd_report_check_params(&o) < 0)
 		return EXIT_USAGE;
 	return cmd_report_run(&o);
 }

@@ -16,7 +16,9 @@
 #include "core/covar.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "core/sources.h"
 #include "core/stats.h"
+#include "core/vcg.h"
 #include "report.h"
 #include "util.h"
 
@@ -33,7 +35,7 @@ struct json {
 };
 
 /* Emit @s as a JSON string; bytes that are not valid UTF-8 become U+FFFD. */
-static void json_string(FILE *f, const char *s)
+void report_json_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
@@ -86,6 +88,11 @@ static void json_string(FILE *f, const char *s)
 		p += n;
 	}
 	fputc('"', f);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	report_json_string(f, s);
 }
 
 /* Separator, line break and key before a value at the current depth. */
@@ -460,6 +467,10 @@ static void json_nodes(struct json *j, const struct report *r)
 		json_bool(j, "significant", known && an->significant[id]);
 		json_bool(j, "high_variance", known && an->high_variance[id]);
 		json_double(j, "vim", known ? an->vim[id] : 0);
+		if (r->labels)
+			json_str(j, "vcg_type", vp_vcg_type_name(r->labels[id]));
+		if (r->sources && id < r->sources->nnodes)
+			json_str(j, "calls_per_parent", vp_once_name(r->sources->once[id]));
 		json_arr(j, "children");
 		for (uint32_t i = 0; i < n->nchildren; i++)
 			json_u64(j, NULL, n->children[i]);
@@ -501,6 +512,192 @@ static void json_patterns(struct json *j, const struct report *r)
 	json_arr_end(j);
 }
 
+/* ---- the Variance Characterization Graph and its sources ---- */
+
+static void json_cc(struct json *j, const struct report *r, const struct vp_vcg_cc *cc)
+{
+	json_arr(j, NULL);
+	for (uint32_t i = 0; i < cc->len; i++) {
+		json_obj(j, NULL);
+		json_str(j, "function", report_func_name(r, cc->elems[i].func));
+		json_callsite(j, r, "callsite", cc->elems[i].callsite);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void json_u32_array(struct json *j, const char *key, const uint32_t *v, uint32_t n)
+{
+	json_arr(j, key);
+	for (uint32_t i = 0; i < n; i++)
+		json_u64(j, NULL, v[i]);
+	json_arr_end(j);
+}
+
+static void json_vcg_nodes(struct json *j, const struct report *r)
+{
+	const struct vp_vcg *g = r->vcg;
+
+	json_arr(j, "nodes");
+	for (size_t id = 0; id < g->nnodes; id++) {
+		const struct vp_vcg_node *n = &g->nodes[id];
+
+		json_obj(j, NULL);
+		json_u64(j, "id", id);
+		json_u64(j, "pattern", (uint64_t)n->pattern + 1);
+		json_str(j, "function", report_func_name(r, n->func));
+		json_str(j, "type", vp_vcg_type_name(n->type));
+		if (n->parent == VP_NO_NODE)
+			json_null(j, "parent");
+		else
+			json_u64(j, "parent", n->parent);
+		json_u32_array(j, "children", n->children, n->nchildren);
+		json_stats(j, &n->stats, 1);
+		json_double(j, "vim", n->vim);
+		json_double(j, "subtree_vim", n->subtree_vim);
+		json_u32_array(j, "cct_nodes", n->cct, n->ncct);
+		json_arr(j, "contexts");
+		for (uint32_t i = 0; i < n->nccs; i++)
+			json_cc(j, r, &g->ccs[n->ccs[i]]);
+		json_arr_end(j);
+		json_u32_array(j, "originates", n->ols, n->nols);
+		json_u32_array(j, "inside", n->cls, n->ncls);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void json_vcg_segments(struct json *j, const struct report *r)
+{
+	const struct vp_vcg *g = r->vcg;
+
+	json_arr(j, "segments");
+	for (size_t i = 0; i < g->nsegments; i++) {
+		const struct vp_vcg_segment *s = &g->segments[i];
+
+		json_obj(j, NULL);
+		json_u64(j, "id", i);
+		json_u64(j, "originator", s->nodes[0]);
+		json_u64(j, "underlier", s->nodes[s->len - 1]);
+		json_u32_array(j, "nodes", s->nodes, s->len);
+		json_arr(j, "components");
+		for (uint32_t k = 0; k < s->ncomponents; k++)
+			json_callsite(j, r, NULL, r->tree->nodes[s->components[k]].callsite);
+		json_arr_end(j);
+		json_u32_array(j, "component_nodes", s->components, s->ncomponents);
+		json_u64(j, "count", s->n);
+		json_double(j, "mean", s->mean);
+		json_double(j, "variance", s->variance);
+		json_double(j, "cf", s->cf);
+		json_str(j, "how", vp_source_how_name(s->how));
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void json_sources(struct json *j, const struct report *r)
+{
+	const struct vp_sources *s = r->sources;
+	char label[600];
+
+	json_arr(j, "sources");
+	for (size_t i = 0; i < s->norigins; i++) {
+		const struct vp_origin *o = &s->origins[i];
+
+		json_obj(j, NULL);
+		json_u64(j, "node", o->node);
+		json_str(j, "function", report_func_name(r, r->tree->nodes[o->node].func));
+		json_double(j, "variance", o->variance);
+		json_u64(j, "variables", o->nvars);
+		json_u64(j, "inlined", o->ninlined);
+		json_arr(j, "components");
+		for (size_t k = 0; k < o->ncomponents; k++) {
+			const struct vp_component *c = &o->components[k];
+
+			json_obj(j, NULL);
+			if (c->node == VP_NO_NODE) {
+				json_null(j, "node");
+				json_str(j, "label", "self");
+			} else {
+				json_u64(j, "node", c->node);
+				report_node_label(r, c->node, label, sizeof(label));
+				json_str(j, "label", label);
+			}
+			json_double(j, "share", c->share);
+			json_double(j, "cf", c->cf);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_arr(j, "segments");
+		for (size_t k = 0; k < o->nsources; k++) {
+			const struct vp_source *src = &o->sources[k];
+
+			json_obj(j, NULL);
+			json_u64(j, "underlier", src->underlier);
+			report_node_label(r, src->underlier, label, sizeof(label));
+			json_str(j, "label", label);
+			json_u32_array(j, "chain", src->chain, src->len);
+			json_double(j, "share", src->share);
+			json_double(j, "cf", src->cf);
+			json_double(j, "mean", src->mean);
+			json_double(j, "variance", src->variance);
+			json_str(j, "how", vp_source_how_name(src->how));
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void json_vcg(struct json *j, const struct report *r)
+{
+	const struct vp_vcg *g = r->vcg;
+	const struct vp_sources *s = r->sources;
+
+	if (!g || !s) {
+		json_null(j, "vcg");
+		return;
+	}
+	json_obj(j, "vcg");
+	json_obj(j, "parameters");
+	json_double(j, "tau", g->params.tau);
+	json_double(j, "beta", g->params.beta);
+	json_double(j, "min_contribution", s->params.min_contribution);
+	json_double(j, "once_probability", s->params.once_probability);
+	json_u64(j, "max_passes", s->params.max_passes);
+	json_obj_end(j);
+	json_u64(j, "passes", s->passes);
+	json_bool(j, "pass_limit_reached", s->limited);
+	json_obj(j, "sizes");
+	json_u64(j, "base_patterns", g->base_patterns);
+	json_u64(j, "base_nodes", g->base_nodes);
+	json_u64(j, "merged_patterns", g->merged_patterns);
+	json_u64(j, "merged_nodes", g->merged_nodes);
+	json_u64(j, "merges", g->merges);
+	json_u64(j, "layers", g->layers);
+	json_u64(j, "trimmed_patterns", g->trimmed_patterns);
+	json_u64(j, "trimmed_nodes", g->trimmed_nodes);
+	json_obj_end(j);
+	json_arr(j, "patterns");
+	for (size_t q = 0; q < g->npatterns; q++) {
+		json_obj(j, NULL);
+		json_u64(j, "id", q + 1);
+		json_u64(j, "root", g->patterns[q].root);
+		json_u64(j, "nodes", g->patterns[q].nnodes);
+		json_double(j, "vim", g->patterns[q].vim);
+		json_double(j, "vim_share", g->patterns[0].vim > 0
+						    ? g->patterns[q].vim / g->patterns[0].vim
+						    : 0);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_vcg_nodes(j, r);
+	json_vcg_segments(j, r);
+	json_sources(j, r);
+	json_obj_end(j);
+}
+
 int report_json(const struct report *r)
 {
 	struct json j = { .f = r->out };
@@ -513,6 +710,7 @@ int report_json(const struct report *r)
 	json_functions(&j, r);
 	json_nodes(&j, r);
 	json_patterns(&j, r);
+	json_vcg(&j, r);
 	json_obj_end(&j);
 	fputc('\n', r->out);
 	return ferror(r->out) ? -1 : 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * report-text.c - the human-readable `varperf report`: Pattern Set first,
- * then the high-variance part of the calling-context tree, then totals.
+ * report-text.c - the human-readable `varperf report`: the Variance
+ * Characterization Graph first (report-vcg.c), then the Pattern Set, the
+ * high-variance part of the calling-context tree, and totals.
  */
 #include <config.h>
 
@@ -102,7 +103,7 @@ const char *report_insn_class_name(uint32_t insn_class)
 }
 
 /* A time in the file's unit, in human units when that unit is ns. */
-static const char *text_time(const struct report *r, double v, char *buf, size_t len)
+const char *report_time(const struct report *r, double v, char *buf, size_t len)
 {
 	if (r->hdr->unit == VP_UNIT_NS)
 		return fmt_duration(v, buf, len);
@@ -114,10 +115,20 @@ static const char *text_time(const struct report *r, double v, char *buf, size_t
  * Names come from the recorded binary and its debug information: print
  * control characters as '?' so that a hostile file cannot drive the terminal.
  */
-static void text_put(FILE *f, const char *s)
+void report_put(FILE *f, const char *s)
 {
 	for (; *s; s++)
 		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static const char *text_time(const struct report *r, double v, char *buf, size_t len)
+{
+	return report_time(r, v, buf, len);
+}
+
+static void text_put(FILE *f, const char *s)
+{
+	report_put(f, s);
 }
 
 /* " [call site]" of node or chain element, or nothing without one. */
@@ -552,6 +563,15 @@ int report_text(const struct report *r)
 {
 	text_header(r);
 	fputc('\n', r->out);
+	if (r->vcg) {
+		/* seed 001 Section 8.1: start from the graph at tau_S 0.4, beta 0.1 */
+		report_vcg_text(r);
+		fputc('\n', r->out);
+		report_sources_text(r);
+		if (r->vcg_only)
+			return ferror(r->out) ? -1 : 0;
+		fputc('\n', r->out);
+	}
 	text_patterns(r);
 	fputc('\n', r->out);
 	text_tree(r);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * report.h - what `varperf report` hands its two printers (text and JSON),
- * and the few formatting helpers both of them share.
+ * report.h - what `varperf report` hands its printers (text, JSON and the
+ * Variance Characterization Graph as text or Graphviz), and the few
+ * formatting helpers they share.
  */
 #ifndef VARPERF_REPORT_H
 #define VARPERF_REPORT_H
@@ -13,6 +14,8 @@
 #include "core/cct.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "core/sources.h"
+#include "core/vcg.h"
 
 /* Everything the printers read; all of it is owned by cmd_report(). */
 struct report {
@@ -26,11 +29,29 @@ struct report {
 	const struct vp_analysis *an;
 	uint64_t lost;				/* lost records (see report_lost) */
 	int all;				/* --all */
+	const struct vp_sources *sources;	/* Step 2: sources of variance */
+	const struct vp_vcg *vcg;		/* Steps 3-5: the graph */
+	const uint8_t *labels;			/* enum vp_vcg_type per CCT node */
+	int vcg_only;				/* --vcg: the graph alone */
+	int contexts;				/* --contexts: call-context sets */
 };
 
-/* Both return 0, or -1 when writing failed (the caller reports it). */
+/* All return 0, or -1 when writing failed (the caller reports it). */
 int report_text(const struct report *r);
 int report_json(const struct report *r);
+/* Graphviz: the whole graph as one digraph (report-vcg.c). */
+int report_vcg_dot(const struct report *r);
+/* @s as a JSON string literal, invalid UTF-8 as U+FFFD (report-json.c). */
+void report_json_string(FILE *f, const char *s);
+
+/* ---- report-vcg.c: the graph's text sections ---- */
+
+/* "Variance Characterization Graph": every pattern as a tree. */
+void report_vcg_text(const struct report *r);
+/* "Underlying sources of variance": Step 2, per originator. */
+void report_sources_text(const struct report *r);
+/* Call site of VCG node @id: its own when all its contexts share it. */
+const char *report_vcg_callsite(const struct report *r, uint32_t id, char *buf, size_t len);
 
 /* ---- shared helpers, defined in report-text.c ---- */
 
@@ -52,5 +73,9 @@ const char *report_clock_name(uint32_t clock);
 const char *report_unit_name(uint32_t unit);
 /* Name of an instruction class ("emulated", "single-stepped", "unknown"). */
 const char *report_insn_class_name(uint32_t insn_class);
+/* A time in the file's unit: "1.23 ms" for nanoseconds, "4.5e+03 cyc" else. */
+const char *report_time(const struct report *r, double v, char *buf, size_t len);
+/* Write @s with control characters as '?' (names come from the binary). */
+void report_put(FILE *f, const char *s);
 
 #endif

@@ -22,6 +22,8 @@ struct cmd_struct {
 
 /* Sorted by name; bsearch() relies on it. */
 static const struct cmd_struct commands[] = {
+	{ "compare", cmd_compare, "compare the Pattern Sets of two recordings" },
+	{ "gdb", cmd_gdb, "run GDB with the varperf plugin loaded" },
 	{ "record", cmd_record, "run a program and record its function entries and exits" },
 	{ "report", cmd_report, "show the variance profile of a recorded data file" },
 	{ "version", cmd_version, "print the version and the optional features built in" },

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * compare.h - profile versus regression (seed 000 Section 4): the Pattern
+ * Set of a profiling recording A evaluated on a regression recording B,
+ * their overlap, the patterns that left or entered, and for every pattern
+ * the change of mean (Welch's t test) and variance (F test) between the two.
+ */
+#ifndef VARPERF_CORE_COMPARE_H
+#define VARPERF_CORE_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cct.h"
+#include "datafile.h"
+#include "patterns.h"
+#include "stats.h"
+
+struct vp_compare_params {
+	double min_overlap; /* the sets agree at this overlap or more (0.8) */
+	double alpha;	    /* significance level of the tests (0.05) */
+	int symmetric;	    /* also require |A and B| / |B| >= min_overlap */
+};
+
+void vp_compare_params_default(struct vp_compare_params *p);
+int vp_compare_params_check(const struct vp_compare_params *p, char *err, size_t errlen);
+
+/* One recording: its tree, the reader for its call sites, its analysis. */
+struct vp_compare_input {
+	const struct vp_cct *tree;
+	const struct vp_header *hdr;
+	struct vp_reader *reader; /* call-site definitions; NULL: ids compare */
+	const struct vp_analysis *an;
+};
+
+/* A two-sided test of the difference B - A. */
+struct vp_test {
+	double stat; /* t, or F = s_B^2 / s_A^2 */
+	double df1;  /* Welch-Satterthwaite df, or the F test's numerator df */
+	double df2;  /* the F test's denominator df (0 for t) */
+	double p;    /* two-sided p-value, NaN when undefined (n < 2) */
+};
+
+/* One pattern of A and what became of it in B. */
+struct vp_compare_pattern {
+	size_t a;	   /* index in A's patterns (A's VIM order) */
+	struct vp_stats b; /* B's invocations whose context ends with its chain */
+	size_t bnodes;	   /* B's nodes matched */
+	double vim_b;	   /* k sigma N in B */
+	int in_set_a;	   /* in A's Pattern Set */
+	int in_set_b;	   /* in the regression Pattern Set (VIM_B >= beta max) */
+	struct vp_test mean; /* Welch's t test on the means */
+	struct vp_test var;  /* F test on the variances */
+};
+
+struct vp_compare {
+	struct vp_compare_params params;
+	size_t npatterns;
+	struct vp_compare_pattern *patterns; /* one per pattern of A, same order */
+	double max_vim_b;
+	size_t nset_a;	/* |A|: A's Pattern Set */
+	size_t nset_b;	/* |B|: the regression Pattern Set */
+	size_t ncommon; /* |A and B| */
+	double overlap;	/* |A and B| / |A|, seed 000's Pattern Set Overlap */
+	double overlap_b; /* |A and B| / |B| */
+	int agree;	  /* overlap (and, symmetric, overlap_b) >= min_overlap */
+	size_t nnew;
+	size_t *new_b; /* B's own Pattern Set patterns none of whose nodes any
+			* pattern of A matches: behaviour new in B */
+};
+
+/**
+ * vp_compare_run - evaluate @a's patterns on @b.  Chains match by function
+ * symbol name and call site ("file:line", else "caller+offset", else the
+ * address), so the two recordings may number them differently.  Both
+ * analyses must use the same parameters (beta and k come from @a's).
+ * Returns 0 or a negative errno; release with vp_compare_release().
+ */
+int vp_compare_run(struct vp_compare *c, const struct vp_compare_input *a,
+		   const struct vp_compare_input *b, const struct vp_compare_params *p);
+void vp_compare_release(struct vp_compare *c);
+
+/* Regularized incomplete beta I_x(a, b); NaN outside its domain. */
+double vp_betai(double a, double b, double x);
+/* Two-sided p-value of Student's t with @df degrees of freedom. */
+double vp_student_t_p(double t, double df);
+/* Welch's test of mean B - mean A from population moments (n, mean, m2). */
+struct vp_test vp_welch_test(const struct vp_stats *a, const struct vp_stats *b);
+/* F test of var B / var A, two-sided (assumes normal data). */
+struct vp_test vp_f_test(const struct vp_stats *a, const struct vp_stats *b);
+
+#endif

@@ -1,0 +1,2046 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * vcg.c - Steps 3 to 5 of Dominant Variance Analysis (seed 001 Sections
+ * 4-7): label calling-context nodes Task, Contributor or Contrast, extract
+ * the base layer of VCG patterns, merge subtrees bottom-up within each
+ * pattern and then whole patterns, layer by layer (three-pass merge with
+ * its compatibility checks, exact statistics, Kolmogorov-Smirnov cost
+ * under tau_S), and finally prioritise and trim by VIM with beta.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcg.h"
+
+#define NONE UINT32_MAX
+#define FAIL (UINT32_MAX - 1)
+
+void vp_vcg_params_default(struct vp_vcg_params *p)
+{
+	p->tau = 0.4;
+	p->beta = 0.1;
+}
+
+int vp_vcg_params_check(const struct vp_vcg_params *p, char *err, size_t errlen)
+{
+	const char *what = NULL;
+
+	if (!(p->tau >= 0.0 && p->tau <= 1.0))
+		what = "tau must be between 0 and 1";
+	else if (!(p->beta >= 0.0 && p->beta <= 1.0))
+		what = "beta must be between 0 and 1";
+	if (!what)
+		return 0;
+	if (err && errlen)
+		snprintf(err, errlen, "%s", what);
+	return -EINVAL;
+}
+
+const char *vp_vcg_type_name(enum vp_vcg_type t)
+{
+	switch (t) {
+	case VP_VCG_TASK:
+		return "task";
+	case VP_VCG_CONTRIBUTOR:
+		return "contributor";
+	case VP_VCG_CONTRAST:
+		return "contrast";
+	default:
+		return "unused";
+	}
+}
+
+/* ---- Kolmogorov-Smirnov distance of two Gaussians ---- */
+
+static double phi(double z)
+{
+	return 0.5 * erfc(-z * M_SQRT1_2);
+}
+
+/* sup |F(x) - [x >= c]| for F = N(m, s): the larger of F(c) and 1 - F(c). */
+static double ks_point(double m, double s, double c)
+{
+	double f = phi((c - m) / s);
+
+	return f > 1.0 - f ? f : 1.0 - f;
+}
+
+double vp_ks_gauss(double m1, double s1, double m2, double s2)
+{
+	double rho, e, A, B, C, u[2], d = 0.0;
+	int nu = 0;
+
+	if (!(s1 > 0.0) && !(s2 > 0.0))
+		return m1 == m2 ? 0.0 : 1.0;
+	if (!(s1 > 0.0))
+		return ks_point(m2, s2, m1);
+	if (!(s2 > 0.0))
+		return ks_point(m1, s1, m2);
+	/*
+	 * F1 - F2 is extreme where the densities cross.  In u = (x - m1)/s1,
+	 * with rho = s1/s2 and e = (m1 - m2)/s2, the second variable is
+	 * rho u + e, and the crossings solve
+	 * (rho^2 - 1) u^2 + 2 rho e u + e^2 - 2 ln rho = 0
+	 * (standardised, so that large means do not cancel).
+	 */
+	rho = s1 / s2;
+	e = (m1 - m2) / s2;
+	A = rho * rho - 1.0;
+	B = 2.0 * rho * e;
+	C = e * e - 2.0 * log(rho);
+	if (fabs(A) < 1e-12) {
+		if (B == 0.0)
+			return 0.0;
+		u[nu++] = -C / B;
+	} else {
+		double disc = B * B - 4.0 * A * C, q;
+
+		q = -0.5 * (B + copysign(sqrt(disc > 0.0 ? disc : 0.0), B));
+		if (q != 0.0) {
+			u[nu++] = q / A;
+			u[nu++] = C / q;
+		} else {
+			u[nu++] = -B / (2.0 * A);
+		}
+	}
+	for (int i = 0; i < nu; i++) {
+		double g;
+
+		if (!isfinite(u[i]))
+			continue;
+		g = fabs(phi(u[i]) - phi(rho * u[i] + e));
+		if (g > d)
+			d = g;
+	}
+	return d > 1.0 ? 1.0 : d;
+}
+
+/* ---- working patterns ---- */
+
+struct wnode {
+	uint32_t func;
+	uint8_t type;
+	uint8_t keep;
+	struct vp_stats st;
+	uint32_t parent;
+	uint32_t kid0, nkids; /* pool */
+	uint32_t cc0, ncc;    /* pool: sorted call-context ids */
+	uint32_t ct0, nct;    /* pool: sorted CCT nodes */
+	uint32_t corr[2];     /* merge candidates: nodes of the two inputs */
+	uint32_t gid;	      /* final id */
+	double vim, svim;
+};
+
+/* A linear segment.  Inside a subtree being merged, a segment whose
+ * originator is an ancestor outside is kept as its part inside (ext names
+ * the originator's CCT node): siblings merge only if they agree on it. */
+struct wseg {
+	uint32_t ext;
+	uint32_t n0, len; /* pool: nodes */
+	uint32_t g0, ng;  /* pool: ng pairs (origin index, source index) */
+	uint32_t c0, nc;  /* pool: component CCT nodes, sorted */
+	uint8_t how;
+	uint64_t n;
+	double mean, m2; /* of Y^{H|W} over n invocations of the originator */
+};
+
+struct wpat {
+	struct wnode *nodes;
+	uint32_t nn, capn;
+	struct wseg *segs;
+	uint32_t ns, caps;
+	uint32_t *pool;
+	uint32_t np, capp;
+	double vim;
+};
+
+struct gctx {
+	const struct vp_cct *t;
+	const struct vp_analysis *a;
+	const struct vp_sources *s;
+	double tau, k;
+	int err;
+	/* interned call contexts */
+	struct vp_chain_elem *ccpool;
+	size_t nccpool, capccpool;
+	uint32_t *ccoff, *cclen;
+	size_t ncc, capcc;
+	uint32_t *cchash;
+	size_t ccmask;
+	size_t merges, layers;
+};
+
+static int grow(void **p, size_t *cap, size_t want, size_t size)
+{
+	size_t n = *cap ? *cap : 8;
+	void *q;
+
+	if (want <= *cap)
+		return 0;
+	while (n < want)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static struct wpat *wp_new(struct gctx *c)
+{
+	struct wpat *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		c->err = -ENOMEM;
+	return p;
+}
+
+static void wp_free(struct wpat *p)
+{
+	if (!p)
+		return;
+	free(p->nodes);
+	free(p->segs);
+	free(p->pool);
+	free(p);
+}
+
+static uint32_t wp_node(struct gctx *c, struct wpat *p)
+{
+	size_t cap = p->capn;
+
+	if (c->err || grow((void **)&p->nodes, &cap, (size_t)p->nn + 1, sizeof(*p->nodes))) {
+		c->err = -ENOMEM;
+		return FAIL;
+	}
+	p->capn = (uint32_t)cap;
+	memset(&p->nodes[p->nn], 0, sizeof(*p->nodes));
+	p->nodes[p->nn].parent = NONE;
+	p->nodes[p->nn].corr[0] = p->nodes[p->nn].corr[1] = NONE;
+	return p->nn++;
+}
+
+static struct wseg *wp_seg(struct gctx *c, struct wpat *p)
+{
+	size_t cap = p->caps;
+
+	if (c->err || grow((void **)&p->segs, &cap, (size_t)p->ns + 1, sizeof(*p->segs))) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
+	p->caps = (uint32_t)cap;
+	memset(&p->segs[p->ns], 0, sizeof(*p->segs));
+	return &p->segs[p->ns++];
+}
+
+/* Room for @n more pool entries; returns their offset (pointers into the
+ * pool are invalid afterwards). */
+static uint32_t wp_alloc(struct gctx *c, struct wpat *p, uint32_t n)
+{
+	size_t cap = p->capp;
+	uint32_t off;
+
+	if (c->err || grow((void **)&p->pool, &cap, (size_t)p->np + n, sizeof(*p->pool))) {
+		c->err = -ENOMEM;
+		return 0;
+	}
+	p->capp = (uint32_t)cap;
+	off = p->np;
+	p->np += n;
+	return off;
+}
+
+/* Copy @n entries from another pattern's pool (or any array). */
+static uint32_t wp_copy(struct gctx *c, struct wpat *p, const uint32_t *src, uint32_t n)
+{
+	uint32_t off = wp_alloc(c, p, n);
+
+	if (!c->err && n)
+		memcpy(p->pool + off, src, n * sizeof(*src));
+	return off;
+}
+
+/* Union of two sorted lists into @p's pool; @n returns the length. */
+static uint32_t wp_union(struct gctx *c, struct wpat *p, const uint32_t *a, uint32_t na,
+			 const uint32_t *b, uint32_t nb, uint32_t *n)
+{
+	uint32_t off = wp_alloc(c, p, na + nb), i = 0, j = 0, k = 0;
+	uint32_t *d;
+
+	*n = 0;
+	if (c->err)
+		return 0;
+	d = p->pool + off;
+	while (i < na || j < nb) {
+		uint32_t v;
+
+		if (j >= nb || (i < na && a[i] < b[j]))
+			v = a[i++];
+		else if (i >= na || b[j] < a[i])
+			v = b[j++];
+		else
+			v = a[i++], j++;
+		d[k++] = v;
+	}
+	*n = k;
+	p->np = off + k;
+	return off;
+}
+
+/* ---- call contexts ---- */
+
+static uint64_t cc_hash(const struct vp_chain_elem *e, uint32_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ len;
+
+	for (uint32_t i = 0; i < len; i++) {
+		h = (h ^ e[i].func) * 0x100000001b3ULL;
+		h = (h ^ e[i].callsite) * 0x100000001b3ULL;
+	}
+	return h ^ (h >> 31);
+}
+
+static uint32_t cc_intern(struct gctx *c, const struct vp_chain_elem *e, uint32_t len)
+{
+	size_t i;
+
+	if (c->err)
+		return 0;
+	if (c->ncc * 2 >= c->ccmask) {
+		size_t mask = c->ccmask ? c->ccmask * 2 + 1 : 1023;
+		uint32_t *h = malloc((mask + 1) * sizeof(*h));
+
+		if (!h) {
+			c->err = -ENOMEM;
+			return 0;
+		}
+		memset(h, 0xff, (mask + 1) * sizeof(*h));
+		for (size_t k = 0; k < c->ncc; k++) {
+			i = cc_hash(c->ccpool + c->ccoff[k], c->cclen[k]) & mask;
+			while (h[i] != NONE)
+				i = (i + 1) & mask;
+			h[i] = (uint32_t)k;
+		}
+		free(c->cchash);
+		c->cchash = h;
+		c->ccmask = mask;
+	}
+	for (i = cc_hash(e, len) & c->ccmask; c->cchash[i] != NONE; i = (i + 1) & c->ccmask) {
+		uint32_t k = c->cchash[i];
+
+		if (c->cclen[k] == len && !memcmp(c->ccpool + c->ccoff[k], e, len * sizeof(*e)))
+			return k;
+	}
+	{
+		size_t cap = c->capcc, cap2 = c->capcc, capp = c->capccpool;
+
+		if (grow((void **)&c->ccoff, &cap, c->ncc + 1, sizeof(*c->ccoff)) ||
+		    grow((void **)&c->cclen, &cap2, c->ncc + 1, sizeof(*c->cclen)) ||
+		    grow((void **)&c->ccpool, &capp, c->nccpool + len, sizeof(*c->ccpool))) {
+			c->err = -ENOMEM;
+			return 0;
+		}
+		c->capcc = cap;
+		c->capccpool = capp;
+	}
+	memcpy(c->ccpool + c->nccpool, e, len * sizeof(*e));
+	c->ccoff[c->ncc] = (uint32_t)c->nccpool;
+	c->cclen[c->ncc] = len;
+	c->nccpool += len;
+	c->cchash[i] = (uint32_t)c->ncc;
+	return (uint32_t)c->ncc++;
+}
+
+/* ---- Step 3: labels ---- */
+
+int vp_vcg_label(const struct vp_cct *t, const struct vp_analysis *a, const struct vp_sources *s,
+		 uint8_t *ret)
+{
+	uint8_t *role = calloc(t->nnodes, 1); /* 1 underlier, 2 transmitter */
+	uint8_t *task_func;
+	size_t nf = 0, i;
+
+	if (!role)
+		return -ENOMEM;
+	for (i = 1; i < t->nnodes; i++)
+		if (t->nodes[i].func + 1 > nf)
+			nf = t->nodes[i].func + 1;
+	task_func = calloc(nf + 1, 1);
+	if (!task_func) {
+		free(role);
+		return -ENOMEM;
+	}
+	for (size_t o = 0; s && o < s->norigins; o++) {
+		const struct vp_origin *or = &s->origins[o];
+
+		for (size_t j = 0; j < or->nsources; j++) {
+			const struct vp_source *src = &or->sources[j];
+
+			role[src->underlier] |= 1;
+			for (uint32_t k = 0; k + 1 < src->len; k++)
+				role[src->chain[k]] |= 2;
+		}
+	}
+	for (i = 1; i < t->nnodes; i++)
+		if (a->high_variance[i])
+			task_func[t->nodes[i].func] = 1;
+	ret[VP_NODE_ROOT] = VP_VCG_UNUSED;
+	for (i = 1; i < t->nnodes; i++) {
+		if (a->high_variance[i])
+			ret[i] = VP_VCG_TASK;
+		else if (role[i] & 1)
+			ret[i] = VP_VCG_CONTRIBUTOR;
+		else if ((role[i] & 2) || (a->significant[i] && task_func[t->nodes[i].func]))
+			ret[i] = VP_VCG_CONTRAST;
+		else
+			ret[i] = VP_VCG_UNUSED;
+	}
+	free(task_func);
+	free(role);
+	return 0;
+}
+
+/* ---- statistics of a (merged) segment ---- */
+
+static void chan(uint64_t *n, double *mean, double *m2, uint64_t nb, double meanb, double m2b)
+{
+	double tot, d;
+
+	if (!nb)
+		return;
+	if (!*n) {
+		*n = nb;
+		*mean = meanb;
+		*m2 = m2b;
+		return;
+	}
+	/* seed 001 Section 6.1, in Chan's form */
+	tot = (double)*n + (double)nb;
+	d = meanb - *mean;
+	*m2 += m2b + d * d * ((double)*n * (double)nb / tot);
+	*mean += d * ((double)nb / tot);
+	*n += nb;
+}
+
+/*
+ * Y^{H|W} of a merged segment, from its (origin, source) pairs: sources
+ * of one originator add up within each of its invocations (their
+ * covariances come from its matrix), different originators are disjoint
+ * sets of invocations (merged with Chan's formula).  -1 when a covariance
+ * was never measured: such segments must not merge.
+ */
+static int seg_stats(const struct vp_sources *s, const uint32_t *g, uint32_t ng, uint64_t *n,
+		     double *mean, double *m2)
+{
+	*n = 0;
+	*mean = *m2 = 0.0;
+	for (uint32_t i = 0, j; i < ng; i = j) {
+		const struct vp_origin *o = &s->origins[g[2 * i]];
+		double mu = 0.0, var = 0.0;
+
+		for (j = i; j < ng && g[2 * j] == g[2 * i]; j++)
+			mu += o->sources[g[2 * j + 1]].mean;
+		for (uint32_t x = i; x < j; x++) {
+			for (uint32_t y = i; y < j; y++) {
+				double cv = o->cross[g[2 * x + 1] * o->nsources + g[2 * y + 1]];
+
+				if (isnan(cv))
+					return -1;
+				var += cv;
+			}
+		}
+		chan(n, mean, m2, o->n, mu, (var > 0.0 ? var : 0.0) * (double)o->n);
+	}
+	return 0;
+}
+
+/* Sorted union of pair lists. */
+static uint32_t pairs_union(struct gctx *c, struct wpat *p, const uint32_t *a, uint32_t na,
+			    const uint32_t *b, uint32_t nb, uint32_t *n)
+{
+	uint32_t off = wp_alloc(c, p, 2 * (na + nb)), i = 0, j = 0, k = 0;
+	uint32_t *d;
+
+	*n = 0;
+	if (c->err)
+		return 0;
+	d = p->pool + off;
+	while (i < na || j < nb) {
+		const uint32_t *v;
+		int cmp;
+
+		if (j >= nb)
+			cmp = -1;
+		else if (i >= na)
+			cmp = 1;
+		else if (a[2 * i] != b[2 * j])
+			cmp = a[2 * i] < b[2 * j] ? -1 : 1;
+		else
+			cmp = a[2 * i + 1] < b[2 * j + 1] ? -1 : a[2 * i + 1] > b[2 * j + 1];
+		if (cmp < 0)
+			v = &a[2 * i++];
+		else if (cmp > 0)
+			v = &b[2 * j++];
+		else
+			v = &a[2 * i++], j++;
+		d[2 * k] = v[0];
+		d[2 * k + 1] = v[1];
+		k++;
+	}
+	*n = k;
+	p->np = off + 2 * k;
+	return off;
+}
+
+/* ---- merging two patterns (Section 6) ---- */
+
+struct mctx {
+	struct gctx *c;
+	const struct wpat *in[2];
+	struct wpat *out;
+	uint32_t *map[2]; /* input node -> output node */
+};
+
+struct ccent {
+	uint32_t cc;
+	uint32_t side;
+	uint32_t child; /* node of that side */
+};
+
+static int cmp_ccent(const void *x, const void *y)
+{
+	const struct ccent *a = x, *b = y;
+
+	if (a->cc != b->cc)
+		return a->cc < b->cc ? -1 : 1;
+	return (a->side > b->side) - (a->side < b->side);
+}
+
+static uint32_t find_cc(const uint32_t *u, uint32_t nu, uint32_t cc)
+{
+	uint32_t lo = 0, hi = nu;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (u[mid] < cc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Function MergePatternTrees: node @a of the first input and node @b of the
+ * second (either may be NONE) become one node of the output; their children
+ * are paired by call context with the call-context compatibility check.
+ */
+static uint32_t merge_trees(struct mctx *m, uint32_t a, uint32_t b, uint32_t parent)
+{
+	struct gctx *c = m->c;
+	const struct wnode *A = a != NONE ? &m->in[0]->nodes[a] : NULL;
+	const struct wnode *B = b != NONE ? &m->in[1]->nodes[b] : NULL;
+	struct ccent *ent = NULL;
+	uint32_t *uniq = NULL, *grp = NULL, *gchild = NULL;
+	uint32_t idx, nent = 0, nu = 0, ngroups = 0, kid0, ret = FAIL, n;
+	struct wnode *x;
+
+	if (A && B && (A->func != B->func || A->type != B->type))
+		return FAIL;
+	idx = wp_node(c, m->out);
+	if (c->err)
+		return FAIL;
+	x = &m->out->nodes[idx];
+	x->func = A ? A->func : B->func;
+	x->type = A ? A->type : B->type;
+	vp_stats_init(&x->st);
+	if (A)
+		vp_stats_merge(&x->st, &A->st);
+	if (B)
+		vp_stats_merge(&x->st, &B->st);
+	x->parent = parent;
+	x->corr[0] = a;
+	x->corr[1] = b;
+	{
+		uint32_t ct0 = wp_union(c, m->out, A ? m->in[0]->pool + A->ct0 : NULL,
+					A ? A->nct : 0, B ? m->in[1]->pool + B->ct0 : NULL,
+					B ? B->nct : 0, &n);
+
+		m->out->nodes[idx].ct0 = ct0;
+		m->out->nodes[idx].nct = n;
+	}
+	if (a != NONE)
+		m->map[0][a] = idx;
+	if (b != NONE)
+		m->map[1][b] = idx;
+	/* all_ccs with their owners on each side */
+	for (int side = 0; side < 2; side++) {
+		const struct wnode *P = side ? B : A;
+		const struct wpat *in = m->in[side];
+
+		if (!P)
+			continue;
+		for (uint32_t i = 0; i < P->nkids; i++)
+			nent += in->nodes[in->pool[P->kid0 + i]].ncc;
+	}
+	if (!nent)
+		return idx;
+	ent = malloc(nent * sizeof(*ent));
+	uniq = malloc(nent * sizeof(*uniq));
+	grp = malloc(nent * sizeof(*grp));
+	gchild = malloc(2 * nent * sizeof(*gchild));
+	if (!ent || !uniq || !grp || !gchild) {
+		c->err = -ENOMEM;
+		goto out;
+	}
+	nent = 0;
+	for (int side = 0; side < 2; side++) {
+		const struct wnode *P = side ? B : A;
+		const struct wpat *in = m->in[side];
+
+		if (!P)
+			continue;
+		for (uint32_t i = 0; i < P->nkids; i++) {
+			uint32_t ch = in->pool[P->kid0 + i];
+			const struct wnode *cn = &in->nodes[ch];
+
+			for (uint32_t j = 0; j < cn->ncc; j++)
+				ent[nent++] = (struct ccent){ in->pool[cn->cc0 + j], (uint32_t)side,
+							      ch };
+		}
+	}
+	qsort(ent, nent, sizeof(*ent), cmp_ccent);
+	for (uint32_t i = 0; i < nent; i++)
+		if (!nu || uniq[nu - 1] != ent[i].cc)
+			uniq[nu++] = ent[i].cc;
+	for (uint32_t i = 0; i < nu; i++)
+		grp[i] = NONE;
+	/* Lines 11-26: give every call context a group; a child's contexts
+	 * must all land in one group, or the trees are incompatible. */
+	for (uint32_t i = 0, e = 0; i < nu; i++) {
+		if (grp[i] == NONE) {
+			grp[i] = ngroups;
+			gchild[2 * ngroups] = gchild[2 * ngroups + 1] = NONE;
+			ngroups++;
+		}
+		for (; e < nent && ent[e].cc == uniq[i]; e++) {
+			const struct wpat *in = m->in[ent[e].side];
+			const struct wnode *cn = &in->nodes[ent[e].child];
+			uint32_t g = grp[i], *slot = &gchild[2 * g + ent[e].side];
+
+			for (uint32_t j = 0; j < cn->ncc; j++) {
+				uint32_t u = find_cc(uniq, nu, in->pool[cn->cc0 + j]);
+
+				if (grp[u] != NONE && grp[u] != g)
+					goto out;
+				grp[u] = g;
+			}
+			/* two children of one side in one group would have to
+			 * merge with each other first: incompatible here */
+			if (*slot != NONE && *slot != ent[e].child)
+				goto out;
+			*slot = ent[e].child;
+		}
+	}
+	kid0 = wp_alloc(c, m->out, ngroups);
+	if (c->err)
+		goto out;
+	m->out->nodes[idx].kid0 = kid0;
+	m->out->nodes[idx].nkids = ngroups;
+	for (uint32_t g = 0; g < ngroups; g++) {
+		uint32_t k = merge_trees(m, gchild[2 * g], gchild[2 * g + 1], idx);
+		uint32_t cc0, ncc = 0;
+
+		if (k == FAIL)
+			goto out;
+		m->out->pool[kid0 + g] = k;
+		for (uint32_t i = 0; i < nu; i++)
+			ncc += grp[i] == g;
+		cc0 = wp_alloc(c, m->out, ncc);
+		if (c->err)
+			goto out;
+		for (uint32_t i = 0, j = 0; i < nu; i++)
+			if (grp[i] == g)
+				m->out->pool[cc0 + j++] = uniq[i];
+		m->out->nodes[k].cc0 = cc0;
+		m->out->nodes[k].ncc = ncc;
+	}
+	ret = idx;
+out:
+	free(ent);
+	free(uniq);
+	free(grp);
+	free(gchild);
+	return ret;
+}
+
+/* A segment of one input with its nodes mapped into the output. */
+struct mseg {
+	uint64_t hash;
+	uint32_t side, seg;
+	uint32_t key;	 /* merged segment index */
+	uint32_t origin; /* output node it originates at, NONE if external */
+};
+
+static uint64_t mseg_hash(const struct mctx *m, int side, const struct wseg *s)
+{
+	const struct wpat *in = m->in[side];
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ s->ext;
+
+	for (uint32_t i = 0; i < s->len; i++)
+		h = (h ^ m->map[side][in->pool[s->n0 + i]]) * 0x100000001b3ULL;
+	return h ^ s->len;
+}
+
+static int mseg_same(const struct mctx *m, const struct mseg *x, const struct mseg *y)
+{
+	const struct wseg *a = &m->in[x->side]->segs[x->seg];
+	const struct wseg *b = &m->in[y->side]->segs[y->seg];
+
+	if (a->ext != b->ext || a->len != b->len)
+		return 0;
+	for (uint32_t i = 0; i < a->len; i++)
+		if (m->map[x->side][m->in[x->side]->pool[a->n0 + i]] !=
+		    m->map[y->side][m->in[y->side]->pool[b->n0 + i]])
+			return 0;
+	return 1;
+}
+
+static int cmp_mseg(const void *x, const void *y)
+{
+	const struct mseg *a = x, *b = y;
+
+	if (a->hash != b->hash)
+		return a->hash < b->hash ? -1 : 1;
+	if (a->side != b->side)
+		return a->side < b->side ? -1 : 1;
+	return (a->seg > b->seg) - (a->seg < b->seg);
+}
+
+/* (node, side, key) of a segment passing through a node. */
+struct member {
+	uint32_t node, side, key;
+};
+
+static int cmp_member(const void *x, const void *y)
+{
+	const struct member *a = x, *b = y;
+
+	if (a->node != b->node)
+		return a->node < b->node ? -1 : 1;
+	if (a->side != b->side)
+		return a->side < b->side ? -1 : 1;
+	return (a->key > b->key) - (a->key < b->key);
+}
+
+/*
+ * Function MergeContributionStructure: pair the two inputs' segments by
+ * their node sequences in the output, apply the originating and internal
+ * segment compatibility checks, and build the merged segments (statistics
+ * included).  @pair[key] returns the input segments of each merged one.
+ * Returns 0, or -1 when incompatible.
+ */
+static int merge_contrib(struct mctx *m, uint32_t **pair_ret)
+{
+	struct gctx *c = m->c;
+	struct wpat *out = m->out;
+	uint32_t n0 = m->in[0]->ns, n1 = m->in[1]->ns, ntot = n0 + n1, nkeys = 0;
+	struct mseg *ms = NULL;
+	struct member *mem = NULL;
+	uint32_t *pair = NULL, nmem = 0;
+	int ret = -1;
+
+	*pair_ret = NULL;
+	if (!ntot)
+		return 0;
+	ms = malloc(ntot * sizeof(*ms));
+	pair = malloc(2 * ntot * sizeof(*pair));
+	if (!ms || !pair) {
+		c->err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < ntot; i++) {
+		int side = i >= n0;
+		uint32_t si = side ? i - n0 : i;
+		const struct wseg *s = &m->in[side]->segs[si];
+
+		ms[i].side = (uint32_t)side;
+		ms[i].seg = si;
+		ms[i].hash = mseg_hash(m, side, s);
+		ms[i].origin = s->ext == NONE ? m->map[side][m->in[side]->pool[s->n0]] : NONE;
+	}
+	qsort(ms, ntot, sizeof(*ms), cmp_mseg);
+	/* one key per distinct node sequence; at most one segment per side */
+	for (uint32_t i = 0; i < ntot; i++) {
+		uint32_t j;
+
+		for (j = i; j-- > 0 && ms[j].hash == ms[i].hash;)
+			if (mseg_same(m, &ms[j], &ms[i]))
+				break;
+		if (j != UINT32_MAX && ms[j].hash == ms[i].hash) {
+			ms[i].key = ms[j].key;
+			if (pair[2 * ms[i].key + ms[i].side] != NONE)
+				goto out; /* duplicate within one side */
+			pair[2 * ms[i].key + ms[i].side] = ms[i].seg;
+			continue;
+		}
+		ms[i].key = nkeys;
+		pair[2 * nkeys] = pair[2 * nkeys + 1] = NONE;
+		pair[2 * nkeys + ms[i].side] = ms[i].seg;
+		nkeys++;
+	}
+	/* Lines 3-8: a segment originating at one side's node needs its
+	 * counterpart unless the other side lacks the subtree carrying it. */
+	for (uint32_t i = 0; i < ntot; i++) {
+		const struct wseg *s = &m->in[ms[i].side]->segs[ms[i].seg];
+		int other = !ms[i].side;
+		uint32_t second;
+
+		if (s->ext != NONE || pair[2 * ms[i].key + other] != NONE)
+			continue;
+		if (out->nodes[ms[i].origin].corr[other] == NONE)
+			continue;
+		second = m->map[ms[i].side][m->in[ms[i].side]->pool[s->n0 + 1]];
+		if (out->nodes[second].corr[other] != NONE)
+			goto out;
+	}
+	/* Lines 9-14: nodes inside segments on both sides must be inside the
+	 * same (corresponding) segments. */
+	for (uint32_t i = 0; i < ntot; i++)
+		nmem += m->in[ms[i].side]->segs[ms[i].seg].len;
+	mem = malloc((nmem ? nmem : 1) * sizeof(*mem));
+	if (!mem) {
+		c->err = -ENOMEM;
+		goto out;
+	}
+	nmem = 0;
+	for (uint32_t i = 0; i < ntot; i++) {
+		const struct wpat *in = m->in[ms[i].side];
+		const struct wseg *s = &in->segs[ms[i].seg];
+
+		for (uint32_t k = s->ext == NONE ? 1 : 0; k < s->len; k++)
+			mem[nmem++] = (struct member){ m->map[ms[i].side][in->pool[s->n0 + k]],
+						       ms[i].side, ms[i].key };
+	}
+	qsort(mem, nmem, sizeof(*mem), cmp_member);
+	for (uint32_t i = 0, j; i < nmem; i = j) {
+		uint32_t a0, a1, b0, b1;
+
+		for (j = i; j < nmem && mem[j].node == mem[i].node; j++)
+			;
+		if (out->nodes[mem[i].node].corr[0] == NONE ||
+		    out->nodes[mem[i].node].corr[1] == NONE)
+			continue;
+		for (a0 = a1 = i; a1 < j && mem[a1].side == 0; a1++)
+			;
+		b0 = a1;
+		b1 = j;
+		if (a1 - a0 != b1 - b0)
+			goto out;
+		for (uint32_t k = 0; k < a1 - a0; k++)
+			if (mem[a0 + k].key != mem[b0 + k].key)
+				goto out;
+	}
+	/* Lines 15-23: the merged segments, statistics recomputed exactly. */
+	for (uint32_t key = 0; key < nkeys; key++) {
+		uint32_t ia = pair[2 * key], ib = pair[2 * key + 1];
+		const struct wseg *sa = ia != NONE ? &m->in[0]->segs[ia] : NULL;
+		const struct wseg *sb = ib != NONE ? &m->in[1]->segs[ib] : NULL;
+		const struct wseg *any = sa ? sa : sb;
+		const struct wpat *ain = sa ? m->in[0] : m->in[1];
+		int aside = sa ? 0 : 1;
+		struct wseg *d = wp_seg(c, out);
+		uint32_t off, n;
+
+		if (!d)
+			goto out;
+		d->ext = any->ext;
+		d->len = any->len;
+		d->how = sa ? sa->how : 0;
+		if (sb && sb->how > d->how)
+			d->how = sb->how;
+		off = wp_alloc(c, out, any->len);
+		if (c->err)
+			goto out;
+		/* wp_alloc may have moved out->segs too: d stays valid (segs
+		 * and pool are separate arrays) */
+		for (uint32_t k = 0; k < any->len; k++)
+			out->pool[off + k] = m->map[aside][ain->pool[any->n0 + k]];
+		d = &out->segs[out->ns - 1];
+		d->n0 = off;
+		off = pairs_union(c, out, sa ? m->in[0]->pool + sa->g0 : NULL, sa ? sa->ng : 0,
+				  sb ? m->in[1]->pool + sb->g0 : NULL, sb ? sb->ng : 0, &n);
+		d = &out->segs[out->ns - 1];
+		d->g0 = off;
+		d->ng = n;
+		off = wp_union(c, out, sa ? m->in[0]->pool + sa->c0 : NULL, sa ? sa->nc : 0,
+			       sb ? m->in[1]->pool + sb->c0 : NULL, sb ? sb->nc : 0, &n);
+		d = &out->segs[out->ns - 1];
+		d->c0 = off;
+		d->nc = n;
+		if (c->err)
+			goto out;
+		if (sa && sb) {
+			if (seg_stats(c->s, out->pool + d->g0, d->ng, &d->n, &d->mean, &d->m2))
+				goto out;
+		} else {
+			d->n = any->n;
+			d->mean = any->mean;
+			d->m2 = any->m2;
+		}
+	}
+	*pair_ret = pair;
+	pair = NULL;
+	ret = 0;
+out:
+	free(ms);
+	free(mem);
+	free(pair);
+	return ret;
+}
+
+static double stats_sd(const struct vp_stats *s)
+{
+	return vp_stats_stddev(s);
+}
+
+/*
+ * The merge cost: Kolmogorov-Smirnov D of every node and segment (inputs as
+ * Gaussians, a missing one as a point mass at 0), averaged with the
+ * weights W breadth-first; beyond tau at any point the merge is refused.
+ * Returns the cost, or -1.
+ */
+static double merge_cost(struct mctx *m, const uint32_t *pair)
+{
+	const struct wpat *out = m->out;
+	uint32_t *queue = malloc((out->nn ? out->nn : 1) * sizeof(*queue));
+	uint32_t *sstart = calloc((size_t)out->nn + 1, sizeof(*sstart));
+	uint32_t *sorder = malloc((out->ns ? out->ns : 1) * sizeof(*sorder));
+	double sw = 0.0, swd = 0.0, sd = 0.0, cost = -1.0;
+	uint32_t head = 0, tail = 0, nterms = 0;
+
+	if (!queue || !sstart || !sorder) {
+		m->c->err = -ENOMEM;
+		goto out;
+	}
+	/* segments by the node where they enter: the originator, or the
+	 * root for a segment from outside */
+	for (uint32_t s = 0; s < out->ns; s++) {
+		const struct wseg *d = &out->segs[s];
+
+		sstart[(d->ext == NONE ? out->pool[d->n0] : 0) + 1]++;
+	}
+	for (uint32_t i = 0; i < out->nn; i++)
+		sstart[i + 1] += sstart[i];
+	for (uint32_t s = 0; s < out->ns; s++) {
+		const struct wseg *d = &out->segs[s];
+		uint32_t at = d->ext == NONE ? out->pool[d->n0] : 0;
+
+		sorder[sstart[at]++] = s;
+	}
+	for (uint32_t i = out->nn; i > 0; i--)
+		sstart[i] = sstart[i - 1];
+	sstart[0] = 0;
+	queue[tail++] = 0;
+	while (head < tail) {
+		uint32_t x = queue[head++];
+		const struct wnode *n = &out->nodes[x];
+		double mu[2] = { 0, 0 }, sg[2] = { 0, 0 };
+
+		for (int side = 0; side < 2; side++) {
+			if (n->corr[side] == NONE)
+				continue;
+			mu[side] = m->in[side]->nodes[n->corr[side]].st.mean;
+			sg[side] = stats_sd(&m->in[side]->nodes[n->corr[side]].st);
+		}
+#define ADD_TERM(w, d)                                                                           \
+	do {                                                                                     \
+		double w_ = (w) > 0.0 ? (w) : 0.0, d_ = (d);                                     \
+		sw += w_;                                                                        \
+		swd += w_ * d_;                                                                  \
+		sd += d_;                                                                        \
+		nterms++;                                                                        \
+		if ((sw > 0.0 ? swd / sw : sd / nterms) > m->c->tau)                             \
+			goto out;                                                                \
+	} while (0)
+		ADD_TERM((double)n->st.total, vp_ks_gauss(mu[0], sg[0], mu[1], sg[1]));
+		for (uint32_t q = sstart[x]; q < sstart[x + 1]; q++) {
+			uint32_t s = sorder[q];
+			const struct wseg *d = &out->segs[s];
+			double smu[2] = { 0, 0 }, ssg[2] = { 0, 0 };
+
+			for (int side = 0; side < 2; side++) {
+				const struct wseg *in;
+
+				if (pair[2 * s + side] == NONE)
+					continue;
+				in = &m->in[side]->segs[pair[2 * s + side]];
+				smu[side] = in->mean;
+				ssg[side] = in->n ? sqrt(fmax(in->m2, 0.0) / (double)in->n) : 0.0;
+			}
+			ADD_TERM((double)d->n * d->mean,
+				 vp_ks_gauss(smu[0], ssg[0], smu[1], ssg[1]));
+		}
+#undef ADD_TERM
+		for (uint32_t i = 0; i < n->nkids; i++)
+			queue[tail++] = out->pool[n->kid0 + i];
+	}
+	cost = sw > 0.0 ? swd / sw : (nterms ? sd / nterms : 0.0);
+out:
+	free(queue);
+	free(sstart);
+	free(sorder);
+	return cost;
+}
+
+/*
+ * Merge @p and @q into a new pattern when compatible and no costlier than
+ * tau; @cost returns the cost.  NULL otherwise (or on error, c->err).
+ */
+static struct wpat *try_merge(struct gctx *c, const struct wpat *p, const struct wpat *q,
+			      double *cost)
+{
+	struct mctx m = { c, { p, q }, NULL, { NULL, NULL } };
+	uint32_t *pair = NULL, root, n;
+	struct wpat *out;
+	double d;
+
+	if (p->nodes[0].func != q->nodes[0].func || p->nodes[0].type != q->nodes[0].type)
+		return NULL;
+	/* the root's D alone already decides when it exceeds tau */
+	d = vp_ks_gauss(p->nodes[0].st.mean, stats_sd(&p->nodes[0].st), q->nodes[0].st.mean,
+			stats_sd(&q->nodes[0].st));
+	if (d > c->tau)
+		return NULL;
+	out = wp_new(c);
+	m.out = out;
+	m.map[0] = malloc((p->nn ? p->nn : 1) * sizeof(uint32_t));
+	m.map[1] = malloc((q->nn ? q->nn : 1) * sizeof(uint32_t));
+	if (!out || !m.map[0] || !m.map[1]) {
+		c->err = -ENOMEM;
+		goto fail;
+	}
+	memset(m.map[0], 0xff, p->nn * sizeof(uint32_t));
+	memset(m.map[1], 0xff, q->nn * sizeof(uint32_t));
+	root = merge_trees(&m, 0, 0, NONE);
+	if (root == FAIL)
+		goto fail;
+	{
+		uint32_t off = wp_union(c, out, p->pool + p->nodes[0].cc0, p->nodes[0].ncc,
+					q->pool + q->nodes[0].cc0, q->nodes[0].ncc, &n);
+
+		out->nodes[0].cc0 = off;
+		out->nodes[0].ncc = n;
+	}
+	if (c->err || merge_contrib(&m, &pair))
+		goto fail;
+	*cost = merge_cost(&m, pair);
+	if (*cost < 0.0)
+		goto fail;
+	free(pair);
+	free(m.map[0]);
+	free(m.map[1]);
+	for (uint32_t i = 0; i < out->nn; i++)
+		out->nodes[i].corr[0] = out->nodes[i].corr[1] = NONE;
+	return out;
+fail:
+	free(pair);
+	free(m.map[0]);
+	free(m.map[1]);
+	wp_free(out);
+	return NULL;
+}
+
+/* ---- agglomerative clustering ---- */
+
+/*
+ * Groups of patterns with the same root (function and type) of at most
+ * this size consider every pair, as the paper does.  Larger groups (a
+ * function called from thousands of contexts) consider each pattern's
+ * CLUSTER_WINDOW nearest neighbours by root mean, so that a layer costs
+ * O(n) merges instead of O(n^2); the cheapest merges are among those.
+ */
+enum { CLUSTER_EXACT = 64, CLUSTER_WINDOW = 16 };
+
+struct cand {
+	double cost;
+	uint32_t i, j;
+};
+
+static int cmp_cand(const void *x, const void *y)
+{
+	const struct cand *a = x, *b = y;
+
+	if (a->cost != b->cost)
+		return a->cost < b->cost ? -1 : 1;
+	if (a->i != b->i)
+		return a->i < b->i ? -1 : 1;
+	return (a->j > b->j) - (a->j < b->j);
+}
+
+/* Merge costs already computed, by pair of point indices (never reused). */
+struct costcache {
+	uint64_t *key;
+	double *cost;
+	size_t n, mask;
+};
+
+static uint64_t pair_key(uint32_t i, uint32_t j)
+{
+	return (uint64_t)i << 32 | j;
+}
+
+static size_t key_slot(const struct costcache *cc, uint64_t k)
+{
+	size_t h = (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 17) & cc->mask;
+
+	while (cc->key[h] != UINT64_MAX && cc->key[h] != k)
+		h = (h + 1) & cc->mask;
+	return h;
+}
+
+static int cache_put(struct costcache *cc, uint64_t k, double cost)
+{
+	size_t h;
+
+	if ((cc->n + 1) * 2 > cc->mask) {
+		struct costcache nc = { NULL, NULL, 0, cc->mask ? cc->mask * 2 + 1 : 1023 };
+
+		nc.key = malloc((nc.mask + 1) * sizeof(*nc.key));
+		nc.cost = malloc((nc.mask + 1) * sizeof(*nc.cost));
+		if (!nc.key || !nc.cost) {
+			free(nc.key);
+			free(nc.cost);
+			return -ENOMEM;
+		}
+		memset(nc.key, 0xff, (nc.mask + 1) * sizeof(*nc.key));
+		for (size_t i = 0; cc->key && i <= cc->mask; i++) {
+			if (cc->key[i] == UINT64_MAX)
+				continue;
+			h = key_slot(&nc, cc->key[i]);
+			nc.key[h] = cc->key[i];
+			nc.cost[h] = cc->cost[i];
+		}
+		nc.n = cc->n;
+		free(cc->key);
+		free(cc->cost);
+		*cc = nc;
+	}
+	h = key_slot(cc, k);
+	if (cc->key[h] == UINT64_MAX)
+		cc->n++;
+	cc->key[h] = k;
+	cc->cost[h] = cost;
+	return 0;
+}
+
+static int cache_get(const struct costcache *cc, uint64_t k, double *cost)
+{
+	size_t h;
+
+	if (!cc->key)
+		return 0;
+	h = key_slot(cc, k);
+	if (cc->key[h] != k)
+		return 0;
+	*cost = cc->cost[h];
+	return 1;
+}
+
+/* The cost of merging @p and @q, or -1 when they cannot merge within tau. */
+static double pair_cost(struct gctx *c, const struct wpat *p, const struct wpat *q)
+{
+	struct wpat *m;
+	double d, cost;
+
+	if (p->nodes[0].func != q->nodes[0].func || p->nodes[0].type != q->nodes[0].type)
+		return -1.0;
+	d = vp_ks_gauss(p->nodes[0].st.mean, stats_sd(&p->nodes[0].st), q->nodes[0].st.mean,
+			stats_sd(&q->nodes[0].st));
+	if (d > c->tau)
+		return -1.0;
+	/* two lone nodes: the root's D is the whole average */
+	if (p->nn == 1 && q->nn == 1 && !p->ns && !q->ns)
+		return d;
+	m = try_merge(c, p, q, &cost);
+	if (!m)
+		return -1.0;
+	wp_free(m);
+	return cost;
+}
+
+struct corder {
+	uint32_t idx, func, type;
+	double mean;
+};
+
+/* 0 when the two points have the same root function and type. */
+static int cmp_group(const struct corder *a, const struct corder *b)
+{
+	return a->func != b->func || a->type != b->type;
+}
+
+static int cmp_corder(const void *x, const void *y)
+{
+	const struct corder *a = x, *b = y;
+
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->mean != b->mean)
+		return a->mean < b->mean ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static int consider(struct gctx *c, struct costcache *cache, struct wpat **pts, uint32_t i,
+		    uint32_t j, struct cand **cv, size_t *ncv, size_t *capcv)
+{
+	uint64_t k;
+	double cost;
+
+	if (i > j) {
+		uint32_t t = i;
+
+		i = j;
+		j = t;
+	}
+	k = pair_key(i, j);
+	if (!cache_get(cache, k, &cost)) {
+		cost = pair_cost(c, pts[i], pts[j]);
+		if (c->err)
+			return c->err;
+		if (cache_put(cache, k, cost))
+			return c->err = -ENOMEM;
+	}
+	if (cost < 0.0)
+		return 0;
+	if (grow((void **)cv, capcv, *ncv + 1, sizeof(**cv)))
+		return c->err = -ENOMEM;
+	(*cv)[(*ncv)++] = (struct cand){ cost, i, j };
+	return 0;
+}
+
+/*
+ * Layer by layer: every compatible pair within tau is a candidate; the
+ * cheapest disjoint pairs merge and the rest carry over, until a layer
+ * merges nothing.  @pts (owned) is replaced by the final layer;
+ * @count_layers says whether to count the layers (the pass across
+ * patterns).
+ */
+static int cluster(struct gctx *c, struct wpat ***pts_io, uint32_t *n_io, int count_layers)
+{
+	struct wpat **pts = *pts_io;
+	uint32_t n = *n_io, cap = n;
+	uint8_t *alive = NULL;
+	struct corder *ord = NULL;
+	struct cand *cv = NULL;
+	struct costcache cache = { NULL, NULL, 0, 0 };
+	size_t ncv = 0, capcv = 0, capord = 0;
+	int err = 0;
+
+	if (n < 2)
+		return 0;
+	alive = malloc(n);
+	if (!alive)
+		return c->err = -ENOMEM;
+	memset(alive, 1, n);
+	for (;;) {
+		uint32_t nmerged = 0, na = 0;
+
+		if (grow((void **)&ord, &capord, n, sizeof(*ord))) {
+			err = c->err = -ENOMEM;
+			break;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			if (!alive[i])
+				continue;
+			const struct wnode *r = &pts[i]->nodes[0];
+
+			ord[na++] = (struct corder){ i, r->func, r->type, r->st.mean };
+		}
+		qsort(ord, na, sizeof(*ord), cmp_corder);
+		ncv = 0;
+		for (uint32_t a = 0, b; a < na && !err; a = b) {
+			for (b = a + 1; b < na && !cmp_group(&ord[a], &ord[b]); b++)
+				;
+			for (uint32_t x = a; x < b && !err; x++) {
+				uint32_t last = b - a <= CLUSTER_EXACT ? b : x + 1 + CLUSTER_WINDOW;
+
+				for (uint32_t y = x + 1; y < b && y < last && !err; y++)
+					err = consider(c, &cache, pts, ord[x].idx, ord[y].idx, &cv,
+						       &ncv, &capcv);
+			}
+		}
+		if (err || !ncv)
+			break;
+		qsort(cv, ncv, sizeof(*cv), cmp_cand);
+		for (size_t q = 0; q < ncv && !err; q++) {
+			struct wpat *mp;
+			double cost;
+
+			if (!alive[cv[q].i] || !alive[cv[q].j])
+				continue;
+			mp = try_merge(c, pts[cv[q].i], pts[cv[q].j], &cost);
+			if (!mp) {
+				err = c->err ? c->err : -EINVAL;
+				break;
+			}
+			if (n == cap) {
+				uint32_t ncap = cap * 2;
+				struct wpat **np = realloc(pts, ncap * sizeof(*np));
+				uint8_t *nal = np ? realloc(alive, ncap) : NULL;
+
+				if (np)
+					pts = np;
+				if (nal)
+					alive = nal;
+				if (!np || !nal) {
+					wp_free(mp);
+					err = c->err = -ENOMEM;
+					break;
+				}
+				cap = ncap;
+			}
+			alive[cv[q].i] = alive[cv[q].j] = 0;
+			wp_free(pts[cv[q].i]);
+			wp_free(pts[cv[q].j]);
+			pts[cv[q].i] = pts[cv[q].j] = NULL;
+			pts[n] = mp;
+			alive[n++] = 1;
+			nmerged++;
+			c->merges++;
+		}
+		if (err || !nmerged)
+			break;
+		if (count_layers)
+			c->layers++;
+	}
+	/* compact: the survivors in order of creation */
+	{
+		uint32_t k = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			if (alive[i])
+				pts[k++] = pts[i];
+			else if (pts[i])
+				wp_free(pts[i]);
+		}
+		n = k;
+	}
+	free(alive);
+	free(ord);
+	free(cv);
+	free(cache.key);
+	free(cache.cost);
+	*pts_io = pts;
+	*n_io = n;
+	return err;
+}
+
+/* ---- Step 3: the base layer ---- */
+
+struct base {
+	struct wpat *p;
+	uint32_t *end0, *endn, *ends; /* per node: segments it is the underlier of */
+};
+
+static void base_free(struct base *b)
+{
+	wp_free(b->p);
+	free(b->end0);
+	free(b->endn);
+	free(b->ends);
+}
+
+/* A merged subtree with the relocated nodes and segments of @kids under a
+ * copy of base node @v. */
+static struct wpat *assemble(struct gctx *c, const struct base *b, uint32_t v, struct wpat **kids,
+			     uint32_t nk)
+{
+	const struct wpat *B = b->p;
+	const struct wnode *bv = &B->nodes[v];
+	uint32_t vct = B->pool[bv->ct0];
+	struct wpat *P = wp_new(c);
+	uint32_t root, kid0;
+
+	if (!P)
+		return NULL;
+	root = wp_node(c, P);
+	if (c->err)
+		goto fail;
+	P->nodes[root].func = bv->func;
+	P->nodes[root].type = bv->type;
+	P->nodes[root].st = bv->st;
+	P->nodes[root].cc0 = wp_copy(c, P, B->pool + bv->cc0, bv->ncc);
+	P->nodes[root].ncc = bv->ncc;
+	P->nodes[root].ct0 = wp_copy(c, P, B->pool + bv->ct0, bv->nct);
+	P->nodes[root].nct = bv->nct;
+	kid0 = wp_alloc(c, P, nk);
+	if (c->err)
+		goto fail;
+	P->nodes[root].kid0 = kid0;
+	P->nodes[root].nkids = nk;
+	for (uint32_t q = 0; q < nk; q++) {
+		const struct wpat *K = kids[q];
+		uint32_t off = P->nn;
+
+		for (uint32_t x = 0; x < K->nn; x++) {
+			const struct wnode *kn = &K->nodes[x];
+			uint32_t y = wp_node(c, P), o;
+
+			if (c->err)
+				goto fail;
+			P->nodes[y] = *kn;
+			P->nodes[y].parent = kn->parent == NONE ? 0 : kn->parent + off;
+			o = wp_copy(c, P, K->pool + kn->kid0, kn->nkids);
+			if (c->err)
+				goto fail;
+			for (uint32_t i = 0; i < kn->nkids; i++)
+				P->pool[o + i] += off;
+			P->nodes[y].kid0 = o;
+			P->nodes[y].cc0 = wp_copy(c, P, K->pool + kn->cc0, kn->ncc);
+			P->nodes[y].ct0 = wp_copy(c, P, K->pool + kn->ct0, kn->nct);
+		}
+		P->pool[kid0 + q] = off;
+		for (uint32_t s = 0; s < K->ns; s++) {
+			const struct wseg *ks = &K->segs[s];
+			int prepend = ks->ext != NONE;
+			struct wseg *d = wp_seg(c, P);
+			uint32_t o;
+
+			if (!d)
+				goto fail;
+			*d = *ks;
+			if (ks->ext == vct)
+				d->ext = NONE; /* originates here: now internal */
+			d->len = ks->len + (prepend ? 1 : 0);
+			o = wp_alloc(c, P, d->len);
+			if (c->err)
+				goto fail;
+			d = &P->segs[P->ns - 1];
+			d->n0 = o;
+			if (prepend)
+				P->pool[o++] = 0;
+			for (uint32_t i = 0; i < ks->len; i++)
+				P->pool[o + i] = K->pool[ks->n0 + i] + off;
+			d->g0 = wp_copy(c, P, K->pool + ks->g0, 2 * ks->ng);
+			d = &P->segs[P->ns - 1];
+			d->c0 = wp_copy(c, P, K->pool + ks->c0, ks->nc);
+			d = &P->segs[P->ns - 1];
+		}
+	}
+	/* segments ending at v, from an ancestor: their part here is v */
+	for (uint32_t i = 0; i < b->endn[v]; i++) {
+		const struct wseg *bs = &B->segs[b->ends[b->end0[v] + i]];
+		struct wseg *d = wp_seg(c, P);
+
+		if (!d)
+			goto fail;
+		*d = *bs;
+		d->ext = B->pool[B->nodes[B->pool[bs->n0]].ct0];
+		d->len = 1;
+		d->n0 = wp_alloc(c, P, 1);
+		if (c->err)
+			goto fail;
+		P->pool[P->segs[P->ns - 1].n0] = 0;
+		P->segs[P->ns - 1].g0 = wp_copy(c, P, B->pool + bs->g0, 2 * bs->ng);
+		P->segs[P->ns - 1].c0 = wp_copy(c, P, B->pool + bs->c0, bs->nc);
+	}
+	if (c->err)
+		goto fail;
+	return P;
+fail:
+	wp_free(P);
+	return NULL;
+}
+
+/* Bottom-up merging inside a base pattern: the subtrees under every node
+ * are the points of one clustering. */
+static struct wpat *internal_merge(struct gctx *c, const struct base *b, uint32_t v)
+{
+	const struct wnode *bv = &b->p->nodes[v];
+	struct wpat **kids = NULL, *ret = NULL;
+	uint32_t nk = bv->nkids;
+
+	if (nk) {
+		kids = calloc(nk, sizeof(*kids));
+		if (!kids) {
+			c->err = -ENOMEM;
+			return NULL;
+		}
+		for (uint32_t i = 0; i < nk; i++) {
+			kids[i] = internal_merge(c, b, b->p->pool[bv->kid0 + i]);
+			if (!kids[i])
+				goto out;
+		}
+		if (cluster(c, &kids, &nk, 0))
+			goto out;
+	}
+	ret = assemble(c, b, v, kids, nk);
+out:
+	for (uint32_t i = 0; kids && i < nk; i++)
+		wp_free(kids[i]);
+	free(kids);
+	return ret;
+}
+
+/* Step 3's working state: where every labelled CCT node went. */
+struct extraction {
+	const uint8_t *label;
+	uint32_t *vpar;	 /* nearest labelled ancestor, NONE at a root */
+	uint32_t *pat;	 /* base pattern of a labelled node */
+	uint32_t *loc;	 /* its index in that pattern */
+	uint32_t *nkid;	 /* labelled nodes whose VCG parent it is */
+	struct vp_chain_elem *chain;
+	struct base *bs;
+	uint32_t nb, capb;
+};
+
+/* The call context of CCT node @i from its VCG parent (or the root). */
+static uint32_t extract_cc(struct gctx *c, struct extraction *x, uint32_t i)
+{
+	const struct vp_cct *t = c->t;
+	uint32_t len = 0, n;
+
+	for (n = i; n != VP_NODE_ROOT && n != x->vpar[i]; n = t->nodes[n].parent)
+		len++;
+	n = i;
+	for (uint32_t k = len; k > 0; k--, n = t->nodes[n].parent)
+		x->chain[k - 1] = (struct vp_chain_elem){ t->nodes[n].func, t->nodes[n].callsite };
+	return cc_intern(c, x->chain, len);
+}
+
+/* Labelled CCT node @i becomes a node of its pattern (a new one at a root). */
+static int extract_node(struct gctx *c, struct extraction *x, uint32_t i)
+{
+	const struct vp_cct_node *cn = &c->t->nodes[i];
+	struct wnode *n;
+	struct wpat *P;
+	uint32_t at, cc;
+
+	if (x->vpar[i] == NONE) {
+		size_t cap = x->capb;
+
+		if (grow((void **)&x->bs, &cap, (size_t)x->nb + 1, sizeof(*x->bs)))
+			return c->err = -ENOMEM;
+		x->capb = (uint32_t)cap;
+		memset(&x->bs[x->nb], 0, sizeof(x->bs[x->nb]));
+		x->bs[x->nb].p = wp_new(c);
+		if (!x->bs[x->nb].p)
+			return c->err;
+		x->pat[i] = x->nb++;
+	} else {
+		x->pat[i] = x->pat[x->vpar[i]];
+	}
+	P = x->bs[x->pat[i]].p;
+	at = wp_node(c, P);
+	cc = extract_cc(c, x, i);
+	if (c->err)
+		return c->err;
+	x->loc[i] = at;
+	P->nodes[at].kid0 = wp_alloc(c, P, x->nkid[i]);
+	P->nodes[at].cc0 = wp_copy(c, P, &cc, 1);
+	P->nodes[at].ct0 = wp_copy(c, P, &i, 1);
+	if (c->err)
+		return c->err;
+	n = &P->nodes[at];
+	n->func = cn->func;
+	n->type = x->label[i];
+	n->st = cn->stats;
+	n->parent = x->vpar[i] == NONE ? NONE : x->loc[x->vpar[i]];
+	n->ncc = 1;
+	n->nct = 1;
+	if (x->vpar[i] != NONE) {
+		struct wnode *pn = &P->nodes[x->loc[x->vpar[i]]];
+
+		P->pool[pn->kid0 + pn->nkids++] = at;
+	}
+	return 0;
+}
+
+/* The linear segment of source @j of originator @o, in H's pattern. */
+static int extract_segment(struct gctx *c, struct extraction *x, uint32_t o, uint32_t j)
+{
+	const struct vp_origin *or = &c->s->origins[o];
+	const struct vp_source *src = &or->sources[j];
+	uint32_t h = or->node, off, k, g[2] = { o, j };
+	struct wpat *P;
+	struct wseg *d;
+
+	if (!x->label[h])
+		return 0;
+	for (k = 0; k < src->len; k++)
+		if (!x->label[src->chain[k]] || x->pat[src->chain[k]] != x->pat[h])
+			return 0; /* cannot happen: segments are labelled */
+	P = x->bs[x->pat[h]].p;
+	d = wp_seg(c, P);
+	if (!d)
+		return c->err;
+	d->ext = NONE;
+	d->len = src->len + 1;
+	d->how = (uint8_t)src->how;
+	d->n = or->n;
+	d->mean = src->mean;
+	d->m2 = src->variance * (double)or->n;
+	off = wp_alloc(c, P, d->len);
+	if (c->err)
+		return c->err;
+	P->pool[off] = x->loc[h];
+	for (k = 0; k < src->len; k++)
+		P->pool[off + 1 + k] = x->loc[src->chain[k]];
+	P->segs[P->ns - 1].n0 = off;
+	P->segs[P->ns - 1].g0 = wp_copy(c, P, g, 2);
+	P->segs[P->ns - 1].ng = 1;
+	P->segs[P->ns - 1].c0 = wp_copy(c, P, &src->chain[0], 1);
+	P->segs[P->ns - 1].nc = 1;
+	return c->err;
+}
+
+/* Per node of a base pattern, the segments it is the underlier of. */
+static int index_ends(struct base *b)
+{
+	const struct wpat *P = b->p;
+
+	b->end0 = calloc((size_t)P->nn + 1, sizeof(*b->end0));
+	b->endn = calloc((size_t)P->nn + 1, sizeof(*b->endn));
+	b->ends = malloc((P->ns ? P->ns : 1) * sizeof(*b->ends));
+	if (!b->end0 || !b->endn || !b->ends)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < P->ns; i++)
+		b->end0[P->pool[P->segs[i].n0 + P->segs[i].len - 1] + 1]++;
+	for (uint32_t i = 0; i < P->nn; i++)
+		b->end0[i + 1] += b->end0[i];
+	for (uint32_t i = 0; i < P->ns; i++) {
+		uint32_t w = P->pool[P->segs[i].n0 + P->segs[i].len - 1];
+
+		b->ends[b->end0[w] + b->endn[w]++] = i;
+	}
+	return 0;
+}
+
+/* Step 3: one base pattern per root of the labelled forest. */
+static int extract(struct gctx *c, const uint8_t *label, struct base **ret, uint32_t *nret)
+{
+	const struct vp_cct *t = c->t;
+	const struct vp_sources *s = c->s;
+	size_t nn = t->nnodes;
+	struct extraction x = { label, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0 };
+	int err = 0;
+
+	*ret = NULL;
+	*nret = 0;
+	x.vpar = malloc(nn * sizeof(*x.vpar));
+	x.pat = malloc(nn * sizeof(*x.pat));
+	x.loc = malloc(nn * sizeof(*x.loc));
+	x.nkid = calloc(nn, sizeof(*x.nkid));
+	x.chain = malloc((nn ? nn : 1) * sizeof(*x.chain));
+	if (!x.vpar || !x.pat || !x.loc || !x.nkid || !x.chain) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* parents have smaller ids than their children: one forward pass */
+	for (size_t i = 0; i < nn; i++) {
+		uint32_t p = i ? t->nodes[i].parent : NONE;
+
+		x.pat[i] = x.loc[i] = x.vpar[i] = NONE;
+		if (p != NONE && p != VP_NODE_ROOT)
+			x.vpar[i] = label[p] ? p : x.vpar[p];
+		if (label[i] && x.vpar[i] != NONE)
+			x.nkid[x.vpar[i]]++;
+	}
+	for (uint32_t i = 1; i < nn && !err; i++)
+		if (label[i])
+			err = extract_node(c, &x, i);
+	for (uint32_t o = 0; s && o < s->norigins && !err; o++)
+		for (uint32_t j = 0; j < s->origins[o].nsources && !err; j++)
+			err = extract_segment(c, &x, o, j);
+	for (uint32_t q = 0; q < x.nb && !err; q++)
+		err = index_ends(&x.bs[q]);
+out:
+	free(x.vpar);
+	free(x.pat);
+	free(x.loc);
+	free(x.nkid);
+	free(x.chain);
+	if (err) {
+		for (uint32_t q = 0; q < x.nb; q++)
+			base_free(&x.bs[q]);
+		free(x.bs);
+		return c->err = err;
+	}
+	*ret = x.bs;
+	*nret = x.nb;
+	return 0;
+}
+
+/* ---- Step 5: prioritise, trim, and lay out the result ---- */
+
+static void node_vims(struct gctx *c, struct wpat *P)
+{
+	for (uint32_t i = 0; i < P->nn; i++) {
+		struct wnode *n = &P->nodes[i];
+
+		n->vim = c->k * stats_sd(&n->st) * (double)n->st.n;
+	}
+	/* a Contributor's impact is the variance it contributes */
+	for (uint32_t s = 0; s < P->ns; s++) {
+		const struct wseg *d = &P->segs[s];
+		struct wnode *w = &P->nodes[P->pool[d->n0 + d->len - 1]];
+		double v = d->n ? c->k * sqrt(fmax(d->m2, 0.0) / (double)d->n) * (double)d->n : 0.0;
+
+		if (v > w->vim)
+			w->vim = v;
+	}
+	for (uint32_t i = 0; i < P->nn; i++)
+		P->nodes[i].svim = P->nodes[i].vim;
+	/* children always come after their parent */
+	for (uint32_t i = P->nn; i-- > 1;)
+		P->nodes[P->nodes[i].parent].svim += P->nodes[i].svim;
+	P->vim = P->nn ? P->nodes[0].svim : 0.0;
+}
+
+static int cmp_kid(const void *x, const void *y, void *arg)
+{
+	const struct wpat *P = arg;
+	const struct wnode *a = &P->nodes[*(const uint32_t *)x];
+	const struct wnode *b = &P->nodes[*(const uint32_t *)y];
+
+	if (a->svim != b->svim)
+		return a->svim < b->svim ? 1 : -1;
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	return (*(const uint32_t *)x > *(const uint32_t *)y) -
+	       (*(const uint32_t *)x < *(const uint32_t *)y);
+}
+
+static int cmp_pat(const void *x, const void *y)
+{
+	const struct wpat *a = *(struct wpat *const *)x, *b = *(struct wpat *const *)y;
+
+	if (a->vim != b->vim)
+		return a->vim < b->vim ? 1 : -1;
+	if (a->nodes[0].func != b->nodes[0].func)
+		return a->nodes[0].func < b->nodes[0].func ? -1 : 1;
+	return a->pool[a->nodes[0].ct0] > b->pool[b->nodes[0].ct0] ? 1 : -1;
+}
+
+/* Sort children by subtree VIM and keep those within beta of the best. */
+static void trim(struct wpat *P, double beta, size_t *removed)
+{
+	uint32_t *stack = malloc((P->nn ? P->nn : 1) * sizeof(*stack)), sp = 0;
+
+	for (uint32_t i = 0; i < P->nn; i++)
+		P->nodes[i].keep = 0;
+	if (!stack)
+		return; /* caller notices through keep == 0 of the root */
+	P->nodes[0].keep = 1;
+	stack[sp++] = 0;
+	while (sp) {
+		struct wnode *n = &P->nodes[stack[--sp]];
+		uint32_t *k = P->pool + n->kid0;
+		double best = 0.0;
+
+		qsort_r(k, n->nkids, sizeof(*k), cmp_kid, P);
+		if (n->nkids)
+			best = P->nodes[k[0]].svim;
+		for (uint32_t i = 0; i < n->nkids; i++) {
+			if (P->nodes[k[i]].svim >= beta * best) {
+				P->nodes[k[i]].keep = 1;
+				stack[sp++] = k[i];
+			}
+		}
+	}
+	for (uint32_t i = 0; i < P->nn; i++)
+		*removed += !P->nodes[i].keep;
+	free(stack);
+}
+
+static int layout(struct gctx *c, struct vp_vcg *g, struct wpat **pts, uint32_t np)
+{
+	size_t nodes = 0, segs = 0, ids = 0, n = 0, s = 0, at = 0;
+	uint32_t *stack = NULL, sp;
+
+	for (uint32_t q = 0; q < np; q++) {
+		struct wpat *P = pts[q];
+
+		for (uint32_t i = 0; i < P->nn; i++) {
+			const struct wnode *x = &P->nodes[i];
+
+			if (!x->keep)
+				continue;
+			nodes++;
+			ids += x->nkids + x->ncc + x->nct;
+		}
+		for (uint32_t i = 0; i < P->ns; i++) {
+			const struct wseg *d = &P->segs[i];
+			uint32_t k;
+
+			for (k = 0; k < d->len && P->nodes[P->pool[d->n0 + k]].keep; k++)
+				;
+			if (k < d->len)
+				continue;
+			segs++;
+			ids += 2 * d->len + d->nc; /* nodes, ols/cls entries, components */
+		}
+	}
+	g->nodes = calloc(nodes ? nodes : 1, sizeof(*g->nodes));
+	g->segments = calloc(segs ? segs : 1, sizeof(*g->segments));
+	g->patterns = calloc(np ? np : 1, sizeof(*g->patterns));
+	g->idpool = malloc((ids ? ids : 1) * sizeof(*g->idpool));
+	if (!g->nodes || !g->segments || !g->patterns || !g->idpool)
+		return c->err = -ENOMEM;
+	/* nodes in depth-first order, children in priority order */
+	for (uint32_t q = 0; q < np; q++) {
+		struct wpat *P = pts[q];
+		uint32_t first = (uint32_t)n;
+
+		free(stack);
+		stack = malloc((P->nn ? P->nn : 1) * sizeof(*stack));
+		if (!stack)
+			return c->err = -ENOMEM;
+		sp = 0;
+		stack[sp++] = 0;
+		while (sp) {
+			uint32_t x = stack[--sp];
+			struct wnode *wn = &P->nodes[x];
+			struct vp_vcg_node *d = &g->nodes[n];
+
+			wn->gid = (uint32_t)n++;
+			d->pattern = q;
+			d->func = wn->func;
+			d->type = (enum vp_vcg_type)wn->type;
+			d->stats = wn->st;
+			d->vim = wn->vim;
+			d->subtree_vim = wn->svim;
+			d->parent = wn->parent == NONE ? VP_NO_NODE : P->nodes[wn->parent].gid;
+			for (uint32_t i = wn->nkids; i-- > 0;)
+				if (P->nodes[P->pool[wn->kid0 + i]].keep)
+					stack[sp++] = P->pool[wn->kid0 + i];
+		}
+		g->patterns[q].root = first;
+		g->patterns[q].nnodes = (uint32_t)(n - first);
+		g->patterns[q].vim = P->vim;
+	}
+	free(stack);
+	/* lists of every node */
+	for (uint32_t q = 0; q < np; q++) {
+		struct wpat *P = pts[q];
+
+		for (uint32_t i = 0; i < P->nn; i++) {
+			const struct wnode *wn = &P->nodes[i];
+			struct vp_vcg_node *d;
+
+			if (!wn->keep)
+				continue;
+			d = &g->nodes[wn->gid];
+			d->children = g->idpool + at;
+			for (uint32_t k = 0; k < wn->nkids; k++)
+				if (P->nodes[P->pool[wn->kid0 + k]].keep)
+					g->idpool[at + d->nchildren++] =
+						P->nodes[P->pool[wn->kid0 + k]].gid;
+			at += wn->nkids;
+			d->ccs = g->idpool + at;
+			d->nccs = wn->ncc;
+			memcpy(d->ccs, P->pool + wn->cc0, wn->ncc * sizeof(uint32_t));
+			at += wn->ncc;
+			d->cct = g->idpool + at;
+			d->ncct = wn->nct;
+			memcpy(d->cct, P->pool + wn->ct0, wn->nct * sizeof(uint32_t));
+			at += wn->nct;
+		}
+	}
+	/* segments; ols and cls come from a count over them */
+	for (uint32_t q = 0; q < np; q++) {
+		struct wpat *P = pts[q];
+
+		for (uint32_t i = 0; i < P->ns; i++) {
+			const struct wseg *ws = &P->segs[i];
+			struct vp_vcg_segment *d;
+			const struct vp_vcg_node *h;
+			uint32_t k;
+
+			for (k = 0; k < ws->len && P->nodes[P->pool[ws->n0 + k]].keep; k++)
+				;
+			if (k < ws->len)
+				continue;
+			d = &g->segments[s++];
+			d->len = ws->len;
+			d->nodes = g->idpool + at;
+			for (k = 0; k < ws->len; k++)
+				d->nodes[k] = P->nodes[P->pool[ws->n0 + k]].gid;
+			at += ws->len;
+			d->components = g->idpool + at;
+			d->ncomponents = ws->nc;
+			memcpy(d->components, P->pool + ws->c0, ws->nc * sizeof(uint32_t));
+			at += ws->nc;
+			d->n = ws->n;
+			d->mean = ws->mean;
+			d->variance = ws->n ? fmax(ws->m2, 0.0) / (double)ws->n : 0.0;
+			h = &g->nodes[d->nodes[0]];
+			d->cf = vp_stats_variance(&h->stats) > 0
+					? d->variance / vp_stats_variance(&h->stats)
+					: 0.0;
+			d->how = (enum vp_source_how)ws->how;
+			g->nodes[d->nodes[0]].nols++;
+			for (k = 1; k < d->len; k++)
+				g->nodes[d->nodes[k]].ncls++;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		g->nodes[i].ols = g->idpool + at;
+		at += g->nodes[i].nols;
+		g->nodes[i].cls = g->idpool + at;
+		at += g->nodes[i].ncls;
+		g->nodes[i].nols = g->nodes[i].ncls = 0;
+	}
+	for (size_t i = 0; i < s; i++) {
+		const struct vp_vcg_segment *d = &g->segments[i];
+		struct vp_vcg_node *h = &g->nodes[d->nodes[0]];
+
+		h->ols[h->nols++] = (uint32_t)i;
+		for (uint32_t k = 1; k < d->len; k++) {
+			struct vp_vcg_node *x = &g->nodes[d->nodes[k]];
+
+			x->cls[x->ncls++] = (uint32_t)i;
+		}
+	}
+	g->nnodes = n;
+	g->nsegments = s;
+	g->npatterns = np;
+	return 0;
+}
+
+int vp_vcg_build(struct vp_vcg *g, const struct vp_cct *t, const struct vp_analysis *a,
+		 const struct vp_sources *s, const struct vp_vcg_params *p)
+{
+	struct gctx c = { 0 };
+	uint8_t *label = NULL;
+	struct base *bs = NULL;
+	struct wpat **pts = NULL;
+	uint32_t nb = 0, np = 0, kept = 0;
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	err = vp_vcg_params_check(p, NULL, 0);
+	if (err)
+		return err;
+	if (a->nnodes != t->nnodes || (s && s->nnodes != t->nnodes))
+		return -EINVAL;
+	g->params = *p;
+	g->k = a->k;
+	c.t = t;
+	c.a = a;
+	c.s = s;
+	c.tau = p->tau;
+	c.k = a->k;
+	label = malloc(t->nnodes ? t->nnodes : 1);
+	if (!label) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = vp_vcg_label(t, a, s, label);
+	if (!err)
+		err = extract(&c, label, &bs, &nb);
+	if (err)
+		goto out;
+	g->base_patterns = nb;
+	for (uint32_t q = 0; q < nb; q++)
+		g->base_nodes += bs[q].p->nn;
+	/* Step 4: within each pattern, bottom-up; then across patterns */
+	pts = calloc(nb ? nb : 1, sizeof(*pts));
+	if (!pts) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t q = 0; q < nb; q++) {
+		pts[q] = internal_merge(&c, &bs[q], 0);
+		if (!pts[q]) {
+			err = c.err ? c.err : -ENOMEM;
+			goto out;
+		}
+		np = q + 1;
+	}
+	err = cluster(&c, &pts, &np, 1);
+	if (err)
+		goto out;
+	g->merges = c.merges;
+	g->layers = c.layers;
+	g->merged_patterns = np;
+	for (uint32_t q = 0; q < np; q++)
+		g->merged_nodes += pts[q]->nn;
+	/* Step 5 */
+	for (uint32_t q = 0; q < np; q++)
+		node_vims(&c, pts[q]);
+	if (np)
+		qsort(pts, np, sizeof(*pts), cmp_pat);
+	for (uint32_t q = 0; q < np; q++) {
+		struct wpat *P = pts[q];
+
+		pts[q] = NULL;
+		if (q && P->vim < p->beta * pts[0]->vim) {
+			g->trimmed_patterns++;
+			g->trimmed_nodes += P->nn;
+			wp_free(P);
+			continue;
+		}
+		pts[kept++] = P;
+		trim(P, p->beta, &g->trimmed_nodes);
+		if (!P->nodes[0].keep) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	np = kept;
+	err = layout(&c, g, pts, np);
+	if (err)
+		goto out;
+	/* the call contexts, handed over */
+	g->ccs = calloc(c.ncc ? c.ncc : 1, sizeof(*g->ccs));
+	if (!g->ccs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	g->nccs = c.ncc;
+	g->ccpool = c.ccpool;
+	c.ccpool = NULL;
+	for (size_t i = 0; i < c.ncc; i++) {
+		g->ccs[i].len = c.cclen[i];
+		g->ccs[i].elems = g->ccpool + c.ccoff[i];
+	}
+out:
+	for (uint32_t q = 0; pts && q < np; q++)
+		wp_free(pts[q]);
+	free(pts);
+	for (uint32_t q = 0; q < nb; q++)
+		base_free(&bs[q]);
+	free(bs);
+	free(label);
+	free(c.ccpool);
+	free(c.ccoff);
+	free(c.cclen);
+	free(c.cchash);
+	if (!err && c.err)
+		err = c.err;
+	if (err)
+		vp_vcg_release(g);
+	return err;
+}
+
+void vp_vcg_release(struct vp_vcg *g)
+{
+	free(g->patterns);
+	free(g->nodes);
+	free(g->segments);
+	free(g->ccs);
+	free(g->ccpool);
+	free(g->idpool);
+	memset(g, 0, sizeof(*g));
+}

@@ -1,0 +1,482 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""varperf - varperf recordings from Python, for the GDB plugin and scripts.
+
+The C extension _varperf does the work (it is varperf's core/ library:
+data file reader, calling-context tree, statistics, covariance and the
+pattern analysis); this package finds it and adds what both GDB and plain
+Python need: formatting as `varperf report` prints, thresholds for slow
+invocations, and calling-context specifications.  Nothing here imports gdb.
+"""
+
+import math
+import os
+import sys
+
+
+def _import_extension():
+    """Import _varperf from sys.path, from next to this package, or from
+    the directories in $VARPERF_GDB_PLUGIN (and their .libs, where libtool
+    leaves the module in a build tree)."""
+    try:
+        import _varperf
+        return _varperf
+    except ImportError:
+        pass
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dirs = [d for d in os.environ.get("VARPERF_GDB_PLUGIN", "").split(":") if d]
+    dirs.append(here)
+    for d in dirs:
+        for sub in (d, os.path.join(d, ".libs")):
+            if os.path.isdir(sub) and sub not in sys.path:
+                sys.path.append(sub)
+    import _varperf
+    return _varperf
+
+
+_varperf = _import_extension()
+
+Error = _varperf.Error
+Recording = _varperf.Recording
+Writer = _varperf.Writer
+create = _varperf.create
+
+UNIT_NS = _varperf.UNIT_NS
+
+__all__ = [
+    "Error", "Recording", "Writer", "create", "load", "format_duration", "format_exact",
+    "format_time", "parse_duration", "parse_fraction", "chebyshev_k", "Threshold",
+    "threshold", "parse_context", "match_context", "chain_label", "node_lines",
+    "pattern_lines", "function_lines", "vcg_lines", "HAVE_VCG",
+]
+
+# Whether core/ has the Variance Characterization Graph (Recording.vcg()).
+HAVE_VCG = bool(getattr(_varperf, "HAVE_VCG", False))
+
+
+def load(path, **params):
+    """Read, build and analyse a data file (see _varperf.open); raises Error."""
+    return _varperf.open(path, **params)
+
+
+# ---- numbers ----
+
+def format_duration(ns):
+    """ns in human units with three significant digits, as varperf's
+    fmt_duration(): "12.3 us", "4.56 ms", "1.20 s"."""
+    units = ((1.0, "ns"), (1e3, "us"), (1e6, "ms"), (1e9, "s"))
+    i = 0
+    while i + 1 < len(units) and abs(ns) >= units[i + 1][0]:
+        i += 1
+    v = ns / units[i][0]
+    if abs(v) >= 100 or i == 0:
+        return "%.0f %s" % (v, units[i][1])
+    if abs(v) >= 10:
+        return "%.1f %s" % (v, units[i][1])
+    return "%.2f %s" % (v, units[i][1])
+
+
+def format_exact(v):
+    """A number as `varperf report --format json` writes it: integers as
+    they are, doubles as the shortest of %.15g..%.17g that reads back
+    exactly; "null" for None or a non-finite value."""
+    if v is None:
+        return "null"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    v = float(v)
+    if not math.isfinite(v):
+        return "null"
+    for prec in (15, 16, 17):
+        s = "%.*g" % (prec, v)
+        if float(s) == v:
+            break
+    return s
+
+
+def format_time(rec, v, raw=False):
+    """A time in the recording's unit: exact with @raw (and the unit's
+    name), else human units."""
+    if raw:
+        unit = "cycles" if rec is not None and rec.header["unit"] != UNIT_NS else "ns"
+        return "%s %s" % (format_exact(v), unit)
+    if rec is None or rec.header["unit"] == UNIT_NS:
+        return format_duration(v)
+    return "%.3g cyc" % v
+
+
+def parse_duration(text):
+    """ "2ms", "1.5 s", "300us", "250000ns" or a bare number of ns -> ns.
+    Raises ValueError with a message naming what was wrong."""
+    s = text.strip().lower().replace("\u00b5", "u").replace("\u03bc", "u")
+    scale = 1.0
+    for suffix, mult in (("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)):
+        if s.endswith(suffix):
+            s = s[:-len(suffix)].strip()
+            scale = mult
+            break
+    try:
+        v = float(s)
+    except ValueError:
+        raise ValueError("invalid duration '%s': expected a number with ns, us, ms or s"
+                         % text) from None
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError("invalid duration '%s': must be greater than 0" % text)
+    return v * scale
+
+
+def parse_fraction(text, what="value"):
+    """ "0.99", "99%" or "99" (a number above 1 is a percentage) -> 0.99."""
+    s = text.strip()
+    pct = s.endswith("%")
+    try:
+        v = float(s[:-1] if pct else s)
+    except ValueError:
+        raise ValueError("invalid %s '%s': expected a probability such as 0.99 or 99%%"
+                         % (what, text)) from None
+    if pct or v > 1:
+        v /= 100.0
+    if not math.isfinite(v) or not 0 < v < 1:
+        raise ValueError("invalid %s '%s': must be between 0 and 1 (0%% and 100%%), "
+                         "both excluded" % (what, text))
+    return v
+
+
+def chebyshev_k(p):
+    """k with P(X >= mean + k sigma) <= 1 - p for any distribution:
+    Chebyshev's (one-sided, loose) bound 1/k^2 = 1 - p."""
+    return 1.0 / math.sqrt(1.0 - p)
+
+
+class Threshold:
+    """A duration above which an invocation counts as slow, and why."""
+
+    def __init__(self, ns, how, stats=None, k=None):
+        self.ns = ns
+        self.how = how      # "mean + 3 sigma", "Chebyshev 99%: mean + 10 sigma", "fixed"
+        self.stats = stats  # statistics it was computed from, or None
+        self.k = k
+
+    def sigmas(self, ns):
+        """How many standard deviations @ns lies above the recorded mean."""
+        if not self.stats or not self.stats["stddev"] > 0:
+            return None
+        return (ns - self.stats["mean"]) / self.stats["stddev"]
+
+
+def threshold(stats, sigma=None, percentile=None, slower_than=None):
+    """The threshold of `varperf break`: mean + sigma * stddev, the
+    Chebyshev bound mean + sigma/sqrt(1 - p) for percentile p, or a fixed
+    duration in ns.  @stats may be None only with @slower_than."""
+    if slower_than is not None:
+        return Threshold(slower_than, "fixed", stats)
+    if not stats or not stats["count"]:
+        raise ValueError("no invocations were recorded")
+    if not stats["stddev"] > 0:
+        raise ValueError("the recorded durations do not vary (%d invocation%s); "
+                         "use --slower-than" % (stats["count"],
+                                                "" if stats["count"] == 1 else "s"))
+    if percentile is not None:
+        k = chebyshev_k(percentile)
+        how = "mean + %s sigma (Chebyshev bound for %s%%)" % (
+            "%.3g" % k, "%.10g" % (100 * percentile))
+    else:
+        k = sigma
+        how = "mean + %s sigma" % ("%.10g" % k)
+    return Threshold(stats["mean"] + k * stats["stddev"], how, stats, k)
+
+
+# ---- calling contexts ----
+
+def parse_context(text):
+    """ "main/frame/step" or "main/frame:148/step" -> [(name, line or None)]:
+    a calling context, outermost first; FUNC:LINE also requires the line of
+    the call site (the line in the caller that made the call)."""
+    elems = []
+    for part in text.split("/"):
+        part = part.strip()
+        if not part:
+            raise ValueError("invalid context '%s': an empty function name" % text)
+        name, line = part, None
+        head, sep, tail = part.rpartition(":")
+        if sep and tail.isdigit() and head and not head.endswith(":"):
+            name, line = head, int(tail)
+        elems.append((name, line))
+    return elems
+
+
+def _elem_matches(rec, node, name, line):
+    f = rec.func(node["func"])
+    if name not in (f["name"], f["display"], f["base"]) and \
+            not f["display"].startswith(name + "("):
+        return False
+    if line is None:
+        return True
+    if node["callsite"] is None:
+        return False
+    return rec.callsite(node["callsite"])["line"] == line
+
+
+def match_context(rec, elems):
+    """Nodes whose context ends with @elems (parse_context()), innermost
+    element = the node's function; a leading "" anchors nothing: a context
+    matches the end of a node's path, as check-json.py's CHAIN does."""
+    name, line = elems[-1]
+    funcs = rec.funcs_named(name)
+    found = []
+    for f in funcs:
+        for nid in rec.nodes_of(f):
+            node = rec.node(nid)
+            ok = True
+            for ename, eline in reversed(elems):
+                if node is None or not _elem_matches(rec, node, ename, eline):
+                    ok = False
+                    break
+                node = rec.node(node["parent"]) if node["parent"] is not None else None
+            if ok:
+                found.append(nid)
+    return sorted(set(found))
+
+
+def chain_label(rec, nodes=None, chain=None, collapse=False):
+    """ "main [x.c:3] → f [x.c:9]" for a list of node ids or of pattern
+    (func, callsite) pairs, outermost first, as varperf report prints.
+    With @collapse, a run of three or more equal elements (recursion) is
+    written once with its count: "rec [r.c:7] ×98"."""
+    parts = []
+    if chain is None:
+        chain = [(rec.node(n)["func"], rec.node(n)["callsite"]) for n in nodes]
+    for func, cs in chain:
+        label = rec.func(func)["display"]
+        where = rec.callsite(cs)["label"] if cs is not None else ""
+        parts.append("%s [%s]" % (label, where) if where else label)
+    if collapse:
+        runs = []
+        for p in parts:
+            if runs and runs[-1][0] == p:
+                runs[-1][1] += 1
+            else:
+                runs.append([p, 1])
+        parts = []
+        for p, k in runs:
+            parts.extend([p] * k if k < 3 else ["%s \u00d7%d" % (p, k)])
+    return " \u2192 ".join(parts)
+
+
+def _pct(part, whole):
+    """@part in % of @whole without printing rounding noise as -0.0."""
+    pct = 100.0 * part / whole
+    return 0.0 if abs(pct) < 0.05 else pct
+
+
+def node_lines(rec, nid, raw=False, contributors=5):
+    """The statistics of node @nid as lines of text: N, mean, sigma, CoV,
+    min, max, total, its patterns and the children that contribute most to
+    its variance (row sums of its covariance matrix over the variance).
+    With @raw, every number exactly as `varperf report --format json`."""
+    n = rec.node(nid)
+    p = rec.params
+    t = lambda v: format_time(rec, v, raw)
+    num = (lambda v: format_exact(v)) if raw else (lambda v: "%.3f" % v)
+    lines = []
+    add = lines.append
+    add("  calls     %d" % n["count"])
+    if not n["count"]:
+        add("  (no completed invocation: %d unpaired)" % n["unpaired"])
+        return lines
+    add("  mean      %s" % t(n["mean"]))
+    add("  sigma     %s" % t(n["stddev"]))
+    if raw:
+        add("  variance  %s" % format_exact(n["variance"]))
+    flag = "high variance" if n["high_variance"] else (
+        "significant" if n["significant"] else "not significant")
+    cmp = ">=" if n["cov"] >= p["cov_threshold"] else "<"
+    add("  CoV       %s  (%s; CoV %s %s)" % (num(n["cov"]), flag, cmp,
+                                           "%.3g" % p["cov_threshold"]))
+    add("  min       %s" % t(n["min"]))
+    add("  max       %s" % t(n["max"]))
+    share = format_exact(n["share"]) if raw else "%.1f%%" % (100.0 * n["share"])
+    add("  total     %s, %s of the recorded time" % (t(n["total"]), share))
+    if n["unpaired"]:
+        add("  unpaired  %d invocations without a return (not in these statistics)"
+            % n["unpaired"])
+    add("  VIM       %s  (k sigma N, k = %s)" % (t(n["vim"]), "%.3g" % p["k"]))
+    if n["patterns"]:
+        for rank in n["patterns"]:
+            pat = rec.pattern(rank)
+            share = format_exact(pat["vim_share"]) if raw else \
+                "%.1f%%" % (100.0 * pat["vim_share"])
+            add("  pattern   rank %d of %d, %s (VIM %s, %s of the largest)" % (
+                rank, rec.npatterns,
+                "in the Pattern Set" if pat["in_pattern_set"] else "not in the Pattern Set",
+                t(pat["vim"]), share))
+    elif n["high_variance"]:
+        add("  pattern   none")
+    else:
+        add("  pattern   none of the %d (only high-variance contexts make patterns)"
+            % rec.npatterns)
+    lines.extend(contributor_lines(rec, nid, raw, contributors))
+    return lines
+
+
+def contributor_lines(rec, nid, raw=False, count=5):
+    """Children by their share of @nid's variance, as varperf report lists
+    "Variance contributors": row sums of the covariance matrix."""
+    c = rec.contributors(nid)
+    name = rec.func(rec.node(nid)["func"])["display"]
+    if c is None:
+        return ["  variance  all its own (no probed function was called from it)"]
+    var, rows = c
+    if not var > 0:
+        return ["  variance  none"]
+    lines = ["  variance by callee (row sums of the covariance matrix, share of the variance):"]
+    shown = rows if count is None or count <= 0 else rows[:count]
+    for child, value in shown:
+        label = "self (%s's own time)" % name if child is None else rec.node(child)["label"]
+        share = format_exact(value / var) if raw else "%6.1f%%" % _pct(value, var)
+        lines.append("    %s  %s" % (share, label))
+    if len(shown) < len(rows):
+        rest = sum(v for _, v in rows[len(shown):])
+        share = format_exact(rest / var) if raw else "%6.1f%%" % _pct(rest, var)
+        lines.append("    %s  (%d more)" % (share, len(rows) - len(shown)))
+    return lines
+
+
+def pattern_lines(rec, count=None, raw=False):
+    """The Pattern Set as `varperf report` prints it; with @count, the
+    first @count patterns by rank whether in the set or not."""
+    p = rec.params
+    t = lambda v: format_time(rec, v, raw)
+    pats = rec.patterns()
+    lines = ["Pattern Set (VIM >= %g%% of max; k = %.1f):" % (100.0 * p["beta"], p["k"])]
+    if not pats:
+        lines.append("  (none: no significant node has CoV >= %g)" % p["cov_threshold"])
+        return lines
+    lines.append("  rank share         N      mean     sigma    CoV       VIM  call chain")
+    if count is None:
+        shown = [x for x in pats if x["in_pattern_set"]]
+    else:
+        shown = pats[:count]
+    for x in shown:
+        cov = format_exact(x["cov"]) if raw else "%6.3f" % x["cov"]
+        lines.append("  %4d %5.1f%% %9d %9s %9s %6s %9s  %s" % (
+            x["rank"], 100.0 * x["vim_share"], x["count"], t(x["mean"]), t(x["stddev"]),
+            cov, t(x["vim"]), chain_label(rec, chain=x["chain"])))
+    rest = len(pats) - len(shown)
+    if rest:
+        if count is None:
+            lines.append("  %d other pattern%s not in the Pattern Set "
+                         "('info variance patterns %d' lists them)"
+                         % (rest, " is" if rest == 1 else "s are", len(pats)))
+        else:
+            lines.append("  %d more pattern%s" % (rest, "" if rest == 1 else "s"))
+    return lines
+
+
+def function_lines(rec, funcs, raw=False):
+    """Every recorded context of the functions @funcs with its statistics,
+    largest total first, after the function's merged statistics."""
+    t = lambda v: format_time(rec, v, raw)
+    lines = []
+    for f in funcs:
+        fn = rec.func(f)
+        s = rec.func_stats(f)
+        nodes = rec.nodes_of(f)
+        if s is None:
+            lines.append("%s: probed, but %s" % (
+                fn["display"], "never returned while recording" if nodes else
+                "never called while recording"))
+            continue
+        cov = format_exact(s["cov"]) if raw else "%.3f" % s["cov"]
+        lines.append("%s: %d call%s in %d context%s; mean %s, sigma %s, CoV %s, min %s, "
+                     "max %s, total %s" % (
+                         fn["display"], s["count"], "" if s["count"] == 1 else "s",
+                         s["contexts"], "" if s["contexts"] == 1 else "s", t(s["mean"]),
+                         t(s["stddev"]), cov, t(s["min"]), t(s["max"]), t(s["total"])))
+        lines.append("   node         N      mean     sigma    CoV       min       max     "
+                     "total pattern  calling context")
+        rows = sorted((rec.node(n) for n in nodes), key=lambda n: (-n["total"], n["id"]))
+        for n in rows:
+            cov = format_exact(n["cov"]) if raw else "%6.3f" % n["cov"]
+            pat = ",".join("#%d%s" % (r, "*" if rec.pattern(r)["in_pattern_set"]
+                                      else "") for r in n["patterns"]) or "-"
+            mn = t(n["min"]) if n["count"] else "-"
+            mx = t(n["max"]) if n["count"] else "-"
+            lines.append("  %c%5d %9d %9s %9s %6s %9s %9s %9s %-7s  %s" % (
+                "*" if n["high_variance"] else " ", n["id"], n["count"], t(n["mean"]),
+                t(n["stddev"]), cov, mn, mx, t(n["total"]), pat,
+                chain_label(rec, rec.node_path(n["id"]), collapse=True)))
+    return lines
+
+
+def _vcg_callsite(rec, n):
+    """A VCG node's call site: its own when all its contexts share it
+    (report_vcg_callsite() in report-vcg.c)."""
+    last = None
+    for i, cc in enumerate(n["ccs"]):
+        cs = cc[-1][1] if cc else None
+        if i and cs != last:
+            return "%d call sites" % len(n["ccs"])
+        last = cs
+    return rec.callsite(last)["label"] if last is not None else ""
+
+
+def _plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def vcg_lines(rec, g, count=None, raw=False):
+    """The Variance Characterization Graph @g (Recording.vcg()) as
+    `varperf report` prints it (report-vcg.c): per pattern, its nodes as an
+    indented tree with their type, N, mean, CoV and VIM, and under a node
+    at the end of a linear segment the back-edge to its originator with
+    the contribution fraction cf.  With @count, the first @count patterns."""
+    t = lambda v: format_time(rec, v, raw)
+    nodes = g["nodes"]
+    pats = g["patterns"] if count is None else g["patterns"][:count]
+    lines = ["Variance Characterization Graph (tau_S = %g, beta = %g):" % (g["tau"], g["beta"]),
+             "  %s, %s, %s (base layer: %s, %s; %s; trimmed: %s, %s)" % (
+                 _plural(len(g["patterns"]), "pattern"), _plural(len(nodes), "node"),
+                 _plural(len(g["segments"]), "back-edge"),
+                 _plural(g["base_patterns"], "pattern"), _plural(g["base_nodes"], "node"),
+                 _plural(g["merges"], "merge"), _plural(g["trimmed_patterns"], "pattern"),
+                 _plural(g["trimmed_nodes"], "node"))]
+    if not g["patterns"]:
+        lines.append("  (none: no significant node has CoV >= %g)"
+                     % rec.params["cov_threshold"])
+        return lines
+    first = g["patterns"][0]["vim"]
+    depth = {}
+    for q, p in enumerate(pats):
+        share = 100.0 * p["vim"] / first if first > 0 else 0.0
+        lines.append("")
+        lines.append("  Pattern %d: VIM %s (%.1f%% of the first), %s" % (
+            q + 1, t(p["vim"]), share, _plural(p["nnodes"], "node")))
+        lines.append("  %7s  %-11s %9s %9s %6s %9s  %s" % ("id", "type", "N", "mean", "CoV",
+                                                         "VIM", "node"))
+        for nid in range(p["root"], p["root"] + p["nnodes"]):
+            n = nodes[nid]
+            d = 0 if n["parent"] is None else depth[n["parent"]] + 1
+            depth[nid] = d
+            ind = 2 * min(d, 16)
+            cs = _vcg_callsite(rec, n)
+            name = rec.func(n["func"])["display"] + (" [%s]" % cs if cs else "")
+            cov = format_exact(n["cov"]) if raw else "%6.3f" % n["cov"]
+            lines.append("  %7s  %-11s %9d %9s %6s %9s  %s%s%s" % (
+                "(%d)" % nid, n["type"].capitalize(), n["count"], t(n["mean"]), cov,
+                t(n["vim"]), " " * ind, "[depth %d] " % d if d > 16 else "", name))
+            for sid in n["cls"]:
+                sg = g["segments"][sid]
+                if sg["nodes"][-1] != nid:
+                    continue
+                h = sg["nodes"][0]
+                comps = ", ".join(rec.callsite(rec.node(c)["callsite"])["label"] or "?"
+                                  if rec.node(c)["callsite"] is not None else "?"
+                                  for c in sg["components"])
+                cf = format_exact(sg["cf"]) if raw else "%.1f%%" % (100.0 * sg["cf"])
+                lines.append("%s\u21b0 (%d) %s via [%s]: cf %s%s" % (
+                    " " * (61 + ind + 2), h, rec.func(nodes[h]["func"])["display"], comps, cf,
+                    "" if sg["how"] == "matrix" else " (%s)" % sg["how"]))
+    if count is not None and count < len(g["patterns"]):
+        lines.append("")
+        lines.append("  %s more" % _plural(len(g["patterns"]) - count, "pattern"))
+    return lines

@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * cmd-compare.c - `varperf compare A B`: profile versus regression (seed 000
+ * Section 4).  A's patterns are evaluated on B; the exit status says whether
+ * the Pattern Sets overlap enough, so that a CI job can gate on it.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cct.h"
+#include "core/compare.h"
+#include "core/datafile.h"
+#include "core/patterns.h"
+#include "builtin.h"
+#include "report.h"
+#include "util.h"
+
+/* diff(1)'s convention: same, different, trouble; and git's usage status. */
+enum { EXIT_AGREE = 0, EXIT_DISAGREE = 1, EXIT_TROUBLE = 2, EXIT_USAGE = 129 };
+
+enum cmd_compare_format { COMPARE_TEXT, COMPARE_JSON };
+
+enum {
+	OPT_MIN_OVERLAP = 256,
+	OPT_SYMMETRIC,
+	OPT_ALPHA,
+	OPT_FORMAT,
+	OPT_CUTOFF,
+	OPT_PROBABILITY,
+	OPT_WINDOW,
+	OPT_COV_THRESHOLD,
+	OPT_SIMILARITY,
+	OPT_BETA,
+	OPT_ALL,
+	OPT_STRICT,
+};
+
+/* Same order as OPTIONS in man/varperf-compare.1. */
+static const struct option cmd_compare_options[] = {
+	{ "min-overlap", required_argument, NULL, OPT_MIN_OVERLAP },
+	{ "symmetric", no_argument, NULL, OPT_SYMMETRIC },
+	{ "alpha", required_argument, NULL, OPT_ALPHA },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "cutoff", required_argument, NULL, OPT_CUTOFF },
+	{ "probability", required_argument, NULL, OPT_PROBABILITY },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "cov-threshold", required_argument, NULL, OPT_COV_THRESHOLD },
+	{ "similarity", required_argument, NULL, OPT_SIMILARITY },
+	{ "beta", required_argument, NULL, OPT_BETA },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *const cmd_compare_usage[] = {
+	"usage: varperf compare [<options>] <profile.data> <regression.data>",
+	"",
+	"    --min-overlap <pct>        the Pattern Sets agree when at least <pct> of the",
+	"                               profile's patterns stay in the regression's",
+	"                               (default: 80%)",
+	"    --symmetric                also require <pct> of the regression's Pattern Set",
+	"                               to come from the profile's",
+	"    --alpha <a>                significance level of the tests (default: 0.05)",
+	"    -o, --output <file>        write the comparison to <file>",
+	"    --format <text|json>       output format (default: text)",
+	"    --cutoff <pct>             significance cut-off (default: 0.02%)",
+	"    --probability <p>          Chebyshev probability (default: 0.96)",
+	"    --window <w>               Chebyshev window (default: 2.0)",
+	"    --cov-threshold <c>        CoV for high variance (default: derived, 0.4)",
+	"    --similarity <pct>         pattern similarity (default: 10%)",
+	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM (default: 0.1)",
+	"    --all                      list every pattern of the profile",
+	"    --strict                   treat an incomplete data file as an error",
+	"    -h, --help                 show this help",
+	"",
+	"Exit status: 0 the Pattern Sets agree, 1 they do not, 2 trouble, 129 usage.",
+	NULL,
+};
+
+struct cmd_compare_opts {
+	const char *path[2];
+	const char *output;
+	enum cmd_compare_format format;
+	struct vp_analysis_params params;
+	struct vp_compare_params cmp;
+	int all;
+	int strict;
+};
+
+static void cmd_compare_print_usage(FILE *f, int full)
+{
+	for (size_t i = 0; cmd_compare_usage[i]; i++) {
+		if (!full && i > 0)
+			break;
+		fprintf(f, "%s\n", cmd_compare_usage[i]);
+	}
+}
+
+/* A number in [lo, hi] (a fraction may be written as a percentage). */
+static int cmd_compare_number(const char *name, const char *arg, double lo, double hi,
+			      int lo_open, int hi_open, const char *expect, double *ret)
+{
+	double v;
+
+	if (parse_double(arg, &v) || v < lo || (lo_open && v == lo) || v > hi ||
+	    (hi_open && v == hi))
+		return error("invalid value '%s' for '--%s': %s", arg, name, expect);
+	*ret = v;
+	return 0;
+}
+
+static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
+{
+	struct vp_analysis_params *p = &o->params;
+	char *argv0 = argv[0];
+	int c, ret = 0;
+
+	argv[0] = (char *)"varperf";
+	optind = 0;
+	opterr = 1;
+	while (!ret && (c = getopt_long(argc, argv, "+o:h", cmd_compare_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_MIN_OVERLAP:
+			ret = cmd_compare_number("min-overlap", optarg, 0, 1, 0, 0,
+						 "must be between 0 and 1 (100%)",
+						 &o->cmp.min_overlap);
+			break;
+		case OPT_SYMMETRIC:
+			o->cmp.symmetric = 1;
+			break;
+		case OPT_ALPHA:
+			ret = cmd_compare_number("alpha", optarg, 0, 1, 1, 1,
+						 "must be greater than 0 and less than 1",
+						 &o->cmp.alpha);
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				o->format = COMPARE_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = COMPARE_JSON;
+			else
+				ret = error("invalid value '%s' for '--format': must be 'text' or "
+					    "'json'",
+					    optarg);
+			break;
+		case OPT_CUTOFF:
+			ret = cmd_compare_number("cutoff", optarg, 0, 1, 0, 1,
+						 "must be at least 0 and less than 1 (100%)",
+						 &p->cutoff);
+			break;
+		case OPT_PROBABILITY:
+			ret = cmd_compare_number("probability", optarg, 0, 1, 1, 1,
+						 "must be greater than 0 and less than 1",
+						 &p->probability);
+			break;
+		case OPT_WINDOW:
+			ret = cmd_compare_number("window", optarg, 0, HUGE_VAL, 1, 0,
+						 "must be a number greater than 0", &p->window);
+			break;
+		case OPT_COV_THRESHOLD:
+			ret = cmd_compare_number("cov-threshold", optarg, 0, HUGE_VAL, 0, 0,
+						 "must be a number of at least 0",
+						 &p->cov_threshold);
+			break;
+		case OPT_SIMILARITY:
+			ret = cmd_compare_number("similarity", optarg, 0, 1, 0, 0,
+						 "must be between 0 and 1 (100%)", &p->similarity);
+			break;
+		case OPT_BETA:
+			ret = cmd_compare_number("beta", optarg, 0, 1, 0, 0,
+						 "must be between 0 and 1", &p->beta);
+			break;
+		case OPT_ALL:
+			o->all = 1;
+			break;
+		case OPT_STRICT:
+			o->strict = 1;
+			break;
+		case 'h':
+			ret = 1;
+			break;
+		default:
+			cmd_compare_print_usage(stderr, 0);
+			ret = -1;
+			break;
+		}
+	}
+	if (!ret && argc - optind != 2) {
+		if (argc - optind < 2)
+			error("two data files are needed: the profile and the regression");
+		else
+			error("unexpected argument '%s'", argv[optind + 2]);
+		cmd_compare_print_usage(stderr, 0);
+		ret = -1;
+	}
+	if (!ret) {
+		o->path[0] = argv[optind];
+		o->path[1] = argv[optind + 1];
+	}
+	argv[0] = argv0;
+	return ret;
+}
+
+/* One recording, read and analysed. */
+struct cmd_compare_side {
+	struct vp_reader *reader;
+	struct vp_cct tree;
+	struct vp_analysis an;
+	int have_tree, have_an;
+	struct report r; /* for the shared name and time helpers */
+};
+
+static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
+{
+	const char *path = o->path[i];
+	char msg[512] = "";
+	const char *w;
+	int err;
+
+	err = vp_reader_open(path, &s->reader, msg, sizeof(msg));
+	if (err < 0 && msg[0])
+		return error("%s", msg);
+	if (err < 0)
+		return error("cannot read '%s': %s", path, strerror(-err));
+	err = vp_cct_init(&s->tree);
+	if (err < 0)
+		return error("cannot build the calling-context tree: %s", strerror(-err));
+	s->have_tree = 1;
+	err = vp_build_file(s->reader, &s->tree, NULL);
+	if (err < 0) {
+		const char *m = vp_reader_error(s->reader);
+
+		if (m && *m)
+			return error("%s", m);
+		return error("cannot read '%s': %s", path, strerror(-err));
+	}
+	w = vp_reader_warning(s->reader);
+	if (!w && !vp_reader_trailer(s->reader)->present) {
+		if (o->strict)
+			return error("'%s': recording incomplete (no END chunk)", path);
+		warning("'%s': recording incomplete (no END chunk); comparing what was recorded",
+			path);
+	}
+	if (w) {
+		if (o->strict)
+			return error("%s", w);
+		warning("%s", w);
+	}
+	err = vp_analysis_run(&s->an, &s->tree, vp_reader_header(s->reader)->nfuncs, &o->params);
+	if (err < 0)
+		return error("cannot analyse '%s': %s", path, strerror(-err));
+	s->have_an = 1;
+	s->r.input = path;
+	s->r.reader = s->reader;
+	s->r.hdr = vp_reader_header(s->reader);
+	s->r.tree = &s->tree;
+	s->r.an = &s->an;
+	return 0;
+}
+
+static void cmd_compare_unload(struct cmd_compare_side *s)
+{
+	if (s->have_an)
+		vp_analysis_release(&s->an);
+	if (s->have_tree)
+		vp_cct_release(&s->tree);
+	vp_reader_free(s->reader);
+}
+
+static const char *cmd_compare_status(const struct vp_compare_pattern *cp)
+{
+	if (cp->in_set_a && cp->in_set_b)
+		return "kept";
+	if (cp->in_set_a)
+		return "left";
+	if (cp->in_set_b)
+		return "entered";
+	return "other";
+}
+
+static int cmd_compare_listed(const struct cmd_compare_opts *o, const struct vp_compare_pattern *cp)
+{
+	return o->all || cp->in_set_a || cp->in_set_b;
+}
+
+/* "main [x.c:3] -> f [x.c:9]" */
+static void cmd_compare_chain(FILE *f, const struct report *r, const struct vp_pattern *p)
+{
+	char cs[512];
+
+	for (size_t i = 0; i < p->len; i++) {
+		if (i)
+			fputs(" \xe2\x86\x92 ", f);
+		report_put(f, report_func_name(r, p->chain[i].func));
+		report_callsite_str(r, p->chain[i].callsite, 1, cs, sizeof(cs));
+		if (*cs) {
+			fputs(" [", f);
+			report_put(f, cs);
+			fputc(']', f);
+		}
+	}
+}
+
+static void cmd_compare_p(FILE *f, double p, double alpha)
+{
+	if (isnan(p))
+		fprintf(f, " %8s", "-");
+	else
+		fprintf(f, " %7.2g%c", p, p < alpha ? '*' : ' ');
+}
+
+static void cmd_compare_text(FILE *f, const struct cmd_compare_opts *o,
+			     const struct cmd_compare_side *side, const struct vp_compare *c)
+{
+	const struct report *ra = &side[0].r, *rb = &side[1].r;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	fputs("varperf compare: profile '", f);
+	report_put(f, o->path[0]);
+	fputs("', regression '", f);
+	report_put(f, o->path[1]);
+	fputs("'\n", f);
+	fprintf(f, "Pattern Set overlap: %.1f%% (%zu of the profile's %zu patterns are in the "
+		   "regression Pattern Set; --min-overlap %g%%)\n",
+		100.0 * c->overlap, c->ncommon, c->nset_a, 100.0 * c->params.min_overlap);
+	fprintf(f, "  regression Pattern Set: %zu pattern%s, %.1f%% of them from the profile's\n",
+		c->nset_b, c->nset_b == 1 ? "" : "s", 100.0 * c->overlap_b);
+	fprintf(f, "  verdict: the Pattern Sets %s%s\n", c->agree ? "agree" : "DISAGREE",
+		c->params.symmetric ? " (both ways)" : "");
+	fprintf(f, "\nPatterns of the profile (VIM ranks of the profile; p: Welch's t test on the "
+		   "means and F test on the variances, * below %g):\n",
+		c->params.alpha);
+	fprintf(f, "  status   rank     VIM A     VIM B    mean A    mean B  change  p(mean)   "
+		   "CoV A  CoV B   p(var)  call chain\n");
+	for (size_t i = 0; i < c->npatterns; i++) {
+		const struct vp_compare_pattern *cp = &c->patterns[i];
+		const struct vp_pattern *pa = &side[0].an.patterns[cp->a];
+		double change = pa->stats.mean > 0 ? 100.0 * (cp->b.mean - pa->stats.mean) /
+							   pa->stats.mean
+						   : 0.0;
+
+		if (!cmd_compare_listed(o, cp))
+			continue;
+		fprintf(f, "  %-7s %5zu %9s %9s %9s %9s ", cmd_compare_status(cp), cp->a + 1,
+			report_time(ra, pa->vim, b1, sizeof(b1)),
+			report_time(rb, cp->vim_b, b2, sizeof(b2)),
+			report_time(ra, pa->stats.mean, b3, sizeof(b3)),
+			cp->b.n ? report_time(rb, cp->b.mean, b4, sizeof(b4)) : "-");
+		if (cp->b.n)
+			fprintf(f, "%+6.0f%%", change);
+		else
+			fprintf(f, "%7s", "-");
+		cmd_compare_p(f, cp->mean.p, c->params.alpha);
+		fprintf(f, " %7.3f %6.3f", vp_stats_cov(&pa->stats), vp_stats_cov(&cp->b));
+		cmd_compare_p(f, cp->var.p, c->params.alpha);
+		fputs("  ", f);
+		cmd_compare_chain(f, ra, pa);
+		fputc('\n', f);
+	}
+	if (!c->nnew)
+		return;
+	fprintf(f, "\nNew in the regression (its own Pattern Set, in contexts no pattern of the "
+		   "profile matches):\n");
+	fprintf(f, "  rank         N      mean    CoV       VIM  call chain\n");
+	for (size_t i = 0; i < c->nnew; i++) {
+		const struct vp_pattern *pb = &side[1].an.patterns[c->new_b[i]];
+
+		fprintf(f, "  %4zu %9" PRIu64 " %9s %6.3f %9s  ", c->new_b[i] + 1, pb->stats.n,
+			report_time(rb, pb->stats.mean, b1, sizeof(b1)), vp_stats_cov(&pb->stats),
+			report_time(rb, pb->vim, b2, sizeof(b2)));
+		cmd_compare_chain(f, rb, pb);
+		fputc('\n', f);
+	}
+}
+
+/* ---- JSON (flat, one object; numbers that are not finite are null) ---- */
+
+static void cmd_compare_jnum(FILE *f, const char *key, double v, int comma)
+{
+	fprintf(f, "%s\"%s\": ", comma ? ", " : "", key);
+	if (isfinite(v))
+		fprintf(f, "%.17g", v);
+	else
+		fputs("null", f);
+}
+
+static void cmd_compare_jchain(FILE *f, const struct report *r, const struct vp_pattern *p)
+{
+	char cs[512];
+
+	fputs("\"functions\": [", f);
+	for (size_t i = 0; i < p->len; i++) {
+		fputs(i ? ", " : "", f);
+		report_json_string(f, report_func_name(r, p->chain[i].func));
+	}
+	fputs("], \"callsites\": [", f);
+	for (size_t i = 0; i < p->len; i++) {
+		fputs(i ? ", " : "", f);
+		report_callsite_str(r, p->chain[i].callsite, 0, cs, sizeof(cs));
+		if (*cs)
+			report_json_string(f, cs);
+		else
+			fputs("null", f);
+	}
+	fputc(']', f);
+}
+
+static void cmd_compare_jstats(FILE *f, const char *key, const struct vp_stats *s, double vim,
+			       int in_set)
+{
+	fprintf(f, ", \"%s\": {\"count\": %" PRIu64, key, s->n);
+	cmd_compare_jnum(f, "mean", s->n ? s->mean : 0, 1);
+	cmd_compare_jnum(f, "stddev", vp_stats_stddev(s), 1);
+	cmd_compare_jnum(f, "cov", vp_stats_cov(s), 1);
+	cmd_compare_jnum(f, "vim", vim, 1);
+	fprintf(f, ", \"in_pattern_set\": %s}", in_set ? "true" : "false");
+}
+
+static void cmd_compare_json(FILE *f, const struct cmd_compare_opts *o,
+			     const struct cmd_compare_side *side, const struct vp_compare *c)
+{
+	int first = 1;
+
+	fputs("{\n  \"json_version\": 1,\n  \"profile\": ", f);
+	report_json_string(f, o->path[0]);
+	fputs(",\n  \"regression\": ", f);
+	report_json_string(f, o->path[1]);
+	fputs(",\n  \"parameters\": {", f);
+	cmd_compare_jnum(f, "min_overlap", c->params.min_overlap, 0);
+	fprintf(f, ", \"symmetric\": %s", c->params.symmetric ? "true" : "false");
+	cmd_compare_jnum(f, "alpha", c->params.alpha, 1);
+	cmd_compare_jnum(f, "cutoff", o->params.cutoff, 1);
+	cmd_compare_jnum(f, "cov_threshold", side[0].an.cov_threshold, 1);
+	cmd_compare_jnum(f, "beta", o->params.beta, 1);
+	cmd_compare_jnum(f, "k", side[0].an.k, 1);
+	fputs("},\n  ", f);
+	cmd_compare_jnum(f, "overlap", c->overlap, 0);
+	fputs(",\n  ", f);
+	cmd_compare_jnum(f, "overlap_regression", c->overlap_b, 0);
+	fprintf(f, ",\n  \"agree\": %s,\n  \"profile_set\": %zu,\n  \"regression_set\": %zu,\n"
+		   "  \"common\": %zu,\n  \"patterns\": [",
+		c->agree ? "true" : "false", c->nset_a, c->nset_b, c->ncommon);
+	for (size_t i = 0; i < c->npatterns; i++) {
+		const struct vp_compare_pattern *cp = &c->patterns[i];
+		const struct vp_pattern *pa = &side[0].an.patterns[cp->a];
+
+		fprintf(f, "%s\n    {\"rank\": %zu, \"status\": \"%s\", ", first ? "" : ",",
+			cp->a + 1, cmd_compare_status(cp));
+		first = 0;
+		cmd_compare_jchain(f, &side[0].r, pa);
+		cmd_compare_jstats(f, "profile", &pa->stats, pa->vim, cp->in_set_a);
+		cmd_compare_jstats(f, "regression", &cp->b, cp->vim_b, cp->in_set_b);
+		fprintf(f, ", \"regression_nodes\": %zu, \"mean_test\": {", cp->bnodes);
+		cmd_compare_jnum(f, "t", cp->mean.stat, 0);
+		cmd_compare_jnum(f, "df", cp->mean.df1, 1);
+		cmd_compare_jnum(f, "p", cp->mean.p, 1);
+		fputs("}, \"variance_test\": {", f);
+		cmd_compare_jnum(f, "f", cp->var.stat, 0);
+		cmd_compare_jnum(f, "df1", cp->var.df1, 1);
+		cmd_compare_jnum(f, "df2", cp->var.df2, 1);
+		cmd_compare_jnum(f, "p", cp->var.p, 1);
+		fputs("}}", f);
+	}
+	fputs("\n  ],\n  \"new\": [", f);
+	for (size_t i = 0; i < c->nnew; i++) {
+		const struct vp_pattern *pb = &side[1].an.patterns[c->new_b[i]];
+
+		fprintf(f, "%s\n    {\"rank\": %zu, ", i ? "," : "", c->new_b[i] + 1);
+		cmd_compare_jchain(f, &side[1].r, pb);
+		cmd_compare_jstats(f, "regression", &pb->stats, pb->vim, pb->in_pattern_set);
+		fputc('}', f);
+	}
+	fputs("\n  ]\n}\n", f);
+}
+
+static int cmd_compare_run(const struct cmd_compare_opts *o)
+{
+	struct cmd_compare_side side[2];
+	struct vp_compare_input in[2];
+	struct vp_compare c;
+	FILE *f = stdout;
+	int err, ret = EXIT_TROUBLE;
+
+	memset(side, 0, sizeof(side));
+	for (int i = 0; i < 2; i++) {
+		if (cmd_compare_load(o, i, &side[i]) < 0)
+			goto out;
+		in[i] = (struct vp_compare_input){ &side[i].tree, side[i].r.hdr, side[i].reader,
+						   &side[i].an };
+	}
+	err = vp_compare_run(&c, &in[0], &in[1], &o->cmp);
+	if (err < 0) {
+		error("cannot compare '%s' with '%s': %s", o->path[0], o->path[1], strerror(-err));
+		goto out;
+	}
+	if (o->output) {
+		f = fopen(o->output, "w");
+		if (!f) {
+			error("cannot open '%s': %s", o->output, strerror(errno));
+			goto out_cmp;
+		}
+	}
+	if (o->format == COMPARE_JSON)
+		cmd_compare_json(f, o, side, &c);
+	else
+		cmd_compare_text(f, o, side, &c);
+	err = fflush(f) || ferror(f);
+	if (f != stdout && fclose(f))
+		err = 1;
+	if (err) {
+		error("cannot write '%s': %s", o->output ? o->output : "standard output",
+		      strerror(errno));
+		goto out_cmp;
+	}
+	ret = c.agree ? EXIT_AGREE : EXIT_DISAGREE;
+out_cmp:
+	vp_compare_release(&c);
+out:
+	cmd_compare_unload(&side[0]);
+	cmd_compare_unload(&side[1]);
+	return ret;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct cmd_compare_opts o;
+	char msg[256] = "";
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	o.format = COMPARE_TEXT;
+	vp_analysis_params_default(&o.params);
+	vp_compare_params_default(&o.cmp);
+	ret = cmd_compare_parse(argc, argv, &o);
+	if (ret > 0) {
+		cmd_compare_print_usage(stdout, 1);
+		return 0;
+	}
+	if (ret < 0)
+		return EXIT_USAGE;
+	if (vp_analysis_params_check(&o.params, msg, sizeof(msg)) < 0) {
+		error("invalid analysis parameters: %s", msg);
+		return EXIT_USAGE;
+	}
+	return cmd_compare_run(&o);
+}

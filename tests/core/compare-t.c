@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * compare-t.c - tests for core/compare.c: the incomplete beta function,
+ * Student's t and F p-values against values computed with mpmath at 30
+ * digits, Welch's test on moments, and profile versus regression on two
+ * recordings of one synthetic game loop whose behaviour changes by
+ * construction (physics grows, ai stops spiking, audio starts), written
+ * to data files with different function and call-site numbering.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/cct.h"
+#include "core/compare.h"
+#include "core/datafile.h"
+#include "core/patterns.h"
+#include "tests/tap/basic.h"
+
+static void test_special_functions(void)
+{
+	/* reference values: mpmath betainc(a, b, 0, x, regularized=True) */
+	is_rel(0.352197585906767, vp_betai(2.5, 4, 0.3), 1e-12, "betai(2.5, 4, 0.3)");
+	is_rel(0.502428616319932, vp_betai(200, 300, 0.4), 1e-10, "betai(200, 300, 0.4)");
+	ok(isnan(vp_betai(-1, 2, 0.5)), "betai: a < 0 is NaN");
+	is_double(1.0, vp_betai(3, 4, 1.0), 0, "betai: x = 1 gives 1");
+	is_rel(0.0733880347707404, vp_student_t_p(2.0, 10), 1e-12, "t = 2, df = 10: p = 0.0734");
+	is_rel(0.0499999999779332, vp_student_t_p(2.570581836, 5), 1e-10,
+	       "t = 2.5706, df = 5: p = 0.05");
+	is_rel(0.0499960675828294, vp_student_t_p(1.96, 1e6), 1e-9, "t = 1.96, df = 1e6");
+	is_rel(0.645335633319932, vp_student_t_p(-0.5, 3.7), 1e-12, "t = -0.5, df = 3.7");
+	is_rel(5.03060854166761e-13, vp_student_t_p(30, 12.5), 1e-8, "t = 30, df = 12.5");
+}
+
+static struct vp_stats moments(uint64_t n, double mean, double sample_var)
+{
+	struct vp_stats s;
+
+	vp_stats_init(&s);
+	s.n = n;
+	s.mean = mean;
+	s.m2 = sample_var * (double)(n - 1);
+	return s;
+}
+
+static void test_tests(void)
+{
+	struct vp_stats a = moments(10, 20, 4), b = moments(12, 22, 9), c;
+	struct vp_test t;
+
+	t = vp_welch_test(&a, &b);
+	is_rel(1.86500961648063, t.stat, 1e-12, "Welch: t");
+	is_rel(19.1905459875412, t.df1, 1e-12, "Welch: Welch-Satterthwaite df");
+	is_rel(0.0775464386820587, t.p, 1e-10, "Welch: p");
+	/* F(5, 10) at 3.3258 is the 95 % quantile: two-sided p = 0.1 */
+	a = moments(11, 0, 1);
+	b = moments(6, 0, 3.325834530);
+	t = vp_f_test(&a, &b);
+	is_rel(0.1, t.p, 1e-9, "F test: 95 %% quantile of F(5, 10) gives p = 0.1");
+	a = moments(31, 0, 2);
+	b = moments(21, 0, 1);
+	t = vp_f_test(&a, &b);
+	is_rel(2 * 0.0546649223944300, t.p, 1e-10, "F test: F(20, 30) = 0.5");
+	c = moments(1, 5, 0);
+	t = vp_welch_test(&a, &c);
+	ok(isnan(t.p), "Welch: undefined with one invocation");
+	a = moments(5, 3, 0);
+	b = moments(5, 4, 0);
+	t = vp_welch_test(&a, &b);
+	is_double(0.0, t.p, 0, "Welch: constant samples with different means: p = 0");
+}
+
+/* ---- two recordings of a game loop ---- */
+
+enum { F_MAIN, F_FRAME, F_PHYSICS, F_AI, F_RENDER, F_SIMPLE, F_DETAILED, F_AUDIO, NF };
+static const char *const names[NF] = { "main",	 "frame",	  "physics",	       "ai",
+				       "render", "render_simple", "render_detailed", "audio" };
+/* call sites: by source line; each recording numbers them differently */
+enum { L_MAIN = 10, L_FRAME = 20, L_PHYSICS = 30, L_AI = 31, L_RENDER = 32, L_SIMPLE = 40,
+       L_DETAILED = 41, L_AUDIO = 33 };
+static const uint32_t lines[NF] = { L_MAIN,   L_FRAME,	L_PHYSICS,  L_AI,
+				    L_RENDER, L_SIMPLE, L_DETAILED, L_AUDIO };
+
+struct rec {
+	const uint32_t *fidx; /* our function -> index in this file */
+	const uint32_t *csid; /* our function's call site -> id in this file */
+	struct vp_writer *w;
+	uint64_t now;
+	size_t depth;
+	uint32_t stack[16];
+};
+
+static void ev(struct rec *r, int entry, uint32_t f)
+{
+	struct vp_event e = { 0 };
+
+	e.time = r->now;
+	e.func = r->fidx[f];
+	e.kind = entry ? VP_EV_ENTRY : VP_EV_EXIT;
+	e.callsite = entry ? r->csid[f] : UINT32_MAX;
+	e.sp = 0x7fff0000ULL - 64 * r->depth + (entry ? 0 : 8);
+	if (vp_writer_event(r->w, &e))
+		sysbail("vp_writer_event");
+}
+
+static void call(struct rec *r, uint32_t f)
+{
+	ev(r, 1, f);
+	r->stack[r->depth++] = f;
+}
+
+static void leave(struct rec *r)
+{
+	r->depth--;
+	ev(r, 0, r->stack[r->depth]);
+}
+
+static void leaf(struct rec *r, uint32_t f, uint64_t ns)
+{
+	call(r, f);
+	r->now += ns;
+	leave(r);
+}
+
+/*
+ * @regression: physics costs twice as much, ai no longer spikes, audio
+ * spikes every 10th frame; render is unchanged.
+ */
+static void record(const char *path, int regression, const uint32_t *fidx, const uint32_t *csid)
+{
+	struct vp_func funcs[NF];
+	unsigned char bid[1] = { 7 };
+	struct vp_module mod = { "/game", bid, sizeof(bid) };
+	struct vp_header h = { 0 };
+	struct rec r = { fidx, csid, NULL, 1000, 0, { 0 } };
+
+	memset(funcs, 0, sizeof(funcs));
+	for (int f = 0; f < NF; f++) {
+		struct vp_func *fn = &funcs[fidx[f]];
+
+		fn->name = fn->display = fn->base = (char *)names[f];
+	}
+	h.unit = VP_UNIT_NS;
+	h.clock = CLOCK_MONOTONIC;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.nfuncs = NF;
+	h.funcs = funcs;
+	r.w = vp_writer_new(path, &h);
+	if (!r.w)
+		sysbail("vp_writer_new");
+	vp_writer_thread(r.w, 0, 1, 1);
+	/* call sites are defined in the order of their ids */
+	for (uint32_t id = 0; id < NF; id++) {
+		for (int f = 0; f < NF; f++) {
+			struct vp_callsite cs = { 0, 0, 0x1000 + lines[f], "", "game.c", lines[f] };
+
+			if (csid[f] == id && vp_writer_callsite(r.w, id, &cs))
+				sysbail("vp_writer_callsite");
+		}
+	}
+	call(&r, F_MAIN);
+	for (int i = 0; i < 400; i++) {
+		uint64_t phys = 200 + (uint64_t)((i * 37) % 41) * 40;
+
+		call(&r, F_FRAME);
+		leaf(&r, F_PHYSICS, regression ? 2 * phys : phys);
+		leaf(&r, F_AI, regression ? 60 : (i % 16 == 15 ? 2000 : 40));
+		call(&r, F_RENDER);
+		if ((regression ? i * 7 : i) % 10 < 3)
+			leaf(&r, F_DETAILED, 1200);
+		else
+			leaf(&r, F_SIMPLE, 300);
+		leave(&r);
+		leaf(&r, F_AUDIO, regression && i % 10 == 0 ? 1500 : 150);
+		leave(&r);
+	}
+	leave(&r);
+	if (vp_writer_finish(r.w, &(struct vp_trailer){ 0 }))
+		sysbail("vp_writer_finish");
+}
+
+struct loaded {
+	struct vp_reader *r;
+	struct vp_cct t;
+	struct vp_analysis a;
+	struct vp_compare_input in;
+};
+
+static void load(struct loaded *l, const char *path)
+{
+	struct vp_analysis_params ap;
+	char err[256];
+
+	if (vp_reader_open(path, &l->r, err, sizeof(err)))
+		bail("%s", err);
+	vp_cct_init(&l->t);
+	if (vp_build_file(l->r, &l->t, NULL))
+		bail("vp_build_file %s", path);
+	vp_analysis_params_default(&ap);
+	if (vp_analysis_run(&l->a, &l->t, vp_reader_header(l->r)->nfuncs, &ap))
+		bail("vp_analysis_run");
+	l->in = (struct vp_compare_input){ &l->t, vp_reader_header(l->r), l->r, &l->a };
+}
+
+static void unload(struct loaded *l)
+{
+	vp_analysis_release(&l->a);
+	vp_cct_release(&l->t);
+	vp_reader_free(l->r);
+}
+
+/* The comparison entry of A's pattern whose innermost function is @f. */
+static const struct vp_compare_pattern *entry(const struct vp_compare *c,
+					      const struct loaded *a, int f)
+{
+	for (size_t i = 0; i < c->npatterns; i++) {
+		const struct vp_pattern *p = &a->a.patterns[c->patterns[i].a];
+		uint32_t fi = p->chain[p->len - 1].func;
+
+		if (!strcmp(vp_reader_header(a->r)->funcs[fi].name, names[f]))
+			return &c->patterns[i];
+	}
+	return NULL;
+}
+
+static void test_profile_regression(void)
+{
+	/* A numbers functions and call sites in one order, B in another */
+	static const uint32_t fa[NF] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	static const uint32_t fb[NF] = { 7, 6, 5, 4, 3, 2, 1, 0 };
+	static const uint32_t ca[NF] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	static const uint32_t cb[NF] = { 0, 5, 7, 1, 3, 2, 6, 4 };
+	char *dir = test_tmpdir();
+	char *pa = basprintf("%s/a.data", dir), *pb = basprintf("%s/b.data", dir);
+	const struct vp_compare_pattern *e;
+	struct vp_compare_params p;
+	struct loaded a, b;
+	struct vp_compare c;
+
+	record(pa, 0, fa, ca);
+	record(pb, 1, fb, cb);
+	load(&a, pa);
+	load(&b, pb);
+	vp_compare_params_default(&p);
+	is_int(0, vp_compare_run(&c, &a.in, &b.in, &p), "compare: runs");
+
+	e = entry(&c, &a, F_PHYSICS);
+	ok(e && e->in_set_a && e->in_set_b, "physics: in both Pattern Sets");
+	ok(e && e->bnodes == 1 && e->b.n == 400, "physics: found in B despite the renumbering");
+	ok(e && e->mean.p < 1e-10, "physics: its mean doubled, p = %g", e ? e->mean.p : -1);
+	ok(e && e->mean.stat > 0, "physics: t > 0 (B is slower)");
+	ok(e && e->var.p < 1e-10, "physics: its variance quadrupled, p = %g", e ? e->var.p : -1);
+	e = entry(&c, &a, F_RENDER);
+	ok(e && e->in_set_a && e->in_set_b, "render: in both Pattern Sets");
+	ok(e && e->mean.p > 0.5, "render: same distribution, p = %g", e ? e->mean.p : -1);
+	ok(e && e->var.p > 0.5, "render: same variance, p = %g", e ? e->var.p : -1);
+	e = entry(&c, &a, F_AI);
+	ok(e && e->in_set_a && !e->in_set_b, "ai: left the Pattern Set");
+	ok(e && vp_stats_variance(&e->b) == 0.0, "ai: no variance left in B");
+	is_uint(1, c.nnew, "one new pattern in B");
+	if (c.nnew) {
+		const struct vp_pattern *nb = &b.a.patterns[c.new_b[0]];
+
+		is_string("audio",
+			  vp_reader_header(b.r)->funcs[nb->chain[nb->len - 1].func].name,
+			  "the new pattern is audio");
+	}
+	/* A's set: physics, ai, render, render_detailed (frame is not
+	 * high-variance); B keeps all but ai */
+	is_uint(4, c.nset_a, "A's Pattern Set has 4 patterns");
+	is_uint(3, c.ncommon, "3 of them are in B's");
+	is_double(0.75, c.overlap, 1e-12, "overlap 75 %%");
+	is_int(0, c.agree, "below 80 %%: the sets disagree");
+	vp_compare_release(&c);
+
+	p.min_overlap = 0.75;
+	vp_compare_run(&c, &a.in, &b.in, &p);
+	is_int(1, c.agree, "at --min-overlap 75 %% they agree");
+	vp_compare_release(&c);
+
+	/* a recording compared with itself */
+	vp_compare_params_default(&p);
+	vp_compare_run(&c, &a.in, &a.in, &p);
+	is_double(1.0, c.overlap, 0, "A against A: overlap 100 %%");
+	ok(c.agree && c.nnew == 0, "A against A: agree, nothing new");
+	e = entry(&c, &a, F_PHYSICS);
+	ok(e && e->mean.p == 1.0 && fabs(e->var.p - 1.0) < 1e-9, "A against A: p = 1 (%g, %g)",
+	   e ? e->mean.p : -1, e ? e->var.p : -1);
+	vp_compare_release(&c);
+
+	unload(&a);
+	unload(&b);
+	free(pa);
+	free(pb);
+	test_tmpdir_free(dir);
+}
+
+int main(void)
+{
+	plan_lazy();
+	test_special_functions();
+	test_tests();
+	test_profile_regression();
+	return 0;
+}

@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+# module-t.py - the GDB plugin's Python layer without GDB: the _varperf
+# extension (core/ as Python objects) and the pure-Python helpers of the
+# varperf package.  It writes data files with core's writer, whose
+# statistics it knows exactly, reads them back through _varperf and, when
+# $VARPERF is set, checks every number against `varperf report --format
+# json`.  Speaks TAP on standard output.
+#
+# Environment: top_srcdir (the package is in $top_srcdir/gdb-plugin),
+# VARPERF_GDB_PLUGIN (directories holding the built _varperf module or its
+# .libs), VARPERF (optional: the varperf command).
+
+import errno
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+_count = 0
+_failed = 0
+
+
+def ok(cond, desc, diag=None):
+    global _count, _failed
+    _count += 1
+    if cond:
+        print("ok %d - %s" % (_count, desc))
+    else:
+        _failed += 1
+        print("not ok %d - %s" % (_count, desc))
+        if diag is not None:
+            for line in str(diag).splitlines():
+                print("# " + line)
+
+
+def is_(want, seen, desc):
+    ok(want == seen, desc, "wanted: %r\n  seen: %r" % (want, seen))
+
+
+def close(want, seen, desc, rel=1e-12):
+    good = isinstance(seen, float) and abs(seen - want) <= rel * max(abs(want), 1.0)
+    ok(good, desc, "wanted: %r (within %g relative)\n  seen: %r" % (want, rel, seen))
+
+
+def raises(exc, fn, desc):
+    try:
+        fn()
+    except exc as e:
+        ok(True, desc)
+        return e
+    except Exception as e:  # noqa: BLE001 - reported as the failure
+        ok(False, desc, "raised %r instead of %s" % (e, exc.__name__))
+        return None
+    ok(False, desc, "raised nothing")
+    return None
+
+
+top_srcdir = os.environ.get("top_srcdir", os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(top_srcdir, "gdb-plugin"))
+if not os.environ.get("VARPERF_GDB_PLUGIN"):
+    print("1..0 # SKIP VARPERF_GDB_PLUGIN is not set (the GDB plugin is not built)")
+    sys.exit(0)
+try:
+    import varperf
+except ImportError as e:
+    print("Bail out! cannot import the varperf package: %s" % e)
+    sys.exit(255)
+
+tmp = tempfile.mkdtemp(prefix="varperf-module-t.")
+
+# ---- a recording whose every number we know ----
+#
+# main (func 0) calls run (1) 40 times from address 0x1050 (line 10); run
+# calls work (2) from 0x1150 (line 20) and leaf (3) twice from 0x1160
+# (line 21); main also calls work 10 times from 0x1060 (line 11).
+
+FUNCS = [
+    {"name": "main", "module": 0, "addr": 0x1000, "size": 0x100},
+    {"name": "run", "module": 0, "addr": 0x1100, "size": 0x100},
+    {"name": "work", "module": 0, "addr": 0x1200, "size": 0x80},
+    {"name": "leaf", "module": 0, "addr": 0x1280, "size": 0x40},
+    {"name": "_ZN2ns4idleEi", "display": "ns::idle(int)", "base": "ns::idle(int)",
+     "module": 0, "addr": 0x1300, "size": 0x10},
+]
+CALLSITES = [
+    dict(flags=varperf._varperf.CS_NONE),
+    dict(module=0, offset=0x1050, caller="main+0x50", file="/src/x.c", line=10),
+    dict(module=0, offset=0x1150, caller="run+0x50", file="/src/x.c", line=20),
+    dict(module=0, offset=0x1160, caller="run+0x60", file="/src/x.c", line=21),
+    dict(module=0, offset=0x1060, caller="main+0x60", file="/src/x.c", line=11),
+    dict(module=-1, offset=0x2724a, caller="__libc_start_main@@GLIBC_2.34+0xac",
+         file="../csu/libc-start.c", line=135),
+]
+
+
+def header():
+    return {"pid": 4242, "ncpu": 2, "host": "test-host", "argv": ["/bin/x", "a b"],
+            "start_time": 1700000000, "modules": [("/bin/x", bytes.fromhex("c0ffee"))],
+            "functions": FUNCS, "probe_costs": [(1, 2000, 4000)]}
+
+
+class Sim:
+    """Writes nested entry/exit events and keeps each context's durations."""
+
+    def __init__(self, w):
+        self.w = w
+        self.t = 1000
+        self.sp = 0x7fff0000
+        self.durs = {}
+
+    def call(self, ctx, func, cs, body):
+        self.sp -= 0x100
+        sp = self.sp
+        t0 = self.t
+        self.w.event("entry", func, 0, self.t, sp, cs)
+        body()
+        self.w.event("exit", func, 0, self.t, sp + 8)
+        self.durs.setdefault(ctx, []).append(self.t - t0)
+        self.sp += 0x100
+
+    def spend(self, ns):
+        self.t += ns
+
+
+def write_main(path, finish=True):
+    w = varperf.create(path, header())
+    w.thread(0, 4242, 4242)
+    for i, cs in enumerate(CALLSITES):
+        w.callsite(i, **cs)
+    sim = Sim(w)
+
+    def run(i):
+        def body():
+            sim.spend(7 + i % 3)
+            sim.call("main/run/work", 2, 2, lambda: sim.spend(100 + (i * 37) % 200))
+            for _ in range(2):
+                sim.call("main/run/leaf", 3, 3, lambda: sim.spend(5))
+            sim.spend(3)
+        return body
+
+    def main_body():
+        for i in range(40):
+            sim.call("main/run", 1, 1, run(i))
+        for i in range(10):
+            sim.call("main/work", 2, 4, lambda: sim.spend(50 + 400 * (i == 7)))
+    sim.call("main", 0, 5, main_body)
+    if finish:
+        w.finish(wait_status=0)
+    else:
+        w.flush()  # what a killed recorder leaves: flushed chunks, no END
+        w.abandon()
+    return sim.durs
+
+
+def stats(xs):
+    n = len(xs)
+    mean = math.fsum(xs) / n
+    var = math.fsum((x - mean) ** 2 for x in xs) / n
+    return {"count": n, "mean": mean, "variance": var, "stddev": math.sqrt(var),
+            "min": min(xs), "max": max(xs), "total": sum(xs)}
+
+
+path = os.path.join(tmp, "x.data")
+durs = write_main(path)
+rec = varperf.load(path)
+
+# ---- the file ----
+is_(path, rec.path, "path")
+h = rec.header
+is_((4242, 2, "test-host", ["/bin/x", "a b"], 1700000000),
+    (h["pid"], h["ncpu"], h["host"], h["argv"], h["start_time"]), "header fields")
+is_([{"path": "/bin/x", "build_id": "c0ffee"}], h["modules"], "modules with hex build-id")
+is_([(1, 2000, 4000)], h["probe_costs"], "probe costs")
+is_(len(FUNCS), rec.nfuncs, "nfuncs")
+is_(len(CALLSITES), rec.ncallsites, "ncallsites")
+is_([], rec.warnings, "a complete file has no warnings")
+t = rec.totals
+is_((91 + 40 * 2, 0, True), (t["invocations"], t["unpaired"], t["complete"]),
+    "totals: invocations, unpaired, complete")
+
+# ---- nodes: main, main/run, main/run/work, main/run/leaf, main/work ----
+byctx = {}
+for nid in range(1, rec.nnodes):
+    names = [rec.func(rec.node(p)["func"])["name"] for p in rec.node_path(nid)]
+    byctx["/".join(names)] = nid
+is_(sorted(durs), sorted(byctx), "one node per calling context")
+for ctx, xs in sorted(durs.items()):
+    n = rec.node(byctx[ctx])
+    want = stats(xs)
+    is_((want["count"], want["min"], want["max"], want["total"]),
+        (n["count"], n["min"], n["max"], n["total"]), "%s: count, min, max, total" % ctx)
+    close(want["mean"], n["mean"], "%s: mean" % ctx)
+    close(want["variance"], n["variance"], "%s: population variance" % ctx, 1e-9)
+    close(want["stddev"] / want["mean"], n["cov"], "%s: CoV = sigma / mean" % ctx, 1e-9)
+run = rec.node(byctx["main/run"])
+is_([byctx["main/run/work"], byctx["main/run/leaf"]], run["children"], "run's children")
+is_(byctx["main"], run["parent"], "run's parent")
+is_(None, rec.node(byctx["main"])["parent"], "a top-level node has no parent")
+is_("work@x.c:20", rec.node(byctx["main/run/work"])["label"], "node label as report prints")
+
+# contributors: row sums of the covariance matrix add up to the variance
+var, rows = rec.contributors(byctx["main/run"])
+close(run["variance"], var, "matrix sum = run's variance", 1e-9)
+close(var, math.fsum(v for _, v in rows), "row sums add up to the variance", 1e-9)
+is_(byctx["main/run/work"], rows[0][0], "work contributes most to run's variance")
+ok(all(abs(rows[i][1]) >= abs(rows[i + 1][1]) for i in range(len(rows) - 1)),
+   "contributors sorted by |row sum|")
+is_(None, rec.contributors(byctx["main/run/leaf"]), "a leaf has no contributors")
+cov = rec.covariance(byctx["main/run"])
+close(var, math.fsum(math.fsum(r) for r in cov), "covariance() sums to the variance", 1e-9)
+# leaf takes a constant 5 ns: its variable has no variance
+is_(0.0, cov[2][2], "constant child: zero variance")
+
+# merged statistics of work over both contexts
+m = rec.merge_stats([byctx["main/run/work"], byctx["main/work"]])
+want = stats(durs["main/run/work"] + durs["main/work"])
+is_((want["count"], want["min"], want["max"], want["total"]),
+    (m["count"], m["min"], m["max"], m["total"]), "merge_stats: exact integers")
+close(want["variance"], m["variance"], "merge_stats: variance (Chan)", 1e-9)
+fs = rec.func_stats(2)
+is_((m["count"], 2), (fs["count"], fs["contexts"]), "func_stats: work over 2 contexts")
+is_(None, rec.func_stats(4), "never-called function has no statistics")
+is_([byctx["main/run/work"], byctx["main/work"]], sorted(rec.nodes_of(2)), "nodes_of(work)")
+
+# ---- functions and call sites by address and name ----
+is_(2, rec.func_at(0, 0x1234), "func_at inside work")
+is_(None, rec.func_at(0, 0x12c0), "func_at past leaf's end")
+is_(None, rec.func_at(1, 0x1234), "func_at in another module")
+is_([4], rec.funcs_named("ns::idle"), "C++ display name up to '('")
+is_([4], rec.funcs_named("_ZN2ns4idleEi"), "mangled symbol")
+is_([], rec.funcs_named("nosuch"), "unknown name")
+is_([2], rec.callsites_at(0, 0x1150), "callsites_at by module and offset")
+is_([5], rec.callsites_at(None, 0x2724a), "callsites_at in a file that is not a module")
+is_([0], rec.callsites_at(None, 0), "the top-of-thread call site")
+is_([5], rec.callsites_where(caller="__libc_start_main+0xac"),
+    "callsites_where by caller, symbol version ignored")
+is_([3], rec.callsites_where(file="x.c", line=21), "callsites_where by file:line")
+cs = rec.callsite(2)
+is_(("x.c:20", "/src/x.c:20", 0, 0x1150), (cs["label"], cs["where"], cs["module"], cs["offset"]),
+    "callsite dict")
+
+# ---- mapping a live chain ----
+chain = [([0], [5]), ([1], [1]), ([2], [2])]
+is_(byctx["main/run/work"], rec.lookup(chain), "lookup of an exact context")
+is_(byctx["main/run"], rec.lookup(chain, 2), "lookup of a prefix")
+is_(None, rec.lookup([([0], [5]), ([2], [2])]), "lookup: work at run's call site under main")
+is_(byctx["main/work"], rec.lookup([([0], None), ([2], [4])]),
+    "lookup with any call site for the outermost frame")
+near = rec.nearest([([0], [5]), ([1], [1]), ([2], [4])])
+is_((byctx["main/run/work"], 1, ["same", "same", "callsite"]),
+    (near["node"], near["cost"], [o[0] for o in near["ops"]]),
+    "nearest: same frames, another call site of work")
+near = rec.nearest([([0], [5]), ([3], [1]), ([1], [1]), ([2], [2])])
+is_((byctx["main/run/work"], ["same", "live", "same", "same"]),
+    (near["node"], [o[0] for o in near["ops"]]), "nearest: a frame the recording lacks")
+near = rec.nearest([([0], [5]), ([3], [3])])
+is_((byctx["main/run/leaf"], ["same", "recorded", "same"]),
+    (near["node"], [o[0] for o in near["ops"]]), "nearest: a recorded frame the stack lacks")
+is_(None, rec.nearest([([4], [1])]), "nearest: no context of a never-called function")
+
+# ---- patterns ----
+pats = rec.patterns()
+ok(len(pats) >= 1 and pats[0]["rank"] == 1, "patterns are ranked")
+ok(all(pats[i]["vim"] >= pats[i + 1]["vim"] for i in range(len(pats) - 1)),
+   "patterns sorted by VIM")
+for p in pats:
+    want = rec.merge_stats(p["nodes"])
+    is_((want["count"], want["total"]), (p["count"], p["total"]),
+        "pattern %d: statistics of its nodes" % p["rank"])
+    close(rec.params["k"] * p["stddev"] * p["count"], p["vim"], "pattern %d: VIM = k sigma N"
+          % p["rank"], 1e-12)
+    is_(p, rec.pattern(p["rank"]), "pattern(%d)" % p["rank"])
+    for nid in p["nodes"]:
+        ok(p["rank"] in rec.node(nid)["patterns"], "node %d knows pattern %d" % (nid, p["rank"]))
+
+# ---- the Variance Characterization Graph, when core/ has it ----
+if varperf.HAVE_VCG:
+    g = rec.vcg()
+    ok(all(g["patterns"][i]["vim"] >= g["patterns"][i + 1]["vim"]
+           for i in range(len(g["patterns"]) - 1)), "VCG patterns sorted by VIM")
+    for vn in g["nodes"]:
+        want = rec.merge_stats(vn["cct"])
+        is_((want["count"], want["total"]), (vn["count"], vn["total"]),
+            "VCG node %d: the statistics of its calling-context nodes" % vn["id"])
+        ok(vn["type"] in ("task", "contributor", "contrast"), "VCG node %d has a type"
+           % vn["id"], vn["type"])
+    for sg in g["segments"]:
+        ok(0 <= sg["cf"] <= 1.0 + 1e-9, "segment contribution fraction in [0, 1]", sg["cf"])
+    lines = varperf.vcg_lines(rec, g)
+    ok(lines[0] == "Variance Characterization Graph (tau_S = 0.4, beta = 0.1):",
+       "vcg_lines header", "\n".join(lines))
+    raises(varperf.Error, lambda: rec.vcg(tau=2.0), "vcg: tau out of range")
+else:
+    print("ok %d # skip core/ has no Variance Characterization Graph" % (_count + 1))
+    _count += 1
+
+# ---- the same numbers as varperf report --format json ----
+VARPERF = os.environ.get("VARPERF")
+if VARPERF and os.access(VARPERF, os.X_OK):
+    out = subprocess.run([VARPERF, "report", "-i", path, "--format", "json"],
+                         stdout=subprocess.PIPE, check=False)
+    is_(0, out.returncode, "varperf report --format json exits 0")
+    doc = json.loads(out.stdout) if out.returncode == 0 else {"nodes": [], "patterns": []}
+    keys = ("count", "mean", "stddev", "variance", "cov", "total", "min", "max", "vim",
+            "significant", "high_variance", "children")
+    for jn in doc["nodes"]:
+        n = rec.node(jn["id"])
+        bad = [k for k in keys if jn[k] != n[k]]
+        ok(not bad, "node %d: %s equal to the JSON report, bit for bit"
+           % (jn["id"], ",".join(keys)),
+           "differ: %s" % ", ".join("%s %r != %r" % (k, jn[k], n[k]) for k in bad))
+        if jn["children_covariance"]:
+            ok(jn["children_covariance"]["matrix"] == rec.covariance(jn["id"]),
+               "node %d: covariance matrix equal to the JSON report" % jn["id"])
+    for jp in doc["patterns"]:
+        p = rec.pattern(jp["rank"])
+        bad = [k for k in ("count", "mean", "stddev", "cov", "total", "vim", "vim_share",
+                           "in_pattern_set", "nodes") if jp[k] != p[k]]
+        ok(not bad, "pattern %d equal to the JSON report" % jp["rank"], ", ".join(bad))
+    is_(doc["parameters"]["k"], rec.params["k"], "Chebyshev k as in the JSON report")
+    is_(doc["totals"]["total_time"], rec.totals["total_time"], "total time as in the report")
+    # formatting: the JSON text itself, number by number
+    for jn in doc["nodes"]:
+        n = rec.node(jn["id"])
+        for k in ("mean", "stddev", "variance", "cov"):
+            text = json.dumps(jn[k])
+            if varperf.format_exact(n[k]) != text and float(text) != n[k]:
+                ok(False, "node %d %s printed as the report prints it" % (jn["id"], k))
+    ok(True, "format_exact prints every node's numbers as the report does")
+else:
+    print("ok %d # skip VARPERF is not set: no comparison with varperf report" % (_count + 1))
+    _count += 1
+
+# ---- imperfect and broken files ----
+path2 = os.path.join(tmp, "killed.data")
+write_main(path2, finish=False)
+r2 = varperf.load(path2)
+w = r2.warnings
+ok(len(w) == 1 and w[0].startswith("'%s': recording incomplete" % path2),
+   "a file without END chunk loads with a warning", w)
+is_((False, rec.node(byctx["main/run"])["mean"]),
+    (r2.totals["complete"], r2.node(byctx["main/run"])["mean"]), "and with its statistics")
+e = raises(OSError, lambda: varperf.load(os.path.join(tmp, "nosuch.data")),
+           "a missing file raises an OSError")
+ok(isinstance(e, varperf.Error) and e.errno == errno.ENOENT, "varperf.Error with ENOENT", e)
+is_("cannot open '%s': No such file or directory" % os.path.join(tmp, "nosuch.data"),
+    getattr(e, "strerror", None), "core's message in .strerror")
+bad = os.path.join(tmp, "bad.data")
+with open(bad, "wb") as f:
+    f.write(b"not a data file at all\n")
+e = raises(varperf.Error, lambda: varperf.load(bad), "garbage raises varperf.Error")
+is_("'%s': offset 0: not a varperf data file (bad magic)" % bad, getattr(e, "strerror", None),
+    "bad magic message")
+is_(bad, getattr(e, "filename", None), ".filename")
+corrupt = os.path.join(tmp, "corrupt.data")
+with open(path, "rb") as f:
+    data = bytearray(f.read())
+data[-30] ^= 0xff  # inside the last chunk: its CRC fails
+with open(corrupt, "wb") as f:
+    f.write(data)
+e = raises(varperf.Error, lambda: varperf.load(corrupt), "a flipped byte raises varperf.Error")
+ok(e is not None and "offset" in e.strerror and e.errno == errno.EBADMSG,
+   "the message names the offset, errno EBADMSG", e)
+e = raises(varperf.Error, lambda: varperf.load(path, probability=1.5),
+           "bad analysis parameters raise varperf.Error")
+ok(e is not None and e.strerror.startswith("invalid analysis parameters"), "and say so", e)
+raises(TypeError, lambda: varperf.Recording(), "Recording cannot be made directly")
+raises(IndexError, lambda: rec.node(0), "node 0 (the root) is not a node")
+raises(IndexError, lambda: rec.node(rec.nnodes), "node ids are checked")
+raises(IndexError, lambda: rec.func(rec.nfuncs), "function ids are checked")
+raises(TypeError, lambda: rec.lookup([(1, 2, 3)]), "a malformed chain is a TypeError")
+
+# ---- pure-Python helpers ----
+is_(["999 ns", "1.00 us", "12.3 us", "456 us", "4.56 ms", "1.20 s"],
+    [varperf.format_duration(x) for x in (999, 1000, 12345, 456000, 4.56e6, 1.2e9)],
+    "format_duration as fmt_duration")
+is_(["1", "0.1", "603423.816", "216478725", "null", "7"],
+    [varperf.format_exact(x) for x in (1.0, 0.1, 603423.816, 216478725.0, float("nan"), 7)],
+    "format_exact as report-json.c")
+is_([2e6, 1.5e9, 300e3, 250000.0, 42.0, 5e3],
+    [varperf.parse_duration(x) for x in ("2ms", "1.5 s", "300us", "250000ns", "42", "5\u00b5s")],
+    "parse_duration")
+raises(ValueError, lambda: varperf.parse_duration("fast"), "parse_duration rejects words")
+raises(ValueError, lambda: varperf.parse_duration("-1ms"), "parse_duration rejects <= 0")
+is_([0.99, 0.99, 0.5], [varperf.parse_fraction(x) for x in ("0.99", "99%", "50")],
+    "parse_fraction")
+raises(ValueError, lambda: varperf.parse_fraction("100%"), "percentile 100% is refused")
+close(10.0, varperf.chebyshev_k(0.99), "Chebyshev k for 99% is 10")
+st = {"count": 10, "mean": 100.0, "stddev": 20.0, "max": 150}
+is_(160.0, varperf.threshold(st, sigma=3).ns, "threshold: mean + 3 sigma")
+close(300.0, varperf.threshold(st, percentile=0.99).ns,
+      "threshold: Chebyshev 99% = mean + 10 sigma")
+is_(5e6, varperf.threshold(None, slower_than=5e6).ns, "threshold: fixed without statistics")
+raises(ValueError, lambda: varperf.threshold({"count": 3, "mean": 1.0, "stddev": 0.0}, sigma=3),
+       "threshold: no variance, no sigma threshold")
+is_([("main", None), ("frame", 148), ("step", None)],
+    varperf.parse_context("main/frame:148/step"), "parse_context")
+is_([("ns::f(int)", None)], varperf.parse_context("ns::f(int)"), "parse_context keeps C++ names")
+is_([byctx["main/run/work"]], varperf.match_context(rec, [("run", None), ("work", None)]),
+    "match_context: run/work")
+is_([byctx["main/work"]], varperf.match_context(rec, [("main", None), ("work", 11)]),
+    "match_context: the call-site line selects a context")
+is_(sorted(rec.nodes_of(2)), varperf.match_context(rec, [("work", None)]),
+    "match_context: a function alone matches all its contexts")
+lines = varperf.node_lines(rec, byctx["main/run"], raw=True)
+ok(any(line.split()[:2] == ["mean", varperf.format_exact(run["mean"])] for line in lines),
+   "node_lines raw: the exact mean", "\n".join(lines))
+ok(any("work@x.c:20" in line for line in lines), "node_lines lists the contributors",
+   "\n".join(lines))
+lines = varperf.pattern_lines(rec)
+ok(lines[0].startswith("Pattern Set (VIM >= 10% of max; k = 5.0)"), "pattern_lines header",
+   "\n".join(lines))
+
+shutil.rmtree(tmp)
+print("1..%d" % _count)
+sys.exit(1 if _failed else 0)
