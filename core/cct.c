@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cct.h"
+#include "pairing.h"
 
 /* ---- tree ---- */
 
@@ -448,7 +449,7 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
 	while (ts->depth) {
 		const struct vp_frame *top = &ts->frames[ts->depth - 1];
 
-		if (top->sp > ev->sp || (top->sp == ev->sp && tail))
+		if (!vp_pair_dead_on_call(top->sp, ev->sp, tail))
 			break;
 		retire(b, ts);
 	}
@@ -544,11 +545,10 @@ static int complete(struct vp_builder *b, struct vp_tstate *ts, uint64_t time)
 
 static int on_return(struct vp_builder *b, struct vp_tstate *ts, const struct vp_event *ev)
 {
-	/* A return's stack pointer is the entry's plus the popped address. */
-	uint64_t sp = ev->sp - 8;
+	uint64_t sp = vp_pair_entry_sp(ev->sp);
 	const struct vp_frame *top;
 
-	while (ts->depth && ts->frames[ts->depth - 1].sp < sp)
+	while (ts->depth && vp_pair_dead_on_return(ts->frames[ts->depth - 1].sp, sp))
 		retire(b, ts);
 	top = ts->depth ? &ts->frames[ts->depth - 1] : NULL;
 	if (!top || top->sp != sp || top->func != ev->func) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pairing.h"
 #include "sources.h"
 
 /* Evaluation recurses along call chains; deeper chains stop there. */
@@ -1033,7 +1034,7 @@ static int pass_call(struct vp_sources_work *w, struct pthread *ts, const struct
 	while (ts->depth) {
 		const struct pframe *top = &ts->frames[ts->depth - 1];
 
-		if (top->sp > ev->sp || (top->sp == ev->sp && tail))
+		if (!vp_pair_dead_on_call(top->sp, ev->sp, tail))
 			break;
 		ts->depth--; /* retired: its invocation counts nowhere */
 	}
@@ -1114,10 +1115,10 @@ static void pass_complete(struct vp_sources *s, struct pthread *ts, uint64_t tim
 
 static void pass_return(struct vp_sources *s, struct pthread *ts, const struct vp_event *ev)
 {
-	uint64_t sp = ev->sp - 8;
+	uint64_t sp = vp_pair_entry_sp(ev->sp);
 	const struct pframe *top;
 
-	while (ts->depth && ts->frames[ts->depth - 1].sp < sp)
+	while (ts->depth && vp_pair_dead_on_return(ts->frames[ts->depth - 1].sp, sp))
 		ts->depth--;
 	top = ts->depth ? &ts->frames[ts->depth - 1] : NULL;
 	if (!top || top->sp != sp || top->func != ev->func)
