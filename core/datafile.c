@@ -62,7 +62,8 @@ static int buf_bytes(struct vp_buf *b, const void *s, size_t n)
 {
 	if (buf_uleb(b, n) || buf_reserve(b, n))
 		return -ENOMEM;
-	memcpy(b->p + b->len, s, n);
+	if (n) /* s may be NULL when empty (a module without build-id) */
+		memcpy(b->p + b->len, s, n);
 	b->len += n;
 	return 0;
 }

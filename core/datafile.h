@@ -48,7 +48,7 @@ enum vp_time_unit {
 /* Classes of the probed instruction (decides the kernel's probe cost). */
 enum vp_insn_class {
 	VP_INSN_UNKNOWN = 0,
-	VP_INSN_EMULATED = 1, /* push/nop: the kernel emulates it */
+	VP_INSN_EMULATED = 1, /* push, nop, direct jmp/call/jcc: emulated */
 	VP_INSN_STEPPED = 2,  /* anything else: single-stepped out of line */
 };
 
