@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "patterns.h"
 
 void vp_analysis_params_default(struct vp_analysis_params *p)
@@ -59,11 +60,7 @@ int vp_analysis_params_check(const struct vp_analysis_params *p, char *err, size
 		what = "similarity must be between 0 and 100%";
 	else if (!(p->beta >= 0.0 && p->beta <= 1.0))
 		what = "beta must be between 0 and 1";
-	if (!what)
-		return 0;
-	if (err && errlen)
-		snprintf(err, errlen, "%s", what);
-	return -EINVAL;
+	return vp_param_result(what, err, errlen);
 }
 
 /* ---- Minimal Distinguishing Call sequences ---- */

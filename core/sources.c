@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "pairing.h"
 #include "sources.h"
 
@@ -37,11 +38,7 @@ int vp_sources_params_check(const struct vp_sources_params *p, char *err, size_t
 		what = "once probability must be at least 0.5 and less than 1";
 	else if (p->max_passes > 1000)
 		what = "max passes must be at most 1000";
-	if (!what)
-		return 0;
-	if (err && errlen)
-		snprintf(err, errlen, "%s", what);
-	return -EINVAL;
+	return vp_param_result(what, err, errlen);
 }
 
 const char *vp_once_name(enum vp_once o)
@@ -70,25 +67,6 @@ const char *vp_source_how_name(enum vp_source_how h)
 	default:
 		return "unexplored";
 	}
-}
-
-/* ---- growable arrays ---- */
-
-static int grow(void **p, size_t *cap, size_t want, size_t size)
-{
-	size_t n = *cap ? *cap : 8;
-	void *q;
-
-	if (want <= *cap)
-		return 0;
-	while (n < want)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
 }
 
 /*
@@ -347,7 +325,7 @@ static void request(struct ectx *e, uint32_t node)
 
 	if (e->err || in_sorted(os->inl, os->ninl, node))
 		return;
-	e->err = grow((void **)&os->req, &os->capreq, os->nreq + 1, sizeof(*os->req));
+	e->err = vp_grow((void **)&os->req, &os->capreq, os->nreq + 1, sizeof(*os->req));
 	if (!e->err)
 		os->req[os->nreq++] = node;
 }
@@ -368,9 +346,9 @@ static void add_source(struct ectx *e, uint32_t xnode, uint32_t v0, uint32_t nv,
 
 	if (e->err)
 		return;
-	e->err = grow((void **)&os->src, &os->capsrc, os->nsrc + 1, sizeof(*os->src));
+	e->err = vp_grow((void **)&os->src, &os->capsrc, os->nsrc + 1, sizeof(*os->src));
 	if (!e->err)
-		e->err = grow((void **)&os->chains, &os->capchains, os->nchains + w->clen,
+		e->err = vp_grow((void **)&os->chains, &os->capchains, os->nchains + w->clen,
 			      sizeof(*os->chains));
 	if (e->err)
 		return;
@@ -503,7 +481,7 @@ static int eval_origin(struct vp_sources *s, struct ostate *os)
 	}
 	e.var = vp_stats_variance(&h->stats);
 	if (!e.err)
-		e.err = grow((void **)&w->rowsum, &w->rowsum_cap, e.tv->nvars, sizeof(*w->rowsum));
+		e.err = vp_grow((void **)&w->rowsum, &w->rowsum_cap, e.tv->nvars, sizeof(*w->rowsum));
 	if (e.err)
 		goto out;
 	for (uint32_t i = 0; i < e.tv->nvars; i++)
@@ -842,7 +820,7 @@ static int prepare_origin(struct vp_sources_work *w, struct ostate *os)
 	os->pending = 0;
 	if (!os->nreq)
 		return 0;
-	err = grow((void **)&os->inl, &os->capinl, os->ninl + os->nreq, sizeof(*os->inl));
+	err = vp_grow((void **)&os->inl, &os->capinl, os->ninl + os->nreq, sizeof(*os->inl));
 	if (err)
 		return err;
 	memcpy(os->inl + os->ninl, os->req, os->nreq * sizeof(*os->req));
@@ -969,7 +947,7 @@ int vp_sources_pass_callsite(struct vp_sources *s, uint32_t id, uint32_t flags)
 	if (id >= w->ncs) {
 		size_t old = w->ncs, cap = old;
 
-		err = grow((void **)&w->csflags, &cap, (size_t)id + 1, 1);
+		err = vp_grow((void **)&w->csflags, &cap, (size_t)id + 1, 1);
 		if (err)
 			return err;
 		memset(w->csflags + old, 0, cap - old);
@@ -1005,7 +983,7 @@ static int frame_buffers(struct vp_sources_work *w, struct pframe *f)
 	f->ncnt = 0;
 	f->nacc = 0;
 	if (w->count && w->count[f->node]) {
-		err = grow((void **)&f->cnt, &f->cntcap, n->nchildren, sizeof(*f->cnt));
+		err = vp_grow((void **)&f->cnt, &f->cntcap, n->nchildren, sizeof(*f->cnt));
 		if (err)
 			return err;
 		memset(f->cnt, 0, n->nchildren * sizeof(*f->cnt));
@@ -1014,7 +992,7 @@ static int frame_buffers(struct vp_sources_work *w, struct pframe *f)
 	if (w->target[f->node] >= 0) {
 		size_t nv = w->os[w->target[f->node]].tv.nvars;
 
-		err = grow((void **)&f->acc, &f->acccap, nv, sizeof(*f->acc));
+		err = vp_grow((void **)&f->acc, &f->acccap, nv, sizeof(*f->acc));
 		if (err)
 			return err;
 		memset(f->acc, 0, nv * sizeof(*f->acc));

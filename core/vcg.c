@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "vcg.h"
 
 #define NONE UINT32_MAX
@@ -34,11 +35,7 @@ int vp_vcg_params_check(const struct vp_vcg_params *p, char *err, size_t errlen)
 		what = "tau must be between 0 and 1";
 	else if (!(p->beta >= 0.0 && p->beta <= 1.0))
 		what = "beta must be between 0 and 1";
-	if (!what)
-		return 0;
-	if (err && errlen)
-		snprintf(err, errlen, "%s", what);
-	return -EINVAL;
+	return vp_param_result(what, err, errlen);
 }
 
 const char *vp_vcg_type_name(enum vp_vcg_type t)
@@ -175,23 +172,6 @@ struct gctx {
 	size_t merges, layers;
 };
 
-static int grow(void **p, size_t *cap, size_t want, size_t size)
-{
-	size_t n = *cap ? *cap : 8;
-	void *q;
-
-	if (want <= *cap)
-		return 0;
-	while (n < want)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static struct wpat *wp_new(struct gctx *c)
 {
 	struct wpat *p = calloc(1, sizeof(*p));
@@ -215,7 +195,7 @@ static uint32_t wp_node(struct gctx *c, struct wpat *p)
 {
 	size_t cap = p->capn;
 
-	if (c->err || grow((void **)&p->nodes, &cap, (size_t)p->nn + 1, sizeof(*p->nodes))) {
+	if (c->err || vp_grow((void **)&p->nodes, &cap, (size_t)p->nn + 1, sizeof(*p->nodes))) {
 		c->err = -ENOMEM;
 		return FAIL;
 	}
@@ -230,7 +210,7 @@ static struct wseg *wp_seg(struct gctx *c, struct wpat *p)
 {
 	size_t cap = p->caps;
 
-	if (c->err || grow((void **)&p->segs, &cap, (size_t)p->ns + 1, sizeof(*p->segs))) {
+	if (c->err || vp_grow((void **)&p->segs, &cap, (size_t)p->ns + 1, sizeof(*p->segs))) {
 		c->err = -ENOMEM;
 		return NULL;
 	}
@@ -246,7 +226,7 @@ static uint32_t wp_alloc(struct gctx *c, struct wpat *p, uint32_t n)
 	size_t cap = p->capp;
 	uint32_t off;
 
-	if (c->err || grow((void **)&p->pool, &cap, (size_t)p->np + n, sizeof(*p->pool))) {
+	if (c->err || vp_grow((void **)&p->pool, &cap, (size_t)p->np + n, sizeof(*p->pool))) {
 		c->err = -ENOMEM;
 		return 0;
 	}
@@ -340,9 +320,9 @@ static uint32_t cc_intern(struct gctx *c, const struct vp_chain_elem *e, uint32_
 	{
 		size_t cap = c->capcc, cap2 = c->capcc, capp = c->capccpool;
 
-		if (grow((void **)&c->ccoff, &cap, c->ncc + 1, sizeof(*c->ccoff)) ||
-		    grow((void **)&c->cclen, &cap2, c->ncc + 1, sizeof(*c->cclen)) ||
-		    grow((void **)&c->ccpool, &capp, c->nccpool + len, sizeof(*c->ccpool))) {
+		if (vp_grow((void **)&c->ccoff, &cap, c->ncc + 1, sizeof(*c->ccoff)) ||
+		    vp_grow((void **)&c->cclen, &cap2, c->ncc + 1, sizeof(*c->cclen)) ||
+		    vp_grow((void **)&c->ccpool, &capp, c->nccpool + len, sizeof(*c->ccpool))) {
 			c->err = -ENOMEM;
 			return 0;
 		}
@@ -1222,7 +1202,7 @@ static int consider(struct gctx *c, struct costcache *cache, struct wpat **pts, 
 	}
 	if (cost < 0.0)
 		return 0;
-	if (grow((void **)cv, capcv, *ncv + 1, sizeof(**cv)))
+	if (vp_grow((void **)cv, capcv, *ncv + 1, sizeof(**cv)))
 		return c->err = -ENOMEM;
 	(*cv)[(*ncv)++] = (struct cand){ cost, i, j };
 	return 0;
@@ -1255,7 +1235,7 @@ static int cluster(struct gctx *c, struct wpat ***pts_io, uint32_t *n_io, int co
 	for (;;) {
 		uint32_t nmerged = 0, na = 0;
 
-		if (grow((void **)&ord, &capord, n, sizeof(*ord))) {
+		if (vp_grow((void **)&ord, &capord, n, sizeof(*ord))) {
 			err = c->err = -ENOMEM;
 			break;
 		}
@@ -1529,7 +1509,7 @@ static int extract_node(struct gctx *c, struct extraction *x, uint32_t i)
 	if (x->vpar[i] == NONE) {
 		size_t cap = x->capb;
 
-		if (grow((void **)&x->bs, &cap, (size_t)x->nb + 1, sizeof(*x->bs)))
+		if (vp_grow((void **)&x->bs, &cap, (size_t)x->nb + 1, sizeof(*x->bs)))
 			return c->err = -ENOMEM;
 		x->capb = (uint32_t)cap;
 		memset(&x->bs[x->nb], 0, sizeof(x->bs[x->nb]));

@@ -21,68 +21,13 @@
 #include "core/datafile.h"
 #include "core/patterns.h"
 #include "core/sources.h"
+#include "tests/core/events.h"
 #include "tests/tap/basic.h"
 
 enum {
 	F_MAIN, F_P, F_G, F_A, F_B, F_C, F_X, F_Y, F_L, F_Z, F_A1, F_A2, F_P4, F_G4, F_A4, F_B4,
 	F_P5, F_G5, F_A5, F_P6, F_L6, F_P8, F_M8, NFUNCS
 };
-
-/* ---- a tiny program simulator: calls, returns and time ---- */
-
-static struct vp_event *evs;
-static size_t nev, evcap;
-static uint64_t now;
-static uint32_t stack_func[64];
-static size_t depth;
-
-static void emit(struct vp_event ev)
-{
-	if (nev == evcap) {
-		evcap = evcap ? evcap * 2 : 4096;
-		evs = brealloc(evs, evcap * sizeof(*evs));
-	}
-	evs[nev++] = ev;
-}
-
-static uint64_t sp_at(size_t d)
-{
-	return 0x7fff0000ULL - 64 * d;
-}
-
-/* Call @func from call site @cs (here every call site id names one line). */
-static void call(uint32_t func, uint32_t cs)
-{
-	emit((struct vp_event){ .time = now, .sp = sp_at(depth), .func = func, .callsite = cs,
-				.kind = VP_EV_ENTRY });
-	stack_func[depth++] = func;
-}
-
-static void leave(void)
-{
-	depth--;
-	emit((struct vp_event){ .time = now, .sp = sp_at(depth) + 8, .func = stack_func[depth],
-				.kind = VP_EV_EXIT });
-}
-
-static void work(uint64_t ns)
-{
-	now += ns;
-}
-
-static void leaf(uint32_t func, uint32_t cs, uint64_t ns)
-{
-	call(func, cs);
-	work(ns);
-	leave();
-}
-
-static void reset_stream(void)
-{
-	nev = 0;
-	now = 1000;
-	depth = 0;
-}
 
 /* ---- the scenarios; each returns per-invocation values for checking ---- */
 

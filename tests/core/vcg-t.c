@@ -21,6 +21,7 @@
 #include "core/patterns.h"
 #include "core/sources.h"
 #include "core/vcg.h"
+#include "tests/core/events.h"
 #include "tests/tap/basic.h"
 
 enum {
@@ -28,59 +29,10 @@ enum {
 	NFUNCS
 };
 
-/* ---- a tiny program simulator (as in sources-t.c) ---- */
-
-static struct vp_event *evs;
-static size_t nev, evcap;
-static uint64_t now;
-static uint32_t stack_func[64];
-static size_t depth;
-
-static void emit(struct vp_event ev)
+/* Every scenario here runs inside main. */
+static void reset_main_stream(void)
 {
-	if (nev == evcap) {
-		evcap = evcap ? evcap * 2 : 4096;
-		evs = brealloc(evs, evcap * sizeof(*evs));
-	}
-	evs[nev++] = ev;
-}
-
-static uint64_t sp_at(size_t d)
-{
-	return 0x7fff0000ULL - 64 * d;
-}
-
-static void call(uint32_t func, uint32_t cs)
-{
-	emit((struct vp_event){ .time = now, .sp = sp_at(depth), .func = func, .callsite = cs,
-				.kind = VP_EV_ENTRY });
-	stack_func[depth++] = func;
-}
-
-static void leave(void)
-{
-	depth--;
-	emit((struct vp_event){ .time = now, .sp = sp_at(depth) + 8, .func = stack_func[depth],
-				.kind = VP_EV_EXIT });
-}
-
-static void work(uint64_t ns)
-{
-	now += ns;
-}
-
-static void leaf(uint32_t func, uint32_t cs, uint64_t ns)
-{
-	call(func, cs);
-	work(ns);
-	leave();
-}
-
-static void reset_stream(void)
-{
-	nev = 0;
-	now = 1000;
-	depth = 0;
+	reset_stream();
 	call(F_MAIN, 0);
 }
 
@@ -234,7 +186,7 @@ static void test_transmitter(void)
 	uint8_t *label;
 	uint32_t b, fq2_cct;
 
-	reset_stream();
+	reset_main_stream();
 	for (int i = 0; i < 200; i++) {
 		call(F_P, 1);
 		work(20);
@@ -320,7 +272,7 @@ static void test_exclusive(void)
 	const struct vp_vcg_node *p, *x;
 	const struct vp_vcg_segment *s;
 
-	reset_stream();
+	reset_main_stream();
 	for (int i = 0; i < 100; i++) {
 		call(F_P, 1);
 		work(5);
@@ -350,7 +302,7 @@ static void test_loop(void)
 	const struct vp_vcg_node *p, *l;
 	const struct vp_vcg_segment *s;
 
-	reset_stream();
+	reset_main_stream();
 	for (int i = 0; i < 150; i++) {
 		call(F_P, 1);
 		work(10);
@@ -379,7 +331,7 @@ static double h_x[2 * NH];
 
 static void two_sites(uint64_t lo_a, uint64_t hi_a, uint64_t lo_b, uint64_t hi_b)
 {
-	reset_stream();
+	reset_main_stream();
 	for (int i = 0; i < NH; i++) {
 		uint64_t fa = i % 2 ? hi_a : lo_a, fb = i % 3 ? hi_b : lo_b;
 
@@ -462,7 +414,7 @@ static void test_merge_within(void)
 	const struct vp_vcg_segment *s;
 	double all[2 * NR], sum[NR], mean, var;
 
-	reset_stream();
+	reset_main_stream();
 	for (int i = 0; i < NR; i++) {
 		r_fa[i] = i % 2 ? 900 : 100;
 		r_fb[i] = i % 3 ? 960 : 120;
@@ -527,7 +479,7 @@ static void test_merge_within(void)
  */
 static void incompatible_stream(int period, int second)
 {
-	reset_stream();
+	reset_main_stream();
 	for (int i = 0; i < 500; i++) {
 		call(F_H, 1);
 		work(10);
@@ -577,7 +529,7 @@ static void test_trim(void)
 	struct world w;
 	size_t n0;
 
-	reset_stream();
+	reset_main_stream();
 	for (int i = 0; i < 200; i++) {
 		leaf(F_S, 1, i % 2 ? 10000 : 1000);
 		leaf(F_T, 2, i % 2 ? 100 : 10);

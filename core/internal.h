@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * internal.h - small helpers shared by core's modules and not part of its
+ * public interface.
+ */
+#ifndef VARPERF_CORE_INTERNAL_H
+#define VARPERF_CORE_INTERNAL_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/*
+ * vp_grow - make the array *@p of *@cap elements of @size bytes hold at
+ * least @want, doubling from 8.  0 or -ENOMEM (the array is unchanged).
+ */
+static inline int vp_grow(void **p, size_t *cap, size_t want, size_t size)
+{
+	size_t n = *cap ? *cap : 8;
+	void *q;
+
+	if (want <= *cap)
+		return 0;
+	while (n < want)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/*
+ * vp_param_result - the end of a *_params_check(): 0 when @what is NULL,
+ * else -EINVAL with @what copied to @err (when given).
+ */
+static inline int vp_param_result(const char *what, char *err, size_t errlen)
+{
+	if (!what)
+		return 0;
+	if (err && errlen)
+		snprintf(err, errlen, "%s", what);
+	return -EINVAL;
+}
+
+#endif
