@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/cct.h"
 #include "core/datafile.h"
 #include "tests/tap/basic.h"
 
@@ -67,5 +68,22 @@ static inline void reset_stream(void)
 	now = 1000;
 	depth = 0;
 }
+
+/*
+ * NODE(tree, func, callsite, func, callsite, ...): the node reached from the
+ * root by that path of (function, call site) pairs, or VP_NO_NODE.
+ */
+static inline uint32_t node_of(const struct vp_cct *t, const uint32_t *path, size_t n)
+{
+	uint32_t id = VP_NODE_ROOT;
+
+	for (size_t i = 0; i < n && id != VP_NO_NODE; i += 2)
+		id = vp_cct_find(t, id, path[i], path[i + 1]);
+	return id;
+}
+
+#define NODE(t, ...)                                                                             \
+	node_of((t), (const uint32_t[]){ __VA_ARGS__ },                                          \
+		sizeof((const uint32_t[]){ __VA_ARGS__ }) / sizeof(uint32_t))
 
 #endif

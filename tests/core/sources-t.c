@@ -202,19 +202,6 @@ struct world {
 	struct vp_sources s;
 };
 
-static uint32_t node_of(const struct vp_cct *t, const uint32_t *path, size_t n)
-{
-	uint32_t id = VP_NODE_ROOT;
-
-	for (size_t i = 0; i < n && id != VP_NO_NODE; i += 2)
-		id = vp_cct_find(t, id, path[i], path[i + 1]);
-	return id;
-}
-
-#define NODE(t, ...)                                                                             \
-	node_of((t), (const uint32_t[]){ __VA_ARGS__ },                                          \
-		sizeof((const uint32_t[]){ __VA_ARGS__ }) / sizeof(uint32_t))
-
 static void world_build(struct world *w, unsigned max_passes, double once_p)
 {
 	struct vp_analysis_params ap;

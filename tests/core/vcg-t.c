@@ -102,19 +102,6 @@ static void world_free(struct world *w)
 	vp_cct_release(&w->t);
 }
 
-static uint32_t node_of(const struct vp_cct *t, const uint32_t *path, size_t n)
-{
-	uint32_t id = VP_NODE_ROOT;
-
-	for (size_t i = 0; i < n && id != VP_NO_NODE; i += 2)
-		id = vp_cct_find(t, id, path[i], path[i + 1]);
-	return id;
-}
-
-#define NODE(t, ...)                                                                             \
-	node_of((t), (const uint32_t[]){ __VA_ARGS__ },                                          \
-		sizeof((const uint32_t[]){ __VA_ARGS__ }) / sizeof(uint32_t))
-
 /* The VCG node that stands for CCT node @cct, or NULL. */
 static const struct vp_vcg_node *vnode(const struct vp_vcg *g, uint32_t cct)
 {
