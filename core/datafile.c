@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -814,6 +815,30 @@ fail:
 		close(fd);
 	vp_reader_free(r);
 	return err < 0 ? err : -EBADMSG;
+}
+
+const char *vp_callsite_label(const struct vp_callsite *cs, int short_file, char *buf,
+			      size_t len)
+{
+	const char *file, *slash;
+
+	buf[0] = '\0';
+	if (!cs || (cs->flags & VP_CS_NONE))
+		return buf;
+	if (cs->flags & VP_CS_TRAMPOLINE) {
+		snprintf(buf, len, "(tail call)");
+	} else if (cs->file && *cs->file && cs->line) {
+		file = cs->file;
+		slash = strrchr(file, '/');
+		if (short_file && slash && slash[1])
+			file = slash + 1;
+		snprintf(buf, len, "%s:%" PRIu32, file, cs->line);
+	} else if (cs->caller && *cs->caller) {
+		snprintf(buf, len, "%s", cs->caller);
+	} else {
+		snprintf(buf, len, "0x%" PRIx64, cs->offset);
+	}
+	return buf;
 }
 
 void vp_header_release(struct vp_header *h)

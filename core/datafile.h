@@ -257,4 +257,13 @@ int vp_reader_rewind(struct vp_reader *r);
 
 void vp_header_release(struct vp_header *hdr);
 
+/**
+ * vp_callsite_label - write @cs into @buf as "file:line" (the file's base
+ * name when @short_file), else "caller+0x1f", "(tail call)" for the
+ * uretprobe trampoline, "0x..." for a bare address, or "" for none (@cs
+ * NULL or VP_CS_NONE).  Returns @buf.
+ */
+const char *vp_callsite_label(const struct vp_callsite *cs, int short_file, char *buf,
+			      size_t len);
+
 #endif

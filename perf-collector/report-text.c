@@ -37,29 +37,10 @@ const char *report_func_name(const struct report *r, uint32_t func)
 const char *report_callsite_str(const struct report *r, uint32_t id, int short_file, char *buf,
 				size_t len)
 {
-	const struct vp_callsite *cs;
-	const char *file, *slash;
-
 	buf[0] = '\0';
 	if (id == VP_NO_CALLSITE)
 		return buf;
-	cs = vp_reader_callsite(r->reader, id);
-	if (!cs || (cs->flags & VP_CS_NONE))
-		return buf;
-	if (cs->flags & VP_CS_TRAMPOLINE) {
-		snprintf(buf, len, "(tail call)");
-	} else if (cs->file && *cs->file && cs->line) {
-		file = cs->file;
-		slash = strrchr(file, '/');
-		if (short_file && slash && slash[1])
-			file = slash + 1;
-		snprintf(buf, len, "%s:%" PRIu32, file, cs->line);
-	} else if (cs->caller && *cs->caller) {
-		snprintf(buf, len, "%s", cs->caller);
-	} else {
-		snprintf(buf, len, "0x%" PRIx64, cs->offset);
-	}
-	return buf;
+	return vp_callsite_label(vp_reader_callsite(r->reader, id), short_file, buf, len);
 }
 
 const char *report_clock_name(uint32_t clock)
