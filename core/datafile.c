@@ -85,10 +85,13 @@ struct vp_writer {
 	uint32_t gen; /* chunk generation, for per-thread sp deltas */
 	uint64_t *last_sp;
 	uint32_t *sp_gen;
+	uint64_t *last_cfa; /* innermost CFA of the thread's last sample */
+	uint32_t *cfa_gen;
 	size_t nthreads;
 	uint64_t events;
 	uint64_t lost;
 	uint64_t bytes;
+	uint64_t samples, truncated, broken;
 };
 
 static int write_all(struct vp_writer *w, const uint8_t *p, size_t n)
@@ -188,6 +191,15 @@ static int build_meta(struct vp_buf *m, const struct vp_header *hdr)
 		KV(VP_META_PROBE_COST, buf_uleb(&v, c->insn_class) ||
 					       buf_uleb(&v, c->in_window_ns) ||
 					       buf_uleb(&v, c->full_ns));
+	}
+	if (hdr->mode)
+		KV(VP_META_MODE, buf_uleb(&v, hdr->mode));
+	if (hdr->sampling.event) {
+		const struct vp_sampling *sm = &hdr->sampling;
+
+		KV(VP_META_SAMPLING, buf_uleb(&v, sm->event) || buf_uleb(&v, sm->period) ||
+					     buf_uleb(&v, sm->freq) ||
+					     buf_uleb(&v, sm->stack_size));
 	}
 #undef KV
 	err = 0;
@@ -292,7 +304,16 @@ int vp_writer_thread(struct vp_writer *w, uint32_t idx, uint32_t tid, uint32_t p
 			w->sp_gen = gen;
 		if (!sp || !gen)
 			return w->err = -ENOMEM;
+		sp = realloc(w->last_cfa, n * sizeof(*sp));
+		if (sp)
+			w->last_cfa = sp;
+		gen = realloc(w->cfa_gen, n * sizeof(*gen));
+		if (gen)
+			w->cfa_gen = gen;
+		if (!sp || !gen)
+			return w->err = -ENOMEM;
 		memset(w->sp_gen + w->nthreads, 0, (n - w->nthreads) * sizeof(*gen));
+		memset(w->cfa_gen + w->nthreads, 0, (n - w->nthreads) * sizeof(*gen));
 		w->nthreads = n;
 		p = w->chunk.p + w->chunk.len;
 	}
@@ -339,6 +360,21 @@ int vp_writer_lost(struct vp_writer *w, uint32_t cpu, uint64_t count)
 	return rec_end(w, p);
 }
 
+/* The base time of a chunk is its first timed record's. */
+static uint64_t writer_dtime(struct vp_writer *w, uint64_t time)
+{
+	uint64_t d;
+
+	if (!w->have_base) {
+		w->have_base = 1;
+		w->last_time = time;
+		vp_put_le64(w->chunk.p + VP_CHUNK_HEADER_SIZE, time);
+	}
+	d = vp_zigzag((int64_t)(time - w->last_time));
+	w->last_time = time;
+	return d;
+}
+
 int vp_writer_event(struct vp_writer *w, const struct vp_event *ev)
 {
 	uint8_t *p = rec_begin(w, 5 * VP_ULEB_MAX);
@@ -348,23 +384,143 @@ int vp_writer_event(struct vp_writer *w, const struct vp_event *ev)
 		return w->err;
 	if (ev->thread >= w->nthreads)
 		return w->err = -EINVAL; /* define the thread first */
-	if (!w->have_base) {
-		/* The chunk's base time is the first event's: dtime 0. */
-		w->have_base = 1;
-		w->last_time = ev->time;
-		vp_put_le64(w->chunk.p + VP_CHUNK_HEADER_SIZE, ev->time);
-	}
 	prev_sp = w->sp_gen[ev->thread] == w->gen ? w->last_sp[ev->thread] : 0;
 	p += vp_uleb_put(p, (uint64_t)ev->func << 2 | ev->kind);
 	p += vp_uleb_put(p, ev->thread);
-	p += vp_uleb_put(p, vp_zigzag((int64_t)(ev->time - w->last_time)));
+	/* The chunk's base time is its first record's: dtime 0. */
+	p += vp_uleb_put(p, writer_dtime(w, ev->time));
 	p += vp_uleb_put(p, vp_zigzag((int64_t)(ev->sp - prev_sp)));
 	if (ev->kind == VP_EV_ENTRY)
 		p += vp_uleb_put(p, ev->callsite);
-	w->last_time = ev->time;
 	w->last_sp[ev->thread] = ev->sp;
 	w->sp_gen[ev->thread] = w->gen;
 	w->events++;
+	return rec_end(w, p);
+}
+
+static size_t str_len(const char *s)
+{
+	return s ? strlen(s) : 0;
+}
+
+static uint8_t *put_bytes(uint8_t *p, const void *s, size_t n)
+{
+	p += vp_uleb_put(p, n);
+	if (n)
+		memcpy(p, s, n);
+	return p + n;
+}
+
+int vp_writer_module(struct vp_writer *w, uint32_t id, const struct vp_module *m,
+		     uint32_t flags)
+{
+	size_t path = str_len(m->path);
+	uint8_t *p = rec_begin(w, 5 * VP_ULEB_MAX + path + m->build_id_len);
+
+	if (!p)
+		return w->err;
+	p += vp_uleb_put(p, VP_CTL_MODULE << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, id);
+	p += vp_uleb_put(p, flags);
+	p = put_bytes(p, m->path, path);
+	p = put_bytes(p, m->build_id, m->build_id_len);
+	return rec_end(w, p);
+}
+
+int vp_writer_symbol(struct vp_writer *w, uint32_t id, const struct vp_symbol *s)
+{
+	size_t name = str_len(s->name), display = str_len(s->display);
+	uint8_t *p = rec_begin(w, 8 * VP_ULEB_MAX + name + display);
+
+	if (!p)
+		return w->err;
+	p += vp_uleb_put(p, VP_CTL_SYMBOL << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, id);
+	p += vp_uleb_put(p, s->flags);
+	p += vp_uleb_put(p, (uint64_t)(s->module + 1));
+	p += vp_uleb_put(p, s->addr);
+	p += vp_uleb_put(p, s->size);
+	p = put_bytes(p, s->name, name);
+	p = put_bytes(p, s->display, display);
+	return rec_end(w, p);
+}
+
+int vp_writer_frame(struct vp_writer *w, uint32_t id, const struct vp_frame_def *f)
+{
+	size_t max = 6 * VP_ULEB_MAX;
+	uint8_t *p;
+
+	for (uint32_t i = 0; i < f->nlevels; i++)
+		max += 3 * VP_ULEB_MAX + str_len(f->levels[i].file);
+	p = rec_begin(w, max);
+	if (!p)
+		return w->err;
+	p += vp_uleb_put(p, VP_CTL_FRAME << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, id);
+	p += vp_uleb_put(p, (uint64_t)(f->module + 1));
+	p += vp_uleb_put(p, f->addr);
+	p += vp_uleb_put(p, f->nlevels);
+	for (uint32_t i = 0; i < f->nlevels; i++) {
+		const struct vp_frame_level *l = &f->levels[i];
+
+		p += vp_uleb_put(p, l->symbol);
+		p += vp_uleb_put(p, l->line);
+		p = put_bytes(p, l->file, str_len(l->file));
+	}
+	return rec_end(w, p);
+}
+
+int vp_writer_phase(struct vp_writer *w, uint32_t phase, uint32_t pid)
+{
+	uint8_t *p = rec_begin(w, 3 * VP_ULEB_MAX);
+
+	if (!p)
+		return w->err;
+	p += vp_uleb_put(p, VP_CTL_PHASE << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, phase);
+	p += vp_uleb_put(p, pid);
+	return rec_end(w, p);
+}
+
+int vp_writer_unprobed(struct vp_writer *w, uint32_t func, uint64_t time)
+{
+	uint8_t *p = rec_begin(w, 3 * VP_ULEB_MAX);
+
+	if (!p)
+		return w->err;
+	p += vp_uleb_put(p, VP_CTL_UNPROBED << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, func);
+	p += vp_uleb_put(p, time);
+	return rec_end(w, p);
+}
+
+int vp_writer_sample(struct vp_writer *w, const struct vp_sample *s)
+{
+	uint8_t *p = rec_begin(w, (5 + 2 * (size_t)s->nframes) * VP_ULEB_MAX);
+	uint64_t prev;
+
+	if (!p)
+		return w->err;
+	if (s->thread >= w->nthreads)
+		return w->err = -EINVAL; /* define the thread first */
+	p += vp_uleb_put(p, (uint64_t)s->flags << 2 | VP_REC_SAMPLE);
+	p += vp_uleb_put(p, s->thread);
+	p += vp_uleb_put(p, writer_dtime(w, s->time));
+	p += vp_uleb_put(p, s->period);
+	p += vp_uleb_put(p, s->nframes);
+	prev = w->cfa_gen[s->thread] == w->gen ? w->last_cfa[s->thread] : 0;
+	for (uint32_t i = 0; i < s->nframes; i++) {
+		p += vp_uleb_put(p, s->frames[i]);
+		p += vp_uleb_put(p, vp_zigzag((int64_t)(s->cfas[i] - prev)));
+		if (i == 0) {
+			w->last_cfa[s->thread] = s->cfas[0];
+			w->cfa_gen[s->thread] = w->gen;
+		}
+		prev = s->cfas[i];
+	}
+	w->samples++;
+	w->truncated += !!(s->flags & VP_SAMPLE_TRUNCATED);
+	w->broken += !!(s->flags & VP_SAMPLE_BROKEN);
 	return rec_end(w, p);
 }
 
@@ -378,6 +534,8 @@ static void writer_destroy(struct vp_writer *w)
 	free(w->chunk.p);
 	free(w->last_sp);
 	free(w->sp_gen);
+	free(w->last_cfa);
+	free(w->cfa_gen);
 	free(w);
 }
 
@@ -396,6 +554,9 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
 
 	err = vp_writer_flush(w);
 	tr->events = w->events;
+	tr->samples = w->samples;
+	tr->truncated = w->truncated;
+	tr->broken = w->broken;
 	if (!tr->lost)
 		tr->lost = w->lost;
 	if (err)
@@ -407,7 +568,13 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
 		end.len = VP_CHUNK_HEADER_SIZE;
 		e2 = buf_uleb(&end, tr->wait_status) || buf_uleb(&end, tr->flags) ||
 		     buf_uleb(&end, tr->events) || buf_uleb(&end, tr->lost) ||
-		     buf_uleb(&end, tr->foreign) || buf_uleb(&end, tr->end_time);
+		     buf_uleb(&end, tr->foreign) || buf_uleb(&end, tr->end_time) ||
+		     buf_uleb(&end, tr->samples) || buf_uleb(&end, tr->truncated) ||
+		     buf_uleb(&end, tr->broken) || buf_uleb(&end, tr->ncosts);
+		for (uint32_t i = 0; !e2 && i < tr->ncosts && i < 4; i++)
+			e2 = buf_uleb(&end, tr->costs[i].insn_class) ||
+			     buf_uleb(&end, tr->costs[i].in_window_ns) ||
+			     buf_uleb(&end, tr->costs[i].full_ns);
 		if (e2)
 			e2 = -ENOMEM;
 		else
@@ -445,6 +612,27 @@ struct vp_reader {
 	struct vp_callsite *callsites;
 	size_t ncallsites, callsites_cap;
 	uint64_t lost;
+	/* version 2: definitions of sampled stacks, and the sample decoder */
+	struct vp_module *modules; /* after the header's */
+	uint32_t *module_flags;
+	size_t nmodules, modules_cap;
+	struct vp_symbol *symbols;
+	size_t nsymbols, symbols_cap;
+	struct vp_frame_def *frames;
+	size_t nframes, frames_cap;
+	uint64_t *last_cfa; /* per thread, like last_sp */
+	uint32_t *sframes;  /* the sample being decoded */
+	uint64_t *scfas;
+	size_t scap;
+	vp_sample_fn sample_fn;
+	void *sample_ctx;
+	uint64_t samples;
+	uint32_t phase, phase_pid;
+	uint64_t *unprobed; /* per function, 0: probed throughout */
+	/* probe-cost compensation (vp_reader_compensate) */
+	int compensate;
+	uint64_t *in_win, *extra; /* per function */
+	uint64_t *debt, *last_out; /* per thread */
 	char err[512];
 	char warn[512];
 };
@@ -655,6 +843,18 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 			err = get_u(r, c, &pc->full_ns, "probe cost");
 		break;
 	}
+	case VP_META_MODE:
+		err = get_u32(r, c, &h->mode, "recording mode");
+		break;
+	case VP_META_SAMPLING:
+		err = get_u32(r, c, &h->sampling.event, "sampling event");
+		if (!err)
+			err = get_u(r, c, &h->sampling.period, "sampling period");
+		if (!err)
+			err = get_u(r, c, &h->sampling.freq, "sampling frequency");
+		if (!err)
+			err = get_u(r, c, &h->sampling.stack_size, "stack size");
+		break;
 	default:
 		break; /* unknown keys are skipped: newer writers may add some */
 	}
@@ -732,6 +932,8 @@ static int read_chunk(struct vp_reader *r, uint8_t *type, const uint8_t **payloa
 	return CHUNK_OK;
 }
 
+static void tracked_costs(struct vp_reader *r);
+
 int vp_reader_open(const char *path, struct vp_reader **ret, char *errbuf, size_t errlen)
 {
 	struct vp_reader *r = calloc(1, sizeof(*r));
@@ -780,10 +982,10 @@ int vp_reader_open(const char *path, struct vp_reader **ret, char *errbuf, size_
 		goto fail;
 	}
 	version = vp_get_le32(r->map + 8);
-	if (version != VP_DATA_VERSION) {
+	if (version < VP_DATA_VERSION_MIN || version > VP_DATA_VERSION) {
 		err = rerr(r, 8, -EPROTONOSUPPORT,
-			   "unsupported format version %u (this varperf reads version %u)",
-			   version, (unsigned)VP_DATA_VERSION);
+			   "unsupported format version %u (this varperf reads versions %u to %u)",
+			   version, (unsigned)VP_DATA_VERSION_MIN, (unsigned)VP_DATA_VERSION);
 		goto fail;
 	}
 	r->hdr.version = version;
@@ -805,6 +1007,8 @@ int vp_reader_open(const char *path, struct vp_reader **ret, char *errbuf, size_
 		goto fail;
 	r->pos += VP_CHUNK_HEADER_SIZE + len;
 	r->first_events = r->pos;
+	if (r->hdr.ncosts)
+		tracked_costs(r);
 	close(fd);
 	*ret = r;
 	return 0;
@@ -815,6 +1019,18 @@ fail:
 		close(fd);
 	vp_reader_free(r);
 	return err < 0 ? err : -EBADMSG;
+}
+
+static size_t all_modules(const struct vp_reader *r)
+{
+	return r->hdr.nmodules + r->nmodules;
+}
+
+static void frame_def_release(struct vp_frame_def *f)
+{
+	for (uint32_t i = 0; i < f->nlevels; i++)
+		free(f->levels[i].file);
+	free(f->levels);
 }
 
 const char *vp_callsite_label(const struct vp_callsite *cs, int short_file, char *buf,
@@ -875,6 +1091,21 @@ static void clear_defs(struct vp_reader *r)
 	r->ncallsites = 0;
 	r->nthreads = 0;
 	r->lost = 0;
+	for (i = 0; i < r->nmodules; i++) {
+		free(r->modules[i].path);
+		free(r->modules[i].build_id);
+	}
+	r->nmodules = 0;
+	for (i = 0; i < r->nsymbols; i++) {
+		free(r->symbols[i].name);
+		free(r->symbols[i].display);
+	}
+	r->nsymbols = 0;
+	for (i = 0; i < r->nframes; i++)
+		frame_def_release(&r->frames[i]);
+	r->nframes = 0;
+	r->samples = 0;
+	r->phase = r->phase_pid = 0;
 }
 
 void vp_reader_free(struct vp_reader *r)
@@ -885,6 +1116,18 @@ void vp_reader_free(struct vp_reader *r)
 	free(r->callsites);
 	free(r->threads);
 	free(r->last_sp);
+	free(r->modules);
+	free(r->module_flags);
+	free(r->symbols);
+	free(r->frames);
+	free(r->last_cfa);
+	free(r->sframes);
+	free(r->scfas);
+	free(r->in_win);
+	free(r->extra);
+	free(r->unprobed);
+	free(r->debt);
+	free(r->last_out);
 	vp_header_release(&r->hdr);
 	if (r->map)
 		munmap((void *)r->map, r->size);
@@ -937,6 +1180,116 @@ uint64_t vp_reader_lost(const struct vp_reader *r)
 	return r->lost;
 }
 
+void vp_reader_set_sample_handler(struct vp_reader *r, vp_sample_fn fn, void *ctx)
+{
+	r->sample_fn = fn;
+	r->sample_ctx = ctx;
+}
+
+size_t vp_reader_nmodules(const struct vp_reader *r)
+{
+	return all_modules(r);
+}
+
+const struct vp_module *vp_reader_module(const struct vp_reader *r, uint32_t id)
+{
+	if (id < r->hdr.nmodules)
+		return &r->hdr.modules[id];
+	id -= (uint32_t)r->hdr.nmodules;
+	return id < r->nmodules ? &r->modules[id] : NULL;
+}
+
+uint32_t vp_reader_module_flags(const struct vp_reader *r, uint32_t id)
+{
+	if (id < r->hdr.nmodules)
+		return 0;
+	id -= (uint32_t)r->hdr.nmodules;
+	return id < r->nmodules ? r->module_flags[id] : 0;
+}
+
+size_t vp_reader_nsymbols(const struct vp_reader *r)
+{
+	return r->nsymbols;
+}
+
+const struct vp_symbol *vp_reader_symbol(const struct vp_reader *r, uint32_t id)
+{
+	return id < r->nsymbols ? &r->symbols[id] : NULL;
+}
+
+size_t vp_reader_nframes(const struct vp_reader *r)
+{
+	return r->nframes;
+}
+
+const struct vp_frame_def *vp_reader_frame(const struct vp_reader *r, uint32_t id)
+{
+	return id < r->nframes ? &r->frames[id] : NULL;
+}
+
+uint64_t vp_reader_samples(const struct vp_reader *r)
+{
+	return r->samples;
+}
+
+uint64_t vp_reader_unprobed(const struct vp_reader *r, uint32_t func)
+{
+	return r->unprobed && func < r->hdr.nfuncs ? r->unprobed[func] : 0;
+}
+
+uint32_t vp_reader_phase(const struct vp_reader *r, uint32_t *pid)
+{
+	if (pid)
+		*pid = r->phase_pid;
+	return r->phase;
+}
+
+int vp_probe_cost_of(const struct vp_header *hdr, uint32_t func, uint64_t *in_window,
+		     uint64_t *full)
+{
+	if (func >= hdr->nfuncs)
+		return -ENOENT;
+	for (size_t i = 0; i < hdr->ncosts; i++) {
+		if (hdr->costs[i].insn_class == hdr->funcs[func].insn_class) {
+			*in_window = hdr->costs[i].in_window_ns;
+			*full = hdr->costs[i].full_ns;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int vp_reader_compensate(struct vp_reader *r, int on)
+{
+	size_t n = r->hdr.nfuncs;
+
+	r->compensate = 0;
+	if (!on || !n)
+		return 0;
+	if (!r->in_win) {
+		uint64_t *in_win = calloc(n, sizeof(*in_win));
+		uint64_t *extra = calloc(n, sizeof(*extra));
+
+		if (!in_win || !extra) {
+			free(in_win);
+			free(extra);
+			return -ENOMEM;
+		}
+		for (uint32_t f = 0; f < n; f++) {
+			uint64_t in, full;
+
+			if (vp_probe_cost_of(&r->hdr, f, &in, &full))
+				continue;
+			in_win[f] = in;
+			extra[f] = full > in ? full - in : 0;
+		}
+		r->in_win = in_win;
+		r->extra = extra;
+	}
+	r->compensate = 1;
+	return 0;
+}
+
 int vp_reader_rewind(struct vp_reader *r)
 {
 	clear_defs(r);
@@ -945,14 +1298,15 @@ int vp_reader_rewind(struct vp_reader *r)
 	r->cp = r->cend = NULL;
 	r->done = 0;
 	r->warn[0] = '\0';
+	/* def_thread() zeroes the compensation state of each thread again */
 	memset(&r->trailer, 0, sizeof(r->trailer));
 	return 0;
 }
 
-static int parse_end(struct vp_reader *r, const uint8_t *p, uint32_t len, size_t off)
+static int parse_end_into(struct vp_reader *r, const uint8_t *p, uint32_t len, size_t off,
+			  struct vp_trailer *t)
 {
 	struct cur c = { p, p + len, p, off };
-	struct vp_trailer *t = &r->trailer;
 	uint64_t flags;
 	int err;
 
@@ -967,10 +1321,81 @@ static int parse_end(struct vp_reader *r, const uint8_t *p, uint32_t len, size_t
 		err = get_u(r, &c, &t->foreign, "foreign count");
 	if (!err)
 		err = get_u(r, &c, &t->end_time, "end time");
+	/* version 2: sample counts */
+	if (!err && c.p < c.end)
+		err = get_u(r, &c, &t->samples, "sample count");
+	if (!err && c.p < c.end)
+		err = get_u(r, &c, &t->truncated, "truncated sample count");
+	if (!err && c.p < c.end)
+		err = get_u(r, &c, &t->broken, "broken sample count");
+	if (!err && c.p < c.end)
+		err = get_u32(r, &c, &t->ncosts, "probe cost count");
+	for (uint32_t i = 0; !err && i < t->ncosts; i++) {
+		struct vp_probe_cost pc;
+
+		err = get_u32(r, &c, &pc.insn_class, "probe class");
+		if (!err)
+			err = get_u(r, &c, &pc.in_window_ns, "probe cost");
+		if (!err)
+			err = get_u(r, &c, &pc.full_ns, "probe cost");
+		if (!err && i < 4)
+			t->costs[i] = pc;
+	}
+	if (t->ncosts > 4)
+		t->ncosts = 4;
 	if (err)
 		return err;
 	t->flags = (uint32_t)flags;
 	t->present = 1;
+	return 0;
+}
+
+static int parse_end(struct vp_reader *r, const uint8_t *p, uint32_t len, size_t off)
+{
+	return parse_end_into(r, p, len, off, &r->trailer);
+}
+
+/*
+ * The probe costs tracked while recording sit in the END chunk, after all
+ * the events they are needed for: find it by the chunk lengths (a damaged
+ * or cut file simply has none) and put them into the header.
+ */
+static void tracked_costs(struct vp_reader *r)
+{
+	struct vp_trailer t;
+	size_t pos = r->first_events;
+	char err[sizeof(r->err)];
+
+	memcpy(err, r->err, sizeof(err));
+	while (pos + VP_CHUNK_HEADER_SIZE <= r->size) {
+		const uint8_t *h = r->map + pos;
+		uint32_t len = vp_get_le32(h + 8);
+
+		if (memcmp(h, VP_CHUNK_MAGIC, 4) || len > r->size - pos - VP_CHUNK_HEADER_SIZE)
+			break;
+		if (h[4] == VP_CHUNK_END) {
+			memset(&t, 0, sizeof(t));
+			if (parse_end_into(r, h + VP_CHUNK_HEADER_SIZE, len, pos, &t) == 0) {
+				for (uint32_t i = 0; i < t.ncosts; i++)
+					for (size_t k = 0; k < r->hdr.ncosts; k++)
+						if (r->hdr.costs[k].insn_class ==
+						    t.costs[i].insn_class)
+							r->hdr.costs[k] = t.costs[i];
+			}
+			break;
+		}
+		pos += VP_CHUNK_HEADER_SIZE + len;
+	}
+	memcpy(r->err, err, sizeof(err)); /* a problem here is reported later */
+}
+
+static int grow_u64(uint64_t **p, size_t n)
+{
+	uint64_t *q = realloc(*p, n * sizeof(**p));
+
+	if (!q)
+		return -ENOMEM;
+	*p = q;
 	return 0;
 }
 
@@ -1002,11 +1427,17 @@ static int def_thread(struct vp_reader *r, struct cur *c)
 			r->last_sp = b;
 		if (!a || !b)
 			return -ENOMEM;
+		if (grow_u64(&r->last_cfa, cap) || grow_u64(&r->debt, cap) ||
+		    grow_u64(&r->last_out, cap))
+			return -ENOMEM;
 		r->threads_cap = cap;
 	}
 	r->threads[idx].tid = tid;
 	r->threads[idx].pid = pid;
 	r->last_sp[idx] = 0;
+	r->last_cfa[idx] = 0;
+	r->debt[idx] = 0;
+	r->last_out[idx] = 0;
 	r->nthreads++;
 	return 0;
 }
@@ -1051,6 +1482,309 @@ static int def_callsite(struct vp_reader *r, struct cur *c)
 	return 0;
 }
 
+/* A "u module+1" field: -1 for none, else an index among all modules. */
+static int get_module_ref(struct vp_reader *r, struct cur *c, int32_t *ret)
+{
+	size_t at = cur_off(c);
+	uint64_t mod;
+	int err = get_u(r, c, &mod, "module");
+
+	if (err)
+		return err;
+	if (mod > all_modules(r))
+		return rerr(r, at, -EBADMSG, "reference to module %llu, but %zu are defined",
+			    (unsigned long long)mod - 1, all_modules(r));
+	*ret = (int32_t)mod - 1;
+	return 0;
+}
+
+static int def_module(struct vp_reader *r, struct cur *c)
+{
+	size_t at = cur_off(c);
+	struct vp_module m = { 0 };
+	uint32_t id, flags = 0;
+	int err;
+
+	err = get_u32(r, c, &id, "module id");
+	if (!err && id != all_modules(r))
+		return rerr(r, at, -EBADMSG, "module %u defined out of order (expected %zu)", id,
+			    all_modules(r));
+	if (!err)
+		err = get_u32(r, c, &flags, "module flags");
+	if (!err)
+		err = get_str(r, c, &m.path, "module path");
+	if (!err)
+		err = get_bytes(r, c, (char **)&m.build_id, &m.build_id_len, "build-id");
+	if (!err && r->nmodules == r->modules_cap) {
+		size_t cap = r->modules_cap;
+		uint32_t *fl;
+
+		if (grow((void **)&r->modules, &cap, r->nmodules + 1, sizeof(m)))
+			err = -ENOMEM;
+		fl = err ? NULL : realloc(r->module_flags, cap * sizeof(*fl));
+		if (fl) {
+			r->module_flags = fl;
+			r->modules_cap = cap;
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	if (err) {
+		free(m.path);
+		free(m.build_id);
+		return err;
+	}
+	r->module_flags[r->nmodules] = flags;
+	r->modules[r->nmodules++] = m;
+	return 0;
+}
+
+static int def_symbol(struct vp_reader *r, struct cur *c)
+{
+	size_t at = cur_off(c);
+	struct vp_symbol sym = { 0 };
+	uint32_t id;
+	int err;
+
+	err = get_u32(r, c, &id, "symbol id");
+	if (!err && id != r->nsymbols)
+		return rerr(r, at, -EBADMSG, "symbol %u defined out of order (expected %zu)", id,
+			    r->nsymbols);
+	if (!err)
+		err = get_u32(r, c, &sym.flags, "symbol flags");
+	if (!err)
+		err = get_module_ref(r, c, &sym.module);
+	if (!err)
+		err = get_u(r, c, &sym.addr, "symbol address");
+	if (!err)
+		err = get_u(r, c, &sym.size, "symbol size");
+	if (!err)
+		err = get_str(r, c, &sym.name, "symbol name");
+	if (!err)
+		err = get_str(r, c, &sym.display, "symbol display name");
+	if (!err && grow((void **)&r->symbols, &r->symbols_cap, r->nsymbols + 1, sizeof(sym)))
+		err = -ENOMEM;
+	if (err) {
+		free(sym.name);
+		free(sym.display);
+		return err;
+	}
+	r->symbols[r->nsymbols++] = sym;
+	return 0;
+}
+
+static int def_frame(struct vp_reader *r, struct cur *c)
+{
+	size_t at = cur_off(c);
+	struct vp_frame_def f = { 0 };
+	uint32_t id, n;
+	int err;
+
+	err = get_u32(r, c, &id, "frame id");
+	if (!err && id != r->nframes)
+		return rerr(r, at, -EBADMSG, "frame %u defined out of order (expected %zu)", id,
+			    r->nframes);
+	if (!err)
+		err = get_module_ref(r, c, &f.module);
+	if (!err)
+		err = get_u(r, c, &f.addr, "frame address");
+	if (!err)
+		err = get_u32(r, c, &n, "frame level count");
+	if (err)
+		return err;
+	/* each level takes at least 3 bytes: a bound before allocating */
+	if (n == 0 || n > (uint64_t)(c->end - c->p) / 3)
+		return rerr(r, at, -EBADMSG, "frame %u has a bad level count %u", id, n);
+	f.levels = calloc(n, sizeof(*f.levels));
+	if (!f.levels)
+		return -ENOMEM;
+	for (; f.nlevels < n && !err; f.nlevels++) {
+		struct vp_frame_level *l = &f.levels[f.nlevels];
+		size_t lat = cur_off(c);
+
+		err = get_u32(r, c, &l->symbol, "frame symbol");
+		if (!err && l->symbol >= r->nsymbols)
+			err = rerr(r, lat, -EBADMSG, "frame uses undefined symbol %u", l->symbol);
+		if (!err)
+			err = get_u32(r, c, &l->line, "frame line");
+		if (!err)
+			err = get_str(r, c, &l->file, "frame file");
+	}
+	if (!err && grow((void **)&r->frames, &r->frames_cap, r->nframes + 1, sizeof(f)))
+		err = -ENOMEM;
+	if (err) {
+		frame_def_release(&f);
+		return err;
+	}
+	r->frames[r->nframes++] = f;
+	return 0;
+}
+
+static int ctl_phase(struct vp_reader *r, struct cur *c)
+{
+	int err = get_u32(r, c, &r->phase, "phase");
+
+	if (!err)
+		err = get_u32(r, c, &r->phase_pid, "phase pid");
+	return err;
+}
+
+static int ctl_lost(struct vp_reader *r, struct cur *c)
+{
+	uint64_t cpu, count;
+	int err = get_u(r, c, &cpu, "cpu");
+
+	if (!err)
+		err = get_u(r, c, &count, "lost count");
+	if (!err)
+		r->lost += count;
+	return err;
+}
+
+static int ctl_unprobed(struct vp_reader *r, struct cur *c)
+{
+	size_t at = cur_off(c);
+	uint32_t func;
+	uint64_t time;
+	int err = get_u32(r, c, &func, "function");
+
+	if (!err)
+		err = get_u(r, c, &time, "time");
+	if (err)
+		return err;
+	if (func >= r->hdr.nfuncs)
+		return rerr(r, at, -EBADMSG, "UNPROBED names function %u, but the header "
+			    "defines %zu", func, r->hdr.nfuncs);
+	if (!r->unprobed && !(r->unprobed = calloc(r->hdr.nfuncs, sizeof(*r->unprobed))))
+		return -ENOMEM;
+	r->unprobed[func] = time ? time : 1;
+	return 0;
+}
+
+static int control(struct vp_reader *r, struct cur *c, uint64_t type, size_t at)
+{
+	/* version 2 types are errors in a version-1 file, as they were */
+	switch (type >= VP_CTL_MODULE && r->hdr.version < 2 ? 0 : type) {
+	case VP_CTL_THREAD:
+		return def_thread(r, c);
+	case VP_CTL_CALLSITE:
+		return def_callsite(r, c);
+	case VP_CTL_LOST:
+		return ctl_lost(r, c);
+	case VP_CTL_MODULE:
+		return def_module(r, c);
+	case VP_CTL_SYMBOL:
+		return def_symbol(r, c);
+	case VP_CTL_FRAME:
+		return def_frame(r, c);
+	case VP_CTL_PHASE:
+		return ctl_phase(r, c);
+	case VP_CTL_UNPROBED:
+		return ctl_unprobed(r, c);
+	default:
+		return rerr(r, at, -EBADMSG, "unknown control record type %llu",
+			    (unsigned long long)type);
+	}
+}
+
+/* A sample record after its tag; hands it to the handler, if any. */
+static int decode_sample(struct vp_reader *r, struct cur *c, uint64_t tag, size_t at)
+{
+	struct vp_sample smp;
+	uint64_t thread, dt, prev;
+	int err;
+
+	memset(&smp, 0, sizeof(smp));
+	smp.flags = (uint32_t)(tag >> 2);
+	err = get_u(r, c, &thread, "sample thread");
+	if (!err)
+		err = get_u(r, c, &dt, "sample time");
+	if (!err)
+		err = get_u(r, c, &smp.period, "sample period");
+	if (!err)
+		err = get_u32(r, c, &smp.nframes, "sample frame count");
+	if (err)
+		return err;
+	if (thread >= r->nthreads)
+		return rerr(r, at, -EBADMSG, "sample of undefined thread %llu",
+			    (unsigned long long)thread);
+	if (smp.nframes > (uint64_t)(c->end - c->p) / 2)
+		return rerr(r, at, -EBADMSG, "sample with %u frames runs past its chunk",
+			    smp.nframes);
+	if (smp.nframes > r->scap) {
+		size_t cap = r->scap ? r->scap : 64;
+
+		while (cap < smp.nframes)
+			cap *= 2;
+		if (grow_u64(&r->scfas, cap))
+			return -ENOMEM;
+		free(r->sframes);
+		r->sframes = malloc(cap * sizeof(*r->sframes));
+		if (!r->sframes) {
+			r->scap = 0;
+			return -ENOMEM;
+		}
+		r->scap = cap;
+	}
+	r->ctime += (uint64_t)vp_unzigzag(dt);
+	prev = r->last_cfa[thread];
+	for (uint32_t i = 0; i < smp.nframes; i++) {
+		uint64_t id, d;
+
+		err = get_u(r, c, &id, "sample frame");
+		if (!err)
+			err = get_u(r, c, &d, "sample CFA");
+		if (err)
+			return err;
+		if (id >= r->nframes)
+			return rerr(r, at, -EBADMSG, "sample uses undefined frame %llu",
+				    (unsigned long long)id);
+		r->sframes[i] = (uint32_t)id;
+		prev += (uint64_t)vp_unzigzag(d);
+		r->scfas[i] = prev;
+		if (i == 0)
+			r->last_cfa[thread] = prev;
+	}
+	r->samples++;
+	if (!r->sample_fn)
+		return 0;
+	smp.time = r->ctime;
+	smp.thread = (uint32_t)thread;
+	smp.phase = r->phase;
+	smp.frames = r->sframes;
+	smp.cfas = r->scfas;
+	return r->sample_fn(r->sample_ctx, r, &smp);
+}
+
+/*
+ * Probe-cost compensation of one event (see vp_reader_compensate): the
+ * per-thread debt is what the probes added to this thread's clock so far.
+ *
+ * The debt grows where the time is spent.  The kernel stamps an event in
+ * its trap handler; what follows the entry's stamp (emulating or
+ * single-stepping the probed instruction, the way back to user space) is
+ * nearly all of the in-window cost, so it is owed from the entry on, and
+ * the events inside the call (its children) move back with it.  What
+ * precedes the stamps - the trap into the kernel - is about the same for
+ * every probe.  Owing the in-window cost only at the exit instead would
+ * leave a child's exit up to that cost too close to its parent's exit,
+ * and the clamp below would lengthen the parent.  The rest of a call's
+ * cost (extra) is owed after its exit.
+ */
+static void compensate(struct vp_reader *r, struct vp_event *ev)
+{
+	uint64_t *debt = &r->debt[ev->thread], *last = &r->last_out[ev->thread];
+	uint64_t t;
+
+	t = ev->time > *debt ? ev->time - *debt : 0;
+	/* per-thread times stay monotonic, whatever the costs */
+	if (t < *last)
+		t = *last;
+	*last = t;
+	ev->time = t;
+	*debt += ev->kind == VP_EV_EXIT ? r->extra[ev->func] : r->in_win[ev->func];
+}
+
 /* Decode records of the current chunk into @buf; returns events decoded. */
 static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 {
@@ -1069,28 +1803,13 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 		if (vp_uleb_get(&c.p, c.end, &tag))
 			goto bad_number;
 		if ((tag & 3) == VP_REC_CONTROL) {
-			switch (tag >> 2) {
-			case VP_CTL_THREAD:
-				err = def_thread(r, &c);
-				break;
-			case VP_CTL_CALLSITE:
-				err = def_callsite(r, &c);
-				break;
-			case VP_CTL_LOST: {
-				uint64_t cpu, count;
-
-				err = get_u(r, &c, &cpu, "cpu");
-				if (!err)
-					err = get_u(r, &c, &count, "lost count");
-				if (!err)
-					r->lost += count;
-				break;
-			}
-			default:
-				err = rerr(r, base_off + (size_t)(rec - c.base), -EBADMSG,
-					   "unknown control record type %llu",
-					   (unsigned long long)(tag >> 2));
-			}
+			err = control(r, &c, tag >> 2, base_off + (size_t)(rec - c.base));
+			if (err)
+				return err;
+			continue;
+		}
+		if ((tag & 3) == VP_REC_SAMPLE && r->hdr.version >= 2) {
+			err = decode_sample(r, &c, tag, base_off + (size_t)(rec - c.base));
 			if (err)
 				return err;
 			continue;
@@ -1134,6 +1853,8 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 					    (unsigned long long)cs);
 			ev->callsite = (uint32_t)cs;
 		}
+		if (r->compensate)
+			compensate(r, ev);
 		n++;
 	}
 	r->cp = c.p;
@@ -1213,9 +1934,11 @@ long vp_reader_next(struct vp_reader *r, struct vp_event *buf, size_t cap)
 		r->ctime = vp_get_le64(payload);
 		r->cp = payload + 8;
 		r->cend = payload + len;
-		/* stack pointers are deltas within a chunk, from 0 */
-		if (r->nthreads)
+		/* stack pointers and CFAs are deltas within a chunk, from 0 */
+		if (r->nthreads) {
 			memset(r->last_sp, 0, r->nthreads * sizeof(*r->last_sp));
+			memset(r->last_cfa, 0, r->nthreads * sizeof(*r->last_cfa));
+		}
 		r->pos += VP_CHUNK_HEADER_SIZE + len;
 	}
 	return total;

@@ -11,7 +11,9 @@
  *                 u32le crc32(payload)  payload[payload_len]
  *
  * Chunk types: META (must come first, exactly once), EVENTS (any number),
- * END (last; missing when the recorder died).  A reader stops at the last
+ * END (last; missing when the recorder died).  Version 2 adds sampled call
+ * stacks (SAMPLE records and the MODULE, SYMBOL and FRAME definitions they
+ * use) and the PHASE marker; version-1 files are still read.  A reader stops at the last
  * complete chunk of a truncated file and says so; a chunk with a bad magic,
  * CRC or record is an error naming the file offset.
  *
@@ -26,7 +28,8 @@
 
 #define VP_DATA_MAGIC "VPDATA\0\0"
 #define VP_CHUNK_MAGIC "VPCK"
-enum { VP_DATA_VERSION = 1 };
+/* Written version, and the oldest one readers still accept. */
+enum { VP_DATA_VERSION = 2, VP_DATA_VERSION_MIN = 1 };
 enum { VP_FILE_HEADER_SIZE = 16, VP_CHUNK_HEADER_SIZE = 16 };
 /* Largest payload a reader accepts; a writer flushes long before. */
 enum { VP_CHUNK_MAX_PAYLOAD = 64 << 20 };
@@ -56,6 +59,8 @@ enum vp_insn_class {
 enum {
 	VP_FUNC_CLONE = 1 << 0,    /* .isra/.constprop/.part/... clone */
 	VP_FUNC_FROM_LIB = 1 << 1, /* from a --lib module, not the executable */
+	VP_FUNC_MOVED = 1 << 2,	   /* probed past its first instruction (and any
+				    * endbr64): on the first emulated one */
 };
 
 /* Call-site flags. */
@@ -79,6 +84,30 @@ enum vp_meta_key {
 	VP_META_PROBE_COST = 8, /* u class, u in-window ns, u full ns */
 	VP_META_HOST = 9,	/* string: kernel release and machine */
 	VP_META_NCPU = 10,	/* u: CPUs recorded */
+	VP_META_MODE = 11,	/* u: enum vp_record_mode (version 2) */
+	VP_META_SAMPLING = 12,	/* u event, u period, u frequency, u stack bytes (v2) */
+};
+
+/* How the data were recorded (VP_META_MODE). */
+enum vp_record_mode {
+	VP_MODE_PROBE = 1,    /* entry/exit probes only */
+	VP_MODE_SAMPLE = 2,   /* sampled call stacks only */
+	VP_MODE_AUTO = 3,     /* phase 1 sampled, phase 2 probed (two runs) */
+	VP_MODE_COMBINED = 4, /* samples and probes in one run */
+};
+
+/* The sampling event (VP_META_SAMPLING). */
+enum vp_sample_event {
+	VP_SEV_CPU_CLOCK = 1,
+	VP_SEV_TASK_CLOCK = 2,
+	VP_SEV_CYCLES = 3, /* hardware cycles: the period is in cycles */
+};
+
+struct vp_sampling {
+	uint32_t event;	     /* enum vp_sample_event, 0: no sampling */
+	uint64_t period;     /* ns per sample for the clocks (0: frequency mode) */
+	uint64_t freq;	     /* samples per second asked for */
+	uint64_t stack_size; /* bytes of user stack copied per sample */
 };
 
 /* Control records inside EVENTS chunks: tag = (type << 2) | VP_REC_CONTROL. */
@@ -86,6 +115,7 @@ enum vp_rec_kind {
 	VP_REC_ENTRY = 0,   /* tag = func << 2 */
 	VP_REC_EXIT = 1,    /* tag = func << 2 | 1 */
 	VP_REC_CONTROL = 2, /* tag = type << 2 | 2 */
+	VP_REC_SAMPLE = 3,  /* tag = flags << 2 | 3 (version 2) */
 };
 
 enum vp_control_type {
@@ -93,6 +123,50 @@ enum vp_control_type {
 	VP_CTL_CALLSITE = 2, /* u id, u flags, u module+1 (0 = none), u offset,
 			      * string caller ("sym+0x1f"), string file, u line */
 	VP_CTL_LOST = 3,     /* u cpu, u count of lost records */
+	/* version 2: */
+	VP_CTL_MODULE = 4,   /* u id, u flags, string path, bytes build-id */
+	VP_CTL_SYMBOL = 5,   /* u id, u flags, u module+1, u addr, u size,
+			      * string name, string display */
+	VP_CTL_FRAME = 6,    /* u id, u module+1, u addr, u nlevels, then per
+			      * level (innermost first) u symbol, u line,
+			      * string file */
+	VP_CTL_PHASE = 7,    /* u phase (1: sampled run, 2: probed run), u pid */
+	VP_CTL_UNPROBED = 8, /* u func, u time: its probes were removed then
+			      * (over the overhead budget); later calls are
+			      * not in the file */
+};
+
+/*
+ * Sample record (version 2), after the tag:
+ *   u thread, s dtime, u period, u nframes, then per frame (innermost
+ *   first) u frame id, s dcfa.
+ * dtime continues the chunk's event times; the innermost frame's dcfa is
+ * relative to the previous innermost CFA of the same thread in the chunk
+ * (0 at chunk start), every other frame's to the frame inside it.
+ */
+enum {
+	VP_SAMPLE_TRUNCATED = 1 << 0, /* the stack copy ended before the
+				       * outermost frame was reached */
+	VP_SAMPLE_BROKEN = 1 << 1,    /* unwinding stopped early for another
+				       * reason (no unwind information) */
+	VP_SAMPLE_KERNEL = 1 << 2,    /* taken in the kernel: the frames are the
+				       * user code that entered it */
+	VP_SAMPLE_PROBE = 1 << 3,     /* the IP was in the [uprobes] page and was
+				       * mapped back to the probed function */
+};
+
+/* Runtime module flags (VP_CTL_MODULE). */
+enum {
+	VP_MOD_VDSO = 1 << 0,	 /* the kernel's vDSO */
+	VP_MOD_ANON = 1 << 1,	 /* code in no file (JIT, [uprobes]) */
+	VP_MOD_KERNEL = 1 << 2,	 /* the kernel itself */
+};
+
+/* Symbol flags (VP_CTL_SYMBOL). */
+enum {
+	VP_SYM_INLINE = 1 << 0,	 /* an inlined function: no entry of its own */
+	VP_SYM_NONAME = 1 << 1,	 /* no symbol covers the code: named by address */
+	VP_SYM_KERNEL = 1 << 2,	 /* stands for time in the kernel */
 };
 
 /*
@@ -106,11 +180,16 @@ enum vp_control_type {
  */
 
 /* END payload: u wait-status, u flags, u events, u lost records,
- * u foreign records (other processes, not followed), u end time. */
+ * u foreign records (other processes, not followed), u end time; version 2
+ * adds u samples, u truncated samples, u broken samples, then u count and
+ * that many probe costs (u class, u in-window ns, u full ns) tracked while
+ * recording, which readers use instead of the META chunk's. */
 enum {
 	VP_END_EXITED = 1 << 0,      /* wait-status is valid */
 	VP_END_INTERRUPTED = 1 << 1, /* stopped by SIGINT/SIGTERM to varperf */
 	VP_END_WRITE_ERROR = 1 << 2, /* data were dropped (e.g. disk full) */
+	VP_END_DETACHED = 1 << 3,    /* attached to a running process and
+				      * left it running (version 2) */
 };
 
 struct vp_module {
@@ -163,6 +242,9 @@ struct vp_header {
 	struct vp_func *funcs;
 	size_t ncosts;
 	struct vp_probe_cost *costs;
+	/* version 2 (0 in a version-1 file) */
+	uint32_t mode; /* enum vp_record_mode; 0: not said (probe) */
+	struct vp_sampling sampling;
 };
 
 /* Decoded trailer (END chunk). */
@@ -174,6 +256,12 @@ struct vp_trailer {
 	uint64_t lost;
 	uint64_t foreign;
 	uint64_t end_time;
+	/* version 2 */
+	uint64_t samples;
+	uint64_t truncated; /* samples with VP_SAMPLE_TRUNCATED */
+	uint64_t broken;    /* samples with VP_SAMPLE_BROKEN */
+	uint32_t ncosts;    /* probe costs as tracked during the recording */
+	struct vp_probe_cost costs[4];
 };
 
 enum vp_event_kind { VP_EV_ENTRY = 0, VP_EV_EXIT = 1 };
@@ -193,6 +281,48 @@ struct vp_thread_info {
 	uint32_t pid;
 };
 
+/* A function seen in sampled stacks (VP_CTL_SYMBOL). */
+struct vp_symbol {
+	uint32_t flags;	 /* VP_SYM_* */
+	int32_t module;	 /* index among all modules, -1 if none */
+	uint64_t addr;	 /* link-time entry address (0 for an inline) */
+	uint64_t size;
+	char *name;	 /* symbol or DWARF linkage name */
+	char *display;	 /* demangled */
+};
+
+/* One source position of a frame (innermost level first). */
+struct vp_frame_level {
+	uint32_t symbol; /* the function executing at this level */
+	uint32_t line;	 /* 0 if unknown */
+	char *file;	 /* "" if unknown */
+};
+
+/*
+ * A code address seen in sampled stacks (VP_CTL_FRAME): the physical
+ * function and the functions inlined into it at that address.  Level i's
+ * position is where level i's function is at that address: the source
+ * line of the address for level 0, the inlined call of level i - 1 else.
+ */
+struct vp_frame_def {
+	int32_t module;	 /* -1 if none */
+	uint64_t addr;	 /* link-time address */
+	uint32_t nlevels;
+	struct vp_frame_level *levels;
+};
+
+/* One decoded sample, valid during the callback that receives it. */
+struct vp_sample {
+	uint64_t time;
+	uint64_t period; /* of the sampling event: ns for the clocks */
+	uint32_t thread;
+	uint32_t flags;	 /* VP_SAMPLE_* */
+	uint32_t phase;	 /* of the last PHASE record, 0 before any */
+	uint32_t nframes;
+	const uint32_t *frames; /* frame ids, innermost first */
+	const uint64_t *cfas;	/* their canonical frame addresses */
+};
+
 /* ---- writer ---- */
 
 struct vp_writer;
@@ -208,11 +338,24 @@ int vp_writer_thread(struct vp_writer *w, uint32_t idx, uint32_t tid, uint32_t p
 int vp_writer_callsite(struct vp_writer *w, uint32_t id, const struct vp_callsite *cs);
 int vp_writer_lost(struct vp_writer *w, uint32_t cpu, uint64_t count);
 int vp_writer_event(struct vp_writer *w, const struct vp_event *ev);
+/*
+ * Version 2 records.  Definitions are numbered in order from 0; module ids
+ * continue after the header's modules.  A sample's frames must be defined
+ * before it.  @s->phase is ignored (see vp_writer_phase).
+ */
+int vp_writer_module(struct vp_writer *w, uint32_t id, const struct vp_module *m,
+		     uint32_t flags);
+int vp_writer_symbol(struct vp_writer *w, uint32_t id, const struct vp_symbol *s);
+int vp_writer_frame(struct vp_writer *w, uint32_t id, const struct vp_frame_def *f);
+int vp_writer_sample(struct vp_writer *w, const struct vp_sample *s);
+int vp_writer_phase(struct vp_writer *w, uint32_t phase, uint32_t pid);
+int vp_writer_unprobed(struct vp_writer *w, uint32_t func, uint64_t time);
 /* Write out the current EVENTS chunk (also done automatically at ~64 KiB). */
 int vp_writer_flush(struct vp_writer *w);
 /**
  * vp_writer_finish - flush, write the END chunk, fsync and close.
- * @tr->events is filled in by the writer.  Frees @w in all cases.
+ * @tr->events and the sample counts are filled in by the writer.  Frees @w
+ * in all cases.
  */
 int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr);
 /* Close without an END chunk (what a killed recorder leaves); buffered
@@ -226,7 +369,9 @@ uint64_t vp_writer_bytes(const struct vp_writer *w);
 struct vp_reader;
 
 /**
- * vp_reader_open - open @path and read its header (META chunk).
+ * vp_reader_open - open @path and read its header (META chunk).  Probe
+ * costs tracked during the recording (END chunk) replace the calibration's
+ * in the header, so compensation uses them from the first event.
  * On failure returns a negative errno and, when @errbuf is not NULL, a
  * message naming the file, the offset and the problem.
  */
@@ -252,6 +397,50 @@ const struct vp_thread_info *vp_reader_thread(const struct vp_reader *r, uint32_
 size_t vp_reader_ncallsites(const struct vp_reader *r);
 const struct vp_callsite *vp_reader_callsite(const struct vp_reader *r, uint32_t id);
 uint64_t vp_reader_lost(const struct vp_reader *r);
+
+/*
+ * Sampled stacks (version 2).  Without a handler the reader skips samples.
+ * With one, vp_reader_next() calls @fn for each sample as it decodes it, in
+ * file (time) order among the events it returns; a negative return from
+ * @fn stops the read with that error.
+ */
+typedef int (*vp_sample_fn)(void *ctx, const struct vp_reader *r, const struct vp_sample *s);
+void vp_reader_set_sample_handler(struct vp_reader *r, vp_sample_fn fn, void *ctx);
+/* All modules: the header's, then those defined in EVENTS chunks. */
+size_t vp_reader_nmodules(const struct vp_reader *r);
+const struct vp_module *vp_reader_module(const struct vp_reader *r, uint32_t id);
+/* VP_MOD_* of module @id (0 for the header's). */
+uint32_t vp_reader_module_flags(const struct vp_reader *r, uint32_t id);
+size_t vp_reader_nsymbols(const struct vp_reader *r);
+const struct vp_symbol *vp_reader_symbol(const struct vp_reader *r, uint32_t id);
+size_t vp_reader_nframes(const struct vp_reader *r);
+const struct vp_frame_def *vp_reader_frame(const struct vp_reader *r, uint32_t id);
+/* Samples decoded so far (handled or skipped). */
+uint64_t vp_reader_samples(const struct vp_reader *r);
+/* When function @func stopped being probed (UNPROBED record), or 0. */
+uint64_t vp_reader_unprobed(const struct vp_reader *r, uint32_t func);
+/* Phase of the last PHASE record read (0: none yet) and its pid. */
+uint32_t vp_reader_phase(const struct vp_reader *r, uint32_t *pid);
+
+/*
+ * vp_reader_compensate - with @on, subtract the calibrated probe cost from
+ * the event times as they are decoded: per thread, everything after a
+ * probed call's entry moves back by the in-window cost of its class, and
+ * everything after its exit by the rest of the call's full cost, so an
+ * invocation loses its own in-window cost and k full costs for its k probed
+ * descendant calls (per-thread times stay monotonic).  Functions of a class without a calibrated cost are left as
+ * they are.  Call it before reading (or after vp_reader_rewind()).
+ * Returns 0, or -ENOMEM (the times are then read as they are).
+ */
+int vp_reader_compensate(struct vp_reader *r, int on);
+
+/*
+ * vp_probe_cost_of - the calibrated cost of probing function @func of
+ * @hdr: in-window and full nanoseconds.  Returns 0, or -ENOENT when the
+ * header has no cost for its instruction class.
+ */
+int vp_probe_cost_of(const struct vp_header *hdr, uint32_t func, uint64_t *in_window,
+		     uint64_t *full);
 /* Start again from the first EVENTS chunk (for a second pass). */
 int vp_reader_rewind(struct vp_reader *r);
 

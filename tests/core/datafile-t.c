@@ -5,7 +5,11 @@
  * 16 bytes per event, and every kind of damage gives the exact message
  * with the file offset: empty, bad magic, wrong version, truncated
  * header, bad checksum, truncated tail (a warning: the complete chunks
- * stay readable).
+ * stay readable).  Version 2: sampled stacks and their definitions read
+ * back through the sample handler, version-1 files are still read (and
+ * reject version-2 records), probe-cost compensation moves event times by
+ * exactly the calibrated costs, and costs tracked while recording replace
+ * them.
  */
 #include <config.h>
 
@@ -172,6 +176,319 @@ static void expect_open_error(const char *name, const void *bytes, size_t len, c
 	free(p);
 }
 
+/* A version-1 file (the same layout, version 1 in the header) reads. */
+static void test_version1(const char *good)
+{
+	char err[512], *p = path_of("v1.data");
+	unsigned char *b;
+	struct vp_reader *r;
+	size_t len;
+	long n;
+
+	b = read_all(good, &len);
+	b[8] = 1;
+	write_bytes(p, b, len);
+	n = read_back(p, err, sizeof(err), &r);
+	is_int(NEV, n, "version 1: every event read");
+	if (n > 0) {
+		is_int(1, vp_reader_header(r)->version, "version 1: header says so");
+		is_int(0, vp_reader_header(r)->mode, "version 1: no recording mode");
+		vp_reader_free(r);
+	} else {
+		skip_block(2, "nothing read");
+	}
+	free(b);
+	free(p);
+}
+
+/* ---- version 2: samples ---- */
+
+enum { NSAMPLES = 3000 };
+
+struct sample_seen {
+	long n;
+	long bad;
+	uint64_t last_time;
+	uint32_t phases[3];
+};
+
+static uint32_t sample_nframes(long i)
+{
+	return 1 + (uint32_t)(i % 5);
+}
+
+static uint64_t sample_cfa(long i, uint32_t k)
+{
+	return 0x7ffd0000e000ULL - (uint64_t)(i % 3) * 64 + (uint64_t)k * 96;
+}
+
+static int on_sample(void *ctx, const struct vp_reader *r, const struct vp_sample *s)
+{
+	struct sample_seen *seen = ctx;
+	long i = seen->n++;
+	uint32_t n = sample_nframes(i);
+
+	(void)r;
+	if (s->nframes != n || s->thread != (uint32_t)(i % 2) || s->period != 1000000 ||
+	    s->time != 5000000000ULL + (uint64_t)i * 1000000 ||
+	    s->flags != (i % 7 == 0 ? VP_SAMPLE_TRUNCATED : 0)) {
+		seen->bad++;
+		return 0;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (s->frames[k] != (k + (uint32_t)i) % 3 || s->cfas[k] != sample_cfa(i, k))
+			seen->bad++;
+	if (s->phase < 3)
+		seen->phases[s->phase]++;
+	return 0;
+}
+
+static void write_samples(const char *path)
+{
+	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	unsigned char bid[] = { 1, 2, 3 };
+	struct vp_module vdso = { "[vdso]", bid, sizeof(bid) };
+	struct vp_symbol syms[2] = {
+		{ 0, 0, 0x1100, 40, "work", "work" },
+		{ VP_SYM_INLINE, 1, 0, 0, "_Z4stepi", "step(int)" },
+	};
+	struct vp_frame_level lv[2] = { { 1, 12, "a.c" }, { 0, 30, "a.c" } };
+	struct vp_frame_def frames[3] = {
+		{ 0, 0x1104, 2, lv },
+		{ 0, 0x1120, 1, &lv[1] },
+		{ -1, 0, 1, &lv[1] },
+	};
+	struct vp_header h = { 0 };
+	struct vp_trailer tr = { 0 };
+	struct vp_writer *w;
+	uint32_t ids[8];
+	uint64_t cfas[8];
+
+	h.unit = VP_UNIT_NS;
+	h.clock = CLOCK_MONOTONIC;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.mode = VP_MODE_AUTO;
+	h.sampling = (struct vp_sampling){ VP_SEV_CPU_CLOCK, 1000000, 1000, 8192 };
+	w = vp_writer_new(path, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	vp_writer_thread(w, 0, 10, 10);
+	vp_writer_thread(w, 1, 11, 10);
+	vp_writer_module(w, 1, &vdso, VP_MOD_VDSO);
+	for (uint32_t i = 0; i < 2; i++)
+		vp_writer_symbol(w, i, &syms[i]);
+	for (uint32_t i = 0; i < 3; i++)
+		vp_writer_frame(w, i, &frames[i]);
+	vp_writer_phase(w, 1, 10);
+	for (long i = 0; i < NSAMPLES; i++) {
+		struct vp_sample s = { 0 };
+
+		if (i == NSAMPLES / 2)
+			vp_writer_phase(w, 2, 12);
+		s.time = 5000000000ULL + (uint64_t)i * 1000000;
+		s.period = 1000000;
+		s.thread = (uint32_t)(i % 2);
+		s.flags = i % 7 == 0 ? VP_SAMPLE_TRUNCATED : 0;
+		s.nframes = sample_nframes(i);
+		for (uint32_t k = 0; k < s.nframes; k++) {
+			ids[k] = (k + (uint32_t)i) % 3;
+			cfas[k] = sample_cfa(i, k);
+		}
+		s.frames = ids;
+		s.cfas = cfas;
+		if (vp_writer_sample(w, &s))
+			sysbail("vp_writer_sample");
+	}
+	if (vp_writer_finish(w, &tr))
+		sysbail("vp_writer_finish");
+}
+
+static void test_samples(void)
+{
+	char *p = path_of("samples.data"), err[512] = "";
+	struct sample_seen seen;
+	struct vp_reader *r;
+	struct vp_event ev[16];
+	const struct vp_frame_def *f;
+	const struct vp_header *h;
+	uint32_t pid = 0;
+	unsigned char *b;
+	size_t len;
+
+	write_samples(p);
+	if (vp_reader_open(p, &r, err, sizeof(err)))
+		bail("cannot open the sample file: %s", err);
+	h = vp_reader_header(r);
+	is_int(VP_DATA_VERSION, h->version, "samples: written as version %d", VP_DATA_VERSION);
+	is_int(VP_MODE_AUTO, h->mode, "samples: recording mode");
+	is_int(VP_SEV_CPU_CLOCK, h->sampling.event, "samples: sampling event");
+	is_int(1000000, h->sampling.period, "samples: sampling period");
+	is_int(8192, h->sampling.stack_size, "samples: stack size");
+	memset(&seen, 0, sizeof(seen));
+	vp_reader_set_sample_handler(r, on_sample, &seen);
+	is_int(0, vp_reader_next(r, ev, 16), "samples: no entry or exit events");
+	is_int(NSAMPLES, seen.n, "samples: every sample handed over");
+	is_int(0, seen.bad, "samples: all read back identically");
+	is_int(NSAMPLES / 2, seen.phases[1], "samples: first half in phase 1");
+	is_int(NSAMPLES / 2, seen.phases[2], "samples: second half in phase 2");
+	is_int(2, vp_reader_phase(r, &pid), "samples: last phase");
+	is_int(12, pid, "samples: its pid");
+	is_int(2, vp_reader_nmodules(r), "samples: header module plus a defined one");
+	is_string("[vdso]", vp_reader_module(r, 1)->path, "samples: defined module path");
+	is_int(VP_MOD_VDSO, vp_reader_module_flags(r, 1), "samples: module flags");
+	is_int(3, vp_reader_module(r, 1)->build_id_len, "samples: module build-id");
+	is_string("step(int)", vp_reader_symbol(r, 1)->display, "samples: symbol name");
+	is_int(VP_SYM_INLINE, vp_reader_symbol(r, 1)->flags, "samples: symbol flags");
+	is_int(1, vp_reader_symbol(r, 1)->module, "samples: symbol module");
+	f = vp_reader_frame(r, 0);
+	ok(f && f->nlevels == 2 && f->levels[0].symbol == 1 && f->levels[1].line == 30 &&
+		   !strcmp(f->levels[0].file, "a.c") && f->addr == 0x1104,
+	   "samples: inline frame levels");
+	is_int(-1, vp_reader_frame(r, 2)->module, "samples: frame without a module");
+	is_int(NSAMPLES, vp_reader_trailer(r)->samples, "samples: trailer count");
+	is_int((NSAMPLES + 6) / 7, vp_reader_trailer(r)->truncated, "samples: trailer truncated");
+	vp_reader_rewind(r);
+	vp_reader_set_sample_handler(r, NULL, NULL);
+	vp_reader_next(r, ev, 16);
+	is_int(NSAMPLES, vp_reader_samples(r), "samples: skipped without a handler");
+	ok(vp_reader_nframes(r) == 3 && vp_reader_nsymbols(r) == 2,
+	   "samples: rewind defines everything once again");
+	vp_reader_free(r);
+
+	/* The same records in a file that says version 1: an error. */
+	b = read_all(p, &len);
+	b[8] = 1;
+	write_bytes(p, b, len);
+	if (vp_reader_open(p, &r, err, sizeof(err)))
+		bail("cannot open the v1 sample file: %s", err);
+	ok(vp_reader_next(r, ev, 16) < 0 &&
+		   strstr(vp_reader_error(r), "unknown control record type 4"),
+	   "version 1 with version-2 records rejected: %s", vp_reader_error(r));
+	vp_reader_free(r);
+	free(b);
+	free(p);
+}
+
+/* ---- compensation ---- */
+
+/*
+ * main calls a (emulated: in-window 500, full 900) twice and b (stepped:
+ * in-window 15000, full 17000) once inside the first a.
+ */
+static void test_compensation(void)
+{
+	static const struct {
+		uint32_t kind, func;
+		uint64_t t;
+	} evs[] = {
+		{ VP_EV_ENTRY, 0, 1000 },  { VP_EV_ENTRY, 1, 2000 },	{ VP_EV_ENTRY, 2, 3000 },
+		{ VP_EV_EXIT, 2, 23000 },  { VP_EV_EXIT, 1, 30000 },	{ VP_EV_ENTRY, 1, 31000 },
+		{ VP_EV_EXIT, 1, 32000 },  { VP_EV_EXIT, 0, 100000 },
+	};
+	/* raw minus compensation: after an entry its in-window cost is owed,
+	 * after an exit the rest of its full cost; so b lasts 20000 - 15000,
+	 * the first a 28000 - 500 - 17000, main 99000 - 17000 - 2 * 900 */
+	static const uint64_t want[] = { 1000, 2000, 2500, 7500, 12500, 13100, 13600, 81200 };
+	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_func funcs[3] = {
+		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_UNKNOWN, "main", "main", "main" },
+		{ 0, 0x1100, 16, 0x1100, 0, VP_INSN_EMULATED, "a", "a", "a" },
+		{ 0, 0x1200, 16, 0x1200, 0, VP_INSN_STEPPED, "b", "b", "b" },
+	};
+	struct vp_probe_cost costs[2] = { { VP_INSN_EMULATED, 500, 900 },
+					  { VP_INSN_STEPPED, 15000, 17000 } };
+	struct vp_callsite cs = { VP_CS_NONE, -1, 0, "", "", 0 };
+	struct vp_header h = { 0 };
+	struct vp_trailer tr = { 0 };
+	struct vp_event got[16];
+	char *p = path_of("comp.data"), err[512] = "";
+	struct vp_reader *r;
+	struct vp_writer *w;
+	uint64_t in, full;
+	long n;
+	int same = 1;
+
+	h.unit = VP_UNIT_NS;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.nfuncs = 3;
+	h.funcs = funcs;
+	h.ncosts = 2;
+	h.costs = costs;
+	w = vp_writer_new(p, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	vp_writer_thread(w, 0, 1, 1);
+	vp_writer_callsite(w, 0, &cs);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		struct vp_event ev = { evs[i].t, 0x7000 - 64 * i, evs[i].func, 0, 0, evs[i].kind };
+
+		ev.callsite = ev.kind == VP_EV_ENTRY ? 0 : UINT32_MAX;
+		vp_writer_event(w, &ev);
+	}
+	if (vp_writer_finish(w, &tr))
+		sysbail("vp_writer_finish");
+	if (vp_reader_open(p, &r, err, sizeof(err)))
+		bail("cannot open: %s", err);
+	ok(vp_probe_cost_of(vp_reader_header(r), 2, &in, &full) == 0 && in == 15000 &&
+		   full == 17000,
+	   "cost of a stepped function");
+	is_int(-ENOENT, vp_probe_cost_of(vp_reader_header(r), 0, &in, &full),
+	       "no cost for an unknown class");
+	is_int(0, vp_reader_compensate(r, 1), "compensation on");
+	n = vp_reader_next(r, got, 16);
+	is_int(8, n, "compensated: every event");
+	for (long i = 0; i < n && i < 8; i++)
+		if (got[i].time != want[i]) {
+			diag("event %ld: time %llu, wanted %llu", i,
+			     (unsigned long long)got[i].time, (unsigned long long)want[i]);
+			same = 0;
+		}
+	ok(same, "compensated: times moved by exactly the calibrated costs");
+	vp_reader_rewind(r);
+	is_int(0, vp_reader_compensate(r, 0), "compensation off");
+	n = vp_reader_next(r, got, 16);
+	ok(n == 8 && got[7].time == 100000 && got[3].time == 23000, "raw again after rewind");
+	vp_reader_free(r);
+	free(p);
+}
+
+/* Costs tracked while recording (END chunk) replace the calibration's. */
+static void test_tracked_costs(void)
+{
+	struct vp_probe_cost costs[2] = { { VP_INSN_EMULATED, 500, 900 },
+					  { VP_INSN_STEPPED, 15000, 17000 } };
+	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_header h = { 0 };
+	struct vp_trailer tr = { 0 };
+	char *p = path_of("tracked.data"), err[512] = "";
+	const struct vp_header *rh;
+	struct vp_reader *r;
+	struct vp_writer *w;
+
+	h.unit = VP_UNIT_NS;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.ncosts = 2;
+	h.costs = costs;
+	w = vp_writer_new(p, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	tr.ncosts = 1;
+	tr.costs[0] = (struct vp_probe_cost){ VP_INSN_STEPPED, 11000, 13000 };
+	if (vp_writer_finish(w, &tr))
+		sysbail("vp_writer_finish");
+	if (vp_reader_open(p, &r, err, sizeof(err)))
+		bail("cannot open: %s", err);
+	rh = vp_reader_header(r);
+	ok(rh->costs[1].in_window_ns == 11000 && rh->costs[1].full_ns == 13000,
+	   "tracked costs replace the calibration's");
+	ok(rh->costs[0].full_ns == 900, "a class not tracked keeps its calibration");
+	vp_reader_free(r);
+	free(p);
+}
+
 int main(void)
 {
 	struct vp_reader *r = NULL;
@@ -182,7 +499,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(45);
+	plan(47 + 36);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
@@ -243,7 +560,7 @@ int main(void)
 		v[8] = 99;
 		expect_open_error("version.data", v, 16,
 				  "offset 8: unsupported format version 99 (this varperf reads "
-				  "version 1)");
+				  "versions 1 to 2)");
 	}
 	expect_open_error("short.data", bytes, 12,
 			  "offset 12: file ends inside the file header (truncated)");
@@ -310,6 +627,11 @@ int main(void)
 	}
 	free(p);
 	free(bytes);
+
+	test_version1(good);
+	test_samples();
+	test_compensation();
+	test_tracked_costs();
 	free(good);
 	test_tmpdir_free(dir);
 	return 0;
