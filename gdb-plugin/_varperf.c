@@ -268,10 +268,12 @@ out:
 }
 
 /*
- * Read, build and analyse @r->path as `varperf report` does; on failure
- * return a negative errno with the message in @msg.
+ * Read, build and analyse @r->path as `varperf report` does (@compensate:
+ * without --raw); on failure return a negative errno with the message in
+ * @msg.
  */
-static int rec_load(struct rec *r, const struct vp_analysis_params *p, char *msg, size_t len)
+static int rec_load(struct rec *r, const struct vp_analysis_params *p, int compensate,
+		    char *msg, size_t len)
 {
 	int err;
 
@@ -291,6 +293,13 @@ static int rec_load(struct rec *r, const struct vp_analysis_params *p, char *msg
 		return err;
 	}
 	r->hdr = vp_reader_header(r->reader);
+	err = vp_reader_compensate(r->reader, compensate);
+	if (err < 0) {
+		snprintf(msg, len, "cannot subtract the probe costs: %s", strerror(-err));
+		return err;
+	}
+	/* as cmd-report.c says it: only what has a calibrated cost changes */
+	r->compensated = compensate && r->hdr->ncosts && r->hdr->nfuncs;
 	err = vp_cct_init(&r->tree);
 	if (err < 0) {
 		snprintf(msg, len, "cannot build the calling-context tree: %s", strerror(-err));
@@ -368,17 +377,19 @@ PyObject *vpmod_alloc(PyTypeObject *tp)
 static PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "path",	   "cutoff",	 "probability", "window",
-				  "cov_threshold", "similarity", "beta",	NULL };
+				  "cov_threshold", "similarity", "beta",	"compensate",
+				  NULL };
 	struct vp_analysis_params p;
 	PyObject *pathobj = NULL;
 	char msg[VPMOD_MSG_LEN] = "";
 	struct rec *r;
+	int compensate = 1;
 	int err;
 
 	vp_analysis_params_default(&p);
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|dddddd:open", kwlist, PyUnicode_FSConverter,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ddddddp:open", kwlist, PyUnicode_FSConverter,
 					 &pathobj, &p.cutoff, &p.probability, &p.window,
-					 &p.cov_threshold, &p.similarity, &p.beta))
+					 &p.cov_threshold, &p.similarity, &p.beta, &compensate))
 		return NULL;
 	r = (struct rec *)vpmod_alloc(vpmod_rec_type);
 	if (!r) {
@@ -393,7 +404,7 @@ static PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 	}
 	/* A big file takes a while: let other Python threads run. */
 	Py_BEGIN_ALLOW_THREADS
-	err = rec_load(r, &p, msg, sizeof(msg));
+	err = rec_load(r, &p, compensate, msg, sizeof(msg));
 	Py_END_ALLOW_THREADS
 	if (err < 0) {
 		vpmod_raise(err, msg, r->path);
@@ -639,6 +650,11 @@ static PyObject *rec_get_path(PyObject *self, void *closure)
 static PyObject *rec_get_nfuncs(PyObject *self, void *closure)
 {
 	return PyLong_FromSize_t(((const struct rec *)self)->hdr->nfuncs);
+}
+
+static PyObject *rec_get_compensated(PyObject *self, void *closure)
+{
+	return vpmod_bool(((const struct rec *)self)->compensated);
 }
 
 static PyObject *rec_get_nnodes(PyObject *self, void *closure)
@@ -1272,6 +1288,8 @@ static PyGetSetDef rec_getset[] = {
 	{ "warnings", rec_get_warnings, NULL, "problems of a usable file", NULL },
 	{ "nfuncs", rec_get_nfuncs, NULL, "probed functions", NULL },
 	{ "nnodes", rec_get_nnodes, NULL, "tree nodes, with the root (node 0)", NULL },
+	{ "compensated", rec_get_compensated, NULL,
+	  "whether the calibrated probe costs were subtracted from the durations", NULL },
 	{ "ncallsites", rec_get_ncallsites, NULL, "call sites", NULL },
 	{ "npatterns", rec_get_npatterns, NULL, "patterns", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
@@ -1295,9 +1313,10 @@ static PyType_Spec rec_spec = {
 static PyMethodDef vpmod_methods[] = {
 	{ "open", (PyCFunction)(void (*)(void))vpmod_open, METH_VARARGS | METH_KEYWORDS,
 	  "open(path, cutoff=0.0002, probability=0.96, window=2.0, cov_threshold=0,\n"
-	  "     similarity=0.1, beta=0.1) -> Recording\n\n"
+	  "     similarity=0.1, beta=0.1, compensate=True) -> Recording\n\n"
 	  "Read a varperf data file, build its calling-context tree and run the\n"
-	  "variance analysis with these parameters (varperf report's options).\n"
+	  "variance analysis with these parameters (varperf report's options;\n"
+	  "compensate=False is its --raw: durations as measured, probe costs in).\n"
 	  "Raises varperf.Error with core's message when the file cannot be used." },
 	{ "create", vpmod_create, METH_VARARGS,
 	  "create(path, header) -> Writer: write a data file with core's writer." },

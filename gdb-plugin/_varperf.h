@@ -50,6 +50,7 @@ struct rec {
 	struct vp_build_totals totals;
 	struct vp_analysis an;
 	uint64_t lost;
+	int compensated; /* probe costs subtracted from the durations */
 	int have_tree;
 	int have_an;
 	/* indexes built once after the analysis */

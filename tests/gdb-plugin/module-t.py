@@ -82,10 +82,12 @@ FUNCS = [
     {"name": "main", "module": 0, "addr": 0x1000, "size": 0x100},
     {"name": "run", "module": 0, "addr": 0x1100, "size": 0x100},
     {"name": "work", "module": 0, "addr": 0x1200, "size": 0x80},
-    {"name": "leaf", "module": 0, "addr": 0x1280, "size": 0x40},
+    {"name": "leaf", "module": 0, "addr": 0x1280, "size": 0x40, "insn_class": 2},
     {"name": "_ZN2ns4idleEi", "display": "ns::idle(int)", "base": "ns::idle(int)",
      "module": 0, "addr": 0x1300, "size": 0x10},
 ]
+# (in-window, full) ns of a probed call of class 1 (emulated)
+PROBE_COST = (20, 30)
 CALLSITES = [
     dict(flags=varperf._varperf.CS_NONE),
     dict(module=0, offset=0x1050, caller="main+0x50", file="/src/x.c", line=10),
@@ -100,7 +102,7 @@ CALLSITES = [
 def header():
     return {"pid": 4242, "ncpu": 2, "host": "test-host", "argv": ["/bin/x", "a b"],
             "start_time": 1700000000, "modules": [("/bin/x", bytes.fromhex("c0ffee"))],
-            "functions": FUNCS, "probe_costs": [(1, 2000, 4000)]}
+            "functions": FUNCS, "probe_costs": [(1,) + PROBE_COST]}
 
 
 class Sim:
@@ -113,13 +115,20 @@ class Sim:
         self.durs = {}
 
     def call(self, ctx, func, cs, body):
+        # A probed call of class 1 costs what the header's probe_costs
+        # say, where the kernel spends it: the in-window part after the
+        # entry's timestamp (emulating or single-stepping the probed
+        # instruction), the rest after the exit's.
+        cost = PROBE_COST if FUNCS[func].get("insn_class", 1) == 1 else (0, 0)
         self.sp -= 0x100
         sp = self.sp
         t0 = self.t
         self.w.event("entry", func, 0, self.t, sp, cs)
+        self.spend(cost[0])
         body()
         self.w.event("exit", func, 0, self.t, sp + 8)
         self.durs.setdefault(ctx, []).append(self.t - t0)
+        self.spend(cost[1] - cost[0])
         self.sp += 0x100
 
     def spend(self, ns):
@@ -166,7 +175,10 @@ def stats(xs):
 
 path = os.path.join(tmp, "x.data")
 durs = write_main(path)
-rec = varperf.load(path)
+# The simulated durations are the ground truth as written: read them raw
+# (the header's probe costs are compared with report's subtraction below).
+rec = varperf.load(path, compensate=False)
+is_(False, rec.compensated, "compensate=False: durations as written")
 
 # ---- the file ----
 is_(path, rec.path, "path")
@@ -174,7 +186,7 @@ h = rec.header
 is_((4242, 2, "test-host", ["/bin/x", "a b"], 1700000000),
     (h["pid"], h["ncpu"], h["host"], h["argv"], h["start_time"]), "header fields")
 is_([{"path": "/bin/x", "build_id": "c0ffee"}], h["modules"], "modules with hex build-id")
-is_([(1, 2000, 4000)], h["probe_costs"], "probe costs")
+is_([(1, 20, 30)], h["probe_costs"], "probe costs")
 is_(len(FUNCS), rec.nfuncs, "nfuncs")
 is_(len(CALLSITES), rec.ncallsites, "ncallsites")
 is_([], rec.warnings, "a complete file has no warnings")
@@ -300,37 +312,59 @@ else:
 
 # ---- the same numbers as varperf report --format json ----
 VARPERF = os.environ.get("VARPERF")
-if VARPERF and os.access(VARPERF, os.X_OK):
-    out = subprocess.run([VARPERF, "report", "-i", path, "--format", "json"],
+
+
+def same_as_report(rec, opts, what):
+    """Every number of @rec equal to `varperf report --format json @opts`."""
+    out = subprocess.run([VARPERF, "report", "-i", path, "--format", "json"] + opts,
                          stdout=subprocess.PIPE, check=False)
-    is_(0, out.returncode, "varperf report --format json exits 0")
-    doc = json.loads(out.stdout) if out.returncode == 0 else {"nodes": [], "patterns": []}
+    is_(0, out.returncode, "varperf report --format json %s exits 0" % " ".join(opts))
+    doc = json.loads(out.stdout) if out.returncode == 0 else {
+        "nodes": [], "patterns": [], "parameters": {}, "totals": {}, "compensated": None}
+    is_(doc["compensated"], rec.compensated, "%s: compensated as the report says" % what)
     keys = ("count", "mean", "stddev", "variance", "cov", "total", "min", "max", "vim",
             "significant", "high_variance", "children")
     for jn in doc["nodes"]:
         n = rec.node(jn["id"])
         bad = [k for k in keys if jn[k] != n[k]]
-        ok(not bad, "node %d: %s equal to the JSON report, bit for bit"
-           % (jn["id"], ",".join(keys)),
+        ok(not bad, "%s: node %d: %s equal to the JSON report, bit for bit"
+           % (what, jn["id"], ",".join(keys)),
            "differ: %s" % ", ".join("%s %r != %r" % (k, jn[k], n[k]) for k in bad))
         if jn["children_covariance"]:
             ok(jn["children_covariance"]["matrix"] == rec.covariance(jn["id"]),
-               "node %d: covariance matrix equal to the JSON report" % jn["id"])
+               "%s: node %d: covariance matrix equal to the JSON report" % (what, jn["id"]))
     for jp in doc["patterns"]:
         p = rec.pattern(jp["rank"])
         bad = [k for k in ("count", "mean", "stddev", "cov", "total", "vim", "vim_share",
                            "in_pattern_set", "nodes") if jp[k] != p[k]]
-        ok(not bad, "pattern %d equal to the JSON report" % jp["rank"], ", ".join(bad))
-    is_(doc["parameters"]["k"], rec.params["k"], "Chebyshev k as in the JSON report")
-    is_(doc["totals"]["total_time"], rec.totals["total_time"], "total time as in the report")
+        ok(not bad, "%s: pattern %d equal to the JSON report" % (what, jp["rank"]),
+           ", ".join(bad))
+    is_(doc["parameters"].get("k"), rec.params["k"], "%s: Chebyshev k as in the JSON report"
+        % what)
+    is_(doc["totals"].get("total_time"), rec.totals["total_time"],
+        "%s: total time as in the report" % what)
     # formatting: the JSON text itself, number by number
     for jn in doc["nodes"]:
         n = rec.node(jn["id"])
         for k in ("mean", "stddev", "variance", "cov"):
             text = json.dumps(jn[k])
             if varperf.format_exact(n[k]) != text and float(text) != n[k]:
-                ok(False, "node %d %s printed as the report prints it" % (jn["id"], k))
-    ok(True, "format_exact prints every node's numbers as the report does")
+                ok(False, "%s: node %d %s printed as the report prints it" % (what, jn["id"], k))
+    ok(True, "%s: format_exact prints every node's numbers as the report does" % what)
+
+
+if VARPERF and os.access(VARPERF, os.X_OK):
+    same_as_report(rec, ["--raw"], "raw")
+    crec = varperf.load(path)
+    is_(True, crec.compensated, "by default the probe costs are subtracted")
+    same_as_report(crec, [], "compensated")
+    # main/run/work (class 1) loses its in-window 20 ns per call; main/run
+    # its own 20 and work's full 30, and nothing for the leaves (class 2
+    # has no calibrated cost); a leaf stays as it is
+    for ctx, less in (("main/run/work", 20), ("main/run", 50), ("main/run/leaf", 0)):
+        raw_n, comp_n = rec.node(byctx[ctx]), crec.node(byctx[ctx])
+        close(raw_n["mean"] - less, comp_n["mean"], "%s: compensated mean is %d ns less"
+              % (ctx, less))
 else:
     print("ok %d # skip VARPERF is not set: no comparison with varperf report" % (_count + 1))
     _count += 1
@@ -338,7 +372,7 @@ else:
 # ---- imperfect and broken files ----
 path2 = os.path.join(tmp, "killed.data")
 write_main(path2, finish=False)
-r2 = varperf.load(path2)
+r2 = varperf.load(path2, compensate=False)
 w = r2.warnings
 ok(len(w) == 1 and w[0].startswith("'%s': recording incomplete" % path2),
    "a file without END chunk loads with a warning", w)
