@@ -24,4 +24,18 @@ enum { VP_CALIBRATE_NCOSTS = 2 };
  */
 int vp_calibrate(struct vp_probe_cost *costs, int exit_sites);
 
+/*
+ * The cost of a trap drifts with the machine's load (15-22 us for a
+ * single-step in a VM from one second to the next), so a calibration made
+ * before recording does not describe the recording.  The calibration keeps
+ * its probes until vp_calibrate_done(), and vp_calibrate_track(), called
+ * now and then while recording, times a few probed calls of the two
+ * functions in varperf itself; vp_calibrate_tracked() gives costs from
+ * those (the full cost measured; the in-window part scaled with it), or
+ * returns 0 when nothing was tracked.
+ */
+void vp_calibrate_track(void);
+int vp_calibrate_tracked(struct vp_probe_cost *costs);
+void vp_calibrate_done(void);
+
 #endif

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * cmd-record.c - "varperf record": probe the entries and exits of a
- * program's functions, run it, and write every event to a data file.
+ * cmd-record.c - "varperf record": run a program (or attach to a running
+ * one) and write what it does to a data file: sampled call stacks, the
+ * entries and exits of probed functions, or - by default - both in two
+ * runs, a sampling run that finds the functions that matter and a probed
+ * run that times only those.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -20,17 +25,34 @@
 #include <unistd.h>
 
 #include "../core/datafile.h"
+#include "../core/sampled.h"
 #include "builtin.h"
 #include "calibrate.h"
 #include "launch.h"
+#include "plan.h"
 #include "probes.h"
+#include "sampling.h"
 #include "symbols.h"
 #include "util.h"
 
 static const char *const cmd_record_usage[] = {
 	"usage: varperf record [<options>] [--] <program> [<args>...]",
+	"   or: varperf record [<options>] -p <pid>",
 	"",
 	"    -o, --output <file>       write the data to <file> (default: varperf.data)",
+	"        --mode <mode>         auto (default: sample, then probe what matters),",
+	"                              probe, sample or combined",
+	"    -F, --freq <hz>           samples per second (default: 1000)",
+	"        --stack-size <bytes>  user stack copied per sample (default: 8192)",
+	"    -e, --event <event>       sampling event: auto, cpu-clock, task-clock or cycles",
+	"        --precision <pct>     wanted +/- on sampled shares (default: 1%)",
+	"        --confidence <pct>    ... at this confidence (default: 95%)",
+	"        --cutoff <pct>        auto: probe functions with at least this share",
+	"                              of the time (default: 0.02%)",
+	"        --overhead <pct>      auto: budget for the probes' cost (default: 5%)",
+	"        --phase1 <file>       auto: reuse the sampling run recorded in <file>",
+	"    -p, --pid <pid>           attach to the running process <pid>",
+	"        --duration <secs>     stop after <secs> seconds",
 	"    -f, --function <glob>     probe only the functions matching <glob> (repeatable)",
 	"        --exclude <glob>      do not probe the functions matching <glob> (repeatable)",
 	"        --lib <name>          also probe the shared library <name> (repeatable)",
@@ -49,10 +71,29 @@ enum {
 	OPT_EXIT_PROBES,
 	OPT_LIST,
 	OPT_NO_CALIBRATE,
+	OPT_MODE,
+	OPT_STACK_SIZE,
+	OPT_PRECISION,
+	OPT_CONFIDENCE,
+	OPT_CUTOFF,
+	OPT_OVERHEAD,
+	OPT_PHASE1,
+	OPT_DURATION,
 };
 
 static const struct option cmd_record_options[] = {
 	{ "output", required_argument, NULL, 'o' },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "event", required_argument, NULL, 'e' },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
+	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
+	{ "cutoff", required_argument, NULL, OPT_CUTOFF },
+	{ "overhead", required_argument, NULL, OPT_OVERHEAD },
+	{ "phase1", required_argument, NULL, OPT_PHASE1 },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "function", required_argument, NULL, 'f' },
 	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 	{ "lib", required_argument, NULL, OPT_LIB },
@@ -79,12 +120,28 @@ enum exit_mode {
 	EXIT_RET,
 };
 
+/* --mode */
+enum record_mode {
+	MODE_AUTO = VP_MODE_AUTO,
+	MODE_PROBE = VP_MODE_PROBE,
+	MODE_SAMPLE = VP_MODE_SAMPLE,
+	MODE_COMBINED = VP_MODE_COMBINED,
+};
+
 struct record_opts {
 	const char *output;
 	struct strvec funcs, excludes, libs;
 	unsigned long long buf_size;
 	int list, quiet, no_calibrate;
 	enum exit_mode exit_mode;
+	enum record_mode mode;
+	struct vp_sampling_opts sampling;
+	double precision, confidence;
+	int precision_given;
+	double cutoff, overhead;
+	const char *phase1;
+	pid_t attach;	  /* -p: 0 to run a program */
+	double duration;  /* seconds, 0: none */
 };
 
 /* Open-addressing map from a 64-bit key to a 32-bit index. */
@@ -106,6 +163,23 @@ struct record {
 	int can_throw;
 	struct vp_launch launch;
 	struct vp_probes probes;
+	enum record_mode mode;	   /* of this run: probe, sample or combined */
+	struct vp_sampler sampler; /* sample and combined modes */
+	struct vp_sample_sink *ss;
+	struct vp_ring *rings;	   /* the buffers to read: the probes' or the sampler's */
+	int nrings;
+	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */
+	const char *plan_from;	   /* auto: the phase-1 data selecting what to probe */
+	struct vp_plan plan;
+	uint64_t *calls;	   /* auto, phase 2: entries per function so far */
+	uint64_t watched_ns;	   /* ... and when that was */
+	uint64_t watched_cpu;	   /* ... and the target's CPU time then */
+	uint64_t final_cpu;	   /* CPU time of the target, as it ended */
+	unsigned char *dropped;	   /* ... and functions no longer probed */
+	int argc;		   /* the program's command line */
+	char **argv;
+	int pidfd;		   /* attach: readable when the process exits */
+	uint64_t start_ns;
 	struct vp_writer *w;
 	struct vp_addrspace *as;
 	pid_t pid;
@@ -116,6 +190,12 @@ struct record {
 	struct idmap threads, callsites;
 	uint64_t lost, foreign;
 	int write_err;
+	int gone;		   /* attach: the process exited */
+	/* Sample mode: unwinding waits until the target is gone, so that it
+	 * takes no CPU time from it; samples and mappings queue up here. */
+	int defer;
+	struct vp_raw *deferred;
+	size_t ndeferred, deferred_cap, deferred_bytes;
 };
 
 static volatile sig_atomic_t record_signal, record_nsignals;
@@ -147,19 +227,159 @@ static int parse_exit_mode(const char *s, enum exit_mode *ret)
 	return -1;
 }
 
+static int parse_mode(const char *s, enum record_mode *ret)
+{
+	static const struct {
+		const char *name;
+		enum record_mode mode;
+	} modes[] = { { "auto", MODE_AUTO },
+		      { "probe", MODE_PROBE },
+		      { "sample", MODE_SAMPLE },
+		      { "combined", MODE_COMBINED } };
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (!strcmp(s, modes[i].name)) {
+			*ret = modes[i].mode;
+			return 0;
+		}
+	}
+	return error("invalid value '%s' for --mode (auto, probe, sample or combined)", s);
+}
+
+static int parse_event(const char *s, uint32_t *ret)
+{
+	static const char *const names[] = { "auto", "cpu-clock", "task-clock", "cycles" };
+	static const uint32_t events[] = { 0, VP_SEV_CPU_CLOCK, VP_SEV_TASK_CLOCK, VP_SEV_CYCLES };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			*ret = events[i];
+			return 0;
+		}
+	}
+	return error("invalid value '%s' for --event (auto, cpu-clock, task-clock or cycles)",
+		     s);
+}
+
+/* A share in (0, 1), written "0.5%" or "0.005"; @lo_open: 0 excluded. */
+static int parse_share(const char *opt, const char *s, double lo, double hi, double *ret)
+{
+	double v;
+
+	if (parse_double(s, &v) < 0 || v <= lo || v >= hi)
+		return error("invalid value '%s' for --%s (a percentage between %g%% and %g%%)", s,
+			     opt, lo * 100, hi * 100);
+	*ret = v;
+	return 0;
+}
+
+/* The options that only make sense together, checked once all are read. */
+static int check_options(struct record_opts *o, int nargs)
+{
+	if (o->attach && nargs)
+		return error("give either a program to run or -p, not both");
+	if (o->phase1 && o->mode != MODE_AUTO)
+		return error("--phase1 is for --mode=auto");
+	if (o->phase1 && o->attach)
+		return error("--phase1 reuses a run of a program: it cannot go with -p");
+	if (o->list && o->mode != MODE_PROBE && o->mode != MODE_AUTO)
+		return error("--list shows the functions to probe: not for --mode=%s",
+			     o->mode == MODE_SAMPLE ? "sample" : "combined");
+	return 0;
+}
+
 /* Returns -1 to continue, or the exit status. */
 static int parse_options(struct record_opts *o, int argc, char **argv)
 {
+	unsigned long long v;
 	int c;
 
 	o->output = "varperf.data";
 	o->buf_size = 8 << 20;
+	o->mode = MODE_AUTO;
+	o->sampling.freq = 1000;
+	o->sampling.stack_size = 8192;
+	o->precision = 0.01;
+	o->confidence = 0.95;
+	o->cutoff = 0.0002;
+	o->overhead = 0.05;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:f:m:qh", cmd_record_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:f:m:qhF:e:p:", cmd_record_options, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
+			break;
+		case OPT_MODE:
+			if (parse_mode(optarg, &o->mode) < 0)
+				return USAGE_ERROR;
+			break;
+		case 'F':
+			if (parse_uint64(optarg, &v) < 0 || v < 1 || v > 100000) {
+				error("invalid frequency '%s' (1 to 100000 samples per second)",
+				      optarg);
+				return USAGE_ERROR;
+			}
+			o->sampling.freq = v;
+			break;
+		case OPT_STACK_SIZE:
+			/* the kernel takes at most 65528 bytes, in words */
+			if (parse_uint64(optarg, &v) < 0 || v < 64 || v > 65528 || v % 8) {
+				error("invalid stack size '%s' (a multiple of 8, 64 to 65528 "
+				      "bytes)", optarg);
+				return USAGE_ERROR;
+			}
+			o->sampling.stack_size = (uint32_t)v;
+			break;
+		case 'e':
+			if (parse_event(optarg, &o->sampling.event) < 0)
+				return USAGE_ERROR;
+			break;
+		case OPT_PRECISION:
+			if (parse_share("precision", optarg, 0, 0.5, &o->precision) < 0)
+				return USAGE_ERROR;
+			o->precision_given = 1;
+			break;
+		case OPT_CONFIDENCE:
+			if (parse_share("confidence", optarg, 0.5, 1, &o->confidence) < 0)
+				return USAGE_ERROR;
+			o->precision_given = 1;
+			break;
+		case OPT_CUTOFF:
+			if (parse_double(optarg, &o->cutoff) < 0 || o->cutoff >= 1) {
+				error("invalid value '%s' for --cutoff (a percentage below 100%%)",
+				      optarg);
+				return USAGE_ERROR;
+			}
+			break;
+		case OPT_OVERHEAD:
+			if (parse_share("overhead", optarg, 0, 10, &o->overhead) < 0)
+				return USAGE_ERROR;
+			break;
+		case OPT_PHASE1:
+			o->phase1 = optarg;
+			break;
+		case 'p': {
+			char *end;
+			long pid;
+
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (!*optarg || *end || errno || pid <= 0 || pid > INT32_MAX) {
+				error("invalid process id '%s'", optarg);
+				return USAGE_ERROR;
+			}
+			o->attach = (pid_t)pid;
+			break;
+		}
+		case OPT_DURATION:
+			if (parse_double(optarg, &o->duration) < 0 || o->duration <= 0 ||
+			    strchr(optarg, '%')) {
+				error("invalid value '%s' for --duration (seconds, more than 0)",
+				      optarg);
+				return USAGE_ERROR;
+			}
 			break;
 		case 'f':
 			strvec_push(&o->funcs, optarg);
@@ -209,7 +429,12 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			return USAGE_ERROR;
 		}
 	}
-	if (optind >= argc) {
+	if (check_options(o, argc - optind) < 0)
+		return USAGE_ERROR;
+	if (optind >= argc && !o->attach) {
+		/* --precision alone: say how many samples that takes */
+		if (o->precision_given)
+			return 0;
 		error("no program to record");
 		cmd_record_print_usage(stderr);
 		return USAGE_ERROR;
@@ -472,9 +697,21 @@ static void fill_header(struct record *rec, int argc, char **argv)
 	}
 	h->host = uname(&u) == 0 ? xasprintf("%s %s", u.release, u.machine) : xstrdup("");
 	h->argc = argc;
-	h->argv = xcalloc((size_t)argc, sizeof(*h->argv));
+	h->argv = xcalloc((size_t)argc + 1, sizeof(*h->argv));
 	for (int i = 0; i < argc; i++)
 		h->argv[i] = xstrdup(argv[i]);
+	h->mode = rec->plan_from ? VP_MODE_AUTO : (uint32_t)rec->mode;
+	if (rec->plan_from) {
+		/* the sampling of phase 1, which the file holds too */
+		h->sampling = vp_plan_header(&rec->plan)->sampling;
+	} else if (rec->mode != MODE_PROBE) {
+		h->sampling.event = rec->opts.sampling.event;
+		h->sampling.freq = rec->opts.sampling.freq;
+		h->sampling.period = 0;
+		if (rec->opts.sampling.event != VP_SEV_CYCLES)
+			h->sampling.period = 1000000000ULL / rec->opts.sampling.freq;
+		h->sampling.stack_size = rec->opts.sampling.stack_size;
+	}
 }
 
 static int calibrate(struct record *rec)
@@ -486,6 +723,12 @@ static int calibrate(struct record *rec)
 	if (n == -EACCES || n == -EPERM) {
 		free(costs);
 		return -1;
+	}
+	if (n == -EBUSY) {
+		warning("cannot measure the probe cost: the probes of an earlier varperf are "
+			"still being removed (durations will not be compensated)");
+		free(costs);
+		return 0;
 	}
 	if (n < 0) {
 		warning("cannot measure the probe cost: %s", strerror(-n));
@@ -538,7 +781,7 @@ static uint32_t thread_index(struct record *rec, const struct vp_raw *r)
 	uint32_t *idx = idmap_slot(&rec->threads, r->tid, &found);
 
 	if (!found) {
-		*idx = (uint32_t)(rec->threads.n - 1);
+		*idx = rec->thread_base + (uint32_t)(rec->threads.n - 1);
 		write_failed(rec, vp_writer_thread(rec->w, *idx, r->tid, r->pid));
 	}
 	return *idx;
@@ -562,16 +805,89 @@ static uint32_t callsite_id(struct record *rec, uint64_t addr)
 	return *id;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Unwind and write what was deferred, in the order it came. */
+static void flush_deferred(struct record *rec)
+{
+	uint64_t t0 = monotonic_ns(), nsamples = 0;
+	struct vp_unwind_stats a, b;
+
+	if (!rec->ndeferred)
+		return;
+	vp_sample_sink_stats(rec->ss, &a);
+	for (size_t i = 0; i < rec->ndeferred; i++) {
+		struct vp_raw *r = &rec->deferred[i];
+
+		if (r->type == VP_RAW_MMAP) {
+			vp_sample_sink_mmap(rec->ss, (pid_t)r->pid, r->mmap->start, r->mmap->len,
+					    r->mmap->pgoff, r->mmap->path);
+			free(r->mmap);
+		} else {
+			write_failed(rec, vp_sample_sink_write(rec->ss, r, r->func));
+			vp_raw_sample_free(r);
+			nsamples++;
+		}
+	}
+	rec->ndeferred = 0;
+	rec->deferred_bytes = 0;
+	vp_sample_sink_stats(rec->ss, &b);
+	/* make bench reads this line: unwinding and naming on one core */
+	pr_debug("unwound %llu samples in %.3f s: %.0f samples/s, %.1f frames each",
+		 (unsigned long long)nsamples, (double)(monotonic_ns() - t0) / 1e9,
+		 (double)nsamples / ((double)(monotonic_ns() - t0) / 1e9),
+		 nsamples ? (double)(b.frames - a.frames) / (double)nsamples : 0.0);
+}
+
+/* Queue @r (a sample or an mapping) for flush_deferred(). */
+static void defer(struct record *rec, struct vp_raw *r)
+{
+	/* beyond this, unwind now rather than hold more */
+	const size_t max_bytes = 256 << 20;
+
+	if (r->type == VP_RAW_SAMPLE)
+		r->func = thread_index(rec, r); /* threads are numbered as they come */
+	if (rec->ndeferred == rec->deferred_cap) {
+		rec->deferred_cap = rec->deferred_cap ? rec->deferred_cap * 2 : 4096;
+		rec->deferred = xrealloc(rec->deferred, rec->deferred_cap * sizeof(*rec->deferred));
+	}
+	rec->deferred[rec->ndeferred++] = *r;
+	rec->deferred_bytes += sizeof(*r) + (r->type == VP_RAW_SAMPLE ? r->sample->st.len : 64);
+	r->mmap = NULL;
+	r->sample = NULL;
+	if (rec->deferred_bytes > max_bytes)
+		flush_deferred(rec);
+}
+
 static void emit(struct record *rec, struct vp_raw *r)
 {
 	struct vp_event ev;
 
+	if (rec->defer && (r->type == VP_RAW_SAMPLE || r->type == VP_RAW_MMAP)) {
+		defer(rec, r);
+		return;
+	}
+
 	switch (r->type) {
 	case VP_RAW_MMAP:
-		vp_addrspace_mmap(rec->as, r->mmap->start, r->mmap->len, r->mmap->pgoff,
-				  r->mmap->path);
+		if (r->mmap->path[0] == '/')
+			vp_addrspace_mmap(rec->as, r->mmap->start, r->mmap->len, r->mmap->pgoff,
+					  r->mmap->path);
+		if (rec->ss)
+			vp_sample_sink_mmap(rec->ss, (pid_t)r->pid, r->mmap->start, r->mmap->len,
+					    r->mmap->pgoff, r->mmap->path);
 		free(r->mmap);
 		r->mmap = NULL;
+		return;
+	case VP_RAW_SAMPLE:
+		write_failed(rec, vp_sample_sink_write(rec->ss, r, thread_index(rec, r)));
+		vp_raw_sample_free(r);
 		return;
 	case VP_RAW_LOST:
 		rec->lost += r->addr;
@@ -588,6 +904,14 @@ static void emit(struct record *rec, struct vp_raw *r)
 	ev.thread = thread_index(rec, r);
 	if (ev.kind == VP_EV_ENTRY)
 		ev.callsite = callsite_id(rec, r->addr);
+	if (rec->mode == MODE_COMBINED && ev.kind == VP_EV_ENTRY) {
+		const struct vp_func *f = &rec->hdr.funcs[r->func];
+
+		vp_sample_sink_entry(rec->ss, (pid_t)r->pid, r->tid, r->sp, r->addr,
+				     rec->hdr.modules[f->module].path, f->addr);
+	} else if (rec->mode == MODE_COMBINED) {
+		vp_sample_sink_exit(rec->ss, r->tid, r->sp);
+	}
 	pr_debug2("%s %s tid %u time %llu sp %#llx %s %#llx",
 		  ev.kind == VP_EV_ENTRY ? "entry" : "exit ", rec->hdr.funcs[r->func].display,
 		  r->tid, (unsigned long long)r->time, (unsigned long long)r->sp,
@@ -621,18 +945,28 @@ static void drain_ring(struct record *rec, struct vp_ring *ring)
 	vp_ring_begin(ring);
 	while ((h = vp_ring_next(ring))) {
 		struct vp_raw r;
+		int got = 0;
 
-		if (!vp_probes_decode(&rec->probes, h, ring->cpu, &r))
+		if (rec->sampler.nfds)
+			got = vp_sampler_decode(&rec->sampler, h, ring->cpu, &r);
+		if (!got && rec->probes.nfds)
+			got = vp_probes_decode(&rec->probes, h, ring->cpu, &r);
+		if (!got)
 			continue;
 		if (r.type != VP_RAW_LOST && r.pid != (uint32_t)rec->pid) {
-			/* Other processes run the probed code too (pid = -1). */
+			/* Other processes run the probed code too (pid = -1),
+			 * and the sampling events follow children. */
 			if (r.type == VP_RAW_MMAP)
 				free(r.mmap);
-			else
+			else if (r.type == VP_RAW_SAMPLE)
+				vp_raw_sample_free(&r);
+			if (r.type != VP_RAW_MMAP)
 				rec->foreign++;
 			continue;
 		}
 		push_pending(rec, &r);
+		if (r.type == VP_RAW_ENTRY && rec->calls)
+			rec->calls[r.func]++;
 		if (r.type == VP_RAW_ENTRY && (r.flags & VP_RAW_F_EXITS_TOO)) {
 			/* The probed instruction is the function's ret or
 			 * tail-call jmp: it leaves as soon as it entered. */
@@ -657,8 +991,8 @@ static void round_trip(struct record *rec, int all)
 	uint64_t limit = rec->max_seen;
 	size_t i;
 
-	for (int c = 0; c < rec->probes.ncpus; c++)
-		drain_ring(rec, &rec->probes.rings[c]);
+	for (int c = 0; c < rec->nrings; c++)
+		drain_ring(rec, &rec->rings[c]);
 	qsort(rec->pending, rec->npending, sizeof(*rec->pending), cmp_raw);
 	if (rec->npending && rec->pending[rec->npending - 1].time > rec->max_seen)
 		rec->max_seen = rec->pending[rec->npending - 1].time;
@@ -697,42 +1031,206 @@ static void forward_signals(struct record *rec, int *forwarded)
 	}
 }
 
-static int wait_and_read(struct record *rec, int *status)
-{
-	struct pollfd *pfd = xcalloc((size_t)rec->probes.ncpus, sizeof(*pfd));
-	int forwarded = 0;
-	pid_t r;
 
-	for (int c = 0; c < rec->probes.ncpus; c++) {
-		pfd[c].fd = rec->probes.rings[c].fd;
-		pfd[c].events = POLLIN;
-	}
-	for (;;) {
-		/* A hung-up buffer (its task gone) would make poll() spin. */
-		for (int c = 0; c < rec->probes.ncpus; c++)
-			if (pfd[c].revents & (POLLHUP | POLLERR))
-				pfd[c].fd = -1;
-		if (poll(pfd, (nfds_t)rec->probes.ncpus, POLL_MS) < 0 && errno != EINTR)
-			warning("poll failed: %s", strerror(errno));
-		forward_signals(rec, &forwarded);
-		r = waitpid(rec->pid, status, WNOHANG);
-		if (r == rec->pid || (r < 0 && errno == ECHILD))
-			break;
-		round_trip(rec, 0);
-	}
-	/* The target and all its threads are gone: every record is in. */
-	vp_addrspace_target_gone(rec->as);
-	round_trip(rec, 1);
-	free(pfd);
-	return forwarded ? VP_END_INTERRUPTED : 0;
+/* User and system CPU time of @ru in ns. */
+static uint64_t rusage_ns(const struct rusage *ru)
+{
+	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000ULL +
+	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000ULL;
 }
 
-static uint64_t monotonic_ns(void)
+/* Stop every event: nothing new arrives after the final round. */
+static void disable_events(struct record *rec)
 {
-	struct timespec ts;
+	if (rec->sampler.nfds)
+		vp_sampler_disable(&rec->sampler);
+	for (size_t i = 0; i < rec->probes.nfds; i++)
+		ioctl(rec->probes.fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+static double func_cost(const struct record *rec, uint32_t f)
+{
+	uint64_t in, full;
+
+	if (vp_probe_cost_of(&rec->hdr, f, &in, &full) == 0)
+		return (double)full;
+	return rec->hdr.funcs[f].insn_class == VP_INSN_EMULATED ? 1000 : 17000;
+}
+
+/* CPU time of every live thread of @pid in ns (schedstat), or 0. */
+static uint64_t target_cpu_ns(pid_t pid)
+{
+	pid_t *tids;
+	uint64_t sum = 0;
+	int n = vp_task_list(pid, &tids);
+
+	for (int i = 0; i < n; i++) {
+		char path[64];
+		unsigned long long v;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tids[i]);
+		f = fopen(path, "re");
+		if (f && fscanf(f, "%llu", &v) == 1)
+			sum += v;
+		if (f)
+			fclose(f);
+	}
+	if (n > 0)
+		free(tids);
+	return sum;
+}
+
+/*
+ * Auto mode, phase 2: the plan estimated call counts from samples, which
+ * cannot count calls shorter than the sampling period.  So measure: when
+ * the probes' cost since the last look exceeds the budget's share of that
+ * time, stop probing the most expensive functions until the rest fits.
+ * Their calls until then stay in the file, marked as partial.
+ */
+static void watchdog(struct record *rec)
+{
+	uint64_t now = monotonic_ns(), cpu;
+	double dt = (double)(now - (rec->watched_ns ? rec->watched_ns : rec->start_ns));
+	double total = 0, budget, *cost;
+	char a[32];
+
+	/* Every 40 ms, from 150 ms on: the first calls of a process cost
+	 * more, and a rate needs a few rounds to settle. */
+	if (dt < 4e7 || now - rec->start_ns < 150000000)
+		return;
+	rec->watched_ns = now;
+	/* The budget is a share of the CPU time the target had so far (the
+	 * probes' time is charged to it too), or of the wall time when that
+	 * cannot be read. */
+	cpu = target_cpu_ns(rec->pid);
+	if (cpu > rec->watched_cpu)
+		rec->watched_cpu = cpu;
+	budget = rec->opts.overhead * (rec->watched_cpu ? (double)rec->watched_cpu
+							: (double)(now - rec->start_ns));
+	cost = xcalloc(rec->hdr.nfuncs, sizeof(*cost));
+	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
+		cost[f] = (double)rec->calls[f] * func_cost(rec, f);
+		total += cost[f];
+	}
+	pr_debug("watchdog: %.0f ms, probes %.1f ms, budget %.1f ms",
+		 (double)(now - rec->start_ns) / 1e6, total / 1e6, budget / 1e6);
+	/* The kernel takes a while to remove each: drop all that must go. */
+	while (total > budget) {
+		long wf = -1;
+
+		for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
+			if (!rec->dropped[f] && cost[f] > 0 && (wf < 0 || cost[f] > cost[wf]))
+				wf = f;
+		if (wf < 0)
+			break;
+		vp_probes_drop(&rec->probes, (uint32_t)wf);
+		rec->dropped[wf] = 1;
+		total -= cost[wf];
+		write_failed(rec, vp_writer_unprobed(rec->w, (uint32_t)wf, now));
+		warning("phase 2: stopped probing '%s' after %llu calls in %s: its probes took "
+			"%.1f%% of the CPU time, over the %g%% budget (calls shorter than the "
+			"sampling period cannot be counted from samples)",
+			rec->hdr.funcs[wf].display, (unsigned long long)rec->calls[wf],
+			fmt_duration((double)(now - rec->start_ns), a, sizeof(a)),
+			cost[wf] / budget * rec->opts.overhead * 100, rec->opts.overhead * 100);
+	}
+	free(cost);
+}
+
+/* Auto mode, phase 2: what the probes cost in all, measured. */
+static void print_measured_cost(const struct record *rec, uint64_t cpu)
+{
+	double total = 0;
+
+	if (!rec->calls || rec->opts.quiet || !cpu)
+		return;
+	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
+		total += (double)rec->calls[f] * func_cost(rec, f);
+	info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
+	     total / (double)cpu * 100, rec->opts.overhead * 100);
+}
+
+/* Attached: whether to stop now (signal, --duration, the process exited). */
+static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t deadline,
+		       int *flags)
+{
+	if (record_nsignals) {
+		*flags |= VP_END_INTERRUPTED;
+		return 1;
+	}
+	if (deadline && monotonic_ns() >= deadline)
+		return 1;
+	if ((pidfd->fd >= 0 && (pidfd->revents & POLLIN)) ||
+	    (kill(rec->pid, 0) < 0 && errno == ESRCH)) {
+		rec->gone = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Read the buffers until the end: the target's exit, or attached, a
+ * signal to varperf, --duration or the process's exit.  Returns END flags.
+ */
+static int wait_and_read(struct record *rec, int *status)
+{
+	size_t n = (size_t)rec->nrings + 1;
+	struct pollfd *pfd = xcalloc(n, sizeof(*pfd));
+	uint64_t deadline = 0;
+	int forwarded = 0, flags = 0, timed_out = 0;
+	struct rusage ru;
+	pid_t r;
+
+	if (rec->opts.duration > 0)
+		deadline = rec->start_ns + (uint64_t)(rec->opts.duration * 1e9);
+	for (int c = 0; c < rec->nrings; c++) {
+		pfd[c].fd = rec->rings[c].fd;
+		pfd[c].events = POLLIN;
+	}
+	pfd[n - 1].fd = rec->pidfd > 0 ? rec->pidfd : -1;
+	pfd[n - 1].events = POLLIN;
+	for (;;) {
+		/* A hung-up buffer (its task gone) would make poll() spin. */
+		for (int c = 0; c < rec->nrings; c++)
+			if (pfd[c].revents & (POLLHUP | POLLERR))
+				pfd[c].fd = -1;
+		if (poll(pfd, (nfds_t)n, POLL_MS) < 0 && errno != EINTR)
+			warning("poll failed: %s", strerror(errno));
+		if (rec->opts.attach) {
+			if (attach_done(rec, &pfd[n - 1], deadline, &flags))
+				break;
+		} else {
+			forward_signals(rec, &forwarded);
+			if (deadline && !timed_out && monotonic_ns() >= deadline) {
+				/* --duration with a program: as if Ctrl-C */
+				kill(rec->pid, SIGINT);
+				timed_out = 1;
+			}
+			r = wait4(rec->pid, status, WNOHANG, &ru);
+			if (r == rec->pid || (r < 0 && errno == ECHILD)) {
+				if (r == rec->pid)
+					rec->final_cpu = rusage_ns(&ru);
+				break;
+			}
+		}
+		round_trip(rec, 0);
+		if (rec->calls)
+			watchdog(rec);
+		if (rec->hdr.ncosts)
+			vp_calibrate_track();
+	}
+	if (rec->opts.attach)
+		disable_events(rec);
+	/* The target is gone or no longer followed: every record is in. */
+	if (!rec->opts.attach || rec->gone)
+		vp_addrspace_target_gone(rec->as);
+	round_trip(rec, 1);
+	flush_deferred(rec);
+	free(pfd);
+	if (forwarded || timed_out)
+		flags |= VP_END_INTERRUPTED;
+	return flags;
 }
 
 static int exit_code(int status)
@@ -742,6 +1240,70 @@ static int exit_code(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return 1;
+}
+
+static void print_sampling_summary(struct record *rec, const struct vp_trailer *tr,
+				   long long bytes)
+{
+	const struct vp_sampling *sm = &rec->hdr.sampling;
+	struct vp_unwind_stats us = { 0 };
+	uint64_t n = tr->samples;
+	char a[32];
+
+	if (rec->ss)
+		vp_sample_sink_stats(rec->ss, &us);
+	info("recorded %llu samples of %s every %s in '%s' (%lld bytes), %zu thread%s",
+	     (unsigned long long)n, vp_sample_event_name(sm->event),
+	     sm->period ? fmt_duration((double)sm->period, a, sizeof(a)) : "(frequency mode)",
+	     rec->opts.output, bytes, rec->threads.n, rec->threads.n == 1 ? "" : "s");
+	if (tr->truncated)
+		warning("%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte stack "
+			"copy ended before their outermost frame (try --stack-size %u)",
+			(unsigned long long)tr->truncated, (unsigned long long)n,
+			100.0 * (double)tr->truncated / (double)n,
+			(unsigned)rec->opts.sampling.stack_size,
+			rec->opts.sampling.stack_size * 4 > 65528
+				? 65528u
+				: rec->opts.sampling.stack_size * 4);
+	if (tr->broken && us.no_cfi_module[0])
+		warning("%llu of %llu samples (%.1f%%) could not be unwound past code of '%s', "
+			"which has no .eh_frame or .debug_frame (rebuild it with "
+			"-fasynchronous-unwind-tables, or keep frame pointers)",
+			(unsigned long long)tr->broken, (unsigned long long)n,
+			100.0 * (double)tr->broken / (double)n, us.no_cfi_module);
+	else if (tr->broken)
+		warning("%llu of %llu samples (%.1f%%) could not be unwound to their outermost "
+			"frame", (unsigned long long)tr->broken, (unsigned long long)n,
+			100.0 * (double)tr->broken / (double)n);
+	if (rec->sampler.exclude_kernel)
+		info("user mode only: time in the kernel is not sampled (it needs root or "
+		     "kernel.perf_event_paranoid <= 1)");
+	if (rec->opts.precision_given && n) {
+		double z = vp_confidence_z(rec->opts.confidence);
+		double half = z * sqrt(0.25 / (double)n);
+
+		if (half > rec->opts.precision)
+			warning("%llu samples give shares to +/-%.2f%% at %g%% confidence, not the "
+				"+/-%g%% asked: %llu are needed", (unsigned long long)n,
+				half * 100, rec->opts.confidence * 100, rec->opts.precision * 100,
+				(unsigned long long)vp_samples_needed(0.5, rec->opts.precision, z));
+		else
+			info("%llu samples: every share is within +/-%.2f%% at %g%% confidence",
+			     (unsigned long long)n, half * 100, rec->opts.confidence * 100);
+	}
+}
+
+static void print_detach(const struct record *rec)
+{
+	double secs = (double)(monotonic_ns() - rec->start_ns) / 1e9;
+
+	if (rec->opts.quiet)
+		return;
+	if (rec->gone)
+		info("process %d exited after %.1f s of recording", (int)rec->pid, secs);
+	else
+		info("detached from process %d after %.1f s; it keeps running", (int)rec->pid,
+		     secs);
 }
 
 static void print_summary(struct record *rec, const struct vp_trailer *tr)
@@ -755,11 +1317,14 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 	}
 	if (rec->opts.quiet)
 		return;
-	info("recorded %llu events in '%s' (%lld bytes, %.1f bytes/event), %llu lost, %zu "
-	     "thread%s",
-	     (unsigned long long)tr->events, rec->opts.output, bytes,
-	     tr->events ? (double)bytes / (double)tr->events : 0.0,
-	     (unsigned long long)rec->lost, rec->threads.n, rec->threads.n == 1 ? "" : "s");
+	if (rec->mode != MODE_SAMPLE)
+		info("recorded %llu events in '%s' (%lld bytes, %.1f bytes/event), %llu lost, %zu "
+		     "thread%s",
+		     (unsigned long long)tr->events, rec->opts.output, bytes,
+		     tr->events ? (double)bytes / (double)tr->events : 0.0,
+		     (unsigned long long)rec->lost, rec->threads.n, rec->threads.n == 1 ? "" : "s");
+	if (rec->mode != MODE_PROBE)
+		print_sampling_summary(rec, tr, bytes);
 	if (rec->lost)
 		warning("%llu records were lost: the ring buffers overflowed (try a larger "
 			"--buffer-size)", (unsigned long long)rec->lost);
@@ -774,20 +1339,29 @@ static int run(struct record *rec)
 	struct vp_trailer tr;
 	int status = 0, err, code;
 
-	err = vp_launch_release(&rec->launch);
-	if (err) {
-		error("cannot run '%s': %s", rec->prog, strerror(-err));
-		vp_writer_free(rec->w);
-		rec->w = NULL;
-		unlink(rec->opts.output);
-		return 1;
+	if (!rec->opts.attach) {
+		err = vp_launch_release(&rec->launch);
+		if (err) {
+			error("cannot run '%s': %s", rec->prog, strerror(-err));
+			vp_writer_free(rec->w);
+			rec->w = NULL;
+			unlink(rec->opts.output);
+			return 1;
+		}
 	}
+	rec->start_ns = monotonic_ns();
 	memset(&tr, 0, sizeof(tr));
 	tr.flags = wait_and_read(rec, &status);
-	tr.flags |= VP_END_EXITED;
-	tr.wait_status = (uint64_t)status;
+	if (!rec->opts.attach) {
+		tr.flags |= VP_END_EXITED;
+		tr.wait_status = (uint64_t)status;
+	} else if (!rec->gone) {
+		tr.flags |= VP_END_DETACHED;
+	}
 	tr.lost = rec->lost;
 	tr.foreign = rec->foreign;
+	if (rec->hdr.ncosts)
+		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
 	tr.end_time = monotonic_ns();
 	if (rec->write_err)
 		tr.flags |= VP_END_WRITE_ERROR;
@@ -795,12 +1369,21 @@ static int run(struct record *rec)
 	rec->w = NULL;
 	write_failed(rec, err);
 	print_summary(rec, &tr);
+	print_measured_cost(rec, rec->final_cpu);
+	if (rec->opts.attach) {
+		print_detach(rec);
+		return rec->write_err ? 1 : 0;
+	}
 	code = exit_code(status);
 	return rec->write_err ? 1 : code;
 }
 
 static void record_release(struct record *rec)
 {
+	/* The sampling events first: the probes' clean-up child must not
+	 * inherit them (they would sample on until it is done). */
+	if (rec->sampler.nfds)
+		vp_sampler_close(&rec->sampler);
 	/* The kernel removes one uprobe event in 60-80 ms (RCU grace periods
 	 * under a global mutex, measured on 6.18): a detached child waits
 	 * for that, not the user.  Not for the return probes of a program
@@ -809,6 +1392,7 @@ static void record_release(struct record *rec)
 	if (rec->probes.nfds)
 		vp_probes_close_detached(&rec->probes,
 					 rec->can_throw ? VP_CLOSE_RETURNS_NOW : 0);
+	vp_calibrate_done();
 	for (size_t i = 0; i < rec->hdr.nmodules; i++)
 		vp_symfile_free(rec->symfiles ? rec->symfiles[i] : NULL);
 	free(rec->symfiles);
@@ -816,37 +1400,57 @@ static void record_release(struct record *rec)
 	for (size_t i = 0; rec->exits && i < rec->hdr.nfuncs; i++)
 		vp_exits_release(&rec->exits[i]);
 	free(rec->exits);
-	for (size_t i = 0; i < rec->npending; i++)
+	for (size_t i = 0; i < rec->npending; i++) {
 		if (rec->pending[i].type == VP_RAW_MMAP)
 			free(rec->pending[i].mmap);
+		if (rec->pending[i].type == VP_RAW_SAMPLE)
+			vp_raw_sample_free(&rec->pending[i]);
+	}
 	free(rec->pending);
+	for (size_t i = 0; i < rec->ndeferred; i++) {
+		if (rec->deferred[i].type == VP_RAW_MMAP)
+			free(rec->deferred[i].mmap);
+		else
+			vp_raw_sample_free(&rec->deferred[i]);
+	}
+	free(rec->deferred);
+	vp_sample_sink_free(rec->ss);
+	vp_plan_release(&rec->plan);
+	free(rec->calls);
+	free(rec->dropped);
+	if (rec->pidfd > 0)
+		close(rec->pidfd);
 	idmap_release(&rec->threads);
 	idmap_release(&rec->callsites);
 	vp_header_release(&rec->hdr);
 	free(rec->path);
-	free(rec->opts.funcs.v);
-	free(rec->opts.excludes.v);
-	free(rec->opts.libs.v);
 }
 
-static void count_emulated(const struct record *rec, size_t *ret)
+static void count_emulated(const struct record *rec, size_t *ret, size_t *moved)
 {
-	*ret = 0;
-	for (size_t i = 0; i < rec->hdr.nfuncs; i++)
+	*ret = *moved = 0;
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
 		if (rec->hdr.funcs[i].insn_class == VP_INSN_EMULATED)
 			(*ret)++;
+		if (rec->hdr.funcs[i].flags & VP_FUNC_MOVED)
+			(*moved)++;
+	}
 }
 
 /* What the "probing N functions" line says about exits. */
 static void print_probing(const struct record *rec)
 {
-	size_t emulated, rets = 0, jmps = 0, ret_probes = 0, none = 0, at_entry = 0, unseen = 0;
+	size_t emulated, moved, rets = 0, jmps = 0, ret_probes = 0, none = 0, at_entry = 0;
+	size_t unseen = 0;
 	const char *what;
+	char past[64] = "";
 
-	count_emulated(rec, &emulated);
+	count_emulated(rec, &emulated, &moved);
+	if (moved)
+		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
 	if (!rec->exits) {
-		info("probing %zu functions in '%s' (%zu on emulated instructions)",
-		     rec->hdr.nfuncs, rec->path, emulated);
+		info("probing %zu functions in '%s' (%zu on emulated instructions%s)",
+		     rec->hdr.nfuncs, rec->path, emulated, past);
 		return;
 	}
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
@@ -870,9 +1474,9 @@ static void print_probing(const struct record *rec)
 		}
 	}
 	what = rec->opts.exit_mode == EXIT_AUTO ? ": the program can throw C++ exceptions" : "";
-	info("probing %zu functions in '%s' (%zu on emulated instructions; exits at %zu ret "
-	     "and %zu tail-call jmp instructions%s)", rec->hdr.nfuncs, rec->path, emulated, rets,
-	     jmps, what);
+	info("probing %zu functions in '%s' (%zu on emulated instructions%s; exits at %zu "
+	     "ret and %zu tail-call jmp instructions%s)", rec->hdr.nfuncs, rec->path, emulated,
+	     past, rets, jmps, what);
 	if (ret_probes)
 		info("%zu function%s with a return probe instead: code not decodable, or no "
 		     "way out that can be probed", ret_probes, ret_probes == 1 ? "" : "s");
@@ -916,22 +1520,123 @@ static int check_output(const char *path)
 	return 0;
 }
 
+/* -p: the program of the running process, and whether we may record it. */
+static int attach_program(struct record *rec)
+{
+	pid_t pid = rec->opts.attach;
+	int err = vp_attach_check(pid, &rec->path);
+
+	switch (err) {
+	case 0:
+		rec->prog = rec->path;
+		return 0;
+	case -ESRCH:
+		return error("cannot attach to process %d: no such process", (int)pid);
+	case -EPERM:
+		return error("cannot attach to process %d: not ours (another user's process; "
+			     "run varperf as that user or as root)", (int)pid);
+	case -ENOEXEC:
+		return error("cannot attach to process %d: a kernel thread (no program to "
+			     "record)", (int)pid);
+	case -EINVAL:
+		return error("cannot attach to process %d: that is varperf itself", (int)pid);
+	default:
+		return error("cannot attach to process %d: %s", (int)pid, strerror(-err));
+	}
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Whether phase 1 ran the same program with the same arguments. */
+static int same_command(const struct vp_header *h, int argc, char **argv)
+{
+	if (h->argc != argc || !argc)
+		return 0;
+	if (strcmp(base_name(h->argv[0]), base_name(argv[0])))
+		return 0;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(h->argv[i], argv[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * Auto mode, phase 2: keep the functions the plan chose (and their exit
+ * plans), in their order.
+ */
+static int select_planned(struct record *rec)
+{
+	const struct vp_header *h1;
+	size_t j = 0;
+
+	if (vp_plan_build(&rec->plan, rec->plan_from, rec->hdr.funcs, rec->hdr.nfuncs,
+			  rec->hdr.modules, rec->hdr.costs, rec->hdr.ncosts, rec->opts.cutoff,
+			  rec->opts.overhead) < 0)
+		return -1;
+	h1 = vp_plan_header(&rec->plan);
+	if (!same_command(h1, rec->argc, rec->argv))
+		warning("the sampling run was of '%s' with %d argument%s, this run is of '%s' "
+			"with %d: both runs must do the same work",
+			h1->argc ? h1->argv[0] : "?", h1->argc - 1, h1->argc == 2 ? "" : "s",
+			rec->prog, rec->argc - 1);
+	if (!rec->opts.quiet)
+		vp_plan_print(&rec->plan, rec->hdr.funcs, rec->opts.cutoff, rec->opts.overhead,
+			      verbose > 0);
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		if (rec->plan.funcs[i].why == VP_PLAN_PROBED) {
+			rec->hdr.funcs[j] = rec->hdr.funcs[i];
+			if (rec->exits)
+				rec->exits[j] = rec->exits[i];
+			j++;
+		} else {
+			free(rec->hdr.funcs[i].name);
+			free(rec->hdr.funcs[i].display);
+			free(rec->hdr.funcs[i].base);
+			if (rec->exits)
+				vp_exits_release(&rec->exits[i]);
+		}
+	}
+	rec->hdr.nfuncs = j;
+	if (!j)
+		return error("no function to probe: the sampling run found none significant "
+			     "within the budget (try --mode=sample, or a larger --overhead)");
+	return 0;
+}
+
 /* Everything before the target runs; returns 0, -1 (done) or an exit code. */
 static int prepare(struct record *rec)
 {
+	int probing = rec->mode != MODE_SAMPLE;
 	int type, retbit, err;
 
-	err = vp_resolve_program(rec->prog, &rec->path);
-	if (err)
-		return error("cannot run '%s': %s", rec->prog, strerror(-err)), 1;
-	if (load_modules(rec) < 0 || load_functions(rec) < 0 || plan_exits(rec) < 0)
+	if (rec->opts.attach) {
+		if (attach_program(rec) < 0)
+			return 1;
+	} else {
+		err = vp_resolve_program(rec->prog, &rec->path);
+		if (err)
+			return error("cannot run '%s': %s", rec->prog, strerror(-err)), 1;
+	}
+	if (load_modules(rec) < 0)
 		return 1;
-	if (rec->opts.list) {
+	if (probing && (load_functions(rec) < 0 || plan_exits(rec) < 0))
+		return 1;
+	if (rec->opts.list && !rec->plan_from) {
 		list_functions(rec);
 		return -1;
 	}
 	if (check_output(rec->opts.output) < 0)
 		return 1;
+	if (rec->mode != MODE_PROBE &&
+	    vp_sampling_resolve(&rec->opts.sampling, rec->opts.quiet || rec->plan_from) < 0)
+		return 1;
+	if (!probing)
+		return 0;
 	err = vp_uprobe_pmu(&type, &retbit);
 	if (err == -ENOENT)
 		return error("the uprobe PMU is not available "
@@ -940,42 +1645,247 @@ static int prepare(struct record *rec)
 		warning("removed stale 'varperf' uprobes from tracefs");
 	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
 		return 1;
+	if (rec->plan_from && select_planned(rec) < 0)
+		return 1;
+	if (rec->opts.list) {
+		list_functions(rec);
+		return -1;
+	}
 	if (!rec->opts.quiet)
 		print_probing(rec);
 	return 0;
 }
 
-/* Fork the target, create the file, open the probes; 0 or an exit code. */
+/* The header's command line: ours for a program, /proc's for -p. */
+static void header_cmdline(struct record *rec, int argc, char **argv)
+{
+	char **pargv;
+	int pargc;
+
+	if (!rec->opts.attach) {
+		fill_header(rec, argc, argv);
+		return;
+	}
+	pargc = vp_proc_cmdline(rec->pid, &pargv);
+	if (pargc <= 0) {
+		char *one[] = { rec->path, NULL };
+
+		fill_header(rec, 1, one);
+		return;
+	}
+	fill_header(rec, pargc, pargv);
+	for (int i = 0; i < pargc; i++)
+		free(pargv[i]);
+	free(pargv);
+}
+
+/* Open the sampling events (and the writer's sample side). */
+static int start_sampling(struct record *rec)
+{
+	pid_t *tids = NULL;
+	int ntids = 0, err;
+
+	rec->ss = vp_sample_sink_new(rec->w, rec->hdr.modules, rec->hdr.nmodules);
+	if (!rec->ss)
+		return error("cannot set up unwinding: %s", strerror(errno));
+	if (rec->opts.attach) {
+		/* Every thread that runs now; later ones inherit. */
+		ntids = vp_task_list(rec->pid, &tids);
+		if (ntids == -ESRCH)
+			return error("cannot attach to process %d: it exited before varperf was "
+				     "ready", (int)rec->pid);
+		if (ntids < 0)
+			return error("cannot list the threads of process %d: %s", (int)rec->pid,
+				     strerror(-ntids));
+		vp_sample_sink_read_maps(rec->ss, rec->pid);
+	}
+	err = vp_sampler_open(&rec->sampler, &rec->opts.sampling, rec->pid, tids, (size_t)ntids,
+			      rec->mode == MODE_COMBINED ? rec->probes.rings : NULL,
+			      rec->opts.attach ? 0 : VP_SAMPLER_ON_EXEC);
+	free(tids);
+	if (err < 0)
+		return -1;
+	if (rec->mode == MODE_SAMPLE) {
+		rec->rings = rec->sampler.rings;
+		rec->nrings = rec->sampler.ncpus;
+		/* Attached, the mappings of now are known now; later ones come
+		 * as records, in order with the samples. */
+		rec->defer = 1;
+		/*
+		 * All varperf does while the target runs is empty the buffers:
+		 * give way to the target when CPUs are short (the target was
+		 * forked before this, and keeps its priority).
+		 */
+		if (!rec->opts.attach)
+			setpriority(PRIO_PROCESS, 0, 5);
+	}
+	return 0;
+}
+
+/* Fork the target (or attach), create the file, open the events; 0 or an
+ * exit code. */
 static int start(struct record *rec, int argc, char **argv)
 {
 	size_t need;
 	int err;
 
-	err = vp_launch_fork(&rec->launch, rec->path, argv);
-	if (err)
-		return error("cannot fork: %s", strerror(-err)), 1;
-	rec->pid = rec->launch.pid;
-	fill_header(rec, argc, argv);
+	if (rec->opts.attach) {
+		rec->pid = rec->opts.attach;
+	} else {
+		err = vp_launch_fork(&rec->launch, rec->path, argv);
+		if (err)
+			return error("cannot fork: %s", strerror(-err)), 1;
+		rec->pid = rec->launch.pid;
+	}
+	header_cmdline(rec, argc, argv);
 	rec->w = vp_writer_new(rec->opts.output, &rec->hdr);
 	if (!rec->w) {
 		error("cannot create '%s': %s", rec->opts.output, strerror(errno));
 		goto out_abort;
 	}
+	if (rec->plan_from) {
+		err = vp_plan_copy(&rec->plan, rec->w, &rec->hdr, &rec->thread_base);
+		if (!err)
+			err = vp_writer_phase(rec->w, 2, (uint32_t)rec->pid);
+		if (err) {
+			error("cannot write '%s': %s", rec->opts.output, strerror(-err));
+			goto out_unlink;
+		}
+	}
 	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->hdr.nmodules);
-	need = vp_probes_fds_needed(rec->exits, rec->hdr.nfuncs,
-				    (int)(rec->hdr.ncpu ? rec->hdr.ncpu : 1));
-	if (raise_nofile(need) < 0 ||
-	    vp_probes_open(&rec->probes, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
-			   rec->hdr.modules, rec->pid, (size_t)rec->opts.buf_size, 0) < 0)
-		goto out_unlink;
+	if (rec->mode != MODE_SAMPLE) {
+		need = vp_probes_fds_needed(rec->exits, rec->hdr.nfuncs,
+					    (int)(rec->hdr.ncpu ? rec->hdr.ncpu : 1));
+		if (raise_nofile(need) < 0 ||
+		    vp_probes_open(&rec->probes, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
+				   rec->hdr.modules, rec->pid, (size_t)rec->opts.buf_size, 0) < 0)
+			goto out_unlink;
+		rec->rings = rec->probes.rings;
+		rec->nrings = rec->probes.ncpus;
+		if (rec->plan_from) {
+			rec->calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->calls));
+			rec->dropped = xcalloc(rec->hdr.nfuncs, 1);
+		}
+	}
+	if (rec->mode != MODE_PROBE) {
+		rec->opts.sampling.buf_size = (size_t)rec->opts.buf_size;
+		if (start_sampling(rec) < 0)
+			goto out_unlink;
+	}
+	if (rec->opts.attach) {
+		rec->pidfd = vp_pidfd_open(rec->pid);
+		if (!rec->opts.quiet)
+			info("attached to process %d (%s)%s", (int)rec->pid, rec->path,
+			     rec->opts.duration > 0 ? "" : ": Ctrl-C to stop");
+	}
 	return 0;
 out_unlink:
 	vp_writer_free(rec->w);
 	rec->w = NULL;
 	unlink(rec->opts.output);
 out_abort:
-	vp_launch_abort(&rec->launch);
+	if (!rec->opts.attach)
+		vp_launch_abort(&rec->launch);
 	return 1;
+}
+
+/* One recording (a whole run in probe, sample or combined mode, or one
+ * phase of auto mode); returns the exit code. */
+static int record_one(struct record *rec, int argc, char **argv)
+{
+	int code;
+
+	rec->argc = argc;
+	rec->argv = argv;
+	code = prepare(rec);
+
+	if (code)
+		return code < 0 ? 0 : code;
+	/* Signals now mean "stop the target and finish the file". */
+	install_signals();
+	code = start(rec, argc, argv);
+	if (!code)
+		code = run(rec);
+	return code;
+}
+
+/* --precision and --confidence: how many samples, and how long a run. */
+static void print_requirement(const struct record_opts *o)
+{
+	double z = vp_confidence_z(o->confidence);
+	uint64_t worst = vp_samples_needed(0.5, o->precision, z);
+	uint64_t one = vp_samples_needed(0.01, o->precision, z);
+	uint64_t ten = vp_samples_needed(0.10, o->precision, z);
+	char a[32];
+
+	printf("to know a share to +/-%g%% with %g%% confidence (Z = %.3f, N = Z^2 p q / e^2):\n",
+	       o->precision * 100, o->confidence * 100, z);
+	printf("  any share (p = 50%%): %llu samples, %s of CPU time at %llu Hz\n",
+	       (unsigned long long)worst,
+	       fmt_duration((double)worst / (double)o->sampling.freq * 1e9, a, sizeof(a)),
+	       (unsigned long long)o->sampling.freq);
+	printf("  a 10%% share:         %llu samples, %s\n", (unsigned long long)ten,
+	       fmt_duration((double)ten / (double)o->sampling.freq * 1e9, a, sizeof(a)));
+	printf("  a 1%% share:          %llu samples, %s\n", (unsigned long long)one,
+	       fmt_duration((double)one / (double)o->sampling.freq * 1e9, a, sizeof(a)));
+	fflush(stdout);
+}
+
+/*
+ * Auto mode (seed 000 Section 2.2): sample a first run, then run again
+ * probing only what the samples found significant within the budget.
+ * Both go into the one output file.
+ */
+static int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv)
+{
+	struct record r1, r2;
+	char *tmp = NULL;
+	const char *p1 = o->phase1;
+	int code;
+
+	if (!p1) {
+		tmp = xasprintf("%s.phase1", o->output);
+		memset(&r1, 0, sizeof(r1));
+		r1.opts = *o;
+		r1.opts.output = tmp;
+		r1.opts.quiet = 1;
+		r1.mode = MODE_SAMPLE;
+		r1.prog = prog;
+		if (!o->quiet)
+			info("phase 1 of 2: sampling '%s'", prog ? prog : "?");
+		code = record_one(&r1, argc, argv);
+		record_release(&r1);
+		if (record_nsignals) {
+			/* Interrupted: keep what was sampled as the result. */
+			if (rename(tmp, o->output) == 0)
+				warning("interrupted in phase 1: '%s' holds the sampling run only",
+					o->output);
+			free(tmp);
+			return code ? code : 130;
+		}
+		if (access(tmp, R_OK) < 0) {
+			free(tmp);
+			return code ? code : 1;
+		}
+		if (code)
+			warning("phase 1: '%s' exited with status %d; phase 2 must do the same "
+				"work", prog, code);
+		p1 = tmp;
+	}
+	memset(&r2, 0, sizeof(r2));
+	r2.opts = *o;
+	r2.mode = MODE_PROBE;
+	r2.prog = prog;
+	r2.plan_from = p1;
+	if (!o->quiet)
+		info("phase 2 of 2: probing '%s'", prog ? prog : "?");
+	code = record_one(&r2, argc, argv);
+	record_release(&r2);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	return code;
 }
 
 int cmd_record(int argc, char **argv)
@@ -985,20 +1895,23 @@ int cmd_record(int argc, char **argv)
 
 	memset(&rec, 0, sizeof(rec));
 	code = parse_options(&rec.opts, argc, argv);
+	if (rec.opts.precision_given && code <= 0 && !rec.opts.quiet)
+		print_requirement(&rec.opts);
 	if (code >= 0)
 		goto out;
-	rec.prog = argv[optind];
-	code = prepare(&rec);
-	if (code) {
-		code = code < 0 ? 0 : code;
+	rec.prog = optind < argc ? argv[optind] : NULL;
+	if (rec.opts.mode == MODE_AUTO && !rec.opts.attach && !rec.opts.list) {
+		code = record_auto(&rec.opts, rec.prog, argc - optind, argv + optind);
 		goto out;
 	}
-	/* Signals now mean "stop the target and finish the file". */
-	install_signals();
-	code = start(&rec, argc - optind, argv + optind);
-	if (!code)
-		code = run(&rec);
+	/* Attached, auto mode has no second run: it samples. */
+	rec.mode = rec.opts.mode == MODE_AUTO ? (rec.opts.list ? MODE_PROBE : MODE_SAMPLE)
+					      : rec.opts.mode;
+	code = record_one(&rec, argc - optind, argv + optind);
 out:
 	record_release(&rec);
+	free(rec.opts.funcs.v);
+	free(rec.opts.excludes.v);
+	free(rec.opts.libs.v);
 	return code;
 }

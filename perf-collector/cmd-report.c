@@ -8,6 +8,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "core/cct.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "core/sampled.h"
 #include "core/sources.h"
 #include "core/vcg.h"
 #include "builtin.h"
@@ -43,6 +45,9 @@ enum {
 	OPT_MIN_CONTRIBUTION,
 	OPT_ONCE_PROBABILITY,
 	OPT_MAX_PASSES,
+	OPT_PRECISION,
+	OPT_CONFIDENCE,
+	OPT_RAW,
 };
 
 /* Same order as OPTIONS in man/varperf-report.1. */
@@ -62,6 +67,9 @@ static const struct option cmd_report_options[] = {
 	{ "min-contribution", required_argument, NULL, OPT_MIN_CONTRIBUTION },
 	{ "once-probability", required_argument, NULL, OPT_ONCE_PROBABILITY },
 	{ "max-passes", required_argument, NULL, OPT_MAX_PASSES },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
+	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "help", no_argument, NULL, 'h' },
@@ -96,6 +104,11 @@ static const char *const cmd_report_usage[] = {
 	"                               caller's invocations is cascaded into (default: 0.95)",
 	"    --max-passes <n>           extra passes over the events for implicit inlining",
 	"                               (default: 8; 0: direct children only)",
+	"    --precision <pct>          flag sampled shares whose interval is wider than",
+	"                               +/-<pct> (default: 1%)",
+	"    --confidence <pct>         confidence of the sampled shares' intervals",
+	"                               (default: 95%)",
+	"    --raw                      durations as measured, probe costs included",
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
 	"    -h, --help                 show this help",
@@ -155,6 +168,8 @@ static const struct cmd_report_range cmd_report_ranges[] = {
 	{ "tau", 0, 1, 0, 0, "must be between 0 and 1" },
 	{ "min-contribution", 0, 1, 1, 0, "must be greater than 0 and at most 1 (100%)" },
 	{ "once-probability", 0.5, 1, 0, 1, "must be at least 0.5 and less than 1" },
+	{ "precision", 0, 0.5, 1, 1, "must be greater than 0 and less than 0.5 (50%)" },
+	{ "confidence", 0.5, 1, 1, 1, "must be greater than 0.5 and less than 1 (100%)" },
 };
 
 static int cmd_report_set_param(const char *name, const char *arg, double *ret)
@@ -183,6 +198,8 @@ struct cmd_report_opts {
 	int strict;
 	int vcg_only;
 	int contexts;
+	double precision, confidence;
+	int raw;
 };
 
 /* --max-passes: a plain decimal count. */
@@ -277,6 +294,15 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 		case OPT_MAX_PASSES:
 			ret = cmd_report_set_passes(optarg, &o->sources.max_passes);
 			break;
+		case OPT_PRECISION:
+			ret = cmd_report_set_param("precision", optarg, &o->precision);
+			break;
+		case OPT_CONFIDENCE:
+			ret = cmd_report_set_param("confidence", optarg, &o->confidence);
+			break;
+		case OPT_RAW:
+			o->raw = 1;
+			break;
 		case OPT_ALL:
 			o->all = 1;
 			break;
@@ -344,6 +370,29 @@ static int cmd_report_file_warnings(const struct cmd_report_opts *o, struct repo
 			"counted as unpaired",
 			o->input, (unsigned long long)r->lost);
 	return 0;
+}
+
+/* What the samples cannot tell well: incomplete stacks, wide intervals. */
+static void cmd_report_sampled_warnings(const struct report *r)
+{
+	const struct vp_sampled *t = r->sampled;
+	double max_half;
+	size_t wide;
+
+	if (t->truncated)
+		warning("'%s': %" PRIu64 " of %" PRIu64 " samples have truncated stacks (the "
+			"stack copy was too small: record with a larger --stack-size)",
+			r->input, t->truncated, t->samples);
+	if (t->broken)
+		warning("'%s': %" PRIu64 " of %" PRIu64 " samples could not be unwound to their "
+			"outermost frame", r->input, t->broken, t->samples);
+	wide = report_sampled_wide(r, &max_half);
+	if (wide)
+		warning("'%s': %zu sampled share%s wider than +/-%g%% at %g%% confidence (up to "
+			"+/-%.2f%%): record longer or at a higher -F (%" PRIu64 " samples needed)",
+			r->input, wide, wide == 1 ? " is" : "s are", r->precision * 100,
+			r->confidence * 100, max_half * 100,
+			vp_samples_needed(0.5, r->precision, r->z));
 }
 
 /* The kernel's count arrives twice: LOST records and the trailer's total. */
@@ -442,6 +491,8 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	uint8_t *labels = NULL;
 	struct vp_analysis an;
 	struct vp_cct tree;
+	struct vp_sampled stree = { 0 };
+	uint32_t *probed_of = NULL;
 	struct report r;
 	char msg[512] = "";
 	int err, ret = 1;
@@ -459,8 +510,22 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		error("cannot build the calling-context tree: %s", strerror(-err));
 		goto out_reader;
 	}
+	err = vp_sampled_init(&stree);
+	if (err < 0) {
+		error("cannot build the sampled tree: %s", strerror(-err));
+		goto out_tree;
+	}
+	/* One pass folds the samples too; later passes (sources) need not. */
+	vp_reader_set_sample_handler(reader, vp_sampled_handler, &stree);
+	err = vp_reader_compensate(reader, !o->raw);
+	if (err < 0) {
+		error("cannot subtract the probe costs: %s", strerror(-err));
+		goto out_tree;
+	}
 	memset(&totals, 0, sizeof(totals));
 	err = vp_build_file(reader, &tree, &totals);
+	vp_reader_set_sample_handler(reader, NULL, NULL);
+	vp_sampled_finish(&stree);
 	if (err < 0) {
 		const char *m = vp_reader_error(reader);
 
@@ -483,8 +548,16 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.vcg_only = o->vcg_only;
 	r.contexts = o->contexts;
 	r.lost = cmd_report_lost(reader, r.trailer);
+	r.precision = o->precision;
+	r.confidence = o->confidence;
+	r.z = vp_confidence_z(o->confidence);
+	r.compensated = !o->raw && r.hdr->ncosts && r.hdr->nfuncs;
+	if (stree.samples || vp_reader_samples(reader))
+		r.sampled = &stree;
 	if (cmd_report_file_warnings(o, &r) < 0)
 		goto out_tree;
+	if (r.sampled)
+		cmd_report_sampled_warnings(&r);
 
 	err = vp_analysis_run(&an, &tree, r.hdr->nfuncs, &o->params);
 	if (err < 0) {
@@ -493,8 +566,11 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	}
 	if (cmd_report_dva(o, &r, &src, &vcg, &labels) < 0)
 		goto out_analysis;
+	probed_of = report_match_probed(&r);
+	r.probed_of = probed_of;
 	if (!cmd_report_print(o, &r))
 		ret = 0;
+	free(probed_of);
 	vp_vcg_release(&vcg);
 	vp_sources_release(&src);
 	free(labels);
@@ -502,6 +578,7 @@ out_analysis:
 	vp_analysis_release(&an);
 out_tree:
 	vp_cct_release(&tree);
+	vp_sampled_release(&stree);
 out_reader:
 	vp_reader_free(reader);
 out:
@@ -520,6 +597,8 @@ int cmd_report(int argc, char **argv)
 	vp_sources_params_default(&o.sources);
 	vp_vcg_params_default(&o.vcg);
 	o.vcg.beta = o.params.beta;
+	o.precision = 0.01;
+	o.confidence = 0.95;
 
 	ret = cmd_report_parse(argc, argv, &o);
 	if (ret > 0) {

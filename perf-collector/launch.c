@@ -5,11 +5,16 @@
  */
 #include <config.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,4 +157,90 @@ void vp_launch_abort(struct vp_launch *l)
 	l->go_fd = l->err_fd = -1;
 	while (waitpid(l->pid, NULL, 0) < 0 && errno == EINTR)
 		;
+}
+
+int vp_attach_check(pid_t pid, char **exe)
+{
+	char path[64], buf[PATH_MAX];
+	ssize_t n;
+
+	if (pid <= 0)
+		return -ESRCH;
+	if (pid == getpid())
+		return -EINVAL;
+	if (kill(pid, 0) < 0)
+		return -errno; /* ESRCH, or EPERM: another user's process */
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < 0)
+		/* kernel threads have no executable; a zombie has none left */
+		return errno == ENOENT ? -ENOEXEC : -errno;
+	buf[n] = '\0';
+	*exe = xstrdup(buf);
+	return 0;
+}
+
+int vp_task_list(pid_t pid, pid_t **ret)
+{
+	char path[64];
+	struct dirent *d;
+	pid_t *v = NULL;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((d = readdir(dir))) {
+		char *end;
+		long tid = strtol(d->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		v = xrealloc(v, (size_t)(n + 1) * sizeof(*v));
+		v[n++] = (pid_t)tid;
+	}
+	closedir(dir);
+	*ret = v;
+	return n;
+}
+
+int vp_proc_cmdline(pid_t pid, char ***ret)
+{
+	char path[64], buf[8192];
+	char **argv = NULL;
+	int argc = 0, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+		argv = xrealloc(argv, (size_t)(argc + 2) * sizeof(*argv));
+		argv[argc++] = xstrdup(buf + i);
+	}
+	if (!argv)
+		argv = xcalloc(1, sizeof(*argv));
+	argv[argc] = NULL;
+	*ret = argv;
+	return argc;
+}
+
+int vp_pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : (int)fd;
+#else
+	(void)pid;
+	return -ENOSYS;
+#endif
 }

@@ -39,4 +39,20 @@ int vp_launch_release(struct vp_launch *l);
 /* Make the child exit without running anything and reap it. */
 void vp_launch_abort(struct vp_launch *l);
 
+/* ---- attaching to a running process ---- */
+
+/**
+ * vp_attach_check - whether varperf may record the running process @pid.
+ * Returns 0 and its executable (malloc'ed) in @exe, or -ESRCH (no such
+ * process), -EPERM (not ours: another user's), -ENOEXEC (a kernel thread:
+ * no program to record), -EINVAL (varperf itself) or another -errno.
+ */
+int vp_attach_check(pid_t pid, char **exe);
+/* The thread ids of @pid from /proc (malloc'ed); their count or -errno. */
+int vp_task_list(pid_t pid, pid_t **ret);
+/* The command line of @pid: argc and a malloc'ed argv of malloc'ed strings. */
+int vp_proc_cmdline(pid_t pid, char ***ret);
+/* A pidfd for @pid, readable once it exits; or -errno (old kernel). */
+int vp_pidfd_open(pid_t pid);
+
 #endif

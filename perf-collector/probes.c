@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +82,7 @@ static int add_fd(struct vp_probes *p, int fd, uint32_t func, uint16_t type, uin
 	uint64_t id;
 
 	p->fd_is_return[p->nfds] = kind == VP_PROBE_RETURN;
+	p->fd_func[p->nfds] = type == VP_RAW_MMAP ? UINT32_MAX : func;
 	p->fds[p->nfds++] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 		return -errno;
@@ -223,6 +225,7 @@ int vp_probes_open(struct vp_probes *p, const struct vp_func *funcs, size_t nfun
 	nfds = vp_probes_fds_needed(exits, nfuncs, p->ncpus);
 	p->fds = xcalloc(nfds, sizeof(*p->fds));
 	p->fd_is_return = xcalloc(nfds, sizeof(*p->fd_is_return));
+	p->fd_func = xcalloc(nfds, sizeof(*p->fd_func));
 	p->ids = xcalloc(nfds, sizeof(*p->ids));
 	for (int ci = 0; ci < p->ncpus; ci++) {
 		if (!(flags & VP_PROBES_TASK) && open_mmap_tracker(p, ci, pid, buf_size) < 0)
@@ -250,6 +253,7 @@ void vp_probes_close(struct vp_probes *p)
 	free(p->rings);
 	free(p->fds);
 	free(p->fd_is_return);
+	free(p->fd_func);
 	free(p->ids);
 	free(p->cpus);
 	memset(p, 0, sizeof(*p));
@@ -310,6 +314,47 @@ void vp_probes_close_detached(struct vp_probes *p, int flags)
 	return;
 sync:
 	vp_probes_close(p);
+}
+
+void vp_probes_drop(struct vp_probes *p, uint32_t func)
+{
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		/* A grandchild does the slow part: no zombie, no wait. */
+		if (fork() == 0) {
+			int fd = open("/dev/null", O_RDWR);
+
+			if (fd >= 0) {
+				dup2(fd, 0);
+				dup2(fd, 1);
+				dup2(fd, 2);
+			}
+			setsid();
+			prctl(PR_SET_NAME, "varperf-unprobe");
+			for (int ret = 1; ret >= 0; ret--)
+				for (size_t i = 0; i < p->nfds; i++)
+					if (p->fd_func[i] == func && p->fd_is_return[i] == ret &&
+					    p->fds[i] >= 0)
+						close(p->fds[i]);
+		}
+		_exit(0);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	/* Ours are no longer the last references: these closes are cheap. */
+	for (size_t i = 0; i < p->nfds; i++) {
+		if (p->fd_func[i] == func && p->fds[i] >= 0) {
+			if (pid < 0)
+				ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+			else
+				close(p->fds[i]);
+			if (pid >= 0)
+				p->fds[i] = -1;
+		}
+	}
 }
 
 static const struct vp_probe_id *find_id(const struct vp_probes *p, uint64_t id)
@@ -431,8 +476,10 @@ static int decode_mmap2(const struct perf_event_header *h, struct vp_raw *r)
 	memcpy(&m, body, sizeof(m));
 	name = (const char *)body + sizeof(m);
 	len = strnlen(name, max - sizeof(m) - SAMPLE_ID_SIZE);
-	if (name[0] != '/')
-		return 0; /* anonymous, [vdso], ... */
+	/* Files, and the vDSO and uprobe pages for unwinding sampled stacks;
+	 * not anonymous memory, [stack], [heap]... */
+	if (name[0] != '/' && strcmp(name, "[vdso]") && strcmp(name, "[uprobes]"))
+		return 0;
 	r->type = VP_RAW_MMAP;
 	r->pid = m.pid;
 	r->tid = m.tid;
@@ -455,7 +502,7 @@ int vp_probes_decode(const struct vp_probes *p, const struct perf_event_header *
 	ret->cpu = (uint16_t)cpu;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		return decode_sample(p, &c, ret);
+		return p ? decode_sample(p, &c, ret) : 0;
 	case PERF_RECORD_MMAP2:
 		return decode_mmap2(h, ret);
 	case PERF_RECORD_LOST:

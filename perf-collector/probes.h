@@ -20,7 +20,10 @@ enum vp_raw_type {
 	VP_RAW_EXIT = 1,
 	VP_RAW_MMAP = 2, /* an executable file mapping of the target */
 	VP_RAW_LOST = 3, /* the kernel dropped records: buffer full */
+	VP_RAW_SAMPLE = 4, /* a sampled user stack (sampling.h) */
 };
+
+struct vp_raw_sample;
 
 struct vp_raw_mmap {
 	uint64_t start, len, pgoff;
@@ -40,6 +43,7 @@ struct vp_raw {
 	uint64_t sp;   /* entry/exit: user stack pointer */
 	uint64_t addr; /* entry: return address (0 unknown); exit: ip; lost: count */
 	struct vp_raw_mmap *mmap; /* VP_RAW_MMAP only, malloc'ed */
+	struct vp_raw_sample *sample; /* VP_RAW_SAMPLE only, malloc'ed */
 	uint32_t pid, tid;
 	uint32_t func;
 	uint16_t type; /* enum vp_raw_type */
@@ -55,6 +59,7 @@ struct vp_probes {
 	struct vp_ring *rings; /* per CPU, owned by the mmap-tracking event */
 	int *fds;
 	unsigned char *fd_is_return; /* per fd: a return probe (uretprobe) */
+	uint32_t *fd_func;	     /* per fd: its function (UINT32_MAX: none) */
 	size_t nfds;
 	struct vp_probe_id *ids; /* sorted by sample id */
 	size_t nids;
@@ -114,8 +119,17 @@ enum {
 void vp_probes_close_detached(struct vp_probes *p, int flags);
 
 /**
+ * vp_probes_drop - stop probing function @func while the target runs: a
+ * short-lived child closes its events (the kernel takes 60-80 ms per
+ * uprobe to remove them), so the caller goes on reading at once.  Records
+ * already in the buffers still decode.
+ */
+void vp_probes_drop(struct vp_probes *p, uint32_t func);
+
+/**
  * vp_probes_decode - decode @h read from the ring buffer of CPU @cpu.
- * Returns 1 and fills @ret, or 0 for records varperf does not use.
+ * Returns 1 and fills @ret, or 0 for records varperf does not use.  @p may
+ * be NULL for mmap and lost records (the sampler's own buffers).
  */
 int vp_probes_decode(const struct vp_probes *p, const struct perf_event_header *h, int cpu,
 		     struct vp_raw *ret);

@@ -297,6 +297,8 @@ static void json_header(struct json *j, const struct report *r)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	json_bool(j, "compensated", r->compensated);
+	json_u64(j, "mode", h->mode);
 }
 
 static void json_parameters(struct json *j, const struct report *r)
@@ -464,6 +466,8 @@ static void json_nodes(struct json *j, const struct report *r)
 		json_callsite(j, r, "callsite", n->callsite);
 		json_stats(j, &n->stats, 1);
 		json_u64(j, "unpaired", n->unpaired);
+		json_bool(j, "unreliable", report_node_unreliable(r, id));
+		json_bool(j, "partial", vp_reader_unprobed(r->reader, n->func) != 0);
 		json_bool(j, "significant", known && an->significant[id]);
 		json_bool(j, "high_variance", known && an->high_variance[id]);
 		json_double(j, "vim", known ? an->vim[id] : 0);
@@ -698,6 +702,152 @@ static void json_vcg(struct json *j, const struct report *r)
 	json_obj_end(j);
 }
 
+/* Cumulative samples per function (once per sample), largest first. */
+static const struct vp_sampled *json_sort_tree;
+
+static int json_cmp_sym(const void *a, const void *b)
+{
+	uint64_t x = json_sort_tree->sym_samples[*(const uint32_t *)a];
+	uint64_t y = json_sort_tree->sym_samples[*(const uint32_t *)b];
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void json_share(struct json *j, const struct report *r, const char *key, uint64_t k)
+{
+	struct vp_share sh;
+	char lo[64], hi[64];
+
+	vp_share(k, r->sampled->samples, r->z, &sh);
+	snprintf(lo, sizeof(lo), "%s_lo", key);
+	snprintf(hi, sizeof(hi), "%s_hi", key);
+	json_double(j, key, sh.p);
+	json_double(j, lo, sh.lo);
+	json_double(j, hi, sh.hi);
+}
+
+static void json_sampled_functions(struct json *j, const struct report *r)
+{
+	const struct vp_sampled *t = r->sampled;
+	size_t nsyms = vp_reader_nsymbols(r->reader), n = 0;
+	uint32_t *order = xcalloc(nsyms + 1, sizeof(*order));
+
+	for (uint32_t s = 0; s < nsyms && s < t->nsyms; s++)
+		if (t->sym_samples[s])
+			order[n++] = s;
+	json_sort_tree = t;
+	qsort(order, n, sizeof(*order), json_cmp_sym);
+	json_arr(j, "functions");
+	for (size_t i = 0; i < n; i++) {
+		const struct vp_symbol *s = vp_reader_symbol(r->reader, order[i]);
+		const struct vp_module *m = s->module >= 0 ? vp_reader_module(r->reader,
+									     (uint32_t)s->module)
+							   : NULL;
+
+		json_obj(j, NULL);
+		json_str(j, "function", s->display);
+		json_bool(j, "inlined", !!(s->flags & VP_SYM_INLINE));
+		json_str_or_null(j, "module", m ? m->path : NULL);
+		json_u64(j, "samples", t->sym_samples[order[i]]);
+		json_u64(j, "self", t->sym_self[order[i]]);
+		json_share(j, r, "share", t->sym_samples[order[i]]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	free(order);
+}
+
+static const char *json_snode_kind(uint32_t kind)
+{
+	switch (kind) {
+	case VP_SNODE_KERNEL:
+		return "kernel";
+	case VP_SNODE_INCOMPLETE:
+		return "incomplete";
+	default:
+		return "function";
+	}
+}
+
+static void json_sampled_nodes(struct json *j, const struct report *r)
+{
+	const struct vp_sampled *t = r->sampled;
+	char site[512];
+
+	json_arr(j, "nodes");
+	for (uint32_t id = 1; id < t->nnodes; id++) {
+		const struct vp_snode *n = &t->nodes[id];
+		uint32_t pn = r->probed_of ? r->probed_of[id] : VP_NO_NODE;
+		struct vp_sdur d;
+		int dur = report_sdur(r, id, &d);
+
+		json_obj(j, NULL);
+		json_u64(j, "id", id);
+		if (n->parent)
+			json_u64(j, "parent", n->parent);
+		else
+			json_null(j, "parent");
+		json_u64(j, "depth", n->depth);
+		json_str(j, "kind", json_snode_kind(n->kind));
+		json_str(j, "function", report_snode_name(r, id));
+		json_bool(j, "inlined", report_snode_inlined(r, id));
+		report_snode_site(r, id, site, sizeof(site));
+		json_str_or_null(j, "site", *site ? site : NULL);
+		json_u64(j, "samples", n->samples);
+		json_u64(j, "self", n->self);
+		json_share(j, r, "share", n->samples);
+		json_share(j, r, "self_share", n->self);
+		if (pn != VP_NO_NODE)
+			json_u64(j, "probed_node", pn);
+		else
+			json_null(j, "probed_node");
+		json_u64(j, "invocations", n->span.n);
+		json_double(j, "mean_span", n->span.n ? n->span.mean : 0);
+		if (dur) {
+			json_double(j, "sampled_mean", d.mean);
+			json_double(j, "sampled_cov", d.cov);
+			json_double(j, "quantisation", d.quant);
+		} else {
+			json_null(j, "sampled_mean");
+			json_null(j, "sampled_cov");
+			json_null(j, "quantisation");
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void json_sampled(struct json *j, const struct report *r)
+{
+	const struct vp_sampled *t = r->sampled;
+	const struct vp_sampling *sm = &r->hdr->sampling;
+	double max_half;
+
+	if (!t) {
+		json_null(j, "sampled");
+		return;
+	}
+	json_obj(j, "sampled");
+	json_u64(j, "event", sm->event);
+	json_u64(j, "period", t->period);
+	json_u64(j, "stack_size", sm->stack_size);
+	json_u64(j, "samples", t->samples);
+	json_u64(j, "truncated", t->truncated);
+	json_u64(j, "broken", t->broken);
+	json_u64(j, "kernel", t->kernel);
+	json_u64(j, "probe_mapped", t->probe);
+	json_double(j, "confidence", r->confidence);
+	json_double(j, "z", r->z);
+	json_double(j, "precision", r->precision);
+	json_u64(j, "wide", report_sampled_wide(r, &max_half));
+	json_u64(j, "samples_needed", vp_samples_needed(0.5, r->precision, r->z));
+	json_sampled_functions(j, r);
+	json_sampled_nodes(j, r);
+	json_obj_end(j);
+}
+
 int report_json(const struct report *r)
 {
 	struct json j = { .f = r->out };
@@ -711,6 +861,7 @@ int report_json(const struct report *r)
 	json_nodes(&j, r);
 	json_patterns(&j, r);
 	json_vcg(&j, r);
+	json_sampled(&j, r);
 	json_obj_end(&j);
 	fputc('\n', r->out);
 	return ferror(r->out) ? -1 : 0;

@@ -155,6 +155,36 @@ static void text_shell_word(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
+static const char *text_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case VP_MODE_PROBE:
+		return "probe (entries and exits of the probed functions)";
+	case VP_MODE_SAMPLE:
+		return "sample (call stacks sampled at a fixed period)";
+	case VP_MODE_AUTO:
+		return "auto (phase 1 sampled, phase 2 probed what was significant)";
+	case VP_MODE_COMBINED:
+		return "combined (samples and probes in one run)";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *text_event_name(uint32_t ev)
+{
+	switch (ev) {
+	case VP_SEV_CPU_CLOCK:
+		return "cpu-clock";
+	case VP_SEV_TASK_CLOCK:
+		return "task-clock";
+	case VP_SEV_CYCLES:
+		return "cycles";
+	default:
+		return "an unknown event";
+	}
+}
+
 static void text_header(const struct report *r)
 {
 	const struct vp_header *h = r->hdr;
@@ -185,7 +215,17 @@ static void text_header(const struct report *r)
 		fprintf(f, ", %" PRIu32 " CPU%s", h->ncpu, h->ncpu == 1 ? "" : "s");
 	fputc('\n', f);
 	fprintf(f, "  unit:              %s\n", text_unit_clock(r, buf, sizeof(buf)));
-	fprintf(f, "  probed functions:  %zu\n", h->nfuncs);
+	if (h->mode)
+		fprintf(f, "  mode:              %s\n", text_mode_name(h->mode));
+	if (r->sampled)
+		fprintf(f, "  sampled:           %" PRIu64 " samples of %s every %s%s\n",
+			r->sampled->samples, text_event_name(h->sampling.event),
+			text_time(r, (double)h->sampling.period, buf, sizeof(buf)),
+			h->mode == VP_MODE_AUTO ? " (phase 1: a run of its own)" : "");
+	if (h->mode == VP_MODE_SAMPLE || (!h->nfuncs && r->sampled))
+		return;
+	fprintf(f, "  probed functions:  %zu%s\n", h->nfuncs,
+		h->mode == VP_MODE_AUTO ? " (phase 2: a run of its own)" : "");
 	if (!h->ncosts) {
 		fprintf(f, "  probe cost: not calibrated\n");
 		return;
@@ -195,7 +235,10 @@ static void text_header(const struct report *r)
 		fprintf(f, "%s%s (%s)", i ? ", " : "",
 			text_time(r, (double)h->costs[i].full_ns, buf, sizeof(buf)),
 			report_insn_class_name(h->costs[i].insn_class));
-	fprintf(f, "; durations include it \xe2\x80\x94 see varperf-report(1)\n");
+	if (r->compensated)
+		fprintf(f, "; subtracted from the durations (--raw: as measured)\n");
+	else
+		fprintf(f, "; durations include it \xe2\x80\x94 see varperf-report(1)\n");
 }
 
 /* "main [x.c:3] → f [x.c:9]": the pattern's chain, outermost first. */
@@ -335,6 +378,10 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 		fprintf(r->out, "%*s", 2 * (int)depth, "");
 	text_put(r->out, report_func_name(r, n->func));
 	text_put_callsite(r, n->callsite);
+	if (report_node_unreliable(r, id))
+		fputs(" (!)", r->out);
+	if (vp_reader_unprobed(r->reader, n->func))
+		fputs(" (partial: probes removed, over the overhead budget)", r->out);
 	fputc('\n', r->out);
 	if (hv && n->nchildren && n->cov.dim > 1)
 		t->order[t->norder++] = id;
@@ -466,6 +513,8 @@ static void text_tree(const struct report *r)
 	}
 	fprintf(f, "          N      mean     sigma    CoV       min       max     total   share  "
 		   "calling context\n");
+	if (r->hdr->ncosts)
+		fprintf(f, "  (!): mean under 10 times the probe cost: unreliable\n");
 	if (nnodes)
 		text_push_children(&t, VP_NODE_ROOT);
 	while (t.sp) {
@@ -515,6 +564,26 @@ static void text_totals(const struct report *r)
 	char buf[128];
 
 	fprintf(f, "Totals:\n");
+	if (r->sampled && !r->hdr->nfuncs) {
+		fprintf(f, "  samples:                      %" PRIu64 " (%" PRIu64 " truncated, %"
+			   PRIu64 " not unwound to the end, %" PRIu64 " in the kernel)\n",
+			r->sampled->samples, r->sampled->truncated, r->sampled->broken,
+			r->sampled->kernel);
+		fprintf(f, "  lost records:                 %" PRIu64 "\n", r->lost);
+		fprintf(f, "  threads:                      %zu\n", vp_reader_nthreads(r->reader));
+		fprintf(f, "  target:                       %s\n",
+			text_target_status(tr, buf, sizeof(buf)));
+		if (tr->present && (tr->flags & VP_END_INTERRUPTED))
+			fprintf(f, "  recording interrupted by a signal to varperf\n");
+		if (tr->present && (tr->flags & VP_END_DETACHED))
+			fprintf(f, "  attached to a running process, which kept running\n");
+		return;
+	}
+	if (r->sampled)
+		fprintf(f, "  samples:                      %" PRIu64 " (%" PRIu64 " truncated, %"
+			   PRIu64 " not unwound to the end, %" PRIu64 " in the kernel)\n",
+			r->sampled->samples, r->sampled->truncated, r->sampled->broken,
+			r->sampled->kernel);
 	fprintf(f, "  events:                       %" PRIu64 "\n", bt->events);
 	fprintf(f, "  invocations:                  %" PRIu64 "\n", bt->invocations);
 	fprintf(f, "  lost records:                 %" PRIu64 "\n", r->lost);
@@ -536,6 +605,8 @@ static void text_totals(const struct report *r)
 		text_target_status(tr, buf, sizeof(buf)));
 	if (tr->present && (tr->flags & VP_END_INTERRUPTED))
 		fprintf(f, "  recording interrupted by a signal to varperf\n");
+	if (tr->present && (tr->flags & VP_END_DETACHED))
+		fprintf(f, "  attached to a running process, which kept running\n");
 	if (tr->present && (tr->flags & VP_END_WRITE_ERROR))
 		fprintf(f, "  data were dropped while writing the file\n");
 }
@@ -544,6 +615,13 @@ int report_text(const struct report *r)
 {
 	text_header(r);
 	fputc('\n', r->out);
+	if (r->sampled && !r->hdr->nfuncs) {
+		/* samples only: nothing probed to analyse */
+		report_sampled_text(r);
+		fputc('\n', r->out);
+		text_totals(r);
+		return ferror(r->out) ? -1 : 0;
+	}
 	if (r->vcg) {
 		/* seed 001 Section 8.1: start from the graph at tau_S 0.4, beta 0.1 */
 		report_vcg_text(r);
@@ -557,6 +635,10 @@ int report_text(const struct report *r)
 	fputc('\n', r->out);
 	text_tree(r);
 	fputc('\n', r->out);
+	if (r->sampled) {
+		report_sampled_text(r);
+		fputc('\n', r->out);
+	}
 	text_totals(r);
 	return ferror(r->out) ? -1 : 0;
 }

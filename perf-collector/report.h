@@ -14,6 +14,7 @@
 #include "core/cct.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "core/sampled.h"
 #include "core/sources.h"
 #include "core/vcg.h"
 
@@ -34,6 +35,13 @@ struct report {
 	const uint8_t *labels;			/* enum vp_vcg_type per CCT node */
 	int vcg_only;				/* --vcg: the graph alone */
 	int contexts;				/* --contexts: call-context sets */
+	/* sampled stacks (version 2 files); NULL when the file has none */
+	const struct vp_sampled *sampled;
+	const uint32_t *probed_of;	/* per sampled node: its probed CCT node,
+					 * VP_NO_NODE if none (NULL: no probes) */
+	double confidence, z;		/* of the shares' intervals */
+	double precision;		/* --precision: wider intervals are flagged */
+	int compensated;		/* probe costs subtracted (not --raw) */
 };
 
 /* All return 0, or -1 when writing failed (the caller reports it). */
@@ -52,6 +60,25 @@ void report_vcg_text(const struct report *r);
 void report_sources_text(const struct report *r);
 /* Call site of VCG node @id: its own when all its contexts share it. */
 const char *report_vcg_callsite(const struct report *r, uint32_t id, char *buf, size_t len);
+
+/* ---- report-sampled.c: the sampled calling-context tree ---- */
+
+/* "Sampled calling contexts": shares with intervals, exact where probed. */
+void report_sampled_text(const struct report *r);
+/* Per sampled node, the probed CCT node it is (malloc'ed), or NULL. */
+uint32_t *report_match_probed(const struct report *r);
+/* Function name ("[kernel]", ...), inlined or not, and "file:line" of the
+ * call site ("" if none) of sampled node @id. */
+const char *report_snode_name(const struct report *r, uint32_t id);
+int report_snode_inlined(const struct report *r, uint32_t id);
+const char *report_snode_site(const struct report *r, uint32_t id, char *buf, size_t len);
+/* Sample-derived durations of node @id; 1 when they span enough samples
+ * to be shown (never exact: +/-1 period per invocation). */
+int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret);
+/* Probed node @id's mean is under 10 times its probe cost. */
+int report_node_unreliable(const struct report *r, uint32_t id);
+/* How many shown shares have intervals wider than r->precision. */
+size_t report_sampled_wide(const struct report *r, double *max_half);
 
 /* ---- shared helpers, defined in report-text.c ---- */
 

@@ -261,49 +261,132 @@ static int is_not_called(const char *name)
 
 static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
+#ifdef HAVE_CAPSTONE
+/* The x86 uprobe code emulates push, nop and direct branches (jmp, call,
+ * jcc to an immediate: "jmp 0x1440", but not jrcxz or loop) in the
+ * kernel; every other instruction is single-stepped out of line. */
+static int is_emulated(const cs_insn *insn)
+{
+	return !strcmp(insn->mnemonic, "push") || !strncmp(insn->mnemonic, "nop", 3) ||
+	       (insn->mnemonic[0] == 'j' && !strstr(insn->mnemonic, "cxz") &&
+		!strncmp(insn->op_str, "0x", 2)) ||
+	       (!strcmp(insn->mnemonic, "call") && !strncmp(insn->op_str, "0x", 2));
+}
+
+/* Whether a probe may go past @insn: it neither branches nor changes the
+ * stack pointer, so the return address stays on top of the stack. */
+static int skippable(csh cs, const cs_insn *insn)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+
+	if (cs_insn_group(cs, insn, CS_GRP_JUMP) || cs_insn_group(cs, insn, CS_GRP_CALL) ||
+	    cs_insn_group(cs, insn, CS_GRP_RET) || cs_insn_group(cs, insn, CS_GRP_INT) ||
+	    cs_insn_group(cs, insn, CS_GRP_IRET) || cs_insn_group(cs, insn, CS_GRP_PRIVILEGE))
+		return 0;
+	if (!strcmp(insn->mnemonic, "syscall") || !strncmp(insn->mnemonic, "loop", 4) ||
+	    !strncmp(insn->mnemonic, "rep", 3))
+		return 0;
+	if (cs_regs_access(cs, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return 0;
+	for (uint8_t i = 0; i < nwr; i++)
+		if (wr[i] == X86_REG_RSP || wr[i] == X86_REG_ESP || wr[i] == X86_REG_SP ||
+		    wr[i] == X86_REG_RIP)
+			return 0;
+	return 1;
+}
+
+/* Whether a direct branch of the function's @code (at @vaddr) lands in
+ * (@lo, @hi]: a probe there would fire again without a call. */
+static int branched_into(csh cs, const unsigned char *code, size_t len, uint64_t vaddr,
+			 uint64_t lo, uint64_t hi)
+{
+	const uint8_t *p = code;
+	uint64_t a = vaddr;
+	size_t left = len;
+	cs_insn *insn = cs_malloc(cs);
+	int hit = 0;
+
+	if (!insn)
+		return 1;
+	while (!hit && left && cs_disasm_iter(cs, &p, &left, &a, insn)) {
+		const cs_x86 *x = &insn->detail->x86;
+
+		if (!cs_insn_group(cs, insn, CS_GRP_JUMP) && !cs_insn_group(cs, insn, CS_GRP_CALL))
+			continue;
+		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
+			uint64_t t = (uint64_t)x->operands[0].imm;
+
+			hit = t > lo && t <= hi;
+		}
+	}
+	cs_free(insn, 1);
+	return hit;
+}
+#endif
+
 /*
- * classify - the probe's instruction class.  An endbr64 landing pad is
- * skipped (*@skip = 4): the kernel single-steps it (~17 us per hit in a VM)
- * while the push that usually follows is emulated, and nothing ever jumps
- * past the pad, so the probe still sees every call with the same stack.
+ * classify - where the probe goes and its instruction class.  @code holds
+ * the function (@len bytes at link-time address @vaddr).  The probe goes on
+ * the first instruction, except that it moves past an endbr64 landing pad
+ * and past a straight-line prologue that neither branches nor changes the
+ * stack pointer when that leads to an instruction the kernel emulates
+ * ("endbr64; push", "mov %rdi,%rbx; push %rbp"): the kernel single-steps
+ * most instructions (~17 us per hit in a VM) but emulates push and nop
+ * (~1 us), and the stack still has the return address on top there, so
+ * entry and return probes see every call as at its first byte - unless
+ * something branches into the skipped part, which is checked.  *@skip
+ * gets the probe's offset, *@moved whether it is past a real instruction.
  */
-static uint32_t classify(const unsigned char *code, size_t len, uint64_t *skip)
+static uint32_t classify(const unsigned char *code, size_t len, uint64_t vaddr, uint64_t *skip,
+			 int *moved)
 {
 	*skip = 0;
-	if (len > sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64))) {
+	*moved = 0;
+	if (len > sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64)))
 		*skip = sizeof(endbr64);
-		code += sizeof(endbr64);
-		len -= sizeof(endbr64);
-	}
 #ifdef HAVE_CAPSTONE
 	{
+		enum { MAX_SKIP = 6 };
 		static csh handle;
 		static int opened;
-		uint32_t cls = VP_INSN_STEPPED;
+		uint32_t cls = VP_INSN_UNKNOWN;
+		const uint8_t *p = code + *skip;
+		size_t left = len - *skip;
+		uint64_t a = vaddr + *skip;
 		cs_insn *insn;
 
 		if (!opened) {
 			if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK)
 				return VP_INSN_UNKNOWN;
+			cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
 			opened = 1;
 		}
-		if (cs_disasm(handle, code, len, 0, 1, &insn) != 1)
+		insn = cs_malloc(handle);
+		if (!insn)
 			return VP_INSN_UNKNOWN;
-		/* The x86 uprobe code emulates push, nop and direct branches
-		 * (jmp, call, jcc to an immediate: "jmp 0x1440", but not
-		 * jrcxz or loop) in the kernel; every other instruction is
-		 * single-stepped out of line. */
-		if (!strcmp(insn[0].mnemonic, "push") || !strncmp(insn[0].mnemonic, "nop", 3) ||
-		    (insn[0].mnemonic[0] == 'j' && !strstr(insn[0].mnemonic, "cxz") &&
-		     !strncmp(insn[0].op_str, "0x", 2)) ||
-		    (!strcmp(insn[0].mnemonic, "call") && !strncmp(insn[0].op_str, "0x", 2)))
-			cls = VP_INSN_EMULATED;
+		for (int i = 0; i <= MAX_SKIP && cs_disasm_iter(handle, &p, &left, &a, insn); i++) {
+			uint64_t at = insn->address - vaddr;
+
+			if (is_emulated(insn)) {
+				if (i == 0 || !branched_into(handle, code, len, vaddr, vaddr,
+							     vaddr + at)) {
+					cls = VP_INSN_EMULATED;
+					*moved = i > 0;
+					*skip = i ? at : *skip;
+				}
+				break;
+			}
+			if (i == 0)
+				cls = VP_INSN_STEPPED; /* unless an emulated one follows */
+			if (!skippable(handle, insn))
+				break;
+		}
 		cs_free(insn, 1);
 		return cls;
 	}
 #else
-	(void)code;
-	(void)len;
+	(void)vaddr;
 	return VP_INSN_UNKNOWN;
 #endif
 }
@@ -370,9 +453,11 @@ static void fill_func(struct vp_symfile *sf, struct vp_func *f, const struct can
 {
 	const struct vp_load *l = exec_load(sf, c->vaddr);
 	const char *suffix = clone_suffix(c->name);
-	unsigned char code[16];
+	unsigned char small[64], *code = small;
+	size_t want = size && size <= 65536 ? size : sizeof(small);
 	ssize_t len;
 	uint64_t skip;
+	int moved;
 
 	memset(f, 0, sizeof(*f));
 	f->module = module;
@@ -392,15 +477,22 @@ static void fill_func(struct vp_symfile *sf, struct vp_func *f, const struct can
 	} else {
 		f->base = xstrdup(f->display);
 	}
-	len = pread(sf->fd, code, sizeof(code), (off_t)f->probe_off);
+	/* the whole function: the probe's place depends on its branches */
+	if (want > sizeof(small))
+		code = xmalloc(want);
+	len = pread(sf->fd, code, want, (off_t)f->probe_off);
 	if (len <= 0) {
 		f->insn_class = VP_INSN_UNKNOWN;
+		if (code != small)
+			free(code);
 		return;
 	}
-	if (size && (uint64_t)len > size)
-		len = (ssize_t)size;
-	f->insn_class = classify(code, (size_t)len, &skip);
+	f->insn_class = classify(code, (size_t)len, c->vaddr, &skip, &moved);
 	f->probe_off += skip;
+	if (moved)
+		f->flags |= VP_FUNC_MOVED;
+	if (code != small)
+		free(code);
 }
 
 size_t vp_symfile_functions(struct vp_symfile *sf, uint32_t module, uint32_t flags,

@@ -197,7 +197,7 @@ if [ "$(id -u)" -ne 0 ] || [ ! -e /sys/bus/event_source/devices/uprobe ]; then
 fi
 require_file "$VARPERF"
 
-"$VARPERF" record -q -o x.data -- "$FX" >truth 2>err
+"$VARPERF" record -q --mode=probe -o x.data -- "$FX" >truth 2>err
 tap_is 0 $? "varperf record fx-gdb"
 [ -s err ] && tap_diag "$(cat err)"
 # A background "varperf-unprobe" removes the recording's uprobes after

@@ -32,10 +32,10 @@ src=$top_srcdir/tests/fixtures/fx-basic.c
 tap_plan 31
 
 # ---- every function of the executable ----
-"$VARPERF" record -q -o "$TMPDIR_T/all.data" -- "$FIXTURES/fx-basic" >"$T" 2>"$TMPDIR_T/err"
+"$VARPERF" record --mode=probe -q -o "$TMPDIR_T/all.data" -- "$FIXTURES/fx-basic" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record exits with the target's status 0"
 tap_is "" "$(cat "$TMPDIR_T/err")" "record -q prints nothing on a clean run"
-"$VARPERF" report -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is 0 $? "report --format json exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 
@@ -58,10 +58,10 @@ tap_is "$line" "$(q node "$R" main/run/work callsite.line)" "work's call site is
 tap_like "$(q node "$R" main/run/work callsite.file)" 'fx-basic\.c$' "work's call site file"
 
 # ---- -f: only the functions named ----
-"$VARPERF" record -q -f work -f 'lea*' -o "$TMPDIR_T/f.data" -- "$FIXTURES/fx-basic" \
+"$VARPERF" record --mode=probe -q -f work -f 'lea*' -o "$TMPDIR_T/f.data" -- "$FIXTURES/fx-basic" \
 	>"$TMPDIR_T/truth-f" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record -f exits 0"
-"$VARPERF" report -i "$TMPDIR_T/f.data" --format json >"$R" 2>>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/f.data" --format json >"$R" 2>>"$TMPDIR_T/err"
 tap_is 0 $? "report of the -f recording exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 fns=$(python3 -c 'import json, sys
@@ -73,10 +73,10 @@ tap_is 1200 "$(q node "$R" leaf count)" "leaf is a top-level node, 1200 calls"
 tap_is null "$(q node "$R" work parent)" "work has no parent"
 
 # ---- --exclude ----
-"$VARPERF" record -q --exclude leaf -o "$TMPDIR_T/x.data" -- "$FIXTURES/fx-basic" \
+"$VARPERF" record --mode=probe -q --exclude leaf -o "$TMPDIR_T/x.data" -- "$FIXTURES/fx-basic" \
 	>"$TMPDIR_T/truth-x" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record --exclude exits 0"
-"$VARPERF" report -i "$TMPDIR_T/x.data" --format json >"$R" 2>>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/x.data" --format json >"$R" 2>>"$TMPDIR_T/err"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is 0 "$(q nodes "$R" leaf)" "--exclude leaf: no leaf node"
 tap_is 400 "$(q node "$R" main/run/work count)" "--exclude leaf: work still recorded"

@@ -31,10 +31,10 @@ R=$TMPDIR_T/report.json
 
 tap_plan 21
 
-"$VARPERF" record -q -o "$TMPDIR_T/x.data" -- "$FIXTURES/fx-callsites" >"$T" 2>"$TMPDIR_T/err"
+"$VARPERF" record --mode=probe -q -o "$TMPDIR_T/x.data" -- "$FIXTURES/fx-callsites" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record exits with the target's status 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
-"$VARPERF" report -i "$TMPDIR_T/x.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/x.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is 0 $? "report --format json exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 

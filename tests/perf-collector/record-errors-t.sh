@@ -20,27 +20,27 @@ R=$D/report.json
 tap_plan 42
 
 # ---- programs that cannot be recorded ----
-"$VARPERF" record -q -o "$D/n.data" -- nonexistent-prog >"$D/out" 2>"$D/err"
+"$VARPERF" record --mode=probe -q -o "$D/n.data" -- nonexistent-prog >"$D/out" 2>"$D/err"
 tap_is 1 $? "a program not in PATH: exit 1"
 tap_is "varperf: error: cannot run 'nonexistent-prog': No such file or directory" \
 	"$(cat "$D/err")" "a program not in PATH: the error names it"
 tap_ok "$(test ! -e "$D/n.data"; echo $?)" "a program not in PATH: no data file"
 
-"$VARPERF" record -q -o "$D/n.data" -- "$D/nope" >"$D/out" 2>"$D/err"
+"$VARPERF" record --mode=probe -q -o "$D/n.data" -- "$D/nope" >"$D/out" 2>"$D/err"
 tap_is 1 $? "a missing path: exit 1"
 tap_is "varperf: error: cannot run '$D/nope': No such file or directory" "$(cat "$D/err")" \
 	"a missing path: the error names it"
 
 printf '#!/bin/sh\necho hello\n' >"$D/script.sh"
 chmod +x "$D/script.sh"
-"$VARPERF" record -q -o "$D/n.data" -- "$D/script.sh" >"$D/out" 2>"$D/err"
+"$VARPERF" record --mode=probe -q -o "$D/n.data" -- "$D/script.sh" >"$D/out" 2>"$D/err"
 tap_is 1 $? "a shell script: exit 1"
 tap_is "varperf: error: '$D/script.sh' is not an ELF file" "$(cat "$D/err")" \
 	"a shell script: not an ELF file"
 tap_is "" "$(cat "$D/out")" "a shell script: it did not run"
 tap_ok "$(test ! -e "$D/n.data"; echo $?)" "a shell script: no data file"
 
-"$VARPERF" record -q -f 'no_such_function*' -o "$D/n.data" -- "$FIXTURES/fx-basic" \
+"$VARPERF" record --mode=probe -q -f 'no_such_function*' -o "$D/n.data" -- "$FIXTURES/fx-basic" \
 	>"$D/out" 2>"$D/err"
 tap_is 1 $? "-f matching nothing: exit 1"
 tap_is "varperf: error: no function matches 'no_such_function*' in '$FIXTURES/fx-basic'" \
@@ -48,32 +48,32 @@ tap_is "varperf: error: no function matches 'no_such_function*' in '$FIXTURES/fx
 tap_is "" "$(cat "$D/out")" "-f matching nothing: the program did not run"
 
 # ---- usage errors ----
-"$VARPERF" record --bogus -- "$FIXTURES/fx-basic" >"$D/out" 2>"$D/err"
+"$VARPERF" record --mode=probe --bogus -- "$FIXTURES/fx-basic" >"$D/out" 2>"$D/err"
 tap_is 129 $? "an unknown option: exit 129"
 tap_is "varperf: error: unknown option '--bogus'" "$(head -n 1 "$D/err")" \
 	"an unknown option: the error names it"
 tap_like "$(cat "$D/err")" '^usage: varperf record ' "an unknown option: usage follows"
 tap_is "" "$(cat "$D/out")" "an unknown option: the program did not run"
 
-"$VARPERF" record -q >"$D/out" 2>"$D/err"
+"$VARPERF" record --mode=probe -q >"$D/out" 2>"$D/err"
 tap_is 129 $? "no program: exit 129"
 tap_is "varperf: error: no program to record" "$(head -n 1 "$D/err")" "no program: the error"
 
 # ---- the target's exit status is varperf's ----
-"$VARPERF" record -q -o "$D/e.data" -- "$FIXTURES/fx-basic" exit3 >"$D/truth" 2>"$D/err"
+"$VARPERF" record --mode=probe -q -o "$D/e.data" -- "$FIXTURES/fx-basic" exit3 >"$D/truth" 2>"$D/err"
 tap_is 3 $? "a target exiting 3: record exits 3"
 [ -s "$D/err" ] && tap_diag "$(cat "$D/err")"
-"$VARPERF" report -i "$D/e.data" --format json >"$R" 2>"$D/err"
+"$VARPERF" report --raw -i "$D/e.data" --format json >"$R" 2>"$D/err"
 tap_is 0 $? "a target exiting 3: the file is reportable"
 tap_is 3 "$(q target "$R" exit_code)" "a target exiting 3: its exit code is in the file"
 tap_is 400 "$(q node "$R" main/run/work count)" "a target exiting 3: all 400 work calls"
 
 # ---- the target killed by SIGSEGV after 100 run() calls ----
-"$VARPERF" record -q -o "$D/c.data" -- "$FIXTURES/fx-basic" crash >"$D/truth" 2>"$D/err"
+"$VARPERF" record --mode=probe -q -o "$D/c.data" -- "$FIXTURES/fx-basic" crash >"$D/truth" 2>"$D/err"
 tap_is 139 $? "a target killed by SIGSEGV: record exits 128 + 11"
 [ -s "$D/err" ] && tap_diag "$(cat "$D/err")"
 tap_is 100 "$(q truth "$D/truth" run main/run count)" "the target ran run() 100 times"
-"$VARPERF" report -i "$D/c.data" --format json >"$R" 2>"$D/err"
+"$VARPERF" report --raw -i "$D/c.data" --format json >"$R" 2>"$D/err"
 tap_is 0 $? "the crashed target's file is reportable"
 [ -s "$D/err" ] && tap_diag "$(cat "$D/err")"
 tap_is true "$(q totals "$R" complete)" "the crashed target's file is complete"
@@ -87,7 +87,7 @@ tap_is 1 "$(q node "$R" main unpaired)" "main is unpaired"
 tap_is 1 "$(q totals "$R" unpaired)" "nothing else is unpaired"
 
 # ---- SIGINT to varperf: the target is stopped, the file finished ----
-"$VARPERF" record -q -o "$D/i.data" -- "$FIXTURES/fx-basic" long >"$D/truth" 2>"$D/err" &
+"$VARPERF" record --mode=probe -q -o "$D/i.data" -- "$FIXTURES/fx-basic" long >"$D/truth" 2>"$D/err" &
 vpid=$!
 # Wait (up to 30 s) until the target runs under the probes.
 i=0
@@ -113,7 +113,7 @@ fi
 wait $vpid
 tap_is 130 $? "varperf passes on the target's death by SIGINT (128 + 2)"
 [ -s "$D/err" ] && tap_diag "$(cat "$D/err")"
-"$VARPERF" report -i "$D/i.data" --format json >"$R" 2>"$D/err"
+"$VARPERF" report --raw -i "$D/i.data" --format json >"$R" 2>"$D/err"
 tap_is 0 $? "the interrupted recording is reportable"
 [ -s "$D/err" ] && tap_diag "$(cat "$D/err")"
 tap_is true "$(q totals "$R" complete)" "the interrupted recording is complete"

@@ -76,14 +76,14 @@ tap_is "0 handler(unsigned int)" "$? $("$AWK" '{ print $5, $6 }' "$TMPDIR_T/list
 "$VARPERF" record --list -f 'handler(*' -f 'level?' -- "$FIXTURES/fx-except" \
 	>"$TMPDIR_T/list" 2>&1
 tap_is "4" "$(wc -l <"$TMPDIR_T/list" | tr -d ' ')" "-f 'handler(*' -f 'level?' select four"
-"$VARPERF" record --exit-probes=always -- "$FIXTURES/fx-except" >"$TMPDIR_T/out" 2>&1
+"$VARPERF" record --mode=probe --exit-probes=always -- "$FIXTURES/fx-except" >"$TMPDIR_T/out" 2>&1
 tap_is 129 $? "--exit-probes=always is a usage error"
 tap_like "$(cat "$TMPDIR_T/out")" \
 	"^varperf: error: invalid value 'always' for --exit-probes \\(auto, uretprobe or ret\\)$" \
 	"and says which values are valid"
 
 # ---- every function, default exit probes: the exceptions pass ----
-"$VARPERF" record -o "$TMPDIR_T/all.data" -- "$FIXTURES/fx-except" >"$T" 2>"$TMPDIR_T/err"
+"$VARPERF" record --mode=probe -o "$TMPDIR_T/all.data" -- "$FIXTURES/fx-except" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record exits 0: the target ran to its end"
 re="^varperf: probing 7 functions in '.*fx-except' \\(7 on emulated instructions; "
 re="${re}exits at 4 ret and 1 tail-call jmp instructions: "
@@ -99,7 +99,7 @@ tap_is "50 50 150" "$(q count "$T" thrown) $(q count "$T" caught) $(q count "$T"
 	"the fixture threw and caught 50 exceptions"
 skipped=$(q count "$T" frames_skipped)
 tap_is 150 "$skipped" "the exceptions skipped 150 frames (raise_error, level3, level2)"
-"$VARPERF" report -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is 0 $? "report exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is "0 0 0 true" "$(q totals "$R" lost) $(q totals "$R" unmatched_exits) \
@@ -129,7 +129,7 @@ tap_is "ok ok" "$(q le "$LEVEL1_NS" "$min") $(q le "$min" $((LEVEL1_NS + 30000))
 tap_is ok "$(q invariant "$R" tree)" "the tree is consistent"
 
 # ---- return probes: the first exception through a probed frame ----
-"$VARPERF" record -q --no-calibrate --exit-probes=uretprobe -o "$TMPDIR_T/ret.data" -- \
+"$VARPERF" record --mode=probe -q --no-calibrate --exit-probes=uretprobe -o "$TMPDIR_T/ret.data" -- \
 	"$FIXTURES/fx-except" >"$T" 2>"$TMPDIR_T/err"
 tap_is 134 $? "--exit-probes=uretprobe: record exits 128 + SIGABRT (std::terminate)"
 re="^varperf: warning: '.*fx-except' can throw C\\+\\+ exceptions: "
@@ -142,7 +142,7 @@ tap_like "$(cat "$TMPDIR_T/err")" \
 # first throw is in call 4.
 done_calls=$(sed -n 's/^progress handler //p' "$T" | tail -n 1)
 tap_is 3 "$done_calls" "the target died in the 4th handler() call"
-"$VARPERF" report -i "$TMPDIR_T/ret.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/ret.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is 0 $? "the recording up to the abort is reportable"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is "true 6" "$(q totals "$R" complete) $(q target "$R" signal)" \
@@ -157,15 +157,15 @@ tap_is 7 "$(q totals "$R" unpaired)" "the seven frames open at the abort are unp
 
 # A function that never returns cannot take a return probe either: this is
 # why raise_error() gets no exit probe at all.
-"$VARPERF" record -q --no-calibrate --exit-probes=uretprobe -f raise_error \
+"$VARPERF" record --mode=probe -q --no-calibrate --exit-probes=uretprobe -f raise_error \
 	-o "$TMPDIR_T/r.data" -- "$FIXTURES/fx-except" >"$T" 2>/dev/null
 tap_is "134 3" "$? $(sed -n 's/^progress handler //p' "$T" | tail -n 1)" \
 	"a return probe on raise_error() alone ends the target at the first throw"
-"$VARPERF" record -q --no-calibrate -f raise_error -o "$TMPDIR_T/r.data" -- \
+"$VARPERF" record --mode=probe -q --no-calibrate -f raise_error -o "$TMPDIR_T/r.data" -- \
 	"$FIXTURES/fx-except" >"$T" 2>"$TMPDIR_T/err"
 tap_is "0 200" "$? $(sed -n 's/^progress handler //p' "$T" | tail -n 1)" \
 	"without an exit probe it lets them pass"
-"$VARPERF" report -i "$TMPDIR_T/r.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/r.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is "0 50 50" "$(q sum "$R" raise_error count) $(q sum "$R" raise_error unpaired) \
 $(q totals "$R" unpaired)" "its 50 calls are unpaired: it never returns"
 

@@ -33,11 +33,11 @@ R=$TMPDIR_T/report.json
 
 tap_plan 24
 
-"$VARPERF" record -q -o "$TMPDIR_T/x.data" -- "$FIXTURES/fx-longjmp" >"$T" 2>"$TMPDIR_T/err"
+"$VARPERF" record --mode=probe -q -o "$TMPDIR_T/x.data" -- "$FIXTURES/fx-longjmp" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record exits with the target's status 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is 100 "$(q count "$T" jumps)" "the fixture jumped 100 times"
-"$VARPERF" report -i "$TMPDIR_T/x.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/x.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is 0 $? "report --format json exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 

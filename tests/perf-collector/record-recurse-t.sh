@@ -43,12 +43,12 @@ R=$TMPDIR_T/report.json
 tap_plan 38
 
 # ---- only rec probed: 64 return probes per outer call ----
-"$VARPERF" record -q -f rec -o "$TMPDIR_T/rec.data" -- "$FIXTURES/fx-recurse" >"$T" \
+"$VARPERF" record --mode=probe -q -f rec -o "$TMPDIR_T/rec.data" -- "$FIXTURES/fx-recurse" >"$T" \
 	2>"$TMPDIR_T/err"
 tap_is 0 $? "record -f rec exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is 5000 "$(q count "$T" rec)" "the fixture made 5000 rec calls"
-"$VARPERF" report -i "$TMPDIR_T/rec.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/rec.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is 0 $? "report exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 
@@ -71,10 +71,10 @@ q compare "$R" "$T" rec main/rec /rec >"$TMPDIR_T/c"
 tap_from "$TMPDIR_T/c"
 
 # ---- main probed too: it holds one of the 64 slots ----
-"$VARPERF" record -q -o "$TMPDIR_T/all.data" -- "$FIXTURES/fx-recurse" >"$T" 2>"$TMPDIR_T/err"
+"$VARPERF" record --mode=probe -q -o "$TMPDIR_T/all.data" -- "$FIXTURES/fx-recurse" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
-"$VARPERF" report -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is 0 $? "report exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is 3150 "$(q func "$R" rec count)" "50 x 63 rec invocations paired"
@@ -89,11 +89,11 @@ if ! "$VARPERF" version --build-options | grep -q '^capstone: on$'; then
 	done
 	tap_done
 fi
-"$VARPERF" record -q --exit-probes=ret -f rec -o "$TMPDIR_T/ret.data" -- \
+"$VARPERF" record --mode=probe -q --exit-probes=ret -f rec -o "$TMPDIR_T/ret.data" -- \
 	"$FIXTURES/fx-recurse" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record --exit-probes=ret -f rec exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
-"$VARPERF" report -i "$TMPDIR_T/ret.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/ret.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is 0 $? "report exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is "0 10000 0 0" "$(q totals "$R" lost) $(q totals "$R" events) \

@@ -30,11 +30,11 @@ R=$TMPDIR_T/report.json
 
 tap_plan 20
 
-"$VARPERF" record -q -o "$TMPDIR_T/x.data" -- "$FIXTURES/fx-threads" >"$T" 2>"$TMPDIR_T/err"
+"$VARPERF" record --mode=probe -q -o "$TMPDIR_T/x.data" -- "$FIXTURES/fx-threads" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record exits with the target's status 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is 5000 "$(q count "$T" work)" "the fixture ran to the end"
-"$VARPERF" report -i "$TMPDIR_T/x.data" --format json >"$R" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw -i "$TMPDIR_T/x.data" --format json >"$R" 2>"$TMPDIR_T/err"
 tap_is 0 $? "report --format json exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 

@@ -1,0 +1,120 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# sample-bench.sh - the sampling side of `make bench` (run.sh calls it):
+# unwinding throughput on one core, sampling overhead next to
+# `perf record --call-graph dwarf` at the same frequency on the same
+# program, auto mode's overhead and result on the demo and on fx-o2 (two
+# threads, -O2), and where probes land on -O2 code.  Needs root, python3
+# and, for the comparison, perf.
+#
+# Environment (set by make bench): VARPERF, DEMO, FX_O2.
+set -eu
+: "${BENCH_DIR:=${TMPDIR:-/tmp}}"
+: "${REPS:=3}"
+: "${FX_O2:=${top_builddir:-.}/tests/fixtures/fx-o2}"
+work=$(mktemp -d "$BENCH_DIR/varperf-sbench.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+
+if [ "$(id -u)" != 0 ] || [ ! -e /sys/bus/event_source/devices/uprobe ]; then
+	echo "skipped: needs root and the uprobe PMU"
+	exit 0
+fi
+
+# The probes of one run are removed in the background after it; until
+# then they slow down the next run of the same program.
+wait_unprobed() {
+	for _i in $(seq 1 300); do
+		ps -o stat= -C varperf-unprobe 2>/dev/null | grep -qv '^Z' || return 0
+		sleep 0.2
+	done
+}
+
+# o2 CMD...: fx-o2's own run time (mean of its threads' seconds), the last
+# run's if CMD ran it more than once
+o2() {
+	"$@" 2>/dev/null | awk '/^thread/ { s[++n] = $NF } END {
+		printf "%.4f", (s[n] + s[n - 1]) / 2 }'
+}
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+echo "== unwinding throughput (one core, after the run) =="
+"$VARPERF" -v record --mode=sample -F 10000 -o "$work/u.data" -- "$FX_O2" 2>&1 >/dev/null |
+	sed -n 's/^varperf: unwound /unwound /p'
+
+echo "== sampling overhead: fx-o2 (2 threads, compute-bound), its own run time =="
+: >"$work/plain"
+for f in 1000 10000; do : >"$work/vp$f"; : >"$work/perf$f"; done
+for i in $(seq 1 "$REPS"); do
+	o2 "$FX_O2" 40000 >>"$work/plain"; echo >>"$work/plain"
+	for f in 1000 10000; do
+		o2 "$VARPERF" record -q --mode=sample -F $f -o "$work/s.data" -- "$FX_O2" 40000 \
+			>>"$work/vp$f"
+		echo >>"$work/vp$f"
+		if command -v perf >/dev/null 2>&1; then
+			o2 perf record -q -F $f --call-graph dwarf -o "$work/perf.data" -- \
+				"$FX_O2" 40000 >>"$work/perf$f"
+			echo >>"$work/perf$f"
+		fi
+	done
+done
+plain=$(median <"$work/plain")
+echo "unrecorded: $plain s"
+for f in 1000 10000; do
+	vp=$(median <"$work/vp$f")
+	if [ -s "$work/perf$f" ]; then
+		pf=$(median <"$work/perf$f")
+		awk -v p="$plain" -v v="$vp" -v q="$pf" -v f=$f 'BEGIN {
+			ov = (v - p) / p * 100; op = (q - p) / p * 100
+			printf "%5d Hz: varperf %+.1f%%, perf record --call-graph dwarf %+.1f%%: ratio %.2f\n",
+				f, ov, op, (op > 0 ? (v - p) / (q - p) : 0) }'
+	else
+		awk -v p="$plain" -v v="$vp" -v f=$f 'BEGIN {
+			printf "%5d Hz: varperf %+.1f%% (perf not installed)\n", f, (v - p) / p * 100 }'
+	fi
+done
+
+echo "== probe placement on -O2 code =="
+"$VARPERF" record --mode=probe --list -- "$FX_O2" | awk '{ n[$3]++ } END {
+	printf "fx-o2: %d of %d functions probed on an emulated instruction\n",
+		n["emulated"], n["emulated"] + n["stepped"] + n["unknown"] }'
+"$VARPERF" record --mode=probe --list -- "$VARPERF" | awk '{ n[$3]++ } END {
+	printf "varperf itself: %d of %d functions on an emulated instruction\n",
+		n["emulated"], n["emulated"] + n["stepped"] + n["unknown"] }'
+wait_unprobed
+p=$(o2 "$FX_O2")
+wait_unprobed
+q=$(o2 "$VARPERF" record -q --mode=probe -o "$work/p.data" -- "$FX_O2")
+awk -v p="$p" -v q="$q" 'BEGIN {
+	printf "fx-o2, every function probed: %.3f s against %.3f s unprobed (%+.0f%%)\n",
+		q, p, (q - p) / p * 100 }'
+
+echo "== auto mode =="
+wait_unprobed
+set -- $("$DEMO" | awk '{ print $7 }')
+plain=$1
+wait_unprobed
+auto=$("$VARPERF" record -q -o "$work/a.data" -- "$DEMO" 2>"$work/err" | awk 'END { print $7 }')
+awk -v p="$plain" -v a="$auto" 'BEGIN {
+	printf "demo: frame time %.3f ms unrecorded, %.3f ms in phase 2 (%+.1f%%; budget 5%%)\n",
+		p, a, (a - p) / p * 100 }'
+grep -E "stopped probing|probes cost about" "$work/err" | sed 's/^varperf: /  /' || true
+wait_unprobed
+p=$(o2 "$FX_O2" 1000 20)
+wait_unprobed
+a=$(o2 "$VARPERF" record -q -o "$work/o2.data" -- "$FX_O2" 1000 20 2>"$work/err")
+awk -v p="$p" -v a="$a" 'BEGIN {
+	printf "fx-o2 1000 20: %.3f s unrecorded, %.3f s in phase 2 (%+.1f%%; budget 5%%)\n",
+		p, a, (a - p) / p * 100 }'
+grep -E "stopped probing|probes cost about" "$work/err" | sed 's/^varperf: /  /' || true
+wait_unprobed
+"$VARPERF" record -q --mode=probe -o "$work/full.data" -- "$DEMO" >/dev/null 2>&1
+for f in full a; do
+	"$VARPERF" report -i "$work/$f.data" --format json 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(sys.argv[1], "patterns:", ", ".join(">".join(p["functions"]) for p in j["patterns"]))' \
+		"$( [ $f = full ] && echo "demo, full probe run" || echo "demo, auto mode")"
+done

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * plan.c - choose what the automatic mode's second run probes, from the
+ * samples of the first, and copy the first run into the final file.
+ *
+ * The cost of probing a function is its calls times the calibrated cost
+ * of a probed call.  Samples count calls only for functions whose calls
+ * span several sampling periods (the span of an invocation, see
+ * core/sampled.h); shorter ones may be called any number of times, and
+ * back-to-back calls from one place merge into one.  For short calls the
+ * estimate assumes a quarter period, or ten probe costs if that is longer
+ * (shorter calls are reported as unreliable anyway).  It is an estimate:
+ * the recorder measures the real cost while phase 2 runs and stops probing
+ * the most expensive function when the budget is exceeded.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "util.h"
+
+/* Without a calibration: what a probed call costs in a typical VM. */
+enum { DEFAULT_EMULATED_NS = 1000, DEFAULT_STEPPED_NS = 17000 };
+
+static double call_cost(const struct vp_func *f, const struct vp_probe_cost *costs,
+			size_t ncosts)
+{
+	for (size_t i = 0; i < ncosts; i++)
+		if (costs[i].insn_class == f->insn_class)
+			return (double)costs[i].full_ns;
+	return f->insn_class == VP_INSN_EMULATED ? DEFAULT_EMULATED_NS : DEFAULT_STEPPED_NS;
+}
+
+/* The candidate that sampled symbol @s is, or -1. */
+static long match(const struct vp_reader *r, const struct vp_symbol *s,
+		  const struct vp_func *funcs, size_t nfuncs, const struct vp_module *mods)
+{
+	const struct vp_module *m;
+
+	if (s->flags & (VP_SYM_INLINE | VP_SYM_NONAME) || s->module < 0)
+		return -1;
+	m = vp_reader_module(r, (uint32_t)s->module);
+	if (!m || !m->path)
+		return -1;
+	for (size_t i = 0; i < nfuncs; i++)
+		if (funcs[i].addr == s->addr && mods[funcs[i].module].path &&
+		    !strcmp(mods[funcs[i].module].path, m->path))
+			return (long)i;
+	return -1;
+}
+
+static int read_phase1(struct vp_plan *p, const char *path)
+{
+	char msg[512] = "";
+	struct vp_event ev[256];
+	long n;
+	int err = vp_reader_open(path, &p->r, msg, sizeof(msg));
+
+	if (err)
+		return error("cannot read the sampling run: %s", msg[0] ? msg : strerror(-err));
+	if (vp_sampled_init(&p->tree))
+		return error("cannot read the sampling run: %s", strerror(ENOMEM));
+	vp_reader_set_sample_handler(p->r, vp_sampled_handler, &p->tree);
+	while ((n = vp_reader_next(p->r, ev, 256)) > 0)
+		;
+	vp_reader_set_sample_handler(p->r, NULL, NULL);
+	if (n < 0)
+		return error("%s", vp_reader_error(p->r));
+	vp_sampled_finish(&p->tree);
+	if (!p->tree.samples)
+		return error("the sampling run in '%s' has no samples", path);
+	p->cpu_ns = p->tree.time;
+	return 0;
+}
+
+/* Calls of each symbol: invocations seen and the samples they spanned. */
+static void symbol_spans(const struct vp_plan *p, double *inv, double *spanned)
+{
+	for (size_t i = 1; i < p->tree.nnodes; i++) {
+		const struct vp_snode *n = &p->tree.nodes[i];
+
+		if (n->kind != VP_SNODE_FUNC || n->symbol >= vp_reader_nsymbols(p->r))
+			continue;
+		inv[n->symbol] += (double)n->span.n;
+		spanned[n->symbol] += n->span.mean * (double)n->span.n;
+	}
+}
+
+static void estimate(struct vp_plan *p, uint32_t sym, const double *inv, const double *spanned,
+		     const struct vp_func *f, const struct vp_probe_cost *costs, size_t ncosts,
+		     struct vp_plan_func *pf)
+{
+	double per_call = call_cost(f, costs, ncosts);
+	double period = (double)p->tree.period;
+	double time = (double)p->tree.sym_samples[sym] / (double)p->tree.samples * p->cpu_ns;
+
+	/* what a call is assumed to last when samples cannot tell */
+	double floor = 10 * per_call > period / 4 ? 10 * per_call : period / 4;
+
+	pf->samples = p->tree.sym_samples[sym];
+	pf->share = (double)pf->samples / (double)p->tree.samples;
+	if (inv[sym] > 0 && spanned[sym] / inv[sym] >= 2) {
+		/* most calls outlast a period and are seen; half at worst */
+		pf->calls = 2 * inv[sym];
+		pf->observed = 1;
+	} else {
+		pf->calls = time / floor;
+		if (pf->calls < inv[sym])
+			pf->calls = inv[sym];
+	}
+	pf->cost = pf->calls * per_call;
+}
+
+static int cmp_share(const void *a, const void *b, void *arg)
+{
+	const struct vp_plan_func *f = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (f[x].share != f[y].share)
+		return f[x].share > f[y].share ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *funcs,
+		  size_t nfuncs, const struct vp_module *mods,
+		  const struct vp_probe_cost *costs, size_t ncosts, double cutoff,
+		  double overhead)
+{
+	size_t nsyms;
+	double *inv, *spanned;
+	uint32_t *order;
+
+	memset(p, 0, sizeof(*p));
+	if (read_phase1(p, path) < 0)
+		return -1;
+	nsyms = vp_reader_nsymbols(p->r);
+	inv = xcalloc(nsyms + 1, sizeof(*inv));
+	spanned = xcalloc(nsyms + 1, sizeof(*spanned));
+	symbol_spans(p, inv, spanned);
+	p->funcs = xcalloc(nfuncs + 1, sizeof(*p->funcs));
+	p->nfuncs = nfuncs;
+	for (uint32_t s = 0; s < nsyms; s++) {
+		const struct vp_symbol *sym = vp_reader_symbol(p->r, s);
+		long f;
+
+		if (!p->tree.sym_samples[s])
+			continue;
+		f = match(p->r, sym, funcs, nfuncs, mods);
+		if (f >= 0) {
+			estimate(p, s, inv, spanned, &funcs[f], costs, ncosts, &p->funcs[f]);
+			continue;
+		}
+		if (sym->flags & VP_SYM_INLINE) {
+			p->inline_only++;
+		} else if (!(sym->flags & VP_SYM_NONAME)) {
+			double share = (double)p->tree.sym_samples[s] / (double)p->tree.samples;
+
+			p->other_modules++;
+			if (share > p->other_share) {
+				p->other_share = share;
+				free(p->other_example);
+				p->other_example = xstrdup(sym->display);
+			}
+		}
+	}
+	/* The largest shares first, as long as the budget lasts. */
+	order = xcalloc(nfuncs + 1, sizeof(*order));
+	for (uint32_t i = 0; i < nfuncs; i++)
+		order[i] = i;
+	qsort_r(order, nfuncs, sizeof(*order), cmp_share, p->funcs);
+	p->budget_ns = overhead * p->cpu_ns;
+	for (size_t k = 0; k < nfuncs; k++) {
+		struct vp_plan_func *pf = &p->funcs[order[k]];
+
+		if (!pf->samples)
+			pf->why = VP_PLAN_UNSEEN;
+		else if (pf->share < cutoff)
+			pf->why = VP_PLAN_CUTOFF;
+		else if (p->cost_ns + pf->cost > p->budget_ns)
+			pf->why = VP_PLAN_BUDGET;
+		else {
+			pf->why = VP_PLAN_PROBED;
+			p->cost_ns += pf->cost;
+			p->nchosen++;
+		}
+	}
+	free(order);
+	free(inv);
+	free(spanned);
+	return 0;
+}
+
+static void print_func(const struct vp_func *f, const struct vp_plan_func *pf, double cpu_ns,
+		       const char *tail)
+{
+	info("  %-28s %6.2f%%  ~%.0f calls  +%.2f%%%s", f->display, pf->share * 100,
+	     pf->calls, pf->cost / cpu_ns * 100, tail);
+}
+
+void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double cutoff,
+		   double overhead, int all)
+{
+	const struct vp_header *h = vp_reader_header(p->r);
+	size_t under = 0, over = 0, unseen = 0;
+	char a[32], b[32];
+
+	info("phase 1: %llu samples of %s every %s: %s of CPU time",
+	     (unsigned long long)p->tree.samples,
+	     h->sampling.event == VP_SEV_CYCLES ? "cycles"
+	     : h->sampling.event == VP_SEV_TASK_CLOCK ? "task-clock"
+						      : "cpu-clock",
+	     fmt_duration((double)p->tree.period, a, sizeof(a)),
+	     fmt_duration(p->cpu_ns, b, sizeof(b)));
+	info("phase 2 probes %zu function%s: estimated cost +%.2f%% of the run (budget %g%%):",
+	     p->nchosen, p->nchosen == 1 ? "" : "s", p->cost_ns / p->cpu_ns * 100,
+	     overhead * 100);
+	for (size_t i = 0; i < p->nfuncs; i++)
+		if (p->funcs[i].why == VP_PLAN_PROBED)
+			print_func(&funcs[i], &p->funcs[i], p->cpu_ns, "");
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		switch (p->funcs[i].why) {
+		case VP_PLAN_BUDGET:
+			over++;
+			break;
+		case VP_PLAN_CUTOFF:
+			under++;
+			break;
+		case VP_PLAN_UNSEEN:
+			unseen++;
+			break;
+		default:
+			break;
+		}
+	}
+	if (over) {
+		info("not probed, over the %g%% budget (their shares stay sampled):",
+		     overhead * 100);
+		for (size_t i = 0; i < p->nfuncs; i++)
+			if (p->funcs[i].why == VP_PLAN_BUDGET)
+				print_func(&funcs[i], &p->funcs[i], p->cpu_ns, "");
+	}
+	if (under)
+		info("not probed: %zu function%s under the %g%% cut-off", under,
+		     under == 1 ? "" : "s", cutoff * 100);
+	if (all && under)
+		for (size_t i = 0; i < p->nfuncs; i++)
+			if (p->funcs[i].why == VP_PLAN_CUTOFF)
+				print_func(&funcs[i], &p->funcs[i], p->cpu_ns, "");
+	if (unseen)
+		info("not probed: %zu function%s never sampled", unseen, unseen == 1 ? "" : "s");
+	if (p->inline_only)
+		info("not probed: %llu inlined function%s (no entry to probe; sampled only)",
+		     (unsigned long long)p->inline_only, p->inline_only == 1 ? "" : "s");
+	if (p->other_modules)
+		info("not probed: %llu function%s in other modules, such as %s (%.2f%%; see "
+		     "--lib)",
+		     (unsigned long long)p->other_modules, p->other_modules == 1 ? "" : "s",
+		     p->other_example, p->other_share * 100);
+}
+
+const struct vp_header *vp_plan_header(const struct vp_plan *p)
+{
+	return vp_reader_header(p->r);
+}
+
+/* ---- copying phase 1 ---- */
+
+struct copy {
+	struct vp_writer *w;
+	const struct vp_header *hdr; /* of the new file */
+	const struct vp_header *old;
+	uint32_t *module_map;	     /* old module id -> new */
+	size_t nmodules, nsymbols, nframes, nthreads, nmap;
+	uint32_t next_module;
+	int err;
+};
+
+static int copy_modules(struct copy *c, const struct vp_reader *r)
+{
+	size_t n = vp_reader_nmodules(r);
+
+	if (n > c->nmap) {
+		c->module_map = xrealloc(c->module_map, n * sizeof(*c->module_map));
+		c->nmap = n;
+	}
+	for (; c->nmodules < n; c->nmodules++) {
+		const struct vp_module *m = vp_reader_module(r, (uint32_t)c->nmodules);
+		uint32_t id = UINT32_MAX;
+		int err;
+
+		for (size_t i = 0; i < c->hdr->nmodules && m->path; i++)
+			if (c->hdr->modules[i].path && !strcmp(c->hdr->modules[i].path, m->path))
+				id = (uint32_t)i;
+		if (id == UINT32_MAX) {
+			id = c->next_module++;
+			err = vp_writer_module(c->w, id, m,
+					       vp_reader_module_flags(r, (uint32_t)c->nmodules));
+			if (err)
+				return err;
+		}
+		c->module_map[c->nmodules] = id;
+	}
+	return 0;
+}
+
+static int32_t new_module(const struct copy *c, int32_t old)
+{
+	return old < 0 || (size_t)old >= c->nmodules ? -1 : (int32_t)c->module_map[old];
+}
+
+/* Write the definitions the reader has seen since the last call. */
+static int copy_defs(struct copy *c, const struct vp_reader *r)
+{
+	int err = copy_modules(c, r);
+
+	for (; !err && c->nthreads < vp_reader_nthreads(r); c->nthreads++) {
+		const struct vp_thread_info *t = vp_reader_thread(r, (uint32_t)c->nthreads);
+
+		err = vp_writer_thread(c->w, (uint32_t)c->nthreads, t->tid, t->pid);
+	}
+	for (; !err && c->nsymbols < vp_reader_nsymbols(r); c->nsymbols++) {
+		struct vp_symbol s = *vp_reader_symbol(r, (uint32_t)c->nsymbols);
+
+		s.module = new_module(c, s.module);
+		err = vp_writer_symbol(c->w, (uint32_t)c->nsymbols, &s);
+	}
+	for (; !err && c->nframes < vp_reader_nframes(r); c->nframes++) {
+		struct vp_frame_def f = *vp_reader_frame(r, (uint32_t)c->nframes);
+
+		f.module = new_module(c, f.module);
+		err = vp_writer_frame(c->w, (uint32_t)c->nframes, &f);
+	}
+	return err;
+}
+
+static int copy_sample(void *ctx, const struct vp_reader *r, const struct vp_sample *s)
+{
+	struct copy *c = ctx;
+	int err = copy_defs(c, r);
+
+	if (!err)
+		err = vp_writer_sample(c->w, s);
+	return err;
+}
+
+int vp_plan_copy(struct vp_plan *p, struct vp_writer *w, const struct vp_header *hdr,
+		 uint32_t *nthreads)
+{
+	struct copy c = { 0 };
+	struct vp_event ev[256];
+	long n = 0;
+	int err;
+
+	c.w = w;
+	c.hdr = hdr;
+	c.old = vp_reader_header(p->r);
+	c.next_module = (uint32_t)hdr->nmodules;
+	vp_reader_rewind(p->r);
+	vp_reader_set_sample_handler(p->r, copy_sample, &c);
+	err = vp_writer_phase(w, 1, c.old->pid);
+	while (!err && (n = vp_reader_next(p->r, ev, 256)) > 0)
+		;
+	if (!err && n < 0)
+		err = (int)n;
+	if (!err)
+		err = copy_defs(&c, p->r);
+	if (!err && vp_reader_lost(p->r))
+		err = vp_writer_lost(w, 0, vp_reader_lost(p->r));
+	vp_reader_set_sample_handler(p->r, NULL, NULL);
+	free(c.module_map);
+	*nthreads = (uint32_t)c.nthreads;
+	return err;
+}
+
+void vp_plan_release(struct vp_plan *p)
+{
+	if (p->r)
+		vp_reader_free(p->r);
+	if (p->tree.nodes)
+		vp_sampled_release(&p->tree);
+	free(p->funcs);
+	free(p->other_example);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * plan.h - the automatic mode's choice (seed 000 Section 2.2): from the
+ * sampling run (phase 1), the functions the probed run (phase 2) times -
+ * those whose cumulative share of the time is significant, as long as the
+ * estimated probe cost stays within a budget - and the copy of phase 1
+ * into the final data file.
+ */
+#ifndef VARPERF_PLAN_H
+#define VARPERF_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/datafile.h"
+#include "../core/sampled.h"
+
+/* Why a function is or is not probed. */
+enum vp_plan_why {
+	VP_PLAN_UNSEEN = 0,   /* no sample in it */
+	VP_PLAN_PROBED,	      /* significant and within the budget */
+	VP_PLAN_CUTOFF,	      /* share under the cut-off */
+	VP_PLAN_BUDGET,	      /* its probes would exceed the overhead budget */
+};
+
+struct vp_plan_func {
+	uint32_t why;	  /* enum vp_plan_why */
+	uint64_t samples; /* samples with it on the stack (once per sample) */
+	double share;	  /* of all samples */
+	double calls;	  /* estimated calls in a run */
+	int observed;	  /* calls counted from spans (else a bound, see plan.c) */
+	double cost;	  /* estimated probe cost in ns for the whole run */
+};
+
+struct vp_plan {
+	struct vp_reader *r; /* the phase-1 data */
+	struct vp_sampled tree;
+	double cpu_ns;	     /* sampled CPU time of phase 1 */
+	double budget_ns;
+	double cost_ns;	     /* estimated cost of the chosen probes */
+	struct vp_plan_func *funcs; /* per candidate function */
+	size_t nfuncs;
+	size_t nchosen;
+	/* sampled functions that cannot be probed, for the summary */
+	uint64_t inline_only, other_modules;
+	double other_share; /* their largest share */
+	char *other_example;
+};
+
+/**
+ * vp_plan_build - read the phase-1 file @path and decide, for each of the
+ * @nfuncs candidate functions (modules @mods), whether phase 2 probes it:
+ * share >= @cutoff and a running estimated cost within @overhead times the
+ * sampled CPU time, the largest shares first.  @costs are the calibrated
+ * probe costs (defaults when @ncosts is 0).  Prints the error and returns
+ * -1 on failure.
+ */
+int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *funcs,
+		  size_t nfuncs, const struct vp_module *mods,
+		  const struct vp_probe_cost *costs, size_t ncosts, double cutoff,
+		  double overhead);
+/* Say what is probed and why the rest is not (@all: every function). */
+void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double cutoff,
+		   double overhead, int all);
+/* The header fields phase 1 gives the final file (its sampling). */
+const struct vp_header *vp_plan_header(const struct vp_plan *p);
+/**
+ * vp_plan_copy - write phase 1 into @w (a file with header @hdr): a PHASE 1
+ * record, its threads, definitions and samples.  *@nthreads gets the
+ * number of threads written: phase 2 numbers its own after them.  0 or
+ * -errno from the writer.
+ */
+int vp_plan_copy(struct vp_plan *p, struct vp_writer *w, const struct vp_header *hdr,
+		 uint32_t *nthreads);
+void vp_plan_release(struct vp_plan *p);
+
+#endif

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * report-sampled.c - the sampled side of `varperf report`: the sampled
+ * calling-context tree with a confidence interval on every share (seed
+ * 003), sample-derived durations where invocations span enough samples,
+ * and the exact statistics of the probed nodes the sampled ones are.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cct.h"
+#include "core/sampled.h"
+#include "report.h"
+#include "util.h"
+
+/* Show a sampled node from this share up (all with --all). */
+static const double SHOW_SHARE = 0.005;
+
+enum {
+	/* Sample-derived durations need this many invocations, each spanning
+	 * this many samples on average: a duration counts whole periods, so
+	 * one period is the error of one invocation. */
+	SDUR_MIN_INVOCATIONS = 10,
+	SDUR_MIN_SPAN = 5,
+	MAX_INDENT = 24,
+};
+
+const char *report_snode_name(const struct report *r, uint32_t id)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+	const struct vp_symbol *s;
+
+	switch (n->kind) {
+	case VP_SNODE_KERNEL:
+		return "[kernel]";
+	case VP_SNODE_INCOMPLETE:
+		return "[incomplete stacks]";
+	case VP_SNODE_ROOT:
+		return "[root]";
+	default:
+		s = vp_reader_symbol(r->reader, n->symbol);
+		return s ? s->display : "?";
+	}
+}
+
+int report_snode_inlined(const struct report *r, uint32_t id)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+	const struct vp_symbol *s = NULL;
+
+	if (n->kind == VP_SNODE_FUNC)
+		s = vp_reader_symbol(r->reader, n->symbol);
+
+	return s && (s->flags & VP_SYM_INLINE);
+}
+
+const char *report_snode_site(const struct report *r, uint32_t id, char *buf, size_t len)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+	const struct vp_frame_def *f;
+	const struct vp_frame_level *l;
+	const char *base;
+
+	buf[0] = '\0';
+	if (n->site_frame == VP_SNODE_NONE)
+		return buf;
+	f = vp_reader_frame(r->reader, n->site_frame);
+	if (!f || n->site_level >= f->nlevels)
+		return buf;
+	l = &f->levels[n->site_level];
+	if (l->file && *l->file && l->line) {
+		base = strrchr(l->file, '/');
+		snprintf(buf, len, "%s:%" PRIu32, base ? base + 1 : l->file, l->line);
+	} else {
+		const struct vp_symbol *s = vp_reader_symbol(r->reader, l->symbol);
+
+		snprintf(buf, len, "%s", s ? s->display : "?");
+	}
+	return buf;
+}
+
+int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret)
+{
+	vp_sampled_durations(r->sampled, id, ret);
+	/* A period of time (not of cycles) the same for every sample. */
+	return r->hdr->sampling.period && ret->mean > 0 &&
+	       ret->invocations >= SDUR_MIN_INVOCATIONS && ret->mean_span >= SDUR_MIN_SPAN;
+}
+
+int report_node_unreliable(const struct report *r, uint32_t id)
+{
+	const struct vp_cct_node *n = &r->tree->nodes[id];
+	uint64_t in, full;
+
+	if (!n->stats.n || vp_probe_cost_of(r->hdr, n->func, &in, &full))
+		return 0;
+	return n->stats.mean < 10.0 * (double)full;
+}
+
+static int shown(const struct report *r, uint32_t id)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+
+	if (!n->samples)
+		return 0;
+	return r->all || (double)n->samples >= SHOW_SHARE * (double)r->sampled->samples;
+}
+
+/* Whether a share of @k samples is wider than asked; the widest in @max. */
+static int wide(const struct report *r, uint64_t k, double *max_half)
+{
+	struct vp_share sh;
+
+	vp_share(k, r->sampled->samples, r->z, &sh);
+	if (sh.half <= r->precision)
+		return 0;
+	if (sh.half > *max_half)
+		*max_half = sh.half;
+	return 1;
+}
+
+size_t report_sampled_wide(const struct report *r, double *max_half)
+{
+	const struct vp_sampled *t = r->sampled;
+	size_t n = 0;
+
+	*max_half = 0;
+	for (uint32_t id = 1; id < t->nnodes; id++) {
+		if (!shown(r, id))
+			continue;
+		n += wide(r, t->nodes[id].samples, max_half);
+		if (t->nodes[id].self)
+			n += wide(r, t->nodes[id].self, max_half);
+	}
+	return n;
+}
+
+/* ---- which probed node a sampled one is ---- */
+
+static const struct vp_func *sort_funcs;
+
+static int cmp_func_addr(const void *a, const void *b)
+{
+	uint64_t x = sort_funcs[*(const uint32_t *)a].addr;
+	uint64_t y = sort_funcs[*(const uint32_t *)b].addr;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The probed function sampled symbol @sym is, or UINT32_MAX; @by_addr:
+ * the header's functions sorted by address. */
+static uint32_t probed_func(const struct report *r, const uint32_t *by_addr, uint32_t sym)
+{
+	const struct vp_symbol *s = vp_reader_symbol(r->reader, sym);
+	const struct vp_module *m;
+	size_t lo = 0, hi = r->hdr->nfuncs;
+
+	if (!s || (s->flags & (VP_SYM_INLINE | VP_SYM_NONAME)) || s->module < 0)
+		return UINT32_MAX;
+	m = vp_reader_module(r->reader, (uint32_t)s->module);
+	if (!m || !m->path)
+		return UINT32_MAX;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->hdr->funcs[by_addr[mid]].addr < s->addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the same address in several modules: the path tells */
+	for (; lo < r->hdr->nfuncs && r->hdr->funcs[by_addr[lo]].addr == s->addr; lo++) {
+		const struct vp_func *pf = &r->hdr->funcs[by_addr[lo]];
+
+		if (pf->module < r->hdr->nmodules &&
+		    !strcmp(r->hdr->modules[pf->module].path, m->path))
+			return by_addr[lo];
+	}
+	return UINT32_MAX;
+}
+
+/*
+ * The child of probed node @ctx for function @func called from the return
+ * address of sampled node @sid's site.  Only when the sampled node has no
+ * call site to compare (an inlined caller), the one child for @func if
+ * there is just one: a site that matches no child is another context.
+ */
+static uint32_t probed_child(const struct report *r, uint32_t ctx, uint32_t func, uint32_t sid)
+{
+	const struct vp_cct_node *p = &r->tree->nodes[ctx];
+	const struct vp_snode *sn = &r->sampled->nodes[sid];
+	const struct vp_frame_def *site = NULL;
+	uint32_t any = VP_NO_NODE, nany = 0;
+
+	if (sn->site_frame != VP_SNODE_NONE && sn->site_level == 0)
+		site = vp_reader_frame(r->reader, sn->site_frame);
+	for (uint32_t i = 0; i < p->nchildren; i++) {
+		const struct vp_cct_node *c = &r->tree->nodes[p->children[i]];
+		const struct vp_callsite *cs;
+
+		if (c->func != func)
+			continue;
+		any = p->children[i];
+		nany++;
+		cs = vp_reader_callsite(r->reader, c->callsite);
+		if (site && cs && cs->offset == site->addr && cs->module >= 0 &&
+		    cs->module == site->module)
+			return p->children[i];
+	}
+	return !site && nany == 1 ? any : VP_NO_NODE;
+}
+
+static void match(const struct report *r, const uint32_t *func_of, uint32_t *out, uint32_t sid,
+		  uint32_t ctx)
+{
+	const struct vp_snode *n = &r->sampled->nodes[sid];
+
+	out[sid] = VP_NO_NODE;
+	if (n->kind == VP_SNODE_FUNC) {
+		uint32_t f = n->symbol < vp_reader_nsymbols(r->reader) ? func_of[n->symbol]
+								    : UINT32_MAX;
+
+		if (f != UINT32_MAX) {
+			uint32_t c = ctx == VP_NO_NODE ? VP_NO_NODE : probed_child(r, ctx, f, sid);
+
+			out[sid] = c;
+			/* below an unmatched probed function nothing matches */
+			ctx = c;
+		}
+	}
+	for (uint32_t i = 0; i < n->nchildren; i++)
+		match(r, func_of, out, n->children[i], ctx);
+}
+
+uint32_t *report_match_probed(const struct report *r)
+{
+	size_t nsyms, nfuncs = r->hdr->nfuncs;
+	uint32_t *out, *by_addr, *func_of;
+
+	if (!r->sampled || !r->tree || r->tree->nnodes <= 1)
+		return NULL;
+	/* symbol -> probed function once, not per node */
+	by_addr = xmalloc((nfuncs + 1) * sizeof(*by_addr));
+	for (uint32_t f = 0; f < nfuncs; f++)
+		by_addr[f] = f;
+	sort_funcs = r->hdr->funcs;
+	qsort(by_addr, nfuncs, sizeof(*by_addr), cmp_func_addr);
+	nsyms = vp_reader_nsymbols(r->reader);
+	func_of = xmalloc((nsyms + 1) * sizeof(*func_of));
+	for (uint32_t s = 0; s < nsyms; s++)
+		func_of[s] = probed_func(r, by_addr, s);
+	out = xmalloc(r->sampled->nnodes * sizeof(*out));
+	match(r, func_of, out, 0, VP_NODE_ROOT);
+	free(func_of);
+	free(by_addr);
+	return out;
+}
+
+/* ---- text ---- */
+
+static void put(FILE *f, const char *s)
+{
+	report_put(f, s);
+}
+
+static void text_row(const struct report *r, uint32_t id, uint32_t depth)
+{
+	const struct vp_sampled *t = r->sampled;
+	const struct vp_snode *n = &t->nodes[id];
+	uint32_t pn = r->probed_of ? r->probed_of[id] : VP_NO_NODE;
+	struct vp_share sh;
+	struct vp_sdur d;
+	char site[512], a[32], b[32];
+	FILE *f = r->out;
+
+	vp_share(n->samples, t->samples, r->z, &sh);
+	fprintf(f, "  %5.1f%% [%5.1f,%5.1f]%c", sh.p * 100, sh.lo * 100, sh.hi * 100,
+		sh.half > r->precision ? '~' : ' ');
+	vp_share(n->self, t->samples, r->z, &sh);
+	if (n->self)
+		fprintf(f, " %5.1f%% [%5.1f,%5.1f]%c ", sh.p * 100, sh.lo * 100, sh.hi * 100,
+			sh.half > r->precision ? '~' : ' ');
+	else
+		fprintf(f, " %5s  %13s ", "", "");
+	if (pn != VP_NO_NODE) {
+		const struct vp_cct_node *c = &r->tree->nodes[pn];
+
+		fprintf(f, "P %7" PRIu64 " %9s %5.2f%c ", c->stats.n,
+			report_time(r, c->stats.mean, a, sizeof(a)), vp_stats_cov(&c->stats),
+			report_node_unreliable(r, pn) ? '!' : ' ');
+	} else if (report_sdur(r, id, &d)) {
+		fprintf(f, "s %7" PRIu64 " %9s %5.2f  ", d.invocations,
+			report_time(r, d.mean, b, sizeof(b)), d.cov);
+	} else {
+		fprintf(f, "  %7s %9s %5s  ", "", "", "");
+	}
+	if (depth > MAX_INDENT)
+		fprintf(f, "%*s[depth %" PRIu32 "] ", 2 * MAX_INDENT, "", depth);
+	else
+		fprintf(f, "%*s", 2 * (int)depth, "");
+	put(f, report_snode_name(r, id));
+	if (report_snode_inlined(r, id))
+		fputs(" (inlined)", f);
+	if (*report_snode_site(r, id, site, sizeof(site))) {
+		fputs(" [", f);
+		put(f, site);
+		fputc(']', f);
+	}
+	fputc('\n', f);
+}
+
+static const struct vp_sampled *sort_tree;
+
+static int cmp_samples(const void *a, const void *b)
+{
+	const struct vp_snode *x = &sort_tree->nodes[*(const uint32_t *)a];
+	const struct vp_snode *y = &sort_tree->nodes[*(const uint32_t *)b];
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void text_subtree(const struct report *r, uint32_t id, uint32_t depth)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+	uint32_t *kids;
+
+	if (id && !shown(r, id))
+		return;
+	if (id)
+		text_row(r, id, depth);
+	if (!n->nchildren)
+		return;
+	kids = xmalloc(n->nchildren * sizeof(*kids));
+	memcpy(kids, n->children, n->nchildren * sizeof(*kids));
+	sort_tree = r->sampled;
+	qsort(kids, n->nchildren, sizeof(*kids), cmp_samples);
+	for (uint32_t i = 0; i < n->nchildren; i++)
+		text_subtree(r, kids[i], id ? depth + 1 : 0);
+	free(kids);
+}
+
+static const char *event_name(uint32_t ev)
+{
+	switch (ev) {
+	case VP_SEV_CPU_CLOCK:
+		return "cpu-clock";
+	case VP_SEV_TASK_CLOCK:
+		return "task-clock";
+	case VP_SEV_CYCLES:
+		return "cycles";
+	default:
+		return "samples";
+	}
+}
+
+void report_sampled_text(const struct report *r)
+{
+	const struct vp_sampled *t = r->sampled;
+	const struct vp_sampling *sm = &r->hdr->sampling;
+	FILE *f = r->out;
+	double max_half;
+	size_t wide;
+	char a[32];
+
+	fprintf(f, "Sampled calling contexts (%" PRIu64 " samples of %s every %s; shares with "
+		   "%g%% intervals, seed 003):\n",
+		t->samples, event_name(sm->event),
+		t->period && !t->period_varies ? report_time(r, (double)t->period, a, sizeof(a))
+					       : "(varying period)",
+		r->confidence * 100);
+	if (!t->samples) {
+		fprintf(f, "  (no samples)\n");
+		return;
+	}
+	if (r->tree && r->tree->nnodes > 1)
+		fprintf(f, "  P: probed, exact (N, mean, CoV%s)\n",
+			r->compensated ? ", probe cost subtracted" : ", probe cost included");
+	fprintf(f, "  s: sample-derived (invocations, ~mean of their %s time +/-1 period each, "
+		   "CoV less what whole periods add)\n",
+		sm->event == VP_SEV_CYCLES ? "sampled" : "CPU");
+	fprintf(f, "  ~: the share's interval is wider than +/-%g%%\n", r->precision * 100);
+	fprintf(f, "   total  %4g%% interval    self  %4g%% interval     N      mean   CoV   "
+		   "calling context%s\n",
+		r->confidence * 100, r->confidence * 100, r->all ? "" : " (shares >= 0.5%)");
+	text_subtree(r, 0, 0);
+	if (t->truncated || t->broken)
+		fprintf(f, "  %" PRIu64 " stack%s truncated (copy too small), %" PRIu64
+			   " not unwound to the outermost frame: under [incomplete stacks]\n",
+			t->truncated, t->truncated == 1 ? "" : "s", t->broken);
+	if (t->probe)
+		fprintf(f, "  %" PRIu64 " sample%s in the [uprobes] page mapped back to the probed "
+			   "function\n",
+			t->probe, t->probe == 1 ? "" : "s");
+	wide = report_sampled_wide(r, &max_half);
+	if (wide) {
+		uint64_t need = vp_samples_needed(0.5, r->precision, r->z);
+
+		fprintf(f, "  ~ %zu share%s a %g%% interval wider than +/-%g%% (up to +/-%.2f%%): "
+			   "%" PRIu64 " samples would do\n",
+			wide, wide == 1 ? " has" : "s have", r->confidence * 100,
+			r->precision * 100, max_half * 100, need);
+	}
+}

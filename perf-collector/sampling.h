@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * sampling.h - the sampling events of a recording: a clock (or, with a
+ * hardware PMU, cycles) sampled per CPU with the user registers and a copy
+ * of the user stack, inherited by every thread, and the decoding of their
+ * records for unwinding.
+ */
+#ifndef VARPERF_SAMPLING_H
+#define VARPERF_SAMPLING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../core/datafile.h"
+#include "perf-event.h"
+#include "probes.h"
+#include "unwind.h"
+
+/* A sampled user stack, as vp_sampling_decode() hands it over. */
+struct vp_raw_sample {
+	uint64_t ip;	 /* where the sample hit (a kernel address in the kernel) */
+	uint64_t period;
+	int kernel;	 /* hit in the kernel: st is the user state that entered it */
+	struct vp_ustack st;
+	unsigned char stack[]; /* st.stack points here */
+};
+
+struct vp_sampling_opts {
+	uint32_t event;	    /* enum vp_sample_event; 0: cycles if the machine has a
+			     * PMU, else cpu-clock */
+	uint64_t freq;	    /* samples per second */
+	uint32_t stack_size; /* bytes of user stack per sample */
+	size_t buf_size;    /* ring buffer per CPU */
+};
+
+struct vp_sampler {
+	int ncpus;
+	int *cpus;
+	struct vp_ring *rings; /* per CPU */
+	int own_rings;	       /* rings belong to these events (else to probes) */
+	int *fds;
+	size_t nfds;
+	uint64_t *ids; /* sorted */
+	size_t nids;
+	uint32_t event; /* what was opened */
+	uint64_t period;
+	int exclude_kernel;
+};
+
+enum {
+	/* The target is held before exec: start at exec (else at once). */
+	VP_SAMPLER_ON_EXEC = 1 << 0,
+};
+
+/**
+ * vp_sampling_resolve - settle @o->event: with 0, cycles where a hardware
+ * PMU counts them, else cpu-clock.  Returns 0, or -ENOENT (after printing
+ * why) when cycles were asked for and this machine cannot count them.
+ * Prints what it fell back to unless @quiet.
+ */
+int vp_sampling_resolve(struct vp_sampling_opts *o, int quiet);
+
+/**
+ * vp_sampler_open - open the sampling event on each of @tids (just @pid
+ * when @ntids is 0) on every online CPU, inherited by new threads and
+ * children.  With @rings (per CPU, as vp_probes_open() made them) the
+ * records go there; else the sampler maps its own, and its events also
+ * report mmaps.  Prints the error and returns -1 on failure.
+ */
+int vp_sampler_open(struct vp_sampler *s, const struct vp_sampling_opts *o, pid_t pid,
+		    const pid_t *tids, size_t ntids, struct vp_ring *rings, int flags);
+void vp_sampler_close(struct vp_sampler *s);
+/* Stop sampling (detach: the events may close later). */
+void vp_sampler_disable(struct vp_sampler *s);
+
+/**
+ * vp_sampler_decode - decode @h read from CPU @cpu's ring: 1 and @ret for a
+ * sample of these events (VP_RAW_SAMPLE, malloc'ed), an mmap or a lost
+ * count; 0 for records of other events or of no use.
+ */
+int vp_sampler_decode(const struct vp_sampler *s, const struct perf_event_header *h, int cpu,
+		      struct vp_raw *ret);
+
+/* Name of a sampling event ("cpu-clock", ...). */
+const char *vp_sample_event_name(uint32_t event);
+
+/*
+ * The writing side: unwinds decoded samples and writes them, with the
+ * module, symbol and frame definitions they need, to a data file.
+ */
+struct vp_sample_sink;
+
+/* @mods: the header's modules (their ids are kept).  NULL on failure. */
+struct vp_sample_sink *vp_sample_sink_new(struct vp_writer *w, const struct vp_module *mods,
+					  size_t nmods);
+void vp_sample_sink_free(struct vp_sample_sink *ss);
+/* A mapping of the target (from an mmap record or /proc). */
+void vp_sample_sink_mmap(struct vp_sample_sink *ss, pid_t pid, uint64_t start, uint64_t len,
+			 uint64_t pgoff, const char *path);
+int vp_sample_sink_read_maps(struct vp_sample_sink *ss, pid_t pid);
+/* Unwind sample @r of thread index @thread and write it; 0 or -errno. */
+int vp_sample_sink_write(struct vp_sample_sink *ss, const struct vp_raw *r, uint32_t thread);
+void vp_sample_sink_stats(const struct vp_sample_sink *ss, struct vp_unwind_stats *ret);
+
+/*
+ * Combined mode: return probes replace return addresses with the kernel's
+ * trampoline, which stops unwinding; the sink keeps a shadow stack per
+ * thread of what each probed entry saw (its stack pointer and return
+ * address, 8 bytes of user stack) and puts the originals back into each
+ * sample's stack copy.  A sample whose IP is in the [uprobes] page is
+ * moved back to the probed function (single-stepping its instruction out
+ * of line) or to the return address (in the trampoline).  @path and
+ * @vaddr: the file and link-time address of the probed function.
+ */
+void vp_sample_sink_entry(struct vp_sample_sink *ss, pid_t pid, uint32_t tid, uint64_t sp,
+			  uint64_t ret, const char *path, uint64_t vaddr);
+void vp_sample_sink_exit(struct vp_sample_sink *ss, uint32_t tid, uint64_t sp);
+/* Free the payload of a VP_RAW_SAMPLE record not written. */
+void vp_raw_sample_free(struct vp_raw *r);
+
+#endif

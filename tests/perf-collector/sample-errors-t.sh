@@ -1,0 +1,110 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# sample-errors-t.sh - what sampling cannot do, said clearly and without
+# losing data: no hardware PMU for cycles (and the fallback to cpu-clock),
+# a stack copy too small for a deep recursion (fx-recurse), a binary with
+# neither unwind tables nor frame pointers (fx-nocfi), and processes that
+# cannot be attached to; and a binary whose code has .debug_frame only.
+
+. "$top_srcdir/tests/lib/test-subr.sh"
+
+require_cmd python3
+require_file "$VARPERF" "$FIXTURES/fx-recurse" "$FIXTURES/fx-nocfi" "$FIXTURES/fx-shares" \
+	"$FIXTURES/fx-dbgframe"
+if [ "$(id -u)" -ne 0 ]; then
+	tap_skip_all "needs root (attaching to other users' processes is part of the test)"
+fi
+
+cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
+
+q() {
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["sampled"]
+print(eval(sys.argv[2]))' "$@"
+}
+
+# ---- events ----
+if [ -d /sys/bus/event_source/devices/cpu ]; then
+	tap_skip "this machine has a hardware PMU: the fallback is not taken"
+	tap_skip "this machine has a hardware PMU"
+	tap_skip "this machine has a hardware PMU"
+else
+	"$VARPERF" record --mode=sample -e cycles -o c.data -- "$FIXTURES/fx-shares" 10 \
+		>out 2>err
+	tap_is 1 $? "--event cycles without a PMU: exit status 1"
+	tap_like "$(cat err)" "^varperf: error: cannot sample cycles: no such event \(this machine has no hardware PMU that counts them; use --event cpu-clock\)$" \
+		"... and says why"
+	"$VARPERF" record --mode=sample -o a.data -- "$FIXTURES/fx-shares" 100 >out 2>err
+	tap_like "$(cat err)" "^varperf: no hardware cycle counter \(no PMU\): sampling cpu-clock$" \
+		"the default event falls back to cpu-clock and says so"
+fi
+"$VARPERF" record -q --mode=sample -e task-clock -o t.data -- "$FIXTURES/fx-shares" 100 \
+	>out 2>err &&
+	"$VARPERF" report -i t.data --format json >t.json 2>>err
+tap_is "2 0" "$(q t.json "'%d %d' % (s['event'], s['broken'])" 2>&1)" \
+	"task-clock samples (event 2) unwind too"
+
+# ---- a stack copy too small ----
+# fx-recurse: 100 frames of rec(), about 48 bytes each at -O0.
+"$VARPERF" record --mode=sample --stack-size 1024 -o r.data -- "$FIXTURES/fx-recurse" \
+	>truth 2>err
+tap_is 0 $? "recording a deep recursion with a 1 KiB stack copy works"
+tap_like "$(cat err)" "have truncated stacks: the 1024-byte stack copy ended before their outermost frame \(try --stack-size 4096\)" \
+	"the recorder counts and reports the truncated stacks"
+"$VARPERF" report -i r.data --format json >r.json 2>err
+tap_like "$(cat err)" "samples have truncated stacks \(the stack copy was too small: record with a larger --stack-size\)" \
+	"so does the report"
+tap_is True "$(q r.json "(s['truncated'] > 0 and any(n['kind'] == 'incomplete' and
+	n['samples'] >= s['truncated'] for n in s['nodes']))")" \
+	"truncated stacks are kept, under the incomplete node"
+tap_is True "$(q r.json "sum(n['samples'] for n in s['nodes'] if n['parent'] is None) == s['samples']")" \
+	"no sample is lost: the top-level nodes add up to all samples"
+"$VARPERF" record -q --mode=sample --stack-size 32768 -o r2.data -- "$FIXTURES/fx-recurse" \
+	>truth 2>err && "$VARPERF" report -i r2.data --format json >r2.json 2>>err
+tap_is "0 True" "$(q r2.json "'%d %s' % (s['truncated'], s['broken'] <= s['samples'] // 100)")" \
+	"a 32 KiB copy holds the whole recursion (at most 1% not unwound elsewhere)"
+
+# ---- neither unwind tables nor frame pointers ----
+"$VARPERF" record --mode=sample -o n.data -- "$FIXTURES/fx-nocfi" 3000 >out 2>err
+tap_is 0 $? "recording a binary without unwind tables works"
+tap_like "$(cat err)" "could not be unwound past code of '[^']*fx-nocfi', which has no \.eh_frame or \.debug_frame \(rebuild it with -fasynchronous-unwind-tables, or keep frame pointers\)" \
+	"the recorder names the binary and what it lacks"
+"$VARPERF" report -i n.data --format json >n.json 2>err
+tap_is True "$(q n.json "(s['broken'] > s['samples'] // 2 and
+	{n['function'] for n in s['nodes'] if n['parent'] is not None and
+	 s['nodes'][n['parent'] - 1]['kind'] == 'incomplete'} >= {'transform', 'compress'})")" \
+	"its samples keep the function they hit, under the incomplete node"
+
+# ---- only .debug_frame: libdw unwinds it ----
+"$VARPERF" record -q --mode=sample -o d.data -- "$FIXTURES/fx-dbgframe" 3000 >out 2>err &&
+	"$VARPERF" report -i d.data --format json >d.json 2>>err
+tap_is True "$(q d.json "(s['broken'] <= s['samples'] // 50 and
+	any(n['function'] == 'transform' and n['parent'] is not None and
+	    s['nodes'][n['parent'] - 1]['function'] == 'handle' for n in s['nodes']))")" \
+	"a binary with .debug_frame only (no .eh_frame for its code) is unwound by libdw"
+
+# ---- attaching ----
+"$VARPERF" record --mode=sample -p 2147483646 -o p.data >out 2>err
+tap_is 1 $? "a pid that does not exist: exit status 1"
+tap_is "varperf: error: cannot attach to process 2147483646: no such process" "$(cat err)" \
+	"... and the message"
+tap_ok "$([ ! -e p.data ]; echo $?)" "... and no data file"
+"$VARPERF" record --mode=sample -p 2 -o p.data >out 2>err
+tap_is "varperf: error: cannot attach to process 2: a kernel thread (no program to record)" \
+	"$(cat err)" "a kernel thread"
+if command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+	chmod 755 "$TMPDIR_T"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$VARPERF" record --mode=sample -p 1 -o "$TMPDIR_T/p.data" >out 2>err
+	tap_is 1 $? "another user's process: exit status 1"
+	tap_is "varperf: error: cannot attach to process 1: not ours (another user's process; run varperf as that user or as root)" \
+		"$(cat err)" "... and the message"
+else
+	tap_skip "setpriv or the user nobody is missing"
+	tap_skip "setpriv or the user nobody is missing"
+fi
+"$VARPERF" record --mode=sample -p 1 -- "$FIXTURES/fx-shares" >out 2>err
+tap_is 129 $? "a program and -p: usage error"
+
+tap_done
