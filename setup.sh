@@ -11,7 +11,8 @@
 set -euo pipefail
 
 packages=(build-essential g++ autoconf automake libtool pkg-config libelf-dev libdw-dev
-	zlib1g-dev libunwind-dev binutils-dev libiberty-dev libcapstone-dev mandoc gdb python3 graphviz)
+	zlib1g-dev libunwind-dev binutils-dev libiberty-dev libcapstone-dev mandoc gdb python3 graphviz
+	lld)
 
 step() {
 	printf '==> %s\n' "$*"

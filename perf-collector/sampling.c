@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * sampling.c - open the sampling events (one per CPU and traced thread,
- * inherited, redirected into one ring buffer per CPU) and decode their
- * sample, mmap and lost records.
+ * inherited, redirected into one ring buffer per CPU), decode their
+ * sample, mmap, exec, exit and lost records, and unwind and write the
+ * samples.
  */
 #include <config.h>
 
@@ -11,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "launch.h"
 #include "sampling.h"
 #include "util.h"
 
@@ -21,8 +24,47 @@ static const uint64_t sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PE
 				    PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
 				    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 
-/* sample_id_all trailer of non-sample records: pid/tid, time, identifier. */
-enum { SAMPLE_ID_SIZE = 24 };
+enum {
+	/* sample_id_all trailer of non-sample records: pid/tid, time, identifier */
+	SAMPLE_ID_SIZE = 24,
+	/* attaching: list the threads again at most this often */
+	RELIST_ROUNDS = 64,
+	/* stack copies are carved out of chunks of this size */
+	CHUNK_SIZE = 1 << 20,
+	/* empty chunks kept for reuse */
+	SPARE_CHUNKS = 4,
+};
+
+/* Read /proc/PID/maps for an unknown address at most every 10 ms. */
+static const uint64_t maps_read_ns = 10000000;
+
+/* The pseudo-mappings that carry an exec or a thread's exit (sampling.h). */
+static const char exec_path[] = "[exec]";
+static const char exit_path[] = "[exit]";
+
+/* An event: its id, and the thread it was opened on (its "owner"). */
+struct vp_sample_id {
+	uint64_t id;
+	pid_t owner;
+	uint32_t rank; /* the owner's place in the order of opening */
+};
+
+/* A thread with events of its own from @since until @until (its exit:
+ * the tid may then be another thread's), in CLOCK_MONOTONIC ns. */
+struct vp_sample_tid {
+	pid_t tid;
+	uint32_t rank;
+	uint64_t since; /* UINT64_MAX: it was gone before they could open */
+	uint64_t until;
+};
+
+/* A thread without events of its own: the latest-opened owner seen. */
+struct vp_tid_owner {
+	pid_t tid;     /* 0: empty slot */
+	uint32_t rank; /* NO_RANK: the thread exited, the next one decides */
+};
+
+enum { NO_RANK = UINT32_MAX };
 
 const char *vp_sample_event_name(uint32_t event)
 {
@@ -101,15 +143,42 @@ int vp_sampling_resolve(struct vp_sampling_opts *o, int quiet)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static uint64_t monotonic_ns(void)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	struct timespec ts;
 
-	return x < y ? -1 : x > y;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	const struct vp_sample_id *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct vp_sample_tid *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Thread @tid among the first @n of @s->tids (sorted). */
+static struct vp_sample_tid *find_tid(const struct vp_sampler *s, pid_t tid, size_t n)
+{
+	struct vp_sample_tid key = { .tid = tid };
+
+	return bsearch(&key, s->tids, n, sizeof(key), cmp_tid);
+}
+
+/*
+ * Open the event of thread @tid on CPU index @ci.  Returns 0, -ESRCH
+ * quietly (the thread has exited), or -1 after printing why.
+ */
 static int open_one(struct vp_sampler *s, struct perf_event_attr *a, pid_t tid, int ci,
-		    size_t buf_size)
+		    size_t buf_size, uint32_t rank)
 {
 	char why[256];
 	uint64_t id;
@@ -124,15 +193,20 @@ static int open_one(struct vp_sampler *s, struct perf_event_attr *a, pid_t tid, 
 		fd = vp_perf_event_open(a, tid, s->cpus[ci], -1);
 	}
 	if (fd == -ESRCH)
-		return error("cannot sample process %d: no such process", (int)tid);
+		return -ESRCH;
 	if (fd < 0)
 		return error("cannot open the %s sampling event on CPU %d: %s",
 			     vp_sample_event_name(s->event), s->cpus[ci],
 			     vp_perf_open_strerror(fd, a, why, sizeof(why)));
+	if (s->nfds == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->fds = xrealloc(s->fds, s->cap * sizeof(*s->fds));
+		s->ids = xrealloc(s->ids, s->cap * sizeof(*s->ids));
+	}
 	s->fds[s->nfds++] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 		return error("cannot read the id of a sampling event: %s", strerror(errno));
-	s->ids[s->nids++] = id;
+	s->ids[s->nids++] = (struct vp_sample_id){ id, tid, rank };
 	if (s->own_rings && !s->rings[ci].base) {
 		err = vp_ring_map(&s->rings[ci], fd, s->cpus[ci], buf_size);
 		if (err == -EPERM || err == -ENOMEM)
@@ -145,57 +219,144 @@ static int open_one(struct vp_sampler *s, struct perf_event_attr *a, pid_t tid, 
 	if (err)
 		return error("cannot set up the ring buffer on CPU %d: %s", s->cpus[ci],
 			     strerror(-err));
-	/* Only the first event of a buffer reports mmaps, and only once. */
-	a->mmap = a->mmap2 = a->comm = a->task = 0;
 	return 0;
+}
+
+/*
+ * The events of thread @tid on every CPU, one after the other: a thread
+ * it creates meanwhile inherits the ones already open, and would miss
+ * the others if the CPUs were done one by one over all threads.
+ */
+static int open_thread(struct vp_sampler *s, struct perf_event_attr *a, pid_t tid,
+		       size_t buf_size)
+{
+	uint32_t rank = (uint32_t)s->ntids;
+	uint64_t since = monotonic_ns();
+	int err = 0;
+
+	/*
+	 * MMAP2 records go to the events of the thread that maps, so every
+	 * thread's events report mappings: a library that a thread other
+	 * than the first dlopen()s would go unseen otherwise.  With the
+	 * probes' buffers, their tracker reports those of the first thread
+	 * and its descendants (it is opened on it, inherited).
+	 */
+	a->mmap = a->mmap2 = s->own_rings || tid != s->pid;
+	for (int ci = 0; ci < s->ncpus && !err; ci++)
+		err = open_one(s, a, tid, ci, buf_size, rank);
+	if (err == -ESRCH && s->nfds && s->ids[s->nids - 1].owner == tid)
+		err = 0; /* it exited after its first events opened: they stay */
+	if (err && err != -ESRCH)
+		return err;
+	s->tids = xrealloc(s->tids, (s->ntids + 1) * sizeof(*s->tids));
+	s->tids[s->ntids++] = (struct vp_sample_tid){ tid, rank, err ? UINT64_MAX : since,
+						      UINT64_MAX };
+	return err;
+}
+
+/* Open the threads of @list not opened yet; *@fresh: how many were new. */
+static int open_list(struct vp_sampler *s, struct perf_event_attr *a, const pid_t *list,
+		     size_t n, size_t buf_size, size_t *fresh)
+{
+	size_t sorted = s->ntids; /* those opened before: the list holds no tid twice */
+	int err;
+
+	*fresh = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (find_tid(s, list[i], sorted))
+			continue;
+		++*fresh;
+		err = open_thread(s, a, list[i], buf_size);
+		if (err == -ESRCH && list[i] == s->pid)
+			return -ESRCH;
+		if (err < 0 && err != -ESRCH)
+			return err;
+	}
+	qsort(s->tids, s->ntids, sizeof(*s->tids), cmp_tid);
+	return 0;
+}
+
+/*
+ * Attaching: the threads of @list, then of /proc/PID/task again until no
+ * new one shows up - a thread created after the list was read and before
+ * its creator's events opened has none.
+ */
+static int open_threads(struct vp_sampler *s, struct perf_event_attr *a, const pid_t *list,
+			size_t n, size_t buf_size)
+{
+	pid_t *ordered = xmalloc((n + 1) * sizeof(*ordered));
+	size_t m = 0, fresh;
+	int err, round;
+
+	/* the main thread first: it must be there, and it is the likely
+	 * creator of the others */
+	ordered[m++] = s->pid;
+	for (size_t i = 0; i < n; i++)
+		if (list[i] != s->pid)
+			ordered[m++] = list[i];
+	err = open_list(s, a, ordered, m, buf_size, &fresh);
+	free(ordered);
+	for (round = 0; !err && fresh && round < RELIST_ROUNDS; round++) {
+		pid_t *tids;
+		int nt = vp_task_list(s->pid, &tids);
+
+		if (nt < 0)
+			break; /* the process is gone: its records say so */
+		err = open_list(s, a, tids, (size_t)nt, buf_size, &fresh);
+		free(tids);
+	}
+	if (!err && fresh)
+		pr_debug("sampling: threads still appearing after %d listings", round);
+	return err;
 }
 
 int vp_sampler_open(struct vp_sampler *s, const struct vp_sampling_opts *o, pid_t pid,
 		    const pid_t *tids, size_t ntids, struct vp_ring *rings, int flags)
 {
 	struct perf_event_attr a;
-	size_t n = ntids ? ntids : 1;
+	int err;
 
 	memset(s, 0, sizeof(*s));
 	s->event = o->event;
+	s->pid = pid;
 	s->ncpus = vp_online_cpus(&s->cpus);
 	if (s->ncpus < 0) {
-		int err = s->ncpus;
-
+		err = s->ncpus;
 		s->ncpus = 0;
 		return error("cannot list the online CPUs: %s", strerror(-err));
 	}
 	s->own_rings = !rings;
 	s->rings = rings ? rings : xcalloc((size_t)s->ncpus, sizeof(*s->rings));
-	s->fds = xcalloc(n * (size_t)s->ncpus, sizeof(*s->fds));
-	s->ids = xcalloc(n * (size_t)s->ncpus, sizeof(*s->ids));
-	for (int ci = 0; ci < s->ncpus; ci++) {
-		event_attr(&a, o->event, o->freq);
-		s->period = o->event == VP_SEV_CYCLES ? 0 : a.sample_period;
-		a.sample_type = sample_type;
-		a.sample_regs_user = VP_UREG_MASK;
-		a.sample_stack_user = o->stack_size;
-		a.sample_id_all = 1;
-		a.inherit = 1;
-		a.exclude_hv = 1;
-		a.exclude_kernel = s->exclude_kernel;
-		a.use_clockid = 1;
-		a.clockid = CLOCK_MONOTONIC;
-		a.disabled = !!(flags & VP_SAMPLER_ON_EXEC);
-		a.enable_on_exec = !!(flags & VP_SAMPLER_ON_EXEC);
-		a.watermark = 1;
-		a.wakeup_watermark = (uint32_t)(o->buf_size / 4);
-		/* With our own buffers, these events also say what is mapped
-		 * (the probes' buffers have their own mmap tracker). */
-		a.mmap = a.mmap2 = a.comm = a.task = s->own_rings;
-		for (size_t t = 0; t < n; t++)
-			if (open_one(s, &a, ntids ? tids[t] : pid, ci, o->buf_size) < 0)
-				goto out_close;
-	}
-	qsort(s->ids, s->nids, sizeof(*s->ids), cmp_u64);
-	pr_debug("sampling %s every %llu ns on %d CPUs (%zu events)%s",
+	event_attr(&a, o->event, o->freq);
+	s->period = o->event == VP_SEV_CYCLES ? 0 : a.sample_period;
+	a.sample_type = sample_type;
+	a.sample_regs_user = VP_UREG_MASK;
+	a.sample_stack_user = o->stack_size;
+	a.sample_id_all = 1;
+	a.inherit = 1;
+	a.exclude_hv = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.disabled = !!(flags & VP_SAMPLER_ON_EXEC);
+	a.enable_on_exec = !!(flags & VP_SAMPLER_ON_EXEC);
+	a.watermark = 1;
+	a.wakeup_watermark = (uint32_t)(o->buf_size / 4);
+	/* exec (a COMM record) and thread exits, to forget what they end */
+	a.comm = a.task = 1;
+	if (ntids)
+		err = open_threads(s, &a, tids, ntids, o->buf_size);
+	else
+		err = open_thread(s, &a, pid, o->buf_size);
+	if (err == -ESRCH)
+		err = ntids ? error("cannot attach to process %d: it exited before varperf was "
+				    "ready", (int)pid)
+			    : error("cannot sample process %d: no such process", (int)pid);
+	if (err)
+		goto out_close;
+	qsort(s->ids, s->nids, sizeof(*s->ids), cmp_id);
+	pr_debug("sampling %s every %llu ns on %d CPUs (%zu events, %zu threads)%s",
 		 vp_sample_event_name(s->event), (unsigned long long)s->period, s->ncpus, s->nfds,
-		 s->exclude_kernel ? ", user mode only" : "");
+		 s->ntids, s->exclude_kernel ? ", user mode only" : "");
 	return 0;
 out_close:
 	vp_sampler_close(s);
@@ -210,6 +371,12 @@ void vp_sampler_disable(struct vp_sampler *s)
 
 void vp_sampler_close(struct vp_sampler *s)
 {
+	if (s->malformed)
+		warning("%llu sample records were too short for their fields: dropped",
+			(unsigned long long)s->malformed);
+	if (s->duplicates)
+		pr_debug("sampling: %llu samples of threads sampled twice dropped",
+			 (unsigned long long)s->duplicates);
 	if (s->own_rings) {
 		for (int ci = 0; ci < s->ncpus; ci++)
 			vp_ring_unmap(&s->rings[ci]);
@@ -219,6 +386,9 @@ void vp_sampler_close(struct vp_sampler *s)
 		close(s->fds[i]);
 	free(s->fds);
 	free(s->ids);
+	free(s->tids);
+	free(s->owners);
+	free(s->known);
 	free(s->cpus);
 	memset(s, 0, sizeof(*s));
 }
@@ -237,48 +407,348 @@ static int take(struct cursor *c, void *v, size_t n)
 	return 0;
 }
 
-static int is_ours(const struct vp_sampler *s, uint64_t id)
+static const struct vp_sample_id *find_id(const struct vp_sampler *s, uint64_t id)
 {
-	return bsearch(&id, s->ids, s->nids, sizeof(id), cmp_u64) != NULL;
+	struct vp_sample_id key = { .id = id };
+
+	return bsearch(&key, s->ids, s->nids, sizeof(key), cmp_id);
 }
 
-static int decode_sample(const struct vp_sampler *s, struct cursor *c, struct vp_raw *r)
+/* ---- stack copies ---- */
+
+/*
+ * Samples wait in memory until they are unwound, in sample mode until the
+ * target ends: a malloc() each would touch fresh pages one by one while
+ * the target runs.  They are carved out of chunks instead, populated in
+ * one go, and a chunk whose samples are all freed is used again.  The
+ * chunks outlive any sampler (samples are freed after it closes): their
+ * spares are kept here.
+ */
+struct vp_sample_chunk {
+	size_t used; /* bytes handed out, this header included */
+	size_t live; /* samples not freed yet */
+	int retired; /* full: freed once its last sample is */
+	struct vp_sample_chunk *next;
+};
+
+static struct vp_sample_chunk *chunk_cur, *chunk_spare;
+static size_t nchunk_spare;
+
+static size_t chunk_header(void)
+{
+	return (sizeof(struct vp_sample_chunk) + 63) & ~(size_t)63;
+}
+
+static void chunk_recycle(struct vp_sample_chunk *c)
+{
+	if (nchunk_spare >= SPARE_CHUNKS) {
+		munmap(c, CHUNK_SIZE);
+		return;
+	}
+	c->used = chunk_header();
+	c->retired = 0;
+	c->next = chunk_spare;
+	chunk_spare = c;
+	nchunk_spare++;
+}
+
+static struct vp_sample_chunk *chunk_new(void)
+{
+	struct vp_sample_chunk *c = chunk_spare;
+
+	if (c) {
+		chunk_spare = c->next;
+		nchunk_spare--;
+		return c;
+	}
+	c = mmap(NULL, CHUNK_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (c == MAP_FAILED)
+		return NULL;
+	c->used = chunk_header();
+	c->live = 0;
+	c->retired = 0;
+	return c;
+}
+
+static struct vp_raw_sample *sample_alloc(size_t len)
+{
+	size_t need = (sizeof(struct vp_raw_sample) + len + 15) & ~(size_t)15;
+	struct vp_raw_sample *smp;
+
+	if (need > CHUNK_SIZE / 8)
+		goto out_malloc;
+	if (!chunk_cur || chunk_cur->used + need > CHUNK_SIZE) {
+		struct vp_sample_chunk *c = chunk_new();
+
+		if (!c)
+			goto out_malloc;
+		if (chunk_cur) {
+			chunk_cur->retired = 1;
+			if (!chunk_cur->live)
+				chunk_recycle(chunk_cur);
+		}
+		chunk_cur = c;
+	}
+	smp = (struct vp_raw_sample *)((unsigned char *)chunk_cur + chunk_cur->used);
+	chunk_cur->used += need;
+	chunk_cur->live++;
+	smp->chunk = chunk_cur;
+	return smp;
+out_malloc:
+	smp = xmalloc(sizeof(*smp) + len);
+	smp->chunk = NULL;
+	return smp;
+}
+
+void vp_raw_sample_free(struct vp_raw *r)
+{
+	struct vp_raw_sample *smp = r->sample;
+
+	r->sample = NULL;
+	if (!smp)
+		return;
+	if (smp->maps) {
+		vp_maps_release(smp->maps);
+		free(smp->maps);
+	}
+	if (!smp->chunk) {
+		free(smp);
+	} else if (!--smp->chunk->live && smp->chunk->retired) {
+		chunk_recycle(smp->chunk);
+	} else if (!smp->chunk->live) {
+		/* the current chunk, empty again: start it over */
+		smp->chunk->used = chunk_header();
+	}
+}
+
+/* ---- what the target has mapped ---- */
+
+static int cmp_range(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Add [@lo, @hi) to the executable ranges known (kept sorted, merged). */
+static void known_add(struct vp_sampler *s, uint64_t lo, uint64_t hi)
+{
+	size_t j = 0;
+
+	if (s->nknown == s->known_cap) {
+		s->known_cap = s->known_cap ? s->known_cap * 2 : 64;
+		s->known = xrealloc(s->known, s->known_cap * sizeof(*s->known));
+	}
+	s->known[s->nknown][0] = lo;
+	s->known[s->nknown][1] = hi;
+	s->nknown++;
+	qsort(s->known, s->nknown, sizeof(*s->known), cmp_range);
+	for (size_t i = 1; i < s->nknown; i++) {
+		if (s->known[i][0] <= s->known[j][1]) {
+			if (s->known[i][1] > s->known[j][1])
+				s->known[j][1] = s->known[i][1];
+		} else {
+			s->known[++j][0] = s->known[i][0];
+			s->known[j][1] = s->known[i][1];
+		}
+	}
+	s->nknown = j + 1;
+}
+
+static int known(const struct vp_sampler *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nknown;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < s->known[mid][0])
+			hi = mid;
+		else if (addr >= s->known[mid][1])
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A sample of the target at an address in no mapping seen yet: take the
+ * target's maps along, read now while it runs.  Unwinding comes later (in
+ * sample mode, after the target ended), too late for /proc; and an mmap
+ * record may be missing (a thread whose events were not yet open).
+ */
+static void maybe_read_maps(struct vp_sampler *s, struct vp_raw_sample *smp, uint64_t time)
+{
+	uint64_t ip = smp->st.regs[VP_UREG_IP];
+	struct vp_maps *m;
+
+	if (!s->own_rings || smp->st.pid != s->pid || !ip || known(s, ip) ||
+	    (s->maps_read_time && time < s->maps_read_time + maps_read_ns))
+		return;
+	s->maps_read_time = time;
+	m = xcalloc(1, sizeof(*m));
+	if (vp_maps_read(s->pid, m) < 0 || !m->n) {
+		vp_maps_release(m);
+		free(m);
+		return;
+	}
+	for (size_t i = 0; i < m->n; i++)
+		known_add(s, m->v[i].start, m->v[i].start + m->v[i].len);
+	smp->maps = m;
+	pr_debug("sampling: %#llx in no known mapping: read /proc/%d/maps (%zu mappings)",
+		 (unsigned long long)ip, (int)s->pid, m->n);
+}
+
+/* ---- one set of events per thread ---- */
+
+static size_t tid_hash(pid_t tid, size_t mask)
+{
+	return ((uint32_t)tid * 2654435761u) & mask;
+}
+
+static void owners_grow(struct vp_sampler *s)
+{
+	struct vp_tid_owner *old = s->owners;
+	size_t oldn = old ? s->owners_mask + 1 : 0;
+
+	s->owners_mask = oldn ? oldn * 2 - 1 : 255;
+	s->owners = xcalloc(s->owners_mask + 1, sizeof(*s->owners));
+	for (size_t i = 0; i < oldn; i++) {
+		size_t j;
+
+		if (!old[i].tid)
+			continue;
+		for (j = tid_hash(old[i].tid, s->owners_mask); s->owners[j].tid;
+		     j = (j + 1) & s->owners_mask)
+			;
+		s->owners[j] = old[i];
+	}
+	free(old);
+}
+
+/* The owner entry of thread @tid, made (NO_RANK) if @create. */
+static struct vp_tid_owner *owner_of(struct vp_sampler *s, pid_t tid, int create)
+{
+	size_t i;
+
+	if (create && 2 * (s->nowners + 1) > s->owners_mask)
+		owners_grow(s);
+	if (!s->owners)
+		return NULL;
+	for (i = tid_hash(tid, s->owners_mask); s->owners[i].tid; i = (i + 1) & s->owners_mask)
+		if (s->owners[i].tid == tid)
+			return &s->owners[i];
+	if (!create)
+		return NULL;
+	s->owners[i] = (struct vp_tid_owner){ tid, NO_RANK };
+	s->nowners++;
+	return &s->owners[i];
+}
+
+/*
+ * Whether a sample of thread @tid through the event @sid counts.  Opened
+ * thread by thread, the events of one thread are inherited by the threads
+ * it creates; a thread created while they were being opened then also
+ * gets events of its own, and would be sampled twice.  A thread's own
+ * events count from the moment they were opened; a thread without any
+ * counts those of the latest-opened thread that passed it some (whose
+ * set was complete when it was created: else it would have been listed
+ * and opened).
+ */
+static int wanted(struct vp_sampler *s, const struct vp_sample_id *sid, pid_t tid,
+		  uint64_t time)
+{
+	const struct vp_sample_tid *t;
+	struct vp_tid_owner *o;
+
+	if (sid->owner == tid || s->ntids <= 1)
+		return 1;
+	t = find_tid(s, tid, s->ntids);
+	if (t)
+		return time < t->since || time >= t->until;
+	o = owner_of(s, tid, 1);
+	if (o->rank == NO_RANK || sid->rank > o->rank)
+		o->rank = sid->rank;
+	return sid->rank == o->rank;
+}
+
+/*
+ * Thread @tid exited at @time: with pid_max at 32768 and threads created
+ * by the thousand a second, its tid soon names another thread, which is
+ * to be judged afresh.
+ */
+static void thread_exited(struct vp_sampler *s, pid_t tid, uint64_t time)
+{
+	struct vp_sample_tid *t;
+	struct vp_tid_owner *o;
+
+	if (s->ntids <= 1)
+		return;
+	t = find_tid(s, tid, s->ntids);
+	if (t && t->until > time)
+		t->until = time;
+	o = t ? NULL : owner_of(s, tid, 0);
+	if (o)
+		o->rank = NO_RANK;
+}
+
+/* ---- decoding ---- */
+
+/* Returns 1 and @r, or 0: not ours, a duplicate, or malformed (counted). */
+static int decode_sample(struct vp_sampler *s, const struct perf_event_header *h,
+			 struct cursor *c, struct vp_raw *r)
 {
 	uint64_t id, ip, pidtid, time, period, abi, size = 0, dyn = 0;
 	uint64_t regs[VP_UREG_COUNT] = { 0 };
 	const unsigned char *stack = NULL;
+	const struct vp_sample_id *sid;
 	struct vp_raw_sample *smp;
+	uint16_t mode = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 
-	if (take(c, &id, 8) || !is_ours(s, id) || take(c, &ip, 8) || take(c, &pidtid, 8) ||
-	    take(c, &time, 8) || take(c, &period, 8) || take(c, &abi, 8))
+	if (take(c, &id, 8))
+		goto out_malformed;
+	sid = find_id(s, id);
+	if (!sid)
 		return 0;
+	if (take(c, &ip, 8) || take(c, &pidtid, 8) || take(c, &time, 8) ||
+	    take(c, &period, 8) || take(c, &abi, 8))
+		goto out_malformed;
 	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
 		for (int bit = 0; bit < VP_UREG_COUNT; bit++)
 			if ((VP_UREG_MASK >> bit & 1) && take(c, &regs[bit], 8))
-				return 0;
+				goto out_malformed;
 	}
 	if (take(c, &size, 8))
-		return 0;
+		goto out_malformed;
 	if (size) {
 		stack = c->p;
 		if ((uint64_t)(c->end - c->p) < size)
-			return 0;
+			goto out_malformed;
 		c->p += size;
 		if (take(c, &dyn, 8))
-			return 0;
+			goto out_malformed;
 		if (dyn > size)
 			dyn = size;
 	}
-	smp = xmalloc(sizeof(*smp) + dyn);
-	memcpy(smp->stack, stack, dyn);
+	if (!wanted(s, sid, (pid_t)(pidtid >> 32), time)) {
+		s->duplicates++;
+		return 0;
+	}
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+		dyn = 0;
+	smp = sample_alloc(dyn);
+	if (dyn)
+		memcpy(smp->stack, stack, dyn);
 	smp->ip = ip;
 	smp->period = period;
-	/* user space ends below the canonical hole on x86-64 */
-	smp->kernel = ip >= 0x800000000000ULL;
+	smp->kernel = mode != PERF_RECORD_MISC_USER;
+	smp->maps = NULL;
 	smp->st.pid = (pid_t)(uint32_t)pidtid;
 	memcpy(smp->st.regs, regs, sizeof(regs));
 	smp->st.stack = smp->stack;
-	smp->st.len = abi == PERF_SAMPLE_REGS_ABI_NONE ? 0 : dyn;
+	smp->st.len = dyn;
 	smp->st.size = size;
 	r->type = VP_RAW_SAMPLE;
 	r->pid = (uint32_t)pidtid;
@@ -289,36 +759,106 @@ static int decode_sample(const struct vp_sampler *s, struct cursor *c, struct vp
 	 * instruction has no user state: nothing to unwind. */
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
 		smp->st.regs[VP_UREG_IP] = 0;
+	maybe_read_maps(s, smp, time);
+	return 1;
+out_malformed:
+	if (!s->malformed++)
+		pr_debug("sampling: a sample record of %u bytes is too short for its fields",
+			 (unsigned)h->size);
+	return 0;
+}
+
+/*
+ * The sample_id_all trailer of a non-sample record: time, pid and tid,
+ * and whether it came from one of these events.
+ */
+static int decode_trailer(const struct vp_sampler *s, const struct perf_event_header *h,
+			  struct vp_raw *r)
+{
+	const unsigned char *end = (const unsigned char *)h + h->size;
+	uint64_t pidtid, id;
+
+	if (h->size < sizeof(*h) + SAMPLE_ID_SIZE)
+		return 0;
+	memcpy(&pidtid, end - SAMPLE_ID_SIZE, 8);
+	memcpy(&r->time, end - SAMPLE_ID_SIZE + 8, 8);
+	memcpy(&id, end - SAMPLE_ID_SIZE + 16, 8);
+	r->pid = (uint32_t)pidtid;
+	r->tid = (uint32_t)(pidtid >> 32);
+	return find_id(s, id) != NULL;
+}
+
+/* An exec or a thread's exit, as a pseudo-mapping (see sampling.h). */
+static int pseudo_mmap(struct vp_raw *r, const char *what, uint32_t pid, uint32_t tid)
+{
+	size_t len = strlen(what);
+
+	r->type = VP_RAW_MMAP;
+	r->pid = pid;
+	r->tid = tid;
+	r->mmap = xmalloc(sizeof(*r->mmap) + len + 1);
+	r->mmap->start = tid;
+	r->mmap->len = 0;
+	r->mmap->pgoff = 0;
+	memcpy(r->mmap->path, what, len + 1);
 	return 1;
 }
 
-int vp_sampler_decode(const struct vp_sampler *s, const struct perf_event_header *h, int cpu,
+static int decode_task(struct vp_sampler *s, const struct perf_event_header *h,
+		       struct cursor *c, struct vp_raw *r)
+{
+	uint32_t ids[4]; /* COMM: pid, tid; EXIT: pid, ppid, tid, ptid */
+
+	/* with events both of their own and inherited, threads report
+	 * their exit twice: either will do */
+	if (!decode_trailer(s, h, r))
+		return 0;
+	if (h->type == PERF_RECORD_COMM) {
+		if (!(h->misc & PERF_RECORD_MISC_COMM_EXEC) || take(c, ids, 8))
+			return 0;
+		if ((pid_t)ids[0] == s->pid)
+			s->nknown = 0; /* a new image */
+		return pseudo_mmap(r, exec_path, ids[0], ids[1]);
+	}
+	if (take(c, ids, 16))
+		return 0;
+	thread_exited(s, (pid_t)ids[2], r->time);
+	return pseudo_mmap(r, exit_path, ids[0], ids[2]);
+}
+
+int vp_sampler_decode(struct vp_sampler *s, const struct perf_event_header *h, int cpu,
 		      struct vp_raw *ret)
 {
 	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size };
+	int got;
 
-	if (h->type == PERF_RECORD_SAMPLE) {
-		memset(ret, 0, sizeof(*ret));
-		ret->cpu = (uint16_t)cpu;
-		return decode_sample(s, &c, ret);
+	memset(ret, 0, sizeof(*ret));
+	ret->cpu = (uint16_t)cpu;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return decode_sample(s, h, &c, ret);
+	case PERF_RECORD_LOST_SAMPLES:
+		/* samples the kernel could not write (the probes' decoder
+		 * knows PERF_RECORD_LOST only): in combined mode too */
+		if (take(&c, &ret->addr, 8) || h->size < sizeof(*h) + 8 + SAMPLE_ID_SIZE)
+			return 0;
+		decode_trailer(s, h, ret);
+		ret->pid = ret->tid = 0;
+		ret->type = VP_RAW_LOST;
+		return 1;
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_EXIT:
+		return decode_task(s, h, &c, ret);
+	default:
+		break;
 	}
 	if (!s->own_rings)
 		return 0; /* mmaps and losses: the probes decode those */
-	if (h->type == PERF_RECORD_LOST_SAMPLES) {
-		uint64_t lost;
-		const unsigned char *end = (const unsigned char *)h + h->size;
-
-		memset(ret, 0, sizeof(*ret));
-		if (take(&c, &lost, 8) || h->size < sizeof(*h) + 8 + SAMPLE_ID_SIZE)
-			return 0;
-		memcpy(&ret->time, end - SAMPLE_ID_SIZE + 8, 8);
-		ret->type = VP_RAW_LOST;
-		ret->cpu = (uint16_t)cpu;
-		ret->addr = lost;
-		return 1;
-	}
 	/* MMAP2 and LOST have the probes' layout: one decoder for both. */
-	return vp_probes_decode(NULL, h, cpu, ret);
+	got = vp_probes_decode(NULL, h, cpu, ret);
+	if (got && ret->type == VP_RAW_MMAP && (pid_t)ret->pid == s->pid)
+		known_add(s, ret->mmap->start, ret->mmap->start + ret->mmap->len);
+	return got;
 }
 
 /* ---- the writing side ---- */
@@ -332,17 +872,28 @@ struct shadow_frame {
 	uint64_t vaddr;
 };
 
+/* A thread's probed frames, innermost last; in a hash table by tid. */
 struct shadow {
 	uint32_t tid;
 	size_t n, cap;
 	struct shadow_frame *v;
+	struct shadow *next;
+};
+
+/* A probed function, by its file and link-time address. */
+struct probed {
+	uint64_t vaddr;
+	const char *path; /* NULL: empty slot */
 };
 
 struct vp_sample_sink {
 	struct vp_writer *w;
 	struct vp_unwinder *unw;
-	struct shadow *shadows;
-	size_t nshadows;
+	struct shadow **shadows; /* buckets */
+	size_t shadows_mask, nshadows;
+	struct shadow *last_shadow;
+	struct probed *probed; /* the functions whose entries were seen */
+	size_t probed_mask, nprobed;
 	struct vp_uframe frames[MAX_FRAMES];
 	uint32_t ids[MAX_FRAMES];
 	uint64_t cfas[MAX_FRAMES];
@@ -382,17 +933,106 @@ void vp_sample_sink_free(struct vp_sample_sink *ss)
 {
 	if (!ss)
 		return;
-	for (size_t i = 0; i < ss->nshadows; i++)
-		free(ss->shadows[i].v);
+	for (size_t i = 0; ss->shadows && i <= ss->shadows_mask; i++) {
+		while (ss->shadows[i]) {
+			struct shadow *sh = ss->shadows[i];
+
+			ss->shadows[i] = sh->next;
+			free(sh->v);
+			free(sh);
+		}
+	}
 	free(ss->shadows);
+	free(ss->probed);
 	vp_unwinder_free(ss->unw);
 	free(ss);
+}
+
+static void shadows_grow(struct vp_sample_sink *ss)
+{
+	struct shadow **old = ss->shadows;
+	size_t oldn = old ? ss->shadows_mask + 1 : 0;
+
+	ss->shadows_mask = oldn ? oldn * 2 - 1 : 63;
+	ss->shadows = xcalloc(ss->shadows_mask + 1, sizeof(*ss->shadows));
+	for (size_t i = 0; i < oldn; i++) {
+		while (old[i]) {
+			struct shadow *sh = old[i];
+			size_t h = tid_hash((pid_t)sh->tid, ss->shadows_mask);
+
+			old[i] = sh->next;
+			sh->next = ss->shadows[h];
+			ss->shadows[h] = sh;
+		}
+	}
+	free(old);
+}
+
+static struct shadow *shadow_of(struct vp_sample_sink *ss, uint32_t tid, int create)
+{
+	struct shadow *sh;
+	size_t h;
+
+	if (ss->last_shadow && ss->last_shadow->tid == tid)
+		return ss->last_shadow;
+	if (!ss->shadows) {
+		if (!create)
+			return NULL;
+		shadows_grow(ss);
+	}
+	h = tid_hash((pid_t)tid, ss->shadows_mask);
+	for (sh = ss->shadows[h]; sh; sh = sh->next)
+		if (sh->tid == tid)
+			return ss->last_shadow = sh;
+	if (!create)
+		return NULL;
+	sh = xcalloc(1, sizeof(*sh));
+	sh->tid = tid;
+	sh->next = ss->shadows[h];
+	ss->shadows[h] = sh;
+	if (++ss->nshadows > 2 * (ss->shadows_mask + 1))
+		shadows_grow(ss);
+	return ss->last_shadow = sh;
+}
+
+/* Thread @tid exited (or exec'd): its probed frames are gone. */
+static void shadow_drop(struct vp_sample_sink *ss, uint32_t tid)
+{
+	struct shadow **pp;
+
+	if (!ss->shadows)
+		return;
+	for (pp = &ss->shadows[tid_hash((pid_t)tid, ss->shadows_mask)]; *pp; pp = &(*pp)->next) {
+		struct shadow *sh = *pp;
+
+		if (sh->tid != tid)
+			continue;
+		*pp = sh->next;
+		if (ss->last_shadow == sh)
+			ss->last_shadow = NULL;
+		free(sh->v);
+		free(sh);
+		ss->nshadows--;
+		return;
+	}
 }
 
 void vp_sample_sink_mmap(struct vp_sample_sink *ss, pid_t pid, uint64_t start, uint64_t len,
 			 uint64_t pgoff, const char *path)
 {
-	vp_unwinder_mmap(ss->unw, pid, start, len, pgoff, path);
+	if (!len && !strcmp(path, exec_path)) {
+		/* a new image: what was mapped and probed is gone */
+		vp_unwinder_forget(ss->unw, pid);
+		shadow_drop(ss, (uint32_t)start);
+	} else if (!len && !strcmp(path, exit_path)) {
+		shadow_drop(ss, (uint32_t)start);
+		/* the main thread: the process is gone, its pid free for
+		 * another one, whose /proc must not be read for it */
+		if ((pid_t)start == pid)
+			vp_unwinder_gone(ss->unw, pid);
+	} else {
+		vp_unwinder_mmap(ss->unw, pid, start, len, pgoff, path);
+	}
 }
 
 int vp_sample_sink_read_maps(struct vp_sample_sink *ss, pid_t pid)
@@ -400,17 +1040,52 @@ int vp_sample_sink_read_maps(struct vp_sample_sink *ss, pid_t pid)
 	return vp_unwinder_read_maps(ss->unw, pid);
 }
 
-static struct shadow *shadow_of(struct vp_sample_sink *ss, uint32_t tid, int create)
+static size_t probed_hash(uint64_t vaddr, size_t mask)
 {
-	for (size_t i = 0; i < ss->nshadows; i++)
-		if (ss->shadows[i].tid == tid)
-			return &ss->shadows[i];
-	if (!create)
-		return NULL;
-	ss->shadows = xrealloc(ss->shadows, (ss->nshadows + 1) * sizeof(*ss->shadows));
-	memset(&ss->shadows[ss->nshadows], 0, sizeof(ss->shadows[0]));
-	ss->shadows[ss->nshadows].tid = tid;
-	return &ss->shadows[ss->nshadows++];
+	return (size_t)((vaddr * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+}
+
+static void probed_add(struct vp_sample_sink *ss, const char *path, uint64_t vaddr);
+
+static void probed_grow(struct vp_sample_sink *ss)
+{
+	struct probed *old = ss->probed;
+	size_t oldn = old ? ss->probed_mask + 1 : 0;
+
+	ss->probed_mask = oldn ? oldn * 2 - 1 : 255;
+	ss->probed = xcalloc(ss->probed_mask + 1, sizeof(*ss->probed));
+	ss->nprobed = 0;
+	for (size_t i = 0; i < oldn; i++)
+		if (old[i].path)
+			probed_add(ss, old[i].path, old[i].vaddr);
+	free(old);
+}
+
+/* Remember that the function at @vaddr of @path is probed. */
+static void probed_add(struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
+{
+	size_t i;
+
+	if (2 * (ss->nprobed + 1) > ss->probed_mask)
+		probed_grow(ss);
+	for (i = probed_hash(vaddr, ss->probed_mask); ss->probed[i].path;
+	     i = (i + 1) & ss->probed_mask)
+		if (ss->probed[i].vaddr == vaddr && ss->probed[i].path == path)
+			return;
+	ss->probed[i] = (struct probed){ vaddr, path };
+	ss->nprobed++;
+}
+
+/* Whether the function at @vaddr of @path (any copy of the string) is. */
+static int is_probed(const struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
+{
+	if (!ss->probed)
+		return 0;
+	for (size_t i = probed_hash(vaddr, ss->probed_mask); ss->probed[i].path;
+	     i = (i + 1) & ss->probed_mask)
+		if (ss->probed[i].vaddr == vaddr && !strcmp(ss->probed[i].path, path))
+			return 1;
+	return 0;
 }
 
 /* Frames at or below @sp are gone (stacks grow down). */
@@ -423,11 +1098,13 @@ static void shadow_retire(struct shadow *sh, uint64_t sp)
 void vp_sample_sink_entry(struct vp_sample_sink *ss, pid_t pid, uint32_t tid, uint64_t sp,
 			  uint64_t ret, const char *path, uint64_t vaddr)
 {
-	struct shadow *sh = shadow_of(ss, tid, 1);
+	struct shadow *sh;
 
 	(void)pid;
 	if (!sp)
 		return;
+	probed_add(ss, path, vaddr);
+	sh = shadow_of(ss, tid, 1);
 	shadow_retire(sh, sp);
 	if (sh->n == sh->cap) {
 		sh->cap = sh->cap ? sh->cap * 2 : 64;
@@ -453,22 +1130,40 @@ void vp_sample_sink_exit(struct vp_sample_sink *ss, uint32_t tid, uint64_t sp)
 static uint32_t repair(struct vp_sample_sink *ss, struct vp_raw_sample *smp, uint32_t tid)
 {
 	struct shadow *sh = shadow_of(ss, tid, 0);
-	uint64_t sp = smp->st.regs[VP_UREG_SP], ip = smp->st.regs[VP_UREG_IP];
+	uint64_t sp = smp->st.regs[VP_UREG_SP], ip = smp->st.regs[VP_UREG_IP], vaddr;
+	pid_t pid = smp->st.pid;
 	uint32_t flags = 0;
+	const char *path;
 
-	if (!sh || !sh->n)
+	/*
+	 * Inside the trap of an entry probe (often before its record): the
+	 * user IP is past the breakpoint, in the middle of the probed
+	 * instruction, until the kernel moves it on.  Unwound from there,
+	 * the stack makes no sense.
+	 */
+	if (smp->kernel && ip && (path = vp_unwinder_link_addr(ss->unw, pid, ip - 1, &vaddr)) &&
+	    is_probed(ss, path, vaddr)) {
+		smp->st.regs[VP_UREG_IP] = ip - 1;
+		return VP_SAMPLE_PROBE;
+	}
+	if (!sh || !sh->n || !sp)
 		return 0;
+	/* below the stack pointer: returned without a return event (longjmp,
+	 * an exception, a lost record) */
+	shadow_retire(sh, sp - 1);
 	for (size_t i = 0; i < sh->n; i++) {
 		const struct shadow_frame *f = &sh->v[i];
 		uint64_t word;
 
-		if (f->sp < sp || f->sp - sp + 8 > smp->st.len)
+		if (!f->ret || f->sp < sp || f->sp - sp + 8 > smp->st.len)
 			continue;
 		memcpy(&word, smp->stack + (f->sp - sp), 8);
-		if (word != f->ret && f->ret)
+		/* only the trampoline's address is the kernel's doing: any
+		 * other word differing from the saved one is the program's */
+		if (word != f->ret && vp_unwinder_uprobes_page(ss->unw, pid, word))
 			memcpy(smp->stack + (f->sp - sp), &f->ret, 8);
 	}
-	if (!vp_unwinder_in_uprobes(ss->unw, smp->st.pid, ip))
+	if (!vp_unwinder_in_uprobes(ss->unw, pid, ip))
 		return 0;
 	for (size_t i = sh->n; i-- > 0;) {
 		const struct shadow_frame *f = &sh->v[i];
@@ -476,7 +1171,7 @@ static uint32_t repair(struct vp_sample_sink *ss, struct vp_raw_sample *smp, uin
 		if (f->sp == sp) {
 			/* single-stepping the probed instruction: the stack is
 			 * as at the function's entry */
-			uint64_t at = vp_unwinder_runtime(ss->unw, smp->st.pid, f->path, f->vaddr);
+			uint64_t at = vp_unwinder_runtime(ss->unw, pid, f->path, f->vaddr);
 
 			if (at) {
 				smp->st.regs[VP_UREG_IP] = at;
@@ -500,8 +1195,12 @@ int vp_sample_sink_write(struct vp_sample_sink *ss, const struct vp_raw *r, uint
 	struct vp_sample s;
 	uint32_t flags = 0, moved = 0;
 	size_t n = 0;
+	int is_ret;
 
-	if (ss->nshadows)
+	/* mappings read from /proc when this sample was decoded */
+	if (smp->maps)
+		vp_unwinder_add_maps(ss->unw, smp->st.pid, smp->maps);
+	if (ss->nshadows || ss->nprobed)
 		moved = repair(ss, smp, r->tid);
 	if (smp->st.regs[VP_UREG_IP])
 		n = vp_unwind(ss->unw, &smp->st, ss->frames, MAX_FRAMES, &flags);
@@ -517,8 +1216,20 @@ int vp_sample_sink_write(struct vp_sample_sink *ss, const struct vp_raw *r, uint
 		memmove(ss->frames, ss->frames + 1, (n - 1) * sizeof(*ss->frames));
 		n--;
 	}
+	/*
+	 * Return addresses are named by their call.  So is the user IP of a
+	 * sample in a system call: the instruction after it (which may end
+	 * its function).  A fault or a probe's trap entered the kernel at
+	 * the IP itself, and a frame a signal interrupted resumes there.
+	 */
+	is_ret = smp->kernel && !(moved & VP_SAMPLE_PROBE) && n &&
+		 vp_unwinder_after_syscall(ss->unw, smp->st.pid, ss->frames[0].ip);
 	for (size_t i = 0; i < n; i++) {
-		long id = vp_unwinder_frame(ss->unw, smp->st.pid, ss->frames[i].ip, i > 0);
+		long id;
+
+		if (i > 0)
+			is_ret = !(ss->frames[i].flags & VP_UFRAME_EXACT);
+		id = vp_unwinder_frame(ss->unw, smp->st.pid, ss->frames[i].ip, is_ret);
 
 		if (id < 0)
 			return (int)id;
@@ -538,10 +1249,4 @@ int vp_sample_sink_write(struct vp_sample_sink *ss, const struct vp_raw *r, uint
 void vp_sample_sink_stats(const struct vp_sample_sink *ss, struct vp_unwind_stats *ret)
 {
 	vp_unwinder_stats(ss->unw, ret);
-}
-
-void vp_raw_sample_free(struct vp_raw *r)
-{
-	free(r->sample);
-	r->sample = NULL;
 }

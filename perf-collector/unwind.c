@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * unwind.c - unwind sampled user stacks offline and name what is found:
- * libunwind's remote API over the stack copy and the mapped ELF files
- * (.eh_frame through .eh_frame_hdr), libdw for modules that only have
- * .debug_frame, and libdw's DWARF scopes for the functions inlined at an
- * address.
+ * a cache of simple per-address CFA rules (read once with libdw) walks
+ * most frames, libunwind's remote API over the stack copy and the mapped
+ * ELF files (.eh_frame through .eh_frame_hdr) takes the rest, libdw the
+ * modules that only have .debug_frame, and libdw's DWARF scopes name the
+ * functions inlined at an address.
  */
 #include <config.h>
 
@@ -36,9 +37,15 @@
 enum {
 	/* Beyond the copy but this close above sp: the stack the copy missed. */
 	STACK_REACH = 64 << 20,
+	/* The entry code of ld.so (_start, _dl_start_user) spans this much. */
+	ENTRY_CODE = 64,
 	/* Re-read /proc/PID/maps for an unknown address at most this often. */
 	MAPS_RETRY_SAMPLES = 256,
 	NDWREGS = 17, /* DWARF x86-64: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
+	DW_RBP = 6,
+	DW_RSP = 7,
+	/* Forget the cached rules beyond this many addresses. */
+	RULES_MAX = 1 << 20,
 };
 
 struct uload {
@@ -65,9 +72,13 @@ struct umod {
 	struct uload *loads;
 	size_t nloads;
 	uint64_t lo, hi; /* link-time extent of the PT_LOAD segments */
+	uint64_t entry;	 /* e_entry: where the kernel starts the program */
 	int has_ehdr;	 /* usable .eh_frame_hdr binary search table */
 	uint64_t ehdr_vaddr, table_vaddr, fde_count;
 	int has_debug_frame;
+	Dwarf_CFI *cfi;	 /* .eh_frame for the rule cache, once asked for */
+	int cfi_tried;
+	int lacks_cfi;	 /* most functions have no CFI: 1 yes, 0 no, -1 unknown */
 	/* names: libdwfl (symbols, lines, inlines) or our own symbol table */
 	Dwfl *dwfl;
 	Dwfl_Module *dmod;
@@ -87,6 +98,7 @@ struct uinst {
 
 struct uproc {
 	pid_t pid;
+	int gone;	     /* exited: /proc/PID is no longer this process */
 	struct uinst *insts; /* sorted by lo */
 	size_t n, cap;
 	uint64_t maps_tried; /* sample count at the last /proc re-read */
@@ -94,7 +106,28 @@ struct uproc {
 	Dwfl *dwfl;	     /* runtime layout, for libdw unwinding */
 	int dwfl_stale;
 	struct uctx *dwctx;  /* what the libdw callbacks read */
-	struct uproc *next;
+	struct uproc *next;  /* in its hash bucket */
+};
+
+/*
+ * How to step out of the code at one link-time address of a module, when
+ * the CFI says something simple: the CFA is rsp or rbp plus an offset, the
+ * return address is saved at the CFA plus an offset (or undefined: the
+ * outermost frame) and rbp is unchanged or saved likewise.  Other rules
+ * (expressions, signal frames) are RULE_OTHER, code without CFI is
+ * RULE_NONE: libunwind's.
+ */
+enum { RULE_EMPTY = 0, RULE_SIMPLE, RULE_OTHER, RULE_NONE /* no CFI at all */ };
+
+struct urule {
+	const struct umod *mod;
+	uint64_t addr;
+	int8_t kind;
+	int8_t cfa_bp;	  /* the CFA is rbp + cfa_off (else rsp + cfa_off) */
+	int8_t outermost; /* the return address is undefined */
+	int32_t cfa_off;
+	int32_t ra_off;
+	int32_t bp_off;	  /* 0: rbp unchanged */
 };
 
 /* Per-sample state seen by the accessors. */
@@ -105,6 +138,8 @@ struct uctx {
 	int beyond; /* an access beyond the end of the stack copy */
 	int no_cfi; /* an address in a module without unwind tables */
 	int no_cfi_frame; /* the frame that was being unwound then, or -1 */
+	int step_no_cfi;  /* the last step found no CFI (a frame-pointer guess) */
+	struct umod *no_cfi_mod; /* the module of no_cfi */
 	const struct uinst *last;
 };
 
@@ -131,7 +166,13 @@ struct vp_unwinder {
 	uint32_t next_module;
 	uint32_t next_symbol, next_frame;
 	struct umod *mods;
-	struct uproc *procs;
+	struct uproc **procs; /* hash buckets by pid */
+	size_t procs_mask, nprocs;
+	struct uproc *last_proc;
+	struct urule *rules;
+	size_t rules_mask, nrules;
+	struct vp_uframe *scratch; /* libdw's frames, until they are known better */
+	size_t scratch_len;
 	struct fkey *frames;
 	size_t frames_mask, nframes;
 	struct skey *syms;
@@ -200,10 +241,12 @@ static size_t image_size(const unsigned char *img)
 
 static int read_loads(struct umod *m)
 {
+	GElf_Ehdr eh;
 	size_t n;
 
-	if (elf_getphdrnum(m->elf, &n) < 0)
+	if (elf_getphdrnum(m->elf, &n) < 0 || !gelf_getehdr(m->elf, &eh))
 		return -ENOEXEC;
+	m->entry = eh.e_entry;
 	m->loads = xcalloc(n ? n : 1, sizeof(*m->loads));
 	m->lo = UINT64_MAX;
 	for (size_t i = 0; i < n; i++) {
@@ -390,6 +433,7 @@ static struct umod *mod_new(struct vp_unwinder *u, const char *path)
 	m->path = xstrdup(path);
 	m->unknown_sym = UINT32_MAX;
 	m->id = UINT32_MAX;
+	m->lacks_cfi = -1;
 	for (size_t i = 0; i < u->nhdr_mods; i++) {
 		if (u->hdr_mods[i].path && !strcmp(u->hdr_mods[i].path, path)) {
 			m->id = (uint32_t)i;
@@ -429,7 +473,7 @@ static int mod_load_file(struct umod *m)
 static struct umod *get_mod(struct vp_unwinder *u, const char *path)
 {
 	struct umod *m;
-	int is_vdso = !strcmp(path, "[vdso]");
+	int is_vdso = !strcmp(path, "[vdso]"), err;
 
 	for (m = u->mods; m; m = m->next)
 		if (!strcmp(m->path, path))
@@ -441,8 +485,19 @@ static struct umod *get_mod(struct vp_unwinder *u, const char *path)
 		m->image = (unsigned char *)u->vdso;
 		m->size = u->vdso_size;
 		m->mflags = VP_MOD_VDSO;
-	} else if (mod_load_file(m) < 0) {
-		pr_debug("unwind: cannot open '%s'", path);
+	} else if ((err = mod_load_file(m)) < 0) {
+		size_t len = strlen(path);
+
+		/*
+		 * The kernel names a file unlinked after it was mapped "PATH
+		 * (deleted)"; what is at PATH now, if anything, is another
+		 * file.  Its frames stay unnamed: say why, once.
+		 */
+		if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
+			warning("cannot unwind or name code of '%.*s': the file was deleted "
+				"after the program mapped it", (int)(len - 10), path);
+		else
+			pr_debug("unwind: cannot open '%s': %s", path, strerror(-err));
 		return NULL;
 	}
 	m->elf = elf_memory((char *)m->image, m->size);
@@ -466,6 +521,8 @@ static struct umod *get_mod(struct vp_unwinder *u, const char *path)
 
 static void mod_free(struct umod *m)
 {
+	if (m->cfi)
+		dwarf_cfi_end(m->cfi);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	if (m->elf)
@@ -480,28 +537,74 @@ static void mod_free(struct umod *m)
 
 /* ---- processes ---- */
 
-static struct uproc *get_proc(struct vp_unwinder *u, pid_t pid)
+static size_t pid_hash(pid_t pid, size_t mask)
 {
-	struct uproc *p;
-
-	for (p = u->procs; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	p = xcalloc(1, sizeof(*p));
-	p->pid = pid;
-	p->next = u->procs;
-	u->procs = p;
-	return p;
+	return ((uint32_t)pid * 2654435761u) & mask;
 }
 
+static void procs_grow(struct vp_unwinder *u)
+{
+	size_t oldn = u->procs ? u->procs_mask + 1 : 0;
+	struct uproc **old = u->procs;
+
+	u->procs_mask = oldn ? oldn * 2 - 1 : 63;
+	u->procs = xcalloc(u->procs_mask + 1, sizeof(*u->procs));
+	for (size_t i = 0; i < oldn; i++) {
+		while (old[i]) {
+			struct uproc *p = old[i];
+			size_t h = pid_hash(p->pid, u->procs_mask);
+
+			old[i] = p->next;
+			p->next = u->procs[h];
+			u->procs[h] = p;
+		}
+	}
+	free(old);
+}
+
+/* The state of process @pid: a hash table, as a target may fork a lot. */
+static struct uproc *find_proc(struct vp_unwinder *u, pid_t pid, int create)
+{
+	struct uproc *p;
+	size_t h;
+
+	if (u->last_proc && u->last_proc->pid == pid)
+		return u->last_proc;
+	if (!u->procs)
+		procs_grow(u);
+	h = pid_hash(pid, u->procs_mask);
+	for (p = u->procs[h]; p; p = p->next)
+		if (p->pid == pid)
+			return u->last_proc = p;
+	if (!create)
+		return NULL;
+	p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	p->next = u->procs[h];
+	u->procs[h] = p;
+	if (++u->nprocs > 2 * (u->procs_mask + 1))
+		procs_grow(u);
+	return u->last_proc = p;
+}
+
+static struct uproc *get_proc(struct vp_unwinder *u, pid_t pid)
+{
+	return find_proc(u, pid, 1);
+}
+
+/* Forget what @p's address space held (exec, or the end). */
 static void proc_clear(struct uproc *p)
 {
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	p->dwfl = NULL;
+	p->dwfl_stale = 0;
 	free(p->insts);
 	p->insts = NULL;
 	p->n = p->cap = 0;
+	/* the new image gets its own [uprobes] page at the first return probe */
+	p->uprobes_lo = p->uprobes_hi = 0;
+	p->maps_tried = 0;
 }
 
 static const struct uinst *find_inst(const struct uproc *p, uint64_t addr)
@@ -553,6 +656,7 @@ static void add_inst(struct vp_unwinder *u, struct uproc *p, struct umod *m, uin
 void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t len,
 		      uint64_t pgoff, const char *path)
 {
+	const struct uload *seg = NULL;
 	struct umod *m;
 
 	if (!strcmp(path, "[uprobes]")) {
@@ -570,24 +674,34 @@ void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t
 	/*
 	 * The segment this mapping starts in: file offset pgoff is at
 	 * address start, so link-time address v of that segment is at
-	 * start + (v - seg.vaddr) - (pgoff - seg.off).
+	 * start + (v - seg.vaddr) - (pgoff - seg.off).  Segments need not
+	 * start on a page of their own: lld places the code right after the
+	 * read-only data, in the same file page, so two segments hold page
+	 * pgoff.  The mappings reported here are executable ones (perf
+	 * reports no data mappings without mmap_data; /proc lines are
+	 * filtered on 'x'): the executable segment is the one mapped.
 	 */
 	for (size_t i = 0; i < m->nloads; i++) {
 		const struct uload *l = &m->loads[i];
 		uint64_t page_off = l->off & ~(uint64_t)4095;
 
-		if (pgoff >= page_off && pgoff < l->off + (l->filesz ? l->filesz : 1)) {
-			add_inst(u, get_proc(u, pid), m, start - pgoff - (l->vaddr - l->off));
-			return;
-		}
+		if (pgoff < page_off || pgoff >= l->off + (l->filesz ? l->filesz : 1))
+			continue;
+		if (!seg || (l->exec && !seg->exec))
+			seg = l;
 	}
+	if (seg)
+		add_inst(u, get_proc(u, pid), m, start - pgoff - (seg->vaddr - seg->off));
 }
 
-int vp_unwinder_read_maps(struct vp_unwinder *u, pid_t pid)
+int vp_maps_read(pid_t pid, struct vp_maps *ret)
 {
 	char path[64], line[PATH_MAX + 128];
+	size_t cap = 0;
 	FILE *f;
 
+	ret->v = NULL;
+	ret->n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -599,20 +713,66 @@ int vp_unwinder_read_maps(struct vp_unwinder *u, pid_t pid)
 
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off,
 			   &name) < 4 ||
-		    !name || (perms[2] != 'x' && !strstr(line + name, "[uprobes]")))
+		    (perms[2] != 'x' && (!name || !strstr(line + name, "[uprobes]"))))
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		vp_unwinder_mmap(u, pid, lo, hi - lo, off, line + name);
+		if (ret->n == cap) {
+			cap = cap ? cap * 2 : 32;
+			ret->v = xrealloc(ret->v, cap * sizeof(*ret->v));
+		}
+		ret->v[ret->n++] = (struct vp_map){ lo, hi - lo, off,
+						    xstrdup(name ? line + name : "") };
 	}
 	fclose(f);
 	return 0;
 }
 
+void vp_maps_release(struct vp_maps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
+}
+
+void vp_unwinder_add_maps(struct vp_unwinder *u, pid_t pid, const struct vp_maps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		vp_unwinder_mmap(u, pid, m->v[i].start, m->v[i].len, m->v[i].pgoff, m->v[i].path);
+}
+
+int vp_unwinder_read_maps(struct vp_unwinder *u, pid_t pid)
+{
+	struct vp_maps m;
+	int err = vp_maps_read(pid, &m);
+
+	if (!err)
+		vp_unwinder_add_maps(u, pid, &m);
+	vp_maps_release(&m);
+	return err;
+}
+
 void vp_unwinder_forget(struct vp_unwinder *u, pid_t pid)
 {
-	for (struct uproc *p = u->procs; p; p = p->next)
-		if (p->pid == pid)
-			proc_clear(p);
+	struct uproc *p = find_proc(u, pid, 0);
+
+	if (p)
+		proc_clear(p);
+}
+
+void vp_unwinder_gone(struct vp_unwinder *u, pid_t pid)
+{
+	get_proc(u, pid)->gone = 1;
+}
+
+/* @p's mappings from /proc again, unless its pid may be another's now. */
+static int reread_maps(struct vp_unwinder *u, struct uproc *p)
+{
+	p->maps_tried = u->stats.samples;
+	if (p->gone)
+		return -ESRCH;
+	return vp_unwinder_read_maps(u, p->pid);
 }
 
 /* The module instance at @addr, re-reading /proc/PID/maps now and then. */
@@ -620,11 +780,9 @@ static const struct uinst *lookup(struct vp_unwinder *u, struct uproc *p, uint64
 {
 	const struct uinst *in = find_inst(p, addr);
 
-	if (!in && u->stats.samples >= p->maps_tried + MAPS_RETRY_SAMPLES) {
-		p->maps_tried = u->stats.samples;
-		if (vp_unwinder_read_maps(u, p->pid) == 0)
-			in = find_inst(p, addr);
-	}
+	if (!in && u->stats.samples >= p->maps_tried + MAPS_RETRY_SAMPLES &&
+	    reread_maps(u, p) == 0)
+		in = find_inst(p, addr);
 	return in;
 }
 
@@ -638,19 +796,69 @@ uint64_t vp_unwinder_runtime(struct vp_unwinder *u, pid_t pid, const char *path,
 	return 0;
 }
 
+/* The [uprobes] page of @p: it appears at the first return probe. */
+static void find_uprobes(struct vp_unwinder *u, struct uproc *p, uint64_t addr)
+{
+	if (!p->uprobes_hi && !find_inst(p, addr) &&
+	    u->stats.samples >= p->maps_tried + MAPS_RETRY_SAMPLES / 8)
+		reread_maps(u, p);
+}
+
 int vp_unwinder_in_uprobes(struct vp_unwinder *u, pid_t pid, uint64_t ip)
 {
 	struct uproc *p = get_proc(u, pid);
 
-	if (!p->uprobes_hi && !find_inst(p, ip) &&
-	    u->stats.samples >= p->maps_tried + MAPS_RETRY_SAMPLES / 8) {
-		/* the page appears at the first return probe: look again */
-		p->maps_tried = u->stats.samples;
-		vp_unwinder_read_maps(u, pid);
-	}
+	find_uprobes(u, p, ip);
 	if (p->uprobes_hi)
 		return ip >= p->uprobes_lo && ip < p->uprobes_hi;
 	return !find_inst(p, ip);
+}
+
+const char *vp_unwinder_link_addr(struct vp_unwinder *u, pid_t pid, uint64_t addr,
+				  uint64_t *ret)
+{
+	const struct uinst *in = find_inst(get_proc(u, pid), addr);
+
+	if (!in)
+		return NULL;
+	*ret = addr - in->bias;
+	return in->mod->path;
+}
+
+int vp_unwinder_after_syscall(struct vp_unwinder *u, pid_t pid, uint64_t ip)
+{
+	const struct uinst *in = find_inst(get_proc(u, pid), ip - 2);
+	const unsigned char *insn = in ? mod_ptr(in->mod, ip - 2 - in->bias, 2) : NULL;
+
+	return insn && insn[0] == 0x0f && insn[1] == 0x05;
+}
+
+int vp_unwinder_uprobes_page(struct vp_unwinder *u, pid_t pid, uint64_t addr)
+{
+	struct uproc *p = get_proc(u, pid);
+
+	find_uprobes(u, p, addr);
+	return p->uprobes_hi && addr >= p->uprobes_lo && addr < p->uprobes_hi;
+}
+
+/* ---- hashing ---- */
+
+static uint64_t hash_mix(uint64_t a, uint64_t b)
+{
+	uint64_t h = (a ^ 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
+
+	h ^= b + (h >> 31);
+	h *= 0x94d049bb133111ebULL;
+	return h ^ (h >> 29);
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
 }
 
 /* ---- memory ---- */
@@ -681,6 +889,215 @@ static int read_word(struct uctx *c, uint64_t addr, uint64_t *val)
 	return -1;
 }
 
+/* Code address of frame @i of @fr for looking up its CFI and name. */
+static uint64_t frame_pc(const struct vp_uframe *fr, size_t i)
+{
+	return fr[i].ip - (i > 0 && !(fr[i].flags & VP_UFRAME_EXACT));
+}
+
+/* ---- the rule cache ---- */
+
+/* .eh_frame of @m through libdw, parsed on first use (NULL without). */
+static Dwarf_CFI *mod_cfi(struct umod *m)
+{
+	if (!m->cfi_tried) {
+		m->cfi_tried = 1;
+		m->cfi = dwarf_getcfi_elf(m->elf);
+	}
+	return m->cfi;
+}
+
+/*
+ * Whether most functions of @m have no CFI, as when it was built without
+ * unwind tables (the C runtime's objects still bring an .eh_frame): then
+ * its code is to blame for broken stacks, not a stretch of hand-written
+ * assembly left out of tables on purpose (glibc's clone3 after its system
+ * call).  Asks the CFI about at most 256 function symbols, once.
+ */
+static int mod_lacks_cfi(struct umod *m)
+{
+	Dwarf_CFI *cfi;
+	int nsyms, with = 0, without = 0;
+
+	if (m->lacks_cfi >= 0)
+		return m->lacks_cfi;
+	m->lacks_cfi = !m->has_debug_frame;
+	cfi = m->has_ehdr ? mod_cfi(m) : NULL;
+	nsyms = m->dmod ? dwfl_module_getsymtab(m->dmod) : -1;
+	if (!cfi || nsyms <= 0)
+		return m->lacks_cfi;
+	for (int i = 1; i < nsyms; i += nsyms / 256 + 1) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		Dwarf_Frame *f = NULL;
+
+		if (!dwfl_module_getsym_info(m->dmod, i, &sym, &addr, NULL, NULL, NULL) ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (dwarf_cfi_addrframe(cfi, addr - m->dbias, &f) == 0)
+			with++;
+		else
+			without++;
+		free(f);
+	}
+	m->lacks_cfi = !m->has_debug_frame && without > with;
+	return m->lacks_cfi;
+}
+
+/* Whether @ops says "saved at CFA + offset"; the offset into *@ret. */
+static int cfa_slot(const Dwarf_Op *ops, size_t nops, int32_t *ret)
+{
+	if (!ops || !nops || ops[0].atom != DW_OP_call_frame_cfa)
+		return 0;
+	if (nops == 1) {
+		*ret = 0;
+		return 1;
+	}
+	if (nops != 2 || ops[1].atom != DW_OP_plus_uconst)
+		return 0;
+	/* a negative offset, as libdw stores it: modulo 2^64 */
+	*ret = (int32_t)(int64_t)ops[1].number;
+	return 1;
+}
+
+/* The rule at link-time address @addr of @m, from its .eh_frame. */
+static void rule_read(struct umod *m, uint64_t addr, struct urule *r)
+{
+	Dwarf_CFI *cfi = m->has_ehdr ? mod_cfi(m) : NULL;
+	Dwarf_Frame *f = NULL;
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	bool signal;
+	int ra;
+
+	r->kind = RULE_NONE;
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &f) < 0)
+		return;
+	r->kind = RULE_OTHER;
+	ra = dwarf_frame_info(f, NULL, NULL, &signal);
+	if (ra < 0 || signal)
+		goto out;
+	if (dwarf_frame_cfa(f, &ops, &nops) < 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
+	    (ops[0].number != DW_RSP && ops[0].number != DW_RBP))
+		goto out;
+	r->cfa_bp = ops[0].number == DW_RBP;
+	r->cfa_off = (int32_t)(int64_t)ops[0].number2;
+	if (dwarf_frame_register(f, ra, mem, &ops, &nops) < 0)
+		goto out;
+	if (!nops && ops)
+		r->outermost = 1; /* undefined: nothing called this */
+	else if (!cfa_slot(ops, nops, &r->ra_off))
+		goto out;
+	if (dwarf_frame_register(f, DW_RBP, mem, &ops, &nops) < 0)
+		goto out;
+	if (!nops && !ops)
+		r->bp_off = 0; /* same value */
+	else if (!nops || !cfa_slot(ops, nops, &r->bp_off) || !r->bp_off)
+		goto out; /* undefined (which ends libunwind's chain), or more */
+	r->kind = RULE_SIMPLE;
+out:
+	free(f);
+}
+
+static void rules_grow(struct vp_unwinder *u);
+
+/* The rule of (@m, @addr), read on first use. */
+static const struct urule *rule_of(struct vp_unwinder *u, struct umod *m, uint64_t addr)
+{
+	size_t i;
+
+	if (2 * (u->nrules + 1) > u->rules_mask)
+		rules_grow(u);
+	i = hash_mix((uint64_t)(uintptr_t)m, addr) & u->rules_mask;
+	for (;; i = (i + 1) & u->rules_mask) {
+		struct urule *r = &u->rules[i];
+
+		if (r->kind == RULE_EMPTY) {
+			r->mod = m;
+			r->addr = addr;
+			rule_read(m, addr, r);
+			u->nrules++;
+			return r;
+		}
+		if (r->mod == m && r->addr == addr)
+			return r;
+	}
+}
+
+static void rules_grow(struct vp_unwinder *u)
+{
+	struct urule *old = u->rules;
+	size_t oldn = old ? u->rules_mask + 1 : 0;
+
+	if (oldn >= RULES_MAX) {
+		/* addresses without end (JIT, ...): start again */
+		memset(u->rules, 0, oldn * sizeof(*u->rules));
+		u->nrules = 0;
+		return;
+	}
+	u->rules_mask = oldn ? oldn * 2 - 1 : 4095;
+	u->rules = xcalloc(u->rules_mask + 1, sizeof(*u->rules));
+	u->nrules = 0;
+	for (size_t i = 0; i < oldn; i++) {
+		size_t j;
+
+		if (old[i].kind == RULE_EMPTY)
+			continue;
+		j = hash_mix((uint64_t)(uintptr_t)old[i].mod, old[i].addr) & u->rules_mask;
+		while (u->rules[j].kind != RULE_EMPTY)
+			j = (j + 1) & u->rules_mask;
+		u->rules[j] = old[i];
+		u->nrules++;
+	}
+	free(old);
+}
+
+/*
+ * Unwind with the cached rules alone: libunwind takes two system calls a
+ * frame (its cache lock blocks signals), several times what a rule costs
+ * here.  Returns the frames when every step had a simple rule up to an
+ * outermost frame; else 0, and the caller starts again with libunwind,
+ * which knows every other case and says what went wrong.
+ */
+static size_t unwind_rules(struct vp_unwinder *u, struct uctx *c, struct vp_uframe *fr,
+			   size_t max)
+{
+	const uint64_t *regs = c->st->regs;
+	uint64_t ip = regs[VP_UREG_IP], sp = regs[VP_UREG_SP], bp = regs[VP_UREG_BP];
+	size_t n = 0;
+
+	while (ip && n < max) {
+		const struct uinst *in = c->last && ip >= c->last->lo && ip < c->last->hi
+						 ? c->last
+						 : find_inst(c->proc, ip);
+		const struct urule *r;
+		uint64_t cfa;
+
+		if (!in || !in->mod->has_ehdr)
+			return 0;
+		c->last = in;
+		/* a return address is looked up at its call, which may be the
+		 * last instruction of its function */
+		r = rule_of(u, in->mod, ip - in->bias - (n > 0));
+		if (r->kind != RULE_SIMPLE)
+			return 0;
+		fr[n].ip = ip;
+		fr[n].cfa = sp;
+		fr[n].flags = 0;
+		n++;
+		if (r->outermost)
+			return n;
+		cfa = (r->cfa_bp ? bp : sp) + (uint64_t)(int64_t)r->cfa_off;
+		if (read_word(c, cfa + (uint64_t)(int64_t)r->ra_off, &ip) < 0 ||
+		    (r->bp_off && read_word(c, cfa + (uint64_t)(int64_t)r->bp_off, &bp) < 0))
+			return 0;
+		fr[n - 1].cfa = cfa;
+		sp = cfa;
+	}
+	return 0;
+}
+
 /* ---- libunwind ---- */
 
 #ifdef HAVE_LIBUNWIND
@@ -695,17 +1112,10 @@ static int lu_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
 	struct uctx *c = arg;
 	const struct uinst *in = find_inst(c->proc, ip);
 	unw_dyn_info_t di;
-	int ret;
+	int ret = -UNW_ENOINFO;
 
-	if (!in)
-		return -UNW_ENOINFO;
-	if (!in->mod->has_ehdr) {
-		c->no_cfi = 1;
-		if (!(in->mod->mflags & VP_MOD_VDSO))
-			snprintf(c->u->stats.no_cfi_module, sizeof(c->u->stats.no_cfi_module), "%s",
-				 in->mod->path);
-		return -UNW_ENOINFO;
-	}
+	if (!in || !in->mod->has_ehdr)
+		goto out_no_cfi;
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = in->lo;
@@ -715,11 +1125,18 @@ static int lu_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
 	/* in words; each entry is two 32-bit offsets */
 	di.u.rti.table_len = in->mod->fde_count * 8 / sizeof(unw_word_t);
 	ret = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
-	if (ret == -UNW_ENOINFO) {
-		/* the module has tables, but none covers this code */
+	if (ret != -UNW_ENOINFO)
+		return ret;
+	/* the module has tables, but none covers this code */
+out_no_cfi:
+	/*
+	 * libunwind goes on from the frame pointer, and takes rbp = 0 for
+	 * the end of the stack: whatever that step gives is a guess.
+	 */
+	c->step_no_cfi = 1;
+	if (in) {
 		c->no_cfi = 1;
-		snprintf(c->u->stats.no_cfi_module, sizeof(c->u->stats.no_cfi_module), "%s",
-			 in->mod->path);
+		c->no_cfi_mod = in->mod;
 	}
 	return ret;
 }
@@ -816,13 +1233,31 @@ static unw_accessors_t lu_accessors = {
 	.get_proc_name = lu_get_proc_name,
 };
 
-/* Returns frames; *@clean is 1 when the chain ended at an outermost frame. */
+/*
+ * Whether frame @i of @fr is in the entry code of its module: the kernel
+ * enters a program (or ld.so) there with nothing above it on the stack,
+ * and ld.so's entry code has no CFI to say so.
+ */
+static int at_entry(struct uctx *c, const struct vp_uframe *fr, size_t i)
+{
+	uint64_t pc = frame_pc(fr, i);
+	const struct uinst *in = find_inst(c->proc, pc);
+
+	return in && in->mod->entry && pc - in->bias >= in->mod->entry &&
+	       pc - in->bias < in->mod->entry + ENTRY_CODE;
+}
+
+/*
+ * Returns frames; *@clean is 1 when the chain ended at an outermost frame
+ * that CFI marks as such.  c->step_no_cfi tells afterwards whether the last
+ * step (the one that ended or failed) went without CFI.
+ */
 static size_t unwind_libunwind(struct vp_unwinder *u, struct uctx *c, struct vp_uframe *fr,
 			       size_t max, int *clean)
 {
 	unw_cursor_t cur;
 	size_t n = 0;
-	int ret;
+	int ret, exact = 0;
 
 	*clean = 0;
 	if (unw_init_remote(&cur, u->as, c) < 0)
@@ -839,17 +1274,25 @@ static size_t unwind_libunwind(struct vp_unwinder *u, struct uctx *c, struct vp_
 			break;
 		fr[n].ip = ip;
 		fr[n].cfa = sp;
+		fr[n].flags = exact ? VP_UFRAME_EXACT : 0;
 		n++;
+		/* the frame a signal interrupted resumes at its exact IP */
+		exact = unw_is_signal_frame(&cur) > 0;
+		c->step_no_cfi = 0;
 		ret = unw_step(&cur);
 		if (c->no_cfi && c->no_cfi_frame < 0)
 			c->no_cfi_frame = (int)n - 1;
-		if (ret == 0)
+		/* without CFI, rbp = 0 reads as the end: not an end we trust,
+		 * unless the kernel started the program there */
+		if (ret == 0 && (!c->step_no_cfi || at_entry(c, fr, n - 1)))
 			*clean = 1;
 	} while (ret > 0 && n < max);
 	/* Past code without unwind tables libunwind guesses from the frame
 	 * pointer; a guess that did not reach the end is not kept. */
-	if (!*clean && c->no_cfi_frame >= 0 && (size_t)c->no_cfi_frame + 1 < n)
+	if (!*clean && c->no_cfi_frame >= 0 && (size_t)c->no_cfi_frame + 1 < n) {
 		n = (size_t)c->no_cfi_frame + 1;
+		c->step_no_cfi = 1;
+	}
 	return n;
 }
 #endif
@@ -954,15 +1397,41 @@ static int dw_frame(Dwfl_Frame *state, void *arg)
 
 	if (!dwfl_frame_pc(state, &pc, &act) || !pc)
 		return DWARF_CB_ABORT;
-	if (dwfl_frame_reg(state, 7, &sp) < 0)
+	if (dwfl_frame_reg(state, DW_RSP, &sp) < 0)
 		sp = 0;
 	if (w->n > 0)
 		w->fr[w->n - 1].cfa = sp;
 	w->fr[w->n].ip = pc;
 	w->fr[w->n].cfa = sp;
+	/* past a signal frame the PC is where the code was interrupted */
+	w->fr[w->n].flags = w->n > 0 && act ? VP_UFRAME_EXACT : 0;
 	return ++w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+/* Whether libdw has CFI (.eh_frame or .debug_frame) for @pc of @p. */
+static int dw_has_cfi(struct uproc *p, uint64_t pc)
+{
+	Dwfl_Module *dm = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
+
+	for (int i = 0; dm && i < 2; i++) {
+		Dwarf_Addr bias;
+		Dwarf_CFI *cfi = i ? dwfl_module_dwarf_cfi(dm, &bias) : dwfl_module_eh_cfi(dm, &bias);
+		Dwarf_Frame *f = NULL;
+
+		if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &f) == 0) {
+			free(f);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Like unwind_libunwind().  libdw too guesses from the frame pointer in
+ * code without CFI; the frames past the first such one are dropped unless
+ * the walk reached an outermost frame its CFI marks (dwfl returns 0 only
+ * then).
+ */
 static size_t unwind_libdw(struct uctx *c, struct vp_uframe *fr, size_t max, int *clean)
 {
 	struct dw_walk w = { fr, 0, max };
@@ -973,78 +1442,185 @@ static size_t unwind_libdw(struct uctx *c, struct vp_uframe *fr, size_t max, int
 	if (proc_dwfl(c->proc) < 0)
 		return 0;
 	ret = dwfl_getthread_frames(c->proc->dwfl, c->st->pid, dw_frame, &w);
-	/* 0: the unwinder found the outermost frame by itself */
 	*clean = ret == 0;
+	if (*clean)
+		return w.n;
+	for (size_t i = 0; i < w.n; i++) {
+		if (!dw_has_cfi(c->proc, frame_pc(fr, i))) {
+			c->step_no_cfi = 1;
+			return i + 1;
+		}
+	}
 	return w.n;
+}
+
+/* Count @n frames of a sample whose unwinding ended @clean or not. */
+static uint32_t verdict(struct vp_unwinder *u, const struct uctx *c, size_t n, size_t max,
+			int clean)
+{
+	const struct vp_ustack *st = c->st;
+	uint32_t flags;
+
+	u->stats.frames += n;
+	if (clean)
+		return 0;
+	/*
+	 * Truncated: the copy was full and the step that failed, following
+	 * CFI, needed what lay beyond it - a larger copy would have gone on.
+	 * A copy that ended short of its size reached the top of the stack
+	 * (or was empty: a task leaving), and a step without CFI was a
+	 * guess: those samples are broken, whatever the stack size.
+	 */
+	if (st->size && st->len == st->size && ((c->beyond && !c->step_no_cfi) || n == max))
+		flags = VP_SAMPLE_TRUNCATED;
+	else
+		flags = VP_SAMPLE_BROKEN;
+	if (flags == VP_SAMPLE_TRUNCATED) {
+		u->stats.truncated++;
+		return flags;
+	}
+	u->stats.broken++;
+	if (c->no_cfi) {
+		u->stats.no_cfi++;
+		if (c->no_cfi_mod && !(c->no_cfi_mod->mflags & VP_MOD_VDSO) &&
+		    mod_lacks_cfi(c->no_cfi_mod))
+			snprintf(u->stats.no_cfi_module, sizeof(u->stats.no_cfi_module), "%s",
+				 c->no_cfi_mod->path);
+	}
+	return flags;
+}
+
+/*
+ * Unwind @st with the rules, else libunwind, else libdw; the state of the
+ * walk that counts into *@ret.  Returns the frames (maybe 0).
+ */
+static size_t unwind_any(struct vp_unwinder *u, const struct vp_ustack *st,
+			 struct vp_uframe *frames, size_t max, struct uctx *ret, int *clean)
+{
+	const struct uctx fresh = { .u = u, .proc = get_proc(u, st->pid), .st = st,
+				    .no_cfi_frame = -1 };
+	const struct uinst *in;
+	size_t n = 0;
+
+	*ret = fresh;
+	*clean = 0;
+	n = unwind_rules(u, ret, frames, max);
+	if (n) {
+		*clean = 1;
+		return n;
+	}
+	*ret = fresh;
+#ifdef HAVE_LIBUNWIND
+	n = unwind_libunwind(u, ret, frames, max, clean);
+#endif
+	if (*clean || (ret->beyond && !ret->step_no_cfi))
+		return n;
+	/* Stopped in a module libunwind cannot read: .debug_frame? */
+	in = find_inst(fresh.proc, n ? frame_pc(frames, n - 1) : st->regs[VP_UREG_IP]);
+	if (!n || (in && in->mod->has_debug_frame)) {
+		struct uctx c2 = fresh;
+		int clean2;
+		size_t n2;
+
+		if (u->scratch_len < max) {
+			free(u->scratch);
+			u->scratch = xcalloc(max, sizeof(*u->scratch));
+			u->scratch_len = max;
+		}
+		n2 = unwind_libdw(&c2, u->scratch, max, &clean2);
+		if (n2 > n || (clean2 && n2)) {
+			u->stats.libdw++;
+			memcpy(frames, u->scratch, n2 * sizeof(*frames));
+			n = n2;
+			*clean = clean2;
+			/* what libunwind saw of missing CFI still says why */
+			c2.no_cfi = ret->no_cfi;
+			c2.no_cfi_mod = ret->no_cfi_mod;
+			*ret = c2;
+		}
+	}
+	return n;
+}
+
+/*
+ * A sample taken in a system call made where no CFI describes the frame
+ * (glibc's clone3 ends its FDE before its syscall, as the child's stack
+ * is not the caller's).  If the word at sp is a return address right
+ * after a call into the function holding the IP, that function has not
+ * touched its frame: the caller continues from there.  Its return
+ * address into *@ret.
+ */
+static int syscall_caller(struct vp_unwinder *u, const struct vp_ustack *st, uint64_t *ret)
+{
+	struct uproc *p = get_proc(u, st->pid);
+	uint64_t ip = st->regs[VP_UREG_IP], ra, target;
+	const struct uinst *in = find_inst(p, ip), *cin;
+	const unsigned char *insn;
+	int32_t rel;
+
+	if (!in || st->len < 8 || !in->mod->has_ehdr ||
+	    rule_of(u, in->mod, ip - in->bias)->kind != RULE_NONE ||
+	    !vp_unwinder_after_syscall(u, st->pid, ip))
+		return 0;
+	memcpy(&ra, st->stack, 8);
+	cin = find_inst(p, ra - 5);
+	insn = cin ? mod_ptr(cin->mod, ra - 5 - cin->bias, 5) : NULL;
+	if (!insn || insn[0] != 0xe8) /* call rel32 */
+		return 0;
+	memcpy(&rel, insn + 1, 4);
+	target = ra + (uint64_t)(int64_t)rel;
+	if (target > ip || ip - target > 4096)
+		return 0;
+	*ret = ra;
+	return 1;
 }
 
 size_t vp_unwind(struct vp_unwinder *u, const struct vp_ustack *st, struct vp_uframe *frames,
 		 size_t max, uint32_t *flags)
 {
-	struct uctx c = { u, get_proc(u, st->pid), st, 0, 0, -1, NULL };
-	const struct uinst *in;
-	size_t n = 0;
-	int clean = 0;
+	struct vp_ustack up;
+	struct uctx c;
+	uint64_t ra;
+	size_t n;
+	int clean;
 
 	*flags = 0;
 	u->stats.samples++;
-	in = lookup(u, c.proc, st->regs[VP_UREG_IP]);
-#ifdef HAVE_LIBUNWIND
-	n = unwind_libunwind(u, &c, frames, max, &clean);
-#endif
-	if (!clean && !c.beyond) {
-		/* Stopped in a module libunwind cannot read: .debug_frame? */
-		in = n ? find_inst(c.proc, frames[n - 1].ip - (n > 1)) : in;
-		if (!n || (in && in->mod->has_debug_frame)) {
-			struct uctx c2 = { u, c.proc, st, 0, 0, -1, NULL };
-			int clean2;
-			size_t n2 = unwind_libdw(&c2, frames, max, &clean2);
+	lookup(u, get_proc(u, st->pid), st->regs[VP_UREG_IP]);
+	if (!max)
+		return 0;
+	n = unwind_any(u, st, frames, max, &c, &clean);
+	if (!clean && n <= 1 && max > 1 && syscall_caller(u, st, &ra)) {
+		struct uctx c2;
+		int clean2;
+		size_t n2;
 
-			if (n2 > n || clean2) {
-				u->stats.libdw++;
-				n = n2;
-				clean = clean2;
-				c = c2;
-			}
+		up = *st;
+		up.regs[VP_UREG_IP] = ra;
+		up.regs[VP_UREG_SP] += 8;
+		up.stack += 8;
+		up.len -= 8;
+		up.size = up.size >= 8 ? up.size - 8 : 0;
+		n2 = unwind_any(u, &up, frames + 1, max - 1, &c2, &clean2);
+		if (n2) {
+			frames[0] = (struct vp_uframe){ st->regs[VP_UREG_IP], up.regs[VP_UREG_SP], 0 };
+			n = n2 + 1;
+			clean = clean2;
+			c = c2;
 		}
 	}
 	if (!n) {
 		/* nothing at all: the sampled IP is still worth its frame */
 		frames[0].ip = st->regs[VP_UREG_IP];
 		frames[0].cfa = 0;
+		frames[0].flags = 0;
 		n = 1;
 	}
-	if (!clean) {
-		*flags = c.beyond || n == max ? VP_SAMPLE_TRUNCATED : VP_SAMPLE_BROKEN;
-		if (*flags == VP_SAMPLE_TRUNCATED)
-			u->stats.truncated++;
-		else
-			u->stats.broken++;
-		u->stats.no_cfi += c.no_cfi && *flags == VP_SAMPLE_BROKEN;
-	}
-	u->stats.frames += n;
+	*flags = verdict(u, &c, n, max, clean);
 	return n;
 }
 
 /* ---- names ---- */
-
-static uint64_t hash_mix(uint64_t a, uint64_t b)
-{
-	uint64_t h = (a ^ 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
-
-	h ^= b + (h >> 31);
-	h *= 0x94d049bb133111ebULL;
-	return h ^ (h >> 29);
-}
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
 
 static int sink_error(struct vp_unwinder *u, int err)
 {
@@ -1448,13 +2024,18 @@ void vp_unwinder_free(struct vp_unwinder *u)
 #ifdef HAVE_LIBUNWIND
 	unw_destroy_addr_space(u->as);
 #endif
-	while (u->procs) {
-		struct uproc *p = u->procs;
+	for (size_t i = 0; u->procs && i <= u->procs_mask; i++) {
+		while (u->procs[i]) {
+			struct uproc *p = u->procs[i];
 
-		u->procs = p->next;
-		proc_clear(p);
-		free(p);
+			u->procs[i] = p->next;
+			proc_clear(p);
+			free(p);
+		}
 	}
+	free(u->procs);
+	free(u->rules);
+	free(u->scratch);
 	while (u->mods) {
 		struct umod *m = u->mods;
 

@@ -42,6 +42,13 @@ struct vp_ustack {
 struct vp_uframe {
 	uint64_t ip;  /* the sampled IP, then return addresses */
 	uint64_t cfa; /* canonical frame address: sp before the call */
+	uint32_t flags; /* VP_UFRAME_* */
+};
+
+enum {
+	/* ip is where a signal interrupted the frame, not a return
+	 * address: name it as it is, not by the call before it */
+	VP_UFRAME_EXACT = 1 << 0,
 };
 
 /* Where the definitions of new modules, symbols and frames go. */
@@ -64,21 +71,48 @@ struct vp_unwinder *vp_unwinder_new(const struct vp_module *mods, size_t nmods,
 				    const struct vp_unwind_sink *sink);
 void vp_unwinder_free(struct vp_unwinder *u);
 
-/* A mapping of @pid's address space, from PERF_RECORD_MMAP2 ("[vdso]"
- * included).  Anonymous mappings are ignored. */
+/* An executable mapping of @pid's address space, from PERF_RECORD_MMAP2
+ * or /proc ("[vdso]" and "[uprobes]" included).  Anonymous mappings are
+ * ignored; so are data mappings, which the caller must not pass: a
+ * segment is chosen as the executable one that holds page @pgoff. */
 void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t len,
 		      uint64_t pgoff, const char *path);
-/* Read @pid's mappings from /proc (attaching to a running process, or
- * when an address is in no known mapping).  0 or -errno. */
+
+/* The executable mappings of a process, as /proc/PID/maps lists them. */
+struct vp_map {
+	uint64_t start, len, pgoff;
+	char *path; /* "" for anonymous memory */
+};
+
+struct vp_maps {
+	struct vp_map *v;
+	size_t n;
+};
+
+/* Read @pid's executable mappings (and its [uprobes] page) into @ret,
+ * which vp_maps_release() frees, even on failure.  0 or -errno. */
+int vp_maps_read(pid_t pid, struct vp_maps *ret);
+void vp_maps_release(struct vp_maps *m);
+/* Add the mappings @m of @pid (read earlier, while it ran). */
+void vp_unwinder_add_maps(struct vp_unwinder *u, pid_t pid, const struct vp_maps *m);
+/* Read @pid's mappings from /proc now (attaching to a running process).
+ * 0 or -errno. */
 int vp_unwinder_read_maps(struct vp_unwinder *u, pid_t pid);
-/* @pid exited: forget its mappings (its pid may be reused). */
+/* @pid exec'd: forget its mappings (the new image's come next). */
 void vp_unwinder_forget(struct vp_unwinder *u, pid_t pid);
+/* @pid exited: its mappings stay for its samples still to come, but
+ * /proc/@pid is no longer it (the pid may be reused): never read it. */
+void vp_unwinder_gone(struct vp_unwinder *u, pid_t pid);
 
 /**
  * vp_unwind - unwind @st into @frames (innermost first, at most @max).
  * Returns the number of frames; *@flags gets VP_SAMPLE_TRUNCATED when the
- * stack copy ended before the outermost frame, VP_SAMPLE_BROKEN when
- * unwinding stopped early for another reason.
+ * stack copy was full and the frame that failed, which had CFI, needed
+ * what lay beyond it (a larger --stack-size would help), VP_SAMPLE_BROKEN
+ * when unwinding stopped early for another reason (no CFI: frame-pointer
+ * guesses are not trusted, a copy that ended short, ...).  When an
+ * address is in no known mapping, @st->pid's /proc maps are read again
+ * now and then unless vp_unwinder_gone() said it exited.
  */
 size_t vp_unwind(struct vp_unwinder *u, const struct vp_ustack *st, struct vp_uframe *frames,
 		 size_t max, uint32_t *flags);
@@ -91,12 +125,23 @@ size_t vp_unwind(struct vp_unwinder *u, const struct vp_ustack *st, struct vp_uf
  */
 long vp_unwinder_frame(struct vp_unwinder *u, pid_t pid, uint64_t ip, int is_ret);
 
+/* The file @addr of @pid is in (NULL: none known), and in *@ret the
+ * link-time address there. */
+const char *vp_unwinder_link_addr(struct vp_unwinder *u, pid_t pid, uint64_t addr,
+				  uint64_t *ret);
 /* The runtime address of link-time address @vaddr of file @path in @pid,
  * or 0 when it is not mapped there. */
 uint64_t vp_unwinder_runtime(struct vp_unwinder *u, pid_t pid, const char *path, uint64_t vaddr);
 /* Whether @ip is in @pid's [uprobes] page (the kernel's return trampoline
  * and out-of-line single-step slots) - or in no known mapping at all. */
 int vp_unwinder_in_uprobes(struct vp_unwinder *u, pid_t pid, uint64_t ip);
+/* Whether the instruction before @ip in @pid is a system call: then the
+ * user IP of a sample in the kernel is a return address, to be named by
+ * the instruction before it (else the kernel was entered by a fault or a
+ * trap, at the instruction itself). */
+int vp_unwinder_after_syscall(struct vp_unwinder *u, pid_t pid, uint64_t ip);
+/* Whether @addr is in @pid's [uprobes] page, known for sure. */
+int vp_unwinder_uprobes_page(struct vp_unwinder *u, pid_t pid, uint64_t addr);
 
 /* Statistics for the summary and make bench. */
 struct vp_unwind_stats {

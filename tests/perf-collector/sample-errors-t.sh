@@ -2,25 +2,36 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # sample-errors-t.sh - what sampling cannot do, said clearly and without
 # losing data: no hardware PMU for cycles (and the fallback to cpu-clock),
-# a stack copy too small for a deep recursion (fx-recurse), a binary with
-# neither unwind tables nor frame pointers (fx-nocfi), and processes that
-# cannot be attached to; and a binary whose code has .debug_frame only.
+# a stack copy too small for a deep recursion (fx-recurse), a frame whose
+# CFI needs more than any copy holds (fx-chain lie: truncated only when
+# the copy was full), a binary with neither unwind tables nor frame
+# pointers (fx-nocfi), and processes that cannot be attached to; and
+# binaries whose code has .debug_frame only (fx-dbgframe, and
+# fx-chain-dbgframe, whose main thread runs with rbp = 0).
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
 require_cmd python3
 require_file "$VARPERF" "$FIXTURES/fx-recurse" "$FIXTURES/fx-nocfi" "$FIXTURES/fx-shares" \
-	"$FIXTURES/fx-dbgframe"
+	"$FIXTURES/fx-dbgframe" "$FIXTURES/fx-chain" "$FIXTURES/fx-chain-dbgframe"
 if [ "$(id -u)" -ne 0 ]; then
 	tap_skip_all "needs root (attaching to other users' processes is part of the test)"
 fi
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
+# q JSON EXPR - print EXPR evaluated with s = the report's sampled part;
+# path(n) is node n's calling context, outermost first ("main/outer").
 q() {
 	python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
 s = j["sampled"]
+def path(n):
+    p = []
+    while n:
+        p.append(n["function"])
+        n = s["nodes"][n["parent"] - 1] if n["parent"] else None
+    return "/".join(reversed(p))
 print(eval(sys.argv[2]))' "$@"
 }
 
@@ -65,6 +76,24 @@ tap_is True "$(q r.json "sum(n['samples'] for n in s['nodes'] if n['parent'] is 
 tap_is "0 True" "$(q r2.json "'%d %s' % (s['truncated'], s['broken'] <= s['samples'] // 100)")" \
 	"a 32 KiB copy holds the whole recursion (at most 1% not unwound elsewhere)"
 
+# ---- a frame needing more stack than any copy holds ----
+# fx-chain lie spends its time in far(), whose CFI puts its caller 32 MiB
+# up the stack.  With an empty environment the stack above main is a few
+# KiB: a 1 KiB copy is full there (a larger one would go on: truncated),
+# a 64 KiB one reaches the top of the stack (broken: no larger copy helps).
+env -i "$VARPERF" record -q --mode=sample --stack-size 1024 -o l1.data -- \
+	"$FIXTURES/fx-chain" 300 lie >truth 2>err &&
+	"$VARPERF" report -i l1.data --format json >l1.json 2>>err
+tap_is "True 0" "$(q l1.json "'%s %d' % (s['truncated'] >= s['samples'] * 9 // 10, s['broken'])")" \
+	"a full copy that a frame with CFI needed more of: its samples are truncated"
+env -i "$VARPERF" record --mode=sample --stack-size 65528 -o l2.data -- \
+	"$FIXTURES/fx-chain" 300 lie >truth 2>err
+tap_unlike "$(cat err)" "truncated|--stack-size" \
+	"a copy that reached the top of the stack: no advice to enlarge it"
+"$VARPERF" report -i l2.data --format json >l2.json 2>err
+tap_is "0 True" "$(q l2.json "'%d %s' % (s['truncated'], s['broken'] >= s['samples'] * 9 // 10)")" \
+	"... its samples are broken, not truncated"
+
 # ---- neither unwind tables nor frame pointers ----
 "$VARPERF" record --mode=sample -o n.data -- "$FIXTURES/fx-nocfi" 3000 >out 2>err
 tap_is 0 $? "recording a binary without unwind tables works"
@@ -83,6 +112,15 @@ tap_is True "$(q d.json "(s['broken'] <= s['samples'] // 50 and
 	any(n['function'] == 'transform' and n['parent'] is not None and
 	    s['nodes'][n['parent'] - 1]['function'] == 'handle' for n in s['nodes']))")" \
 	"a binary with .debug_frame only (no .eh_frame for its code) is unwound by libdw"
+# fx-chain-dbgframe: main -> outer -> inner, with rbp still 0 from _start.
+# libunwind, finding no .eh_frame, takes rbp = 0 for the end of the stack
+# after inner's frame; libdw must read .debug_frame up to main and beyond.
+"$VARPERF" record -q --mode=sample -o m.data -- "$FIXTURES/fx-chain-dbgframe" 300 >truth \
+	2>err && "$VARPERF" report -i m.data --format json >m.json 2>>err
+tap_is "True True" "$(q m.json "'%s %s' % (s['broken'] <= s['samples'] // 50,
+	sum(n['self'] for n in s['nodes'] if n['function'] == 'inner' and
+	    path(n).endswith('main/outer/inner')) >= s['samples'] * 9 // 10)")" \
+	"... in the main thread too (rbp = 0): 90% of the samples in main/outer/inner"
 
 # ---- attaching ----
 "$VARPERF" record --mode=sample -p 2147483646 -o p.data >out 2>err
