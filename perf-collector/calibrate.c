@@ -3,17 +3,20 @@
  * calibrate.c - measure the cost of a probed call.  A helper process times
  * two functions whose first instruction we fix in assembly (one the kernel
  * emulates, one it must single-step), first unprobed, then with the same
- * entry and exit probes a recording uses.
+ * entry and exit probes a recording uses; varperf then keeps timing them
+ * while it records.  They run from a private copy of their code.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,17 +26,20 @@
 #include "util.h"
 
 /*
- * Written in assembly so that no compiler option can change the first
- * instruction: push %rbp is emulated by the kernel's uprobe code, mov is
- * single-stepped.  Both then run the same short loop and return; the
+ * The two functions, in assembly so that no compiler option can change the
+ * first instruction: push %rbp is emulated by the kernel's uprobe code, mov
+ * is single-stepped.  Both then run the same short loop and return; the
  * labels on their ret instructions are where exit-site probes go (the
- * kernel single-steps a ret).
+ * kernel single-steps a ret).  The code is only data here (.rodata): it
+ * runs from a private copy, see calib_code_map().
  */
-__asm__(".text\n"
+__asm__(".section .rodata\n"
 	".p2align 4\n"
+	".globl vp_calib_code\n"
+	".hidden vp_calib_code\n"
+	"vp_calib_code:\n"
 	".globl vp_calib_emulated\n"
 	".hidden vp_calib_emulated\n"
-	".type vp_calib_emulated, @function\n"
 	"vp_calib_emulated:\n"
 	"	push %rbp\n"
 	"	mov $64, %ecx\n"
@@ -44,11 +50,9 @@ __asm__(".text\n"
 	".hidden vp_calib_emulated_ret\n"
 	"vp_calib_emulated_ret:\n"
 	"	ret\n"
-	".size vp_calib_emulated, .-vp_calib_emulated\n"
 	".p2align 4\n"
 	".globl vp_calib_stepped\n"
 	".hidden vp_calib_stepped\n"
-	".type vp_calib_stepped, @function\n"
 	"vp_calib_stepped:\n"
 	"	mov $64, %ecx\n"
 	"	push %rbp\n"
@@ -59,16 +63,28 @@ __asm__(".text\n"
 	".hidden vp_calib_stepped_ret\n"
 	"vp_calib_stepped_ret:\n"
 	"	ret\n"
-	".size vp_calib_stepped, .-vp_calib_stepped\n");
+	".globl vp_calib_code_end\n"
+	".hidden vp_calib_code_end\n"
+	"vp_calib_code_end:\n"
+	".previous\n");
 
-void vp_calib_emulated(void);
-void vp_calib_stepped(void);
+extern const char vp_calib_code[], vp_calib_code_end[];
+extern const char vp_calib_emulated[], vp_calib_stepped[];
 extern const char vp_calib_emulated_ret[], vp_calib_stepped_ret[];
 
 enum {
 	NCLASSES = VP_CALIBRATE_NCOSTS,
 	WARMUP = 20, /* the first hits in a process cost more: not counted */
 	CALLS = 500,
+	/* vp_calibrate_track(): calls per class each time, after calls not
+	 * timed (the first hits after 50 ms of other work cost up to 20 us),
+	 * and how many samples it pools (a uniform sample beyond that) */
+	TRACK_WARMUP = 2,
+	TRACK_CALLS = 8,
+	TRACK_POOL = 8192,
+	/* pooled samples it takes to replace the calibration: no fewer
+	 * than the calibration itself had */
+	TRACK_MIN = CALLS,
 };
 
 static const uint32_t classes[NCLASSES] = { VP_INSN_EMULATED, VP_INSN_STEPPED };
@@ -79,6 +95,24 @@ struct calib_result {
 	double probed[NCLASSES];
 };
 
+/*
+ * The private copy of the code: a memfd (a temporary file if that fails)
+ * mapped executable.  Its inode is this run's alone: probes of other
+ * varperf runs, calibrating or tracking at the same time, are on inodes of
+ * their own and never fire here, and ours never fire there.  The helper
+ * inherits the mapping.  The probes name the file "/proc/self/fd/N",
+ * which the kernel resolves in varperf when it opens them.
+ */
+struct calib_code {
+	int fd;
+	void *base;
+	size_t len;
+	char path[32];
+	void (*fn[NCLASSES])(void);
+	uint64_t off[NCLASSES];	    /* file offsets of the functions */
+	uint64_t ret_off[NCLASSES]; /* ... and of their ret instructions */
+};
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -87,13 +121,88 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Direct calls only: an indirect call would need an endbr64 under IBT. */
-static void call_class(int c)
+static int code_file(void)
 {
-	if (c == 0)
-		vp_calib_emulated();
-	else
-		vp_calib_stepped();
+	/* MFD_EXEC (Linux 6.3): executable, as kernels since then want to be
+	 * told; older ones refuse the flag. */
+	enum { VP_MFD_EXEC = 0x10 };
+	const char *dir = getenv("TMPDIR");
+	char tmpl[PATH_MAX];
+	int fd;
+
+	fd = memfd_create("varperf-calibrate", MFD_CLOEXEC | VP_MFD_EXEC);
+	if (fd < 0 && errno == EINVAL)
+		fd = memfd_create("varperf-calibrate", MFD_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	pr_debug("calibration: memfd_create failed (%s), using a temporary file",
+		 strerror(errno));
+	snprintf(tmpl, sizeof(tmpl), "%s/varperf-calibrate.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkostemp(tmpl, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	unlink(tmpl);
+	return fd;
+}
+
+/*
+ * Map a private copy of the calibration code.  Private and not writable:
+ * the kernel places uprobes only in such mappings of a file (valid_vma()).
+ */
+static int calib_code_map(struct calib_code *cc)
+{
+	const char *funcs[NCLASSES] = { vp_calib_emulated, vp_calib_stepped };
+	const char *rets[NCLASSES] = { vp_calib_emulated_ret, vp_calib_stepped_ret };
+	size_t size = (size_t)(vp_calib_code_end - vp_calib_code);
+	long page = sysconf(_SC_PAGESIZE);
+	ssize_t n;
+	int err;
+
+	memset(cc, 0, sizeof(*cc));
+	cc->len = (size + (size_t)page - 1) & ~((size_t)page - 1);
+	cc->fd = code_file();
+	if (cc->fd < 0) {
+		err = cc->fd;
+		goto out;
+	}
+	n = pwrite(cc->fd, vp_calib_code, size, 0);
+	if (n != (ssize_t)size) {
+		err = n < 0 ? -errno : -EIO;
+		goto out_close;
+	}
+	if (ftruncate(cc->fd, (off_t)cc->len) < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	cc->base = mmap(NULL, cc->len, PROT_READ | PROT_EXEC, MAP_PRIVATE, cc->fd, 0);
+	if (cc->base == MAP_FAILED) {
+		err = -errno;
+		goto out_close;
+	}
+	snprintf(cc->path, sizeof(cc->path), "/proc/self/fd/%d", cc->fd);
+	for (int c = 0; c < NCLASSES; c++) {
+		cc->off[c] = (uint64_t)(funcs[c] - vp_calib_code);
+		cc->ret_off[c] = (uint64_t)(rets[c] - vp_calib_code);
+		cc->fn[c] = (void (*)(void))((char *)cc->base + cc->off[c]);
+	}
+	return 0;
+out_close:
+	close(cc->fd);
+out:
+	cc->fd = -1;
+	pr_debug("calibration: cannot map a copy of its code: %s", strerror(-err));
+	/* Not cmd-record's "no permission for probes": a plain failure. */
+	return err == -EACCES || err == -EPERM ? -ENOEXEC : err;
+}
+
+static void calib_code_unmap(struct calib_code *cc)
+{
+	if (cc->base && cc->base != MAP_FAILED)
+		munmap(cc->base, cc->len);
+	if (cc->fd >= 0)
+		close(cc->fd);
+	memset(cc, 0, sizeof(*cc));
+	cc->fd = -1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -122,76 +231,39 @@ static double central_mean(double *v, size_t n)
 	return hi > lo ? sum / (double)(hi - lo) : 0;
 }
 
-static double time_calls(int c, int n)
+static double time_calls(void (*fn)(void), int n)
 {
 	double v[CALLS];
 
 	for (int i = 0; i < n; i++) {
 		uint64_t t0 = now_ns();
 
-		call_class(c);
+		fn();
 		v[i] = (double)(now_ns() - t0);
 	}
 	return central_mean(v, (size_t)n);
 }
 
-static void helper(int to_parent, int from_parent)
+static void helper(const struct calib_code *cc, int to_parent, int from_parent)
 {
 	struct calib_result res;
 	char go;
 
 	for (int c = 0; c < NCLASSES; c++) {
 		for (int i = 0; i < WARMUP; i++)
-			call_class(c);
-		res.unprobed[c] = time_calls(c, CALLS);
+			cc->fn[c]();
+		res.unprobed[c] = time_calls(cc->fn[c], CALLS);
 	}
 	if (write(to_parent, "r", 1) != 1 || read(from_parent, &go, 1) != 1)
 		_exit(1);
 	for (int c = 0; c < NCLASSES; c++) {
 		for (int i = 0; i < WARMUP; i++)
-			call_class(c);
-		res.probed[c] = time_calls(c, CALLS);
+			cc->fn[c]();
+		res.probed[c] = time_calls(cc->fn[c], CALLS);
 	}
 	if (write(to_parent, &res, sizeof(res)) != (ssize_t)sizeof(res))
 		_exit(1);
 	_exit(0);
-}
-
-struct find_off {
-	uintptr_t addr;
-	uint64_t off;
-	int found;
-};
-
-static int find_off_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct find_off *fo = data;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && fo->addr >= lo && fo->addr < lo + ph->p_filesz) {
-			fo->off = fo->addr - lo + ph->p_offset;
-			fo->found = 1;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * File offset of our own code at @addr.  From the loaded program headers
- * rather than the symbol table, so it works for a stripped varperf too.
- */
-static int self_offset(uintptr_t addr, uint64_t *ret)
-{
-	struct find_off fo = { addr, 0, 0 };
-
-	dl_iterate_phdr(find_off_cb, &fo);
-	*ret = fo.off;
-	return fo.found ? 0 : -ENOENT;
 }
 
 static int read_full(int fd, void *buf, size_t len)
@@ -210,7 +282,6 @@ static int read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
-/* Mean probe window (exit - entry) per class from the recorded events. */
 static int cmp_raw_time(const void *a, const void *b)
 {
 	const struct vp_raw *x = a, *y = b;
@@ -219,10 +290,10 @@ static int cmp_raw_time(const void *a, const void *b)
 }
 
 /*
- * Mean probe window (exit - entry) per class from the recorded events,
- * merged by time from every CPU's buffer (the helper may migrate).
+ * Mean probe window (exit - entry) per class from the events of the
+ * helper @pid, merged by time from every CPU's buffer (it may migrate).
  */
-static int probe_windows(struct vp_probes *p, double window[NCLASSES])
+static int probe_windows(struct vp_probes *p, pid_t pid, double window[NCLASSES])
 {
 	static double d[NCLASSES][WARMUP + CALLS];
 	enum { MAXRAW = 4 * NCLASSES * (WARMUP + CALLS) };
@@ -245,7 +316,7 @@ static int probe_windows(struct vp_probes *p, double window[NCLASSES])
 			if (raw.type == VP_RAW_LOST)
 				return -ENOSPC;
 			if ((raw.type == VP_RAW_ENTRY || raw.type == VP_RAW_EXIT) &&
-			    raw.func < NCLASSES && nraw < MAXRAW)
+			    raw.pid == (uint32_t)pid && raw.func < NCLASSES && nraw < MAXRAW)
 				raws[nraw++] = raw;
 		}
 		vp_ring_end(r);
@@ -272,80 +343,92 @@ static uint64_t clamp_ns(double v)
 	return v > 0 ? (uint64_t)(v + 0.5) : 0;
 }
 
-/* What vp_calibrate_track() needs: the probes, and the calibration. */
+/*
+ * What vp_calibrate_track() needs: the code and its probes, the
+ * calibration, and the pooled samples of probed calls per class.
+ */
 static struct {
 	int open;
+	struct calib_code code;
 	struct vp_probes p;
 	double unprobed[NCLASSES];
 	struct vp_probe_cost costs[NCLASSES];
-	double sum[NCLASSES];
-	uint64_t n[NCLASSES];
+	double *pool[NCLASSES];
+	size_t npool[NCLASSES];
+	uint64_t seen[NCLASSES]; /* samples offered to the pool */
+	uint64_t rand;
 } track;
 
-static int attach_and_run(pid_t pid, int to_child, int from_child, int exit_sites,
-			  struct calib_result *res, double window[NCLASSES])
+/*
+ * Probe the copy of the code as a recording probes: events on every CPU
+ * for any process (only varperf and the helper map this file), an mmap
+ * tracker on the helper; the cost per hit depends on that layout.  Then
+ * let the helper time its probed calls.  The probes are left open in @p.
+ */
+static int attach_and_run(const struct calib_code *cc, pid_t pid, int to_child, int from_child,
+			  int exit_sites, struct vp_probes *p, struct calib_result *res,
+			  double window[NCLASSES])
 {
-	struct vp_module mod = { .path = "/proc/self/exe" };
+	struct vp_module mod = { .path = (char *)cc->path };
 	struct vp_func funcs[NCLASSES];
 	struct vp_exits exits[NCLASSES];
 	uint64_t ret_off[NCLASSES];
-	struct vp_probes p;
 	int err;
 
 	memset(funcs, 0, sizeof(funcs));
 	memset(exits, 0, sizeof(exits));
 	funcs[0].display = "vp_calib_emulated";
 	funcs[1].display = "vp_calib_stepped";
-	if (self_offset((uintptr_t)vp_calib_emulated, &funcs[0].probe_off) < 0 ||
-	    self_offset((uintptr_t)vp_calib_stepped, &funcs[1].probe_off) < 0 ||
-	    self_offset((uintptr_t)vp_calib_emulated_ret, &ret_off[0]) < 0 ||
-	    self_offset((uintptr_t)vp_calib_stepped_ret, &ret_off[1]) < 0)
-		return -ENOENT;
 	for (int c = 0; c < NCLASSES; c++) {
+		funcs[c].probe_off = cc->off[c];
+		ret_off[c] = cc->ret_off[c];
 		exits[c].how = exit_sites ? VP_EXITS_SITES : VP_EXITS_URETPROBE;
 		exits[c].n = 1;
 		exits[c].offs = &ret_off[c];
 	}
-	/* The kernel resolves the magic link to our own executable's inode. */
-	/* The layout of a recording (events on every CPU for any process,
-	 * an mmap tracker on the helper): the cost per hit depends on it. */
-	if (vp_probes_open(&p, funcs, NCLASSES, exits, &mod, pid, 256 << 10, 0) < 0)
-		return -EACCES;
+	errno = 0;
+	if (vp_probes_open(p, funcs, NCLASSES, exits, &mod, pid, 256 << 10, 0) < 0) {
+		/* It printed why; errno is still the failed call's. */
+		return errno ? -errno : -EIO;
+	}
 	err = write(to_child, "g", 1) == 1 ? 0 : -EIO;
 	if (!err)
 		err = read_full(from_child, res, sizeof(*res));
 	if (!err)
-		err = probe_windows(&p, window);
-	if (err || track.open) {
-		vp_probes_close_detached(&p, 0);
-		return err;
+		err = probe_windows(p, pid, window);
+	return err;
+}
+
+/* Offer @v to the pool of class @c: all of the first TRACK_POOL, then a
+ * uniform sample of everything offered (reservoir sampling). */
+static void track_pool(int c, double v)
+{
+	uint64_t k = track.seen[c]++;
+
+	if (track.npool[c] < TRACK_POOL) {
+		track.pool[c][track.npool[c]++] = v;
+		return;
 	}
-	/* kept for vp_calibrate_track() */
-	track.p = p;
-	track.open = 1;
-	return 0;
+	track.rand ^= track.rand << 13; /* xorshift64 */
+	track.rand ^= track.rand >> 7;
+	track.rand ^= track.rand << 17;
+	k = track.rand % (k + 1);
+	if (k < TRACK_POOL)
+		track.pool[c][k] = v;
 }
 
 void vp_calibrate_track(void)
 {
-	enum { TRACK_CALLS = 8 };
-
 	if (!track.open)
 		return;
 	for (int c = 0; c < NCLASSES; c++) {
-		double v[TRACK_CALLS];
-
+		for (int i = 0; i < TRACK_WARMUP; i++)
+			track.code.fn[c]();
 		for (int i = 0; i < TRACK_CALLS; i++) {
 			uint64_t t0 = now_ns();
 
-			call_class(c);
-			v[i] = (double)(now_ns() - t0);
-		}
-		/* a preempted call says nothing about probes: the middle half */
-		qsort(v, TRACK_CALLS, sizeof(*v), cmp_double);
-		for (int i = TRACK_CALLS / 4; i < TRACK_CALLS - TRACK_CALLS / 4; i++) {
-			track.sum[c] += v[i];
-			track.n[c]++;
+			track.code.fn[c]();
+			track_pool(c, (double)(now_ns() - t0));
 		}
 	}
 	/* What the probes recorded is of no use: give the space back. */
@@ -358,13 +441,23 @@ void vp_calibrate_track(void)
 	}
 }
 
+/*
+ * The tracked samples, once there are as many as the calibration had,
+ * replace the calibration's probed time; the same 5 % trimmed mean (a
+ * harder trim reads the mean of a tailed distribution low).
+ */
 int vp_calibrate_tracked(struct vp_probe_cost *costs)
 {
-	if (!track.open || !track.n[0] || !track.n[1])
+	if (!track.open)
 		return 0;
+	if (track.npool[0] < TRACK_MIN || track.npool[1] < TRACK_MIN) {
+		pr_debug("calibration tracked over %llu calls: too few, kept",
+			 (unsigned long long)track.seen[0]);
+		return 0;
+	}
 	for (int c = 0; c < NCLASSES; c++) {
 		const struct vp_probe_cost *c0 = &track.costs[c];
-		double full = track.sum[c] / (double)track.n[c] - track.unprobed[c];
+		double full = central_mean(track.pool[c], track.npool[c]) - track.unprobed[c];
 		double scale = c0->full_ns ? full / (double)c0->full_ns : 1;
 
 		costs[c].insn_class = c0->insn_class;
@@ -372,7 +465,7 @@ int vp_calibrate_tracked(struct vp_probe_cost *costs)
 		costs[c].in_window_ns = clamp_ns((double)c0->in_window_ns * scale);
 		pr_debug("calibration %s tracked over %llu calls: full %.0f ns (%.0f before), "
 			 "in-window %llu ns", c ? "stepped" : "emulated",
-			 (unsigned long long)track.n[c], full, (double)c0->full_ns,
+			 (unsigned long long)track.seen[c], full, (double)c0->full_ns,
 			 (unsigned long long)costs[c].in_window_ns);
 	}
 	return NCLASSES;
@@ -383,61 +476,52 @@ void vp_calibrate_done(void)
 	if (!track.open)
 		return;
 	vp_probes_close_detached(&track.p, 0);
+	calib_code_unmap(&track.code);
+	for (int c = 0; c < NCLASSES; c++) {
+		free(track.pool[c]);
+		track.pool[c] = NULL;
+		track.npool[c] = 0;
+		track.seen[c] = 0;
+	}
 	track.open = 0;
 }
 
-/*
- * The probes of an earlier varperf on these same functions (of this same
- * executable) may still be on their way out: the kernel removes them
- * slowly, in a background process, and until then they fire in every
- * process that runs the code, ours included - a calibration would then
- * time probed calls as unprobed ones.  Wait, up to @max_ms, until calling
- * both functions here takes what an unprobed call takes.  Returns 0, or
- * -EBUSY if they are still probed.
- */
-static int wait_unprobed(int max_ms)
+/* Keep the code and its probes for vp_calibrate_track(). */
+static void track_start(const struct calib_code *cc, const struct vp_probes *p,
+			const struct calib_result *res, const struct vp_probe_cost *costs)
 {
-	enum { STALE_NS = 2000, STEP_MS = 50 };
-
-	for (int waited = 0; waited <= max_ms; waited += STEP_MS) {
-		uint64_t slowest = 0;
-
-		/* the fastest of five calls of each, and the slower of those */
-		for (int c = 0; c < NCLASSES; c++) {
-			uint64_t best = UINT64_MAX;
-
-			for (int i = 0; i < 5; i++) {
-				uint64_t t0 = now_ns(), d;
-
-				call_class(c);
-				d = now_ns() - t0;
-				if (d < best)
-					best = d;
-			}
-			if (best > slowest)
-				slowest = best;
-		}
-		if (slowest < STALE_NS)
-			return 0;
-		if (waited == 0)
-			pr_debug("calibration: stale probes on varperf's own code, waiting");
-		usleep(STEP_MS * 1000);
+	track.code = *cc;
+	track.p = *p;
+	for (int c = 0; c < NCLASSES; c++) {
+		track.costs[c] = costs[c];
+		track.unprobed[c] = res->unprobed[c];
+		track.pool[c] = xcalloc(TRACK_POOL, sizeof(*track.pool[c]));
+		track.npool[c] = 0;
+		track.seen[c] = 0;
 	}
-	return -EBUSY;
+	track.rand = now_ns() | 1;
+	track.open = 1;
 }
 
 int vp_calibrate(struct vp_probe_cost *costs, int exit_sites)
 {
 	struct calib_result res;
+	struct calib_code cc;
+	struct vp_probes p;
 	double window[NCLASSES];
 	int up[2], down[2], err, status;
 	char ready;
 	pid_t pid;
 
-	if (wait_unprobed(5000) < 0)
-		return -EBUSY;
-	if (pipe2(up, O_CLOEXEC) < 0)
-		return -errno;
+	vp_calibrate_done(); /* a second calibration replaces the first */
+	memset(&p, 0, sizeof(p));
+	err = calib_code_map(&cc);
+	if (err)
+		return err;
+	if (pipe2(up, O_CLOEXEC) < 0) {
+		err = -errno;
+		goto out_code;
+	}
 	if (pipe2(down, O_CLOEXEC) < 0) {
 		err = -errno;
 		goto out_up;
@@ -450,33 +534,30 @@ int vp_calibrate(struct vp_probe_cost *costs, int exit_sites)
 	if (pid == 0) {
 		close(up[0]);
 		close(down[1]);
-		helper(up[1], down[0]);
+		helper(&cc, up[1], down[0]);
 	}
 	close(up[1]);
 	close(down[0]);
 	up[1] = down[0] = -1;
 	err = read_full(up[0], &ready, 1);
 	if (!err)
-		err = attach_and_run(pid, down[1], up[0], exit_sites, &res, window);
-	if (err) {
+		err = attach_and_run(&cc, pid, down[1], up[0], exit_sites, &p, &res, window);
+	if (err)
 		kill(pid, SIGKILL);
-		vp_calibrate_done();
-	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!err && (!WIFEXITED(status) || WEXITSTATUS(status)))
 		err = -EIO;
-	for (int c = 0; !err && c < NCLASSES; c++) {
+	if (err)
+		goto out_down;
+	for (int c = 0; c < NCLASSES; c++) {
 		costs[c].insn_class = classes[c];
 		costs[c].in_window_ns = clamp_ns(window[c] - res.unprobed[c]);
 		costs[c].full_ns = clamp_ns(res.probed[c] - res.unprobed[c]);
-		track.costs[c] = costs[c];
-		track.unprobed[c] = res.unprobed[c];
-		track.sum[c] = 0;
-		track.n[c] = 0;
 		pr_debug("calibration %s: unprobed %.0f ns, probed %.0f ns, window %.0f ns",
 			 c ? "stepped" : "emulated", res.unprobed[c], res.probed[c], window[c]);
 	}
+	track_start(&cc, &p, &res, costs);
 out_down:
 	if (down[0] >= 0)
 		close(down[0]);
@@ -485,5 +566,11 @@ out_up:
 	close(up[0]);
 	if (up[1] >= 0)
 		close(up[1]);
+out_code:
+	if (err) {
+		if (p.nfds)
+			vp_probes_close_detached(&p, 0);
+		calib_code_unmap(&cc);
+	}
 	return err ? err : NCLASSES;
 }
