@@ -51,7 +51,8 @@ enum vp_time_unit {
 /* Classes of the probed instruction (decides the kernel's probe cost). */
 enum vp_insn_class {
 	VP_INSN_UNKNOWN = 0,
-	VP_INSN_EMULATED = 1, /* push, nop, direct jmp/call/jcc: emulated */
+	VP_INSN_EMULATED = 1, /* push of a register, the standard nops, direct
+			       * jmp/call/jcc: emulated by the kernel */
 	VP_INSN_STEPPED = 2,  /* anything else: single-stepped out of line */
 };
 
@@ -109,6 +110,9 @@ struct vp_sampling {
 	uint64_t freq;	     /* samples per second asked for */
 	uint64_t stack_size; /* bytes of user stack copied per sample */
 };
+
+/* The most user stack the kernel copies with a sample (a u16 of words). */
+enum { VP_STACK_SIZE_MAX = 65528 };
 
 /* Control records inside EVENTS chunks: tag = (type << 2) | VP_REC_CONTROL. */
 enum vp_rec_kind {
@@ -190,6 +194,8 @@ enum {
 	VP_END_WRITE_ERROR = 1 << 2, /* data were dropped (e.g. disk full) */
 	VP_END_DETACHED = 1 << 3,    /* attached to a running process and
 				      * left it running (version 2) */
+	VP_END_GONE = 1 << 4,	     /* attached, and the process exited: its
+				      * status is its parent's (version 2) */
 };
 
 struct vp_module {

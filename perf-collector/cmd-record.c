@@ -51,6 +51,9 @@ static const char *const cmd_record_usage[] = {
 	"                              of the time (default: 0.02%)",
 	"        --overhead <pct>      auto: budget for the probes' cost (default: 5%)",
 	"        --phase1 <file>       auto: reuse the sampling run recorded in <file>",
+	"        --phase1-duration <secs>",
+	"                              auto with -p: sample <secs> seconds before probing",
+	"                              (default: 2, or a quarter of --duration)",
 	"    -p, --pid <pid>           attach to the running process <pid>",
 	"        --duration <secs>     stop after <secs> seconds",
 	"    -f, --function <glob>     probe only the functions matching <glob> (repeatable)",
@@ -60,7 +63,9 @@ static const char *const cmd_record_usage[] = {
 	"    -m, --buffer-size <size>  ring buffer per CPU, with K/M/G suffix (default: 8M)",
 	"        --list                list the functions that would be probed and exit",
 	"        --no-calibrate        do not measure the cost of a probe first",
-	"    -q, --quiet               print errors only",
+	"        --no-move-probes      probe each function's first instruction, even where",
+	"                              a later one would cost less",
+	"    -q, --quiet               print errors and warnings only",
 	"    -h, --help                show this help",
 	NULL,
 };
@@ -71,6 +76,7 @@ enum {
 	OPT_EXIT_PROBES,
 	OPT_LIST,
 	OPT_NO_CALIBRATE,
+	OPT_NO_MOVE,
 	OPT_MODE,
 	OPT_STACK_SIZE,
 	OPT_PRECISION,
@@ -78,6 +84,7 @@ enum {
 	OPT_CUTOFF,
 	OPT_OVERHEAD,
 	OPT_PHASE1,
+	OPT_PHASE1_DURATION,
 	OPT_DURATION,
 };
 
@@ -92,6 +99,7 @@ static const struct option cmd_record_options[] = {
 	{ "cutoff", required_argument, NULL, OPT_CUTOFF },
 	{ "overhead", required_argument, NULL, OPT_OVERHEAD },
 	{ "phase1", required_argument, NULL, OPT_PHASE1 },
+	{ "phase1-duration", required_argument, NULL, OPT_PHASE1_DURATION },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "function", required_argument, NULL, 'f' },
@@ -101,12 +109,21 @@ static const struct option cmd_record_options[] = {
 	{ "buffer-size", required_argument, NULL, 'm' },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
+	{ "no-move-probes", no_argument, NULL, OPT_NO_MOVE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
-enum { POLL_MS = 50, USAGE_ERROR = 129 };
+enum {
+	POLL_MS = 50,
+	USAGE_ERROR = 129,
+	/* auto, attached: what phase 1 needs before phase 2 can be planned */
+	PHASE1_MIN_SAMPLES = 200,
+};
+
+/* --duration with a program: how long it may take to stop after SIGINT */
+static const uint64_t GRACE_NS = 5000000000ULL;
 
 struct strvec {
 	char **v;
@@ -132,7 +149,7 @@ struct record_opts {
 	const char *output;
 	struct strvec funcs, excludes, libs;
 	unsigned long long buf_size;
-	int list, quiet, no_calibrate;
+	int list, quiet, no_calibrate, no_move;
 	enum exit_mode exit_mode;
 	enum record_mode mode;
 	struct vp_sampling_opts sampling;
@@ -142,6 +159,7 @@ struct record_opts {
 	const char *phase1;
 	pid_t attach;	  /* -p: 0 to run a program */
 	double duration;  /* seconds, 0: none */
+	double phase1_duration; /* auto with -p: seconds of phase 1, 0: default */
 };
 
 /* Open-addressing map from a 64-bit key to a 32-bit index. */
@@ -172,9 +190,9 @@ struct record {
 	const char *plan_from;	   /* auto: the phase-1 data selecting what to probe */
 	struct vp_plan plan;
 	uint64_t *calls;	   /* auto, phase 2: entries per function so far */
-	uint64_t watched_ns;	   /* ... and when that was */
-	uint64_t watched_cpu;	   /* ... and the target's CPU time then */
-	uint64_t final_cpu;	   /* CPU time of the target, as it ended */
+	uint64_t watched_ns;	   /* ... when the watchdog last looked */
+	uint64_t start_cpu;	   /* CPU time of the target when recording began */
+	uint64_t cpu;		   /* ... its CPU time since then, last seen */
 	unsigned char *dropped;	   /* ... and functions no longer probed */
 	int argc;		   /* the program's command line */
 	char **argv;
@@ -190,6 +208,15 @@ struct record {
 	struct idmap threads, callsites;
 	uint64_t lost, foreign;
 	int write_err;
+	int finished;		   /* the file was written to its end */
+	int announce;		   /* say when attached, even when quiet */
+	int can_sample_only;	   /* auto: nothing to probe is no error... */
+	char *unprobeable;	   /* ... and this says why (malloc'ed) */
+	uint64_t nsamples;	   /* samples read so far */
+	uint64_t min_samples;	   /* auto, attached: phase 1 goes on until this
+				    * many samples, after --phase1-duration... */
+	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
+	int waiting_said;
 	int gone;		   /* attach: the process exited */
 	/* Sample mode: unwinding waits until the target is gone, so that it
 	 * takes no CPU time from it; samples and mappings queue up here. */
@@ -282,6 +309,8 @@ static int check_options(struct record_opts *o, int nargs)
 		return error("--phase1 is for --mode=auto");
 	if (o->phase1 && o->attach)
 		return error("--phase1 reuses a run of a program: it cannot go with -p");
+	if (o->phase1_duration > 0 && (o->mode != MODE_AUTO || !o->attach || o->phase1))
+		return error("--phase1-duration is for --mode=auto with -p");
 	if (o->list && o->mode != MODE_PROBE && o->mode != MODE_AUTO)
 		return error("--list shows the functions to probe: not for --mode=%s",
 			     o->mode == MODE_SAMPLE ? "sample" : "combined");
@@ -325,7 +354,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_STACK_SIZE:
 			/* the kernel takes at most 65528 bytes, in words */
-			if (parse_uint64(optarg, &v) < 0 || v < 64 || v > 65528 || v % 8) {
+			if (parse_uint64(optarg, &v) < 0 || v < 64 || v > VP_STACK_SIZE_MAX || v % 8) {
 				error("invalid stack size '%s' (a multiple of 8, 64 to 65528 "
 				      "bytes)", optarg);
 				return USAGE_ERROR;
@@ -374,13 +403,16 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		}
 		case OPT_DURATION:
-			if (parse_double(optarg, &o->duration) < 0 || o->duration <= 0 ||
-			    strchr(optarg, '%')) {
-				error("invalid value '%s' for --duration (seconds, more than 0)",
-				      optarg);
+		case OPT_PHASE1_DURATION: {
+			double *d = c == OPT_DURATION ? &o->duration : &o->phase1_duration;
+
+			if (parse_double(optarg, d) < 0 || *d <= 0 || strchr(optarg, '%')) {
+				error("invalid value '%s' for --%s (seconds, more than 0)", optarg,
+				      c == OPT_DURATION ? "duration" : "phase1-duration");
 				return USAGE_ERROR;
 			}
 			break;
+		}
 		case 'f':
 			strvec_push(&o->funcs, optarg);
 			break;
@@ -409,6 +441,9 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_CALIBRATE:
 			o->no_calibrate = 1;
+			break;
+		case OPT_NO_MOVE:
+			o->no_move = 1;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -558,9 +593,13 @@ static int load_functions(struct record *rec)
 	for (size_t i = 0; i < rec->hdr.nmodules; i++)
 		vp_symfile_functions(rec->symfiles[i], (uint32_t)i, i ? VP_FUNC_FROM_LIB : 0,
 				     &rec->hdr.funcs, &rec->hdr.nfuncs);
-	if (!rec->hdr.nfuncs)
-		return error("no function symbols in '%s' (stripped, and no debug file found?)",
-			     rec->path);
+	for (size_t i = 0; o->no_move && i < rec->hdr.nfuncs; i++)
+		vp_symfile_probe_first(rec->symfiles[rec->hdr.funcs[i].module], &rec->hdr.funcs[i]);
+	if (!rec->hdr.nfuncs) {
+		rec->unprobeable = xasprintf("no function symbols in '%s' (stripped, and no debug "
+					     "file found?)", rec->path);
+		return rec->can_sample_only ? -1 : error("%s", rec->unprobeable);
+	}
 	if (vp_funcs_select(rec->hdr.funcs, &rec->hdr.nfuncs, o->funcs.v, o->funcs.n,
 			    o->excludes.v, o->excludes.n, &unmatched) < 0)
 		return error("no function matches '%s' in '%s'", unmatched, rec->path);
@@ -723,12 +762,6 @@ static int calibrate(struct record *rec)
 	if (n == -EACCES || n == -EPERM) {
 		free(costs);
 		return -1;
-	}
-	if (n == -EBUSY) {
-		warning("cannot measure the probe cost: the probes of an earlier varperf are "
-			"still being removed (durations will not be compensated)");
-		free(costs);
-		return 0;
 	}
 	if (n < 0) {
 		warning("cannot measure the probe cost: %s", strerror(-n));
@@ -965,6 +998,7 @@ static void drain_ring(struct record *rec, struct vp_ring *ring)
 			continue;
 		}
 		push_pending(rec, &r);
+		rec->nsamples += r.type == VP_RAW_SAMPLE;
 		if (r.type == VP_RAW_ENTRY && rec->calls)
 			rec->calls[r.func]++;
 		if (r.type == VP_RAW_ENTRY && (r.flags & VP_RAW_F_EXITS_TOO)) {
@@ -1018,6 +1052,8 @@ static void install_signals(void)
 	/* No SA_RESTART: poll() returns at once with EINTR. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a closed terminal must not lose what was recorded either */
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* Forward the first SIGINT/SIGTERM; kill the target on the next one. */
@@ -1039,6 +1075,23 @@ static uint64_t rusage_ns(const struct rusage *ru)
 	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000ULL;
 }
 
+/*
+ * Records the kernel dropped when a buffer was full are announced by a
+ * LOST record once there is room again - never, if the target is gone by
+ * then.  The probes' own counts of hits tell: what no record stands for
+ * was lost.  (Both kinds of count overlap; the larger is the one.)
+ */
+static void count_unseen(struct record *rec)
+{
+	uint64_t unseen = rec->probes.nfds ? vp_probes_unseen(&rec->probes) : 0;
+
+	if (unseen > rec->lost) {
+		pr_debug("%llu probe hits have no record; LOST records said %llu",
+			 (unsigned long long)unseen, (unsigned long long)rec->lost);
+		rec->lost = unseen;
+	}
+}
+
 /* Stop every event: nothing new arrives after the final round. */
 static void disable_events(struct record *rec)
 {
@@ -1050,71 +1103,65 @@ static void disable_events(struct record *rec)
 
 static double func_cost(const struct record *rec, uint32_t f)
 {
-	uint64_t in, full;
-
-	if (vp_probe_cost_of(&rec->hdr, f, &in, &full) == 0)
-		return (double)full;
-	return rec->hdr.funcs[f].insn_class == VP_INSN_EMULATED ? 1000 : 17000;
+	return vp_probe_class_cost(rec->hdr.funcs[f].insn_class, rec->hdr.costs, rec->hdr.ncosts);
 }
 
-/* CPU time of every live thread of @pid in ns (schedstat), or 0. */
+/*
+ * CPU time of process @pid in ns, that of its exited threads included (the
+ * probes' time is charged to it too), or 0 when it cannot be read.
+ */
 static uint64_t target_cpu_ns(pid_t pid)
 {
-	pid_t *tids;
-	uint64_t sum = 0;
-	int n = vp_task_list(pid, &tids);
+	struct timespec ts;
+	clockid_t clk;
 
-	for (int i = 0; i < n; i++) {
-		char path[64];
-		unsigned long long v;
-		FILE *f;
+	if (clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tids[i]);
-		f = fopen(path, "re");
-		if (f && fscanf(f, "%llu", &v) == 1)
-			sum += v;
-		if (f)
-			fclose(f);
-	}
-	if (n > 0)
-		free(tids);
-	return sum;
+/* The target's CPU time since the recording began, as far as known. */
+static void update_cpu(struct record *rec)
+{
+	uint64_t cpu = target_cpu_ns(rec->pid);
+
+	if (cpu > rec->start_cpu && cpu - rec->start_cpu > rec->cpu)
+		rec->cpu = cpu - rec->start_cpu;
 }
 
 /*
  * Auto mode, phase 2: the plan estimated call counts from samples, which
  * cannot count calls shorter than the sampling period.  So measure: when
- * the probes' cost since the last look exceeds the budget's share of that
- * time, stop probing the most expensive functions until the rest fits.
- * Their calls until then stay in the file, marked as partial.
+ * what the functions still probed have cost so far exceeds the budget's
+ * share of the target's CPU time, stop probing the most expensive until
+ * the rest fits.  Their calls until then stay in the file, marked as
+ * partial; what they cost is spent and no longer counts against the rest.
  */
 static void watchdog(struct record *rec)
 {
-	uint64_t now = monotonic_ns(), cpu;
-	double dt = (double)(now - (rec->watched_ns ? rec->watched_ns : rec->start_ns));
+	uint64_t now = monotonic_ns();
 	double total = 0, budget, *cost;
 	char a[32];
 
 	/* Every 40 ms, from 150 ms on: the first calls of a process cost
 	 * more, and a rate needs a few rounds to settle. */
-	if (dt < 4e7 || now - rec->start_ns < 150000000)
+	if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
+	    now - rec->start_ns < 150000000)
 		return;
 	rec->watched_ns = now;
-	/* The budget is a share of the CPU time the target had so far (the
-	 * probes' time is charged to it too), or of the wall time when that
-	 * cannot be read. */
-	cpu = target_cpu_ns(rec->pid);
-	if (cpu > rec->watched_cpu)
-		rec->watched_cpu = cpu;
-	budget = rec->opts.overhead * (rec->watched_cpu ? (double)rec->watched_cpu
-							: (double)(now - rec->start_ns));
+	update_cpu(rec);
+	/* the wall time when the CPU time cannot be read */
+	budget = rec->opts.overhead * (double)(rec->cpu ? rec->cpu : now - rec->start_ns);
 	cost = xcalloc(rec->hdr.nfuncs, sizeof(*cost));
 	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
+		if (rec->dropped[f])
+			continue;
 		cost[f] = (double)rec->calls[f] * func_cost(rec, f);
 		total += cost[f];
 	}
-	pr_debug("watchdog: %.0f ms, probes %.1f ms, budget %.1f ms",
-		 (double)(now - rec->start_ns) / 1e6, total / 1e6, budget / 1e6);
+	pr_debug("watchdog: %.0f ms, CPU %.1f ms, probes still in place cost %.1f ms, budget "
+		 "%.1f ms", (double)(now - rec->start_ns) / 1e6, (double)rec->cpu / 1e6,
+		 total / 1e6, budget / 1e6);
 	/* The kernel takes a while to remove each: drop all that must go. */
 	while (total > budget) {
 		long wf = -1;
@@ -1126,41 +1173,54 @@ static void watchdog(struct record *rec)
 			break;
 		vp_probes_drop(&rec->probes, (uint32_t)wf);
 		rec->dropped[wf] = 1;
-		total -= cost[wf];
 		write_failed(rec, vp_writer_unprobed(rec->w, (uint32_t)wf, now));
 		warning("phase 2: stopped probing '%s' after %llu calls in %s: its probes took "
-			"%.1f%% of the CPU time, over the %g%% budget (calls shorter than the "
-			"sampling period cannot be counted from samples)",
+			"%.1f%% of the target's CPU time, the %g%% budget allows %.1f%% for all "
+			"(calls shorter than the sampling period cannot be counted from samples)",
 			rec->hdr.funcs[wf].display, (unsigned long long)rec->calls[wf],
 			fmt_duration((double)(now - rec->start_ns), a, sizeof(a)),
-			cost[wf] / budget * rec->opts.overhead * 100, rec->opts.overhead * 100);
+			cost[wf] / budget * rec->opts.overhead * 100, rec->opts.overhead * 100,
+			(budget - (total - cost[wf])) / budget * rec->opts.overhead * 100);
+		total -= cost[wf];
+		cost[wf] = 0;
 	}
 	free(cost);
 }
 
 /* Auto mode, phase 2: what the probes cost in all, measured. */
-static void print_measured_cost(const struct record *rec, uint64_t cpu)
+static void print_measured_cost(const struct record *rec)
 {
 	double total = 0;
 
-	if (!rec->calls || rec->opts.quiet || !cpu)
+	if (!rec->calls || rec->opts.quiet || !rec->cpu)
 		return;
 	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
 		total += (double)rec->calls[f] * func_cost(rec, f);
 	info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
-	     total / (double)cpu * 100, rec->opts.overhead * 100);
+	     total / (double)rec->cpu * 100, rec->opts.overhead * 100);
 }
 
 /* Attached: whether to stop now (signal, --duration, the process exited). */
 static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t deadline,
 		       int *flags)
 {
+	uint64_t now = monotonic_ns();
+
 	if (record_nsignals) {
 		*flags |= VP_END_INTERRUPTED;
 		return 1;
 	}
-	if (deadline && monotonic_ns() >= deadline)
+	/* auto, phase 1: an idle process has shown nothing to plan from yet */
+	if (deadline && now >= deadline && rec->nsamples < rec->min_samples &&
+	    (!rec->until_ns || now < rec->until_ns)) {
+		if (!rec->waiting_said && (!rec->opts.quiet || rec->announce))
+			info("phase 1: %llu samples so far: sampling until there are %llu",
+			     (unsigned long long)rec->nsamples,
+			     (unsigned long long)rec->min_samples);
+		rec->waiting_said = 1;
+	} else if (deadline && now >= deadline) {
 		return 1;
+	}
 	if ((pidfd->fd >= 0 && (pidfd->revents & POLLIN)) ||
 	    (kill(rec->pid, 0) < 0 && errno == ESRCH)) {
 		rec->gone = 1;
@@ -1206,11 +1266,16 @@ static int wait_and_read(struct record *rec, int *status)
 				/* --duration with a program: as if Ctrl-C */
 				kill(rec->pid, SIGINT);
 				timed_out = 1;
+			} else if (timed_out == 1 && monotonic_ns() >= deadline + GRACE_NS) {
+				warning("'%s' did not stop within %d s of SIGINT: killing it",
+					rec->prog, (int)(GRACE_NS / 1000000000));
+				kill(rec->pid, SIGKILL);
+				timed_out = 2;
 			}
 			r = wait4(rec->pid, status, WNOHANG, &ru);
 			if (r == rec->pid || (r < 0 && errno == ECHILD)) {
 				if (r == rec->pid)
-					rec->final_cpu = rusage_ns(&ru);
+					rec->cpu = rusage_ns(&ru);
 				break;
 			}
 		}
@@ -1220,13 +1285,16 @@ static int wait_and_read(struct record *rec, int *status)
 		if (rec->hdr.ncosts)
 			vp_calibrate_track();
 	}
+	/* (the probes also fire for other processes that run the code) */
+	disable_events(rec);
 	if (rec->opts.attach)
-		disable_events(rec);
+		update_cpu(rec);
 	/* The target is gone or no longer followed: every record is in. */
 	if (!rec->opts.attach || rec->gone)
 		vp_addrspace_target_gone(rec->as);
 	round_trip(rec, 1);
 	flush_deferred(rec);
+	count_unseen(rec);
 	free(pfd);
 	if (forwarded || timed_out)
 		flags |= VP_END_INTERRUPTED;
@@ -1256,15 +1324,21 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 	     (unsigned long long)n, vp_sample_event_name(sm->event),
 	     sm->period ? fmt_duration((double)sm->period, a, sizeof(a)) : "(frequency mode)",
 	     rec->opts.output, bytes, rec->threads.n, rec->threads.n == 1 ? "" : "s");
-	if (tr->truncated)
+	if (tr->truncated && rec->opts.sampling.stack_size < VP_STACK_SIZE_MAX)
 		warning("%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte stack "
 			"copy ended before their outermost frame (try --stack-size %u)",
 			(unsigned long long)tr->truncated, (unsigned long long)n,
 			100.0 * (double)tr->truncated / (double)n,
 			(unsigned)rec->opts.sampling.stack_size,
-			rec->opts.sampling.stack_size * 4 > 65528
-				? 65528u
+			rec->opts.sampling.stack_size * 4 > VP_STACK_SIZE_MAX
+				? VP_STACK_SIZE_MAX
 				: rec->opts.sampling.stack_size * 4);
+	else if (tr->truncated)
+		warning("%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte copy, "
+			"the largest the kernel takes, ended before their outermost frame",
+			(unsigned long long)tr->truncated, (unsigned long long)n,
+			100.0 * (double)tr->truncated / (double)n,
+			(unsigned)rec->opts.sampling.stack_size);
 	if (tr->broken && us.no_cfi_module[0])
 		warning("%llu of %llu samples (%.1f%%) could not be unwound past code of '%s', "
 			"which has no .eh_frame or .debug_frame (rebuild it with "
@@ -1340,23 +1414,29 @@ static int run(struct record *rec)
 	int status = 0, err, code;
 
 	if (!rec->opts.attach) {
-		err = vp_launch_release(&rec->launch);
+		/* interrupted while getting ready: the program never runs */
+		err = record_nsignals ? -EINTR : vp_launch_release(&rec->launch);
 		if (err) {
-			error("cannot run '%s': %s", rec->prog, strerror(-err));
+			if (err == -EINTR)
+				vp_launch_abort(&rec->launch);
+			else
+				error("cannot run '%s': %s", rec->prog, strerror(-err));
 			vp_writer_free(rec->w);
 			rec->w = NULL;
 			unlink(rec->opts.output);
-			return 1;
+			return err == -EINTR ? 128 + (int)record_signal : 1;
 		}
 	}
 	rec->start_ns = monotonic_ns();
+	/* attached, the process has a past; launched, it has just exec'd */
+	rec->start_cpu = rec->opts.attach ? target_cpu_ns(rec->pid) : 0;
 	memset(&tr, 0, sizeof(tr));
 	tr.flags = wait_and_read(rec, &status);
 	if (!rec->opts.attach) {
 		tr.flags |= VP_END_EXITED;
 		tr.wait_status = (uint64_t)status;
-	} else if (!rec->gone) {
-		tr.flags |= VP_END_DETACHED;
+	} else {
+		tr.flags |= rec->gone ? VP_END_GONE : VP_END_DETACHED;
 	}
 	tr.lost = rec->lost;
 	tr.foreign = rec->foreign;
@@ -1368,8 +1448,9 @@ static int run(struct record *rec)
 	err = vp_writer_finish(rec->w, &tr);
 	rec->w = NULL;
 	write_failed(rec, err);
+	rec->finished = !err;
 	print_summary(rec, &tr);
-	print_measured_cost(rec, rec->final_cpu);
+	print_measured_cost(rec);
 	if (rec->opts.attach) {
 		print_detach(rec);
 		return rec->write_err ? 1 : 0;
@@ -1424,6 +1505,7 @@ static void record_release(struct record *rec)
 	idmap_release(&rec->callsites);
 	vp_header_release(&rec->hdr);
 	free(rec->path);
+	free(rec->unprobeable);
 }
 
 static void count_emulated(const struct record *rec, size_t *ret, size_t *moved)
@@ -1540,6 +1622,9 @@ static int attach_program(struct record *rec)
 			     "record)", (int)pid);
 	case -EINVAL:
 		return error("cannot attach to process %d: that is varperf itself", (int)pid);
+	case -ECHILD:
+		return error("cannot attach to process %d: it has exited (a zombie, waiting for "
+			     "its parent)", (int)pid);
 	default:
 		return error("cannot attach to process %d: %s", (int)pid, strerror(-err));
 	}
@@ -1579,7 +1664,8 @@ static int select_planned(struct record *rec)
 			  rec->opts.overhead) < 0)
 		return -1;
 	h1 = vp_plan_header(&rec->plan);
-	if (!same_command(h1, rec->argc, rec->argv))
+	/* (attached, both phases are of the one process) */
+	if (!rec->opts.attach && !same_command(h1, rec->argc, rec->argv))
 		warning("the sampling run was of '%s' with %d argument%s, this run is of '%s' "
 			"with %d: both runs must do the same work",
 			h1->argc ? h1->argv[0] : "?", h1->argc - 1, h1->argc == 2 ? "" : "s",
@@ -1608,8 +1694,12 @@ static int select_planned(struct record *rec)
 	return 0;
 }
 
-/* Everything before the target runs; returns 0, -1 (done) or an exit code. */
-static int prepare(struct record *rec)
+/*
+ * What needs no target yet: the program, its functions and the probes'
+ * prerequisites, so that auto mode fails before its first run, not after
+ * it.  Returns 0, -1 (done: --list) or an exit code.
+ */
+static int prepare_static(struct record *rec)
 {
 	int probing = rec->mode != MODE_SAMPLE;
 	int type, retbit, err;
@@ -1638,9 +1728,25 @@ static int prepare(struct record *rec)
 	if (!probing)
 		return 0;
 	err = vp_uprobe_pmu(&type, &retbit);
-	if (err == -ENOENT)
-		return error("the uprobe PMU is not available "
-			     "(no /sys/bus/event_source/devices/uprobe)"), 1;
+	if (err == -ENOENT) {
+		rec->unprobeable = xstrdup("the uprobe PMU is not available (no "
+					   "/sys/bus/event_source/devices/uprobe)");
+		if (!rec->can_sample_only)
+			error("%s", rec->unprobeable);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Right before the target runs: the probes' cost and, in auto mode, what
+ * phase 1 found worth probing.  Returns 0, -1 (done: --list) or an exit
+ * code.
+ */
+static int prepare_probes(struct record *rec)
+{
+	if (rec->mode == MODE_SAMPLE)
+		return 0;
 	if (vp_probes_remove_stale() > 0)
 		warning("removed stale 'varperf' uprobes from tracefs");
 	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
@@ -1698,6 +1804,12 @@ static int start_sampling(struct record *rec)
 			return error("cannot list the threads of process %d: %s", (int)rec->pid,
 				     strerror(-ntids));
 		vp_sample_sink_read_maps(rec->ss, rec->pid);
+	}
+	/* one event per thread and CPU (twice the threads: new ones come) */
+	if (raise_nofile(rec->probes.nfds + (size_t)(ntids > 0 ? 2 * ntids : 1) *
+						 (rec->hdr.ncpu ? rec->hdr.ncpu : 1)) < 0) {
+		free(tids);
+		return -1;
 	}
 	err = vp_sampler_open(&rec->sampler, &rec->opts.sampling, rec->pid, tids, (size_t)ntids,
 			      rec->mode == MODE_COMBINED ? rec->probes.rings : NULL,
@@ -1774,7 +1886,7 @@ static int start(struct record *rec, int argc, char **argv)
 	}
 	if (rec->opts.attach) {
 		rec->pidfd = vp_pidfd_open(rec->pid);
-		if (!rec->opts.quiet)
+		if (!rec->opts.quiet || rec->announce)
 			info("attached to process %d (%s)%s", (int)rec->pid, rec->path,
 			     rec->opts.duration > 0 ? "" : ": Ctrl-C to stop");
 	}
@@ -1789,6 +1901,21 @@ out_abort:
 	return 1;
 }
 
+/*
+ * Start the target (or attach), record, write the file; returns the exit
+ * code.  Signals from now on mean "stop the target and finish the file".
+ */
+static int record_run(struct record *rec, int argc, char **argv)
+{
+	int code;
+
+	install_signals();
+	code = start(rec, argc, argv);
+	if (!code)
+		code = run(rec);
+	return code;
+}
+
 /* One recording (a whole run in probe, sample or combined mode, or one
  * phase of auto mode); returns the exit code. */
 static int record_one(struct record *rec, int argc, char **argv)
@@ -1797,16 +1924,12 @@ static int record_one(struct record *rec, int argc, char **argv)
 
 	rec->argc = argc;
 	rec->argv = argv;
-	code = prepare(rec);
-
+	code = prepare_static(rec);
+	if (!code)
+		code = prepare_probes(rec);
 	if (code)
 		return code < 0 ? 0 : code;
-	/* Signals now mean "stop the target and finish the file". */
-	install_signals();
-	code = start(rec, argc, argv);
-	if (!code)
-		code = run(rec);
-	return code;
+	return record_run(rec, argc, argv);
 }
 
 /* --precision and --confidence: how many samples, and how long a run. */
@@ -1831,61 +1954,180 @@ static void print_requirement(const struct record_opts *o)
 	fflush(stdout);
 }
 
+/* Whether @a and @b name the same existing file. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* A new file next to @output for phase 1 (malloc'ed name), or NULL. */
+static char *phase1_file(const char *output)
+{
+	char *tmp = xasprintf("%s.phase1.XXXXXX", output);
+	int fd = mkstemp(tmp);
+
+	if (fd < 0) {
+		error("cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return NULL;
+	}
+	close(fd);
+	return tmp;
+}
+
+/* Keep phase 1, in @tmp, as the result: say why there is no phase 2. */
+static int keep_phase1(const struct record_opts *o, char *tmp, const char *why)
+{
+	if (rename(tmp, o->output) < 0) {
+		error("cannot rename '%s' to '%s': %s", tmp, o->output, strerror(errno));
+		return 1;
+	}
+	warning("%s: '%s' holds the sampling run (phase 1) only", why, o->output);
+	return 0;
+}
+
+/*
+ * How long auto mode samples an attached process before probing: 2 s, or
+ * a quarter of --duration when that is shorter.
+ */
+static double phase1_seconds(const struct record_opts *o)
+{
+	if (o->phase1_duration > 0)
+		return o->phase1_duration;
+	return o->duration > 0 && o->duration / 4 < 2 ? o->duration / 4 : 2;
+}
+
 /*
  * Auto mode (seed 000 Section 2.2): sample a first run, then run again
- * probing only what the samples found significant within the budget.
- * Both go into the one output file.
+ * probing only what the samples found significant within the budget; or,
+ * attached to a running process, sample it for a while, then probe it.
+ * Both phases go into the one output file.  Whatever stops phase 2 from
+ * happening, phase 1 is kept.
  */
 static int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv)
 {
 	struct record r1, r2;
 	char *tmp = NULL;
-	const char *p1 = o->phase1;
-	int code;
+	uint64_t t0 = monotonic_ns();
+	int code, p1code = 0;
 
-	if (!p1) {
-		tmp = xasprintf("%s.phase1", o->output);
-		memset(&r1, 0, sizeof(r1));
+	memset(&r1, 0, sizeof(r1));
+	memset(&r2, 0, sizeof(r2));
+	r2.opts = *o;
+	r2.mode = MODE_PROBE;
+	r2.prog = prog;
+	r2.argc = argc;
+	r2.argv = argv;
+	if (o->phase1 && same_file(o->phase1, o->output)) {
+		error("--phase1 '%s' is also the output: give another -o", o->phase1);
+		return USAGE_ERROR;
+	}
+	r2.plan_from = o->phase1;
+	/* Nothing to probe (a stripped program, no uprobe PMU) without a
+	 * -f asking for something: auto mode samples.  Anything else that
+	 * would stop phase 2 stops us before phase 1. */
+	r2.can_sample_only = !o->funcs.n && !o->phase1;
+	code = prepare_static(&r2);
+	if (code && r2.unprobeable && r2.can_sample_only) {
+		warning("%s: sampling only", r2.unprobeable);
+		record_release(&r2);
+		memset(&r2, 0, sizeof(r2));
+		r2.opts = *o;
+		r2.mode = MODE_SAMPLE;
+		r2.prog = prog;
+		code = record_one(&r2, argc, argv);
+		goto out;
+	}
+	if (code)
+		goto out;
+	if (!o->phase1) {
+		tmp = phase1_file(o->output);
+		code = 1;
+		if (!tmp)
+			goto out;
 		r1.opts = *o;
 		r1.opts.output = tmp;
 		r1.opts.quiet = 1;
 		r1.mode = MODE_SAMPLE;
 		r1.prog = prog;
-		if (!o->quiet)
-			info("phase 1 of 2: sampling '%s'", prog ? prog : "?");
-		code = record_one(&r1, argc, argv);
-		record_release(&r1);
+		if (o->attach) {
+			r1.opts.duration = phase1_seconds(o);
+			r1.min_samples = PHASE1_MIN_SAMPLES;
+			r1.until_ns = o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
+			r1.announce = !o->quiet;
+			if (!o->quiet)
+				info("phase 1 of 2: sampling process %d (%s) for %.1f s",
+				     (int)o->attach, r2.path, r1.opts.duration);
+		} else if (!o->quiet) {
+			info("phase 1 of 2: sampling '%s'", prog);
+		}
+		p1code = record_one(&r1, argc, argv);
+		if (!r1.finished) {
+			code = p1code ? p1code : 1;
+			goto out;
+		}
 		if (record_nsignals) {
-			/* Interrupted: keep what was sampled as the result. */
-			if (rename(tmp, o->output) == 0)
-				warning("interrupted in phase 1: '%s' holds the sampling run only",
-					o->output);
-			free(tmp);
-			return code ? code : 130;
+			code = keep_phase1(o, tmp, "interrupted in phase 1");
+			if (!code && !o->attach)
+				code = p1code ? p1code : 130;
+			goto out;
 		}
-		if (access(tmp, R_OK) < 0) {
-			free(tmp);
-			return code ? code : 1;
+		if (r1.gone) {
+			code = keep_phase1(o, tmp, "the process exited in phase 1");
+			goto out;
 		}
-		if (code)
+		if (p1code && !o->attach)
 			warning("phase 1: '%s' exited with status %d; phase 2 must do the same "
-				"work", prog, code);
-		p1 = tmp;
+				"work", prog, p1code);
+		r2.plan_from = tmp;
+		/* its sampling events and buffers are of no more use */
+		record_release(&r1);
+		memset(&r1, 0, sizeof(r1));
 	}
-	memset(&r2, 0, sizeof(r2));
-	r2.opts = *o;
-	r2.mode = MODE_PROBE;
-	r2.prog = prog;
-	r2.plan_from = p1;
-	if (!o->quiet)
-		info("phase 2 of 2: probing '%s'", prog ? prog : "?");
-	code = record_one(&r2, argc, argv);
+	if (o->attach && o->duration > 0 &&
+	    (double)(monotonic_ns() - t0) / 1e9 >= o->duration) {
+		code = keep_phase1(o, tmp, "--duration ended in phase 1");
+		goto out;
+	}
+	if (o->attach && !o->quiet)
+		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.path);
+	else if (!o->quiet && !o->list)
+		info("phase 2 of 2: probing '%s'", prog);
+	code = prepare_probes(&r2);
+	if (!code && o->attach && o->duration > 0) {
+		/* what is left of --duration after phase 1 and the planning */
+		r2.opts.duration = o->duration - (double)(monotonic_ns() - t0) / 1e9;
+		if (r2.opts.duration <= 0) {
+			code = keep_phase1(o, tmp, "--duration ended before phase 2");
+			goto out;
+		}
+	}
+	if (!code && !record_nsignals)
+		code = record_run(&r2, argc, argv);
+	if (code < 0) {
+		code = 0; /* --list */
+	} else if (!r2.finished && tmp) {
+		int interrupted = record_nsignals != 0;
+
+		if (keep_phase1(o, tmp, interrupted ? "interrupted before phase 2"
+						    : "phase 2 failed"))
+			code = 1;
+		else if (interrupted)
+			code = o->attach ? 0 : 128 + (int)record_signal;
+		else if (!code)
+			code = 1;
+	}
+out:
+	record_release(&r1);
 	record_release(&r2);
 	if (tmp) {
 		unlink(tmp);
 		free(tmp);
 	}
-	return code;
+	return code < 0 ? 0 : code;
 }
 
 int cmd_record(int argc, char **argv)
@@ -1894,19 +2136,21 @@ int cmd_record(int argc, char **argv)
 	int code;
 
 	memset(&rec, 0, sizeof(rec));
+	/* a target that died before exec must not kill us through its pipe
+	 * (the launched program gets the default back) */
+	signal(SIGPIPE, SIG_IGN);
 	code = parse_options(&rec.opts, argc, argv);
 	if (rec.opts.precision_given && code <= 0 && !rec.opts.quiet)
 		print_requirement(&rec.opts);
 	if (code >= 0)
 		goto out;
 	rec.prog = optind < argc ? argv[optind] : NULL;
-	if (rec.opts.mode == MODE_AUTO && !rec.opts.attach && !rec.opts.list) {
+	/* --list in auto mode: what phase 2 would probe, given a phase 1 */
+	if (rec.opts.mode == MODE_AUTO && (!rec.opts.list || rec.opts.phase1)) {
 		code = record_auto(&rec.opts, rec.prog, argc - optind, argv + optind);
 		goto out;
 	}
-	/* Attached, auto mode has no second run: it samples. */
-	rec.mode = rec.opts.mode == MODE_AUTO ? (rec.opts.list ? MODE_PROBE : MODE_SAMPLE)
-					      : rec.opts.mode;
+	rec.mode = rec.opts.mode == MODE_AUTO ? MODE_PROBE : rec.opts.mode;
 	code = record_one(&rec, argc - optind, argv + optind);
 out:
 	record_release(&rec);

@@ -379,9 +379,13 @@ static void cmd_report_sampled_warnings(const struct report *r)
 	double max_half;
 	size_t wide;
 
-	if (t->truncated)
+	if (t->truncated && r->hdr->sampling.stack_size < VP_STACK_SIZE_MAX)
 		warning("'%s': %" PRIu64 " of %" PRIu64 " samples have truncated stacks (the "
 			"stack copy was too small: record with a larger --stack-size)",
+			r->input, t->truncated, t->samples);
+	else if (t->truncated)
+		warning("'%s': %" PRIu64 " of %" PRIu64 " samples have truncated stacks (the "
+			"stack copy, the largest the kernel takes, was too small)",
 			r->input, t->truncated, t->samples);
 	if (t->broken)
 		warning("'%s': %" PRIu64 " of %" PRIu64 " samples could not be unwound to their "
@@ -493,6 +497,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	struct vp_cct tree;
 	struct vp_sampled stree = { 0 };
 	uint32_t *probed_of = NULL;
+	double *probe_cost;
 	struct report r;
 	char msg[512] = "";
 	int err, ret = 1;
@@ -552,7 +557,9 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.confidence = o->confidence;
 	r.z = vp_confidence_z(o->confidence);
 	r.compensated = !o->raw && r.hdr->ncosts && r.hdr->nfuncs;
-	if (stree.samples || vp_reader_samples(reader))
+	/* a sampling run that caught nothing still reports its samples: none */
+	if (stree.samples || vp_reader_samples(reader) || r.hdr->mode == VP_MODE_SAMPLE ||
+	    r.hdr->mode == VP_MODE_COMBINED || r.hdr->mode == VP_MODE_AUTO)
 		r.sampled = &stree;
 	if (cmd_report_file_warnings(o, &r) < 0)
 		goto out_tree;
@@ -568,8 +575,11 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		goto out_analysis;
 	probed_of = report_match_probed(&r);
 	r.probed_of = probed_of;
+	probe_cost = report_probe_costs(&r);
+	r.probe_cost = probe_cost;
 	if (!cmd_report_print(o, &r))
 		ret = 0;
+	free(probe_cost);
 	free(probed_of);
 	vp_vcg_release(&vcg);
 	vp_sources_release(&src);

@@ -76,14 +76,23 @@ int vp_resolve_program(const char *prog, char **ret)
 
 static void child(int go, int report, const char *path, char *const argv[])
 {
+	ssize_t n;
 	char c;
 	int e;
 
-	/* Forked before varperf installs any signal handler, so the target
-	 * gets varperf's own dispositions and mask, as from a shell. */
-	if (read(go, &c, 1) != 1)
+	/*
+	 * Until exec the child has varperf's handlers: a Ctrl-C while it
+	 * waits only interrupts the read (varperf decides), and exec resets
+	 * them to the defaults.  What varperf ignores (SIGPIPE) exec would
+	 * keep ignored: give the program the default.
+	 */
+	do
+		n = read(go, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
 		_exit(127); /* varperf gave up (or died): run nothing */
 	close(go);
+	signal(SIGPIPE, SIG_DFL);
 	execv(path, argv);
 	e = errno;
 	if (write(report, &e, sizeof(e)) < 0)
@@ -159,6 +168,27 @@ void vp_launch_abort(struct vp_launch *l)
 		;
 }
 
+/* Whether @pid has exited and waits for its parent to reap it. */
+static int is_zombie(pid_t pid)
+{
+	char path[64], buf[512], *end;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the name may hold spaces and parentheses */
+	end = strrchr(buf, ')');
+	return end && end[1] == ' ' && end[2] == 'Z';
+}
+
 int vp_attach_check(pid_t pid, char **exe)
 {
 	char path[64], buf[PATH_MAX];
@@ -172,8 +202,10 @@ int vp_attach_check(pid_t pid, char **exe)
 		return -errno; /* ESRCH, or EPERM: another user's process */
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < 0 && errno == ENOENT && is_zombie(pid))
+		return -ECHILD;
 	if (n < 0)
-		/* kernel threads have no executable; a zombie has none left */
+		/* kernel threads have no executable */
 		return errno == ENOENT ? -ENOEXEC : -errno;
 	buf[n] = '\0';
 	*exe = xstrdup(buf);

@@ -45,7 +45,8 @@ void vp_launch_abort(struct vp_launch *l);
  * vp_attach_check - whether varperf may record the running process @pid.
  * Returns 0 and its executable (malloc'ed) in @exe, or -ESRCH (no such
  * process), -EPERM (not ours: another user's), -ENOEXEC (a kernel thread:
- * no program to record), -EINVAL (varperf itself) or another -errno.
+ * no program to record), -ECHILD (it has exited: a zombie), -EINVAL
+ * (varperf itself) or another -errno.
  */
 int vp_attach_check(pid_t pid, char **exe);
 /* The thread ids of @pid from /proc (malloc'ed); their count or -errno. */

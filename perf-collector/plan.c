@@ -6,12 +6,15 @@
  * The cost of probing a function is its calls times the calibrated cost
  * of a probed call.  Samples count calls only for functions whose calls
  * span several sampling periods (the span of an invocation, see
- * core/sampled.h); shorter ones may be called any number of times, and
- * back-to-back calls from one place merge into one.  For short calls the
- * estimate assumes a quarter period, or ten probe costs if that is longer
- * (shorter calls are reported as unreliable anyway).  It is an estimate:
- * the recorder measures the real cost while phase 2 runs and stops probing
- * the most expensive function when the budget is exceeded.
+ * core/sampled.h), and even then back-to-back calls from one place look
+ * like one long call: a short function called in a tight loop is counted
+ * as a few long calls.  For calls that span less than two samples on
+ * average the estimate assumes a quarter period each, or ten probe costs
+ * if that is longer (shorter calls are reported as unreliable anyway).
+ * Assuming short calls everywhere would price the long, cheap functions
+ * out of any budget; so the plan is optimistic, and the recorder measures
+ * the real cost while phase 2 runs and stops probing the most expensive
+ * functions when the budget is exceeded (cmd-record.c, watchdog()).
  */
 #include <config.h>
 
@@ -21,19 +24,8 @@
 #include <string.h>
 
 #include "plan.h"
+#include "probes.h"
 #include "util.h"
-
-/* Without a calibration: what a probed call costs in a typical VM. */
-enum { DEFAULT_EMULATED_NS = 1000, DEFAULT_STEPPED_NS = 17000 };
-
-static double call_cost(const struct vp_func *f, const struct vp_probe_cost *costs,
-			size_t ncosts)
-{
-	for (size_t i = 0; i < ncosts; i++)
-		if (costs[i].insn_class == f->insn_class)
-			return (double)costs[i].full_ns;
-	return f->insn_class == VP_INSN_EMULATED ? DEFAULT_EMULATED_NS : DEFAULT_STEPPED_NS;
-}
 
 /* The candidate that sampled symbol @s is, or -1. */
 static long match(const struct vp_reader *r, const struct vp_symbol *s,
@@ -94,7 +86,7 @@ static void estimate(struct vp_plan *p, uint32_t sym, const double *inv, const d
 		     const struct vp_func *f, const struct vp_probe_cost *costs, size_t ncosts,
 		     struct vp_plan_func *pf)
 {
-	double per_call = call_cost(f, costs, ncosts);
+	double per_call = vp_probe_class_cost(f->insn_class, costs, ncosts);
 	double period = (double)p->tree.period;
 	double time = (double)p->tree.sym_samples[sym] / (double)p->tree.samples * p->cpu_ns;
 
@@ -104,7 +96,8 @@ static void estimate(struct vp_plan *p, uint32_t sym, const double *inv, const d
 	pf->samples = p->tree.sym_samples[sym];
 	pf->share = (double)pf->samples / (double)p->tree.samples;
 	if (inv[sym] > 0 && spanned[sym] / inv[sym] >= 2) {
-		/* most calls outlast a period and are seen; half at worst */
+		/* calls outlast a period and are seen, unless back to back:
+		 * allow for as many unseen */
 		pf->calls = 2 * inv[sym];
 		pf->observed = 1;
 	} else {

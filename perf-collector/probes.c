@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,9 @@ struct vp_probe_id {
 	uint16_t type; /* VP_RAW_ENTRY, VP_RAW_EXIT or VP_RAW_MMAP */
 	uint16_t kind; /* enum vp_probe_kind; the mmap tracker: VP_PROBE_ENTRY */
 	uint32_t flags; /* VP_RAW_F_* for its records */
+	size_t fdi;	/* its fd: p->fds[fdi] */
+	uint64_t seen;	/* records of it decoded */
+	uint64_t hits;	/* the kernel's count when its fd was closed early */
 };
 
 /* Entry: the return address is the 8 bytes at the stack pointer. */
@@ -86,7 +90,7 @@ static int add_fd(struct vp_probes *p, int fd, uint32_t func, uint16_t type, uin
 	p->fds[p->nfds++] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 		return -errno;
-	p->ids[p->nids++] = (struct vp_probe_id){ id, func, type, kind, flags };
+	p->ids[p->nids++] = (struct vp_probe_id){ id, func, type, kind, flags, p->nfds - 1, 0, 0 };
 	return 0;
 }
 
@@ -243,8 +247,11 @@ out_close:
 	return -1;
 }
 
+static void join_closers(struct vp_probes *p);
+
 void vp_probes_close(struct vp_probes *p)
 {
+	join_closers(p);
 	for (int ci = 0; ci < p->ncpus; ci++)
 		vp_ring_unmap(&p->rings[ci]);
 	for (size_t i = 0; i < p->nfds; i++)
@@ -264,6 +271,7 @@ void vp_probes_close_detached(struct vp_probes *p, int flags)
 	int gate[2];
 	pid_t pid;
 
+	join_closers(p);
 	for (size_t i = 0; i < p->nfds; i++)
 		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	for (size_t i = 0; (flags & VP_CLOSE_RETURNS_NOW) && i < p->nfds; i++) {
@@ -316,48 +324,110 @@ sync:
 	vp_probes_close(p);
 }
 
+/* The kernel's count of hits of event @fd, or 0 if it cannot be read. */
+static uint64_t hits_of(int fd)
+{
+	uint64_t v;
+
+	return read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v) ? v : 0;
+}
+
+uint64_t vp_probes_unseen(const struct vp_probes *p)
+{
+	uint64_t unseen = 0;
+
+	for (size_t k = 0; k < p->nids; k++) {
+		const struct vp_probe_id *e = &p->ids[k];
+		uint64_t hits;
+
+		if (e->type == VP_RAW_MMAP)
+			continue;
+		hits = p->fds[e->fdi] >= 0 ? hits_of(p->fds[e->fdi]) : e->hits;
+		if (hits > e->seen)
+			unseen += hits - e->seen;
+	}
+	return unseen;
+}
+
+struct closer {
+	int *fds;
+	size_t n;
+};
+
+/* Removing a uprobe takes the kernel 60-80 ms: a thread pays for it. */
+static void *closer_main(void *arg)
+{
+	struct closer *c = arg;
+
+	for (size_t i = 0; i < c->n; i++)
+		close(c->fds[i]);
+	free(c->fds);
+	free(c);
+	return NULL;
+}
+
+/* Wait until every closer thread is done. */
+static void join_closers(struct vp_probes *p)
+{
+	for (size_t i = 0; i < p->nclosers; i++)
+		pthread_join(p->closers[i], NULL);
+	free(p->closers);
+	p->closers = NULL;
+	p->nclosers = 0;
+}
+
+double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n)
+{
+	/* measured in this project's VM: perf-event-facts, calibrate.c */
+	enum { TYPICAL_EMULATED_NS = 1000, TYPICAL_STEPPED_NS = 17000 };
+
+	for (size_t i = 0; i < n; i++)
+		if (costs[i].insn_class == cls)
+			return (double)costs[i].full_ns;
+	return cls == VP_INSN_EMULATED ? TYPICAL_EMULATED_NS : TYPICAL_STEPPED_NS;
+}
+
 void vp_probes_drop(struct vp_probes *p, uint32_t func)
 {
-	pid_t pid;
+	struct closer *c = xcalloc(1, sizeof(*c));
+	pthread_t t;
 
-	pid = fork();
-	if (pid == 0) {
-		/* A grandchild does the slow part: no zombie, no wait. */
-		if (fork() == 0) {
-			int fd = open("/dev/null", O_RDWR);
+	/*
+	 * No event from now on; what the kernel counted until now is what
+	 * the buffers must hold.  Not a process to close them: a fork waits
+	 * while any uprobe anywhere is being removed (the kernel's
+	 * dup_mmap_sem), seconds when another varperf is cleaning up, and
+	 * then the buffers overflow.
+	 */
+	c->fds = xcalloc(p->nfds + 1, sizeof(*c->fds));
+	for (size_t i = 0; i < p->nfds; i++)
+		if (p->fd_func[i] == func && p->fds[i] >= 0)
+			ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t k = 0; k < p->nids; k++) {
+		struct vp_probe_id *e = &p->ids[k];
 
-			if (fd >= 0) {
-				dup2(fd, 0);
-				dup2(fd, 1);
-				dup2(fd, 2);
-			}
-			setsid();
-			prctl(PR_SET_NAME, "varperf-unprobe");
-			for (int ret = 1; ret >= 0; ret--)
-				for (size_t i = 0; i < p->nfds; i++)
-					if (p->fd_func[i] == func && p->fd_is_return[i] == ret &&
-					    p->fds[i] >= 0)
-						close(p->fds[i]);
-		}
-		_exit(0);
+		if (e->type != VP_RAW_MMAP && e->func == func && p->fds[e->fdi] >= 0)
+			e->hits = hits_of(p->fds[e->fdi]);
 	}
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	/* Ours are no longer the last references: these closes are cheap. */
-	for (size_t i = 0; i < p->nfds; i++) {
-		if (p->fd_func[i] == func && p->fds[i] >= 0) {
-			if (pid < 0)
-				ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-			else
-				close(p->fds[i]);
-			if (pid >= 0)
+	/* return probes first, as vp_probes_close_detached() does */
+	for (int ret = 1; ret >= 0; ret--) {
+		for (size_t i = 0; i < p->nfds; i++) {
+			if (p->fd_func[i] == func && p->fd_is_return[i] == ret && p->fds[i] >= 0) {
+				c->fds[c->n++] = p->fds[i];
 				p->fds[i] = -1;
+			}
 		}
+	}
+	p->closers = xrealloc(p->closers, (p->nclosers + 1) * sizeof(*p->closers));
+	if (pthread_create(&t, NULL, closer_main, c) == 0) {
+		p->closers[p->nclosers++] = t;
+	} else {
+		/* no thread: close them here, slowly but surely */
+		closer_main(c);
 	}
 }
 
-static const struct vp_probe_id *find_id(const struct vp_probes *p, uint64_t id)
+static struct vp_probe_id *find_id(struct vp_probes *p, uint64_t id)
 {
 	struct vp_probe_id key = { .id = id };
 
@@ -409,9 +479,9 @@ static int take_sp(struct cursor *c, struct vp_raw *r)
 	return abi == PERF_SAMPLE_REGS_ABI_NONE ? 0 : take_u64(c, &r->sp);
 }
 
-static int decode_sample(const struct vp_probes *p, struct cursor *c, struct vp_raw *r)
+static int decode_sample(struct vp_probes *p, struct cursor *c, struct vp_raw *r)
 {
-	const struct vp_probe_id *pid;
+	struct vp_probe_id *pid;
 	uint64_t id, size, dyn;
 
 	if (take_u64(c, &id) < 0 || !(pid = find_id(p, id)) || pid->type == VP_RAW_MMAP)
@@ -425,6 +495,8 @@ static int decode_sample(const struct vp_probes *p, struct cursor *c, struct vp_
 		/* Before the ret: the data file's exits have the popped sp. */
 		if (pid->kind == VP_PROBE_EXIT_SITE && r->sp)
 			r->sp += 8;
+		/* (one that does not decode counts as lost: vp_probes_unseen) */
+		pid->seen++;
 		return 1;
 	}
 	if (take_tid_time(c, r) < 0 || take_sp(c, r) < 0 || take_u64(c, &size) < 0)
@@ -439,6 +511,7 @@ static int decode_sample(const struct vp_probes *p, struct cursor *c, struct vp_
 		if (size >= 8 && dyn >= 8)
 			memcpy(&r->addr, data, 8);
 	}
+	pid->seen++;
 	return 1;
 }
 
@@ -492,7 +565,7 @@ static int decode_mmap2(const struct perf_event_header *h, struct vp_raw *r)
 	return 1;
 }
 
-int vp_probes_decode(const struct vp_probes *p, const struct perf_event_header *h, int cpu,
+int vp_probes_decode(struct vp_probes *p, const struct perf_event_header *h, int cpu,
 		     struct vp_raw *ret)
 {
 	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size };

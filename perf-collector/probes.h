@@ -7,6 +7,7 @@
 #ifndef VARPERF_PROBES_H
 #define VARPERF_PROBES_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -63,6 +64,8 @@ struct vp_probes {
 	size_t nfds;
 	struct vp_probe_id *ids; /* sorted by sample id */
 	size_t nids;
+	pthread_t *closers; /* threads closing dropped functions' events */
+	size_t nclosers;
 };
 
 enum {
@@ -119,19 +122,36 @@ enum {
 void vp_probes_close_detached(struct vp_probes *p, int flags);
 
 /**
- * vp_probes_drop - stop probing function @func while the target runs: a
- * short-lived child closes its events (the kernel takes 60-80 ms per
- * uprobe to remove them), so the caller goes on reading at once.  Records
- * already in the buffers still decode.
+ * vp_probe_class_cost - what a probed call whose first instruction is of
+ * class @cls costs in ns: the calibrated figure among @costs[0..@n), else
+ * a typical one for a VM (the costlier, single-stepped one when the class
+ * is unknown).
+ */
+double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n);
+
+/**
+ * vp_probes_drop - stop probing function @func while the target runs: its
+ * events are disabled at once and a thread closes them (the kernel takes
+ * 60-80 ms per uprobe to remove them), so the caller goes on reading.
+ * Records already in the buffers still decode.
  */
 void vp_probes_drop(struct vp_probes *p, uint32_t func);
+
+/**
+ * vp_probes_unseen - how many records the kernel counted (hits of the
+ * probes) but no decoded record stands for: written while a buffer was
+ * full (the kernel reports those with a LOST record only when it can
+ * write again, never if nothing follows), or not decodable.  Call it once
+ * the events are disabled and the buffers read to the end.
+ */
+uint64_t vp_probes_unseen(const struct vp_probes *p);
 
 /**
  * vp_probes_decode - decode @h read from the ring buffer of CPU @cpu.
  * Returns 1 and fills @ret, or 0 for records varperf does not use.  @p may
  * be NULL for mmap and lost records (the sampler's own buffers).
  */
-int vp_probes_decode(const struct vp_probes *p, const struct perf_event_header *h, int cpu,
+int vp_probes_decode(struct vp_probes *p, const struct perf_event_header *h, int cpu,
 		     struct vp_raw *ret);
 
 /* Number of file descriptors vp_probes_open() needs (@exits may be NULL). */

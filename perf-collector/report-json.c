@@ -365,6 +365,8 @@ static void json_target(struct json *j, const struct report *r)
 	else
 		json_null(j, "signal");
 	json_bool(j, "interrupted", tr->flags & VP_END_INTERRUPTED);
+	json_bool(j, "detached", tr->flags & VP_END_DETACHED);
+	json_bool(j, "exited_while_attached", tr->flags & VP_END_GONE);
 	json_bool(j, "write_error", tr->flags & VP_END_WRITE_ERROR);
 	json_obj_end(j);
 }
@@ -753,6 +755,7 @@ static void json_sampled_functions(struct json *j, const struct report *r)
 		json_u64(j, "samples", t->sym_samples[order[i]]);
 		json_u64(j, "self", t->sym_self[order[i]]);
 		json_share(j, r, "share", t->sym_samples[order[i]]);
+		json_share(j, r, "self_share", t->sym_self[order[i]]);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -808,10 +811,12 @@ static void json_sampled_nodes(struct json *j, const struct report *r)
 		if (dur) {
 			json_double(j, "sampled_mean", d.mean);
 			json_double(j, "sampled_cov", d.cov);
+			json_double(j, "sampled_cov_raw", d.cov_raw);
 			json_double(j, "quantisation", d.quant);
 		} else {
 			json_null(j, "sampled_mean");
 			json_null(j, "sampled_cov");
+			json_null(j, "sampled_cov_raw");
 			json_null(j, "quantisation");
 		}
 		json_obj_end(j);
@@ -831,7 +836,9 @@ static void json_sampled(struct json *j, const struct report *r)
 	}
 	json_obj(j, "sampled");
 	json_u64(j, "event", sm->event);
-	json_u64(j, "period", t->period);
+	/* the header's: 0 for an event counted in frequency mode */
+	json_u64(j, "period", sm->period);
+	json_bool(j, "period_varies", t->period_varies);
 	json_u64(j, "stack_size", sm->stack_size);
 	json_u64(j, "samples", t->samples);
 	json_u64(j, "truncated", t->truncated);

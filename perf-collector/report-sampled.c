@@ -15,6 +15,7 @@
 
 #include "core/cct.h"
 #include "core/sampled.h"
+#include "probes.h"
 #include "report.h"
 #include "util.h"
 
@@ -92,14 +93,43 @@ int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret)
 	       ret->invocations >= SDUR_MIN_INVOCATIONS && ret->mean_span >= SDUR_MIN_SPAN;
 }
 
+/*
+ * A probed call costs its full probe cost inside its caller's window, so a
+ * node's duration holds its own cost and that of every probed call below
+ * it.  Children come after their parents in the tree: one backward pass
+ * sums them up.  A cost is a calibration's, or without one the usual
+ * figure for the function's first instruction; a file that does not know
+ * the instruction (version 1) gives no cost.
+ */
+double *report_probe_costs(const struct report *r)
+{
+	const struct vp_header *h = r->hdr;
+	size_t n = r->tree->nnodes;
+	double *below = xcalloc(n + 1, sizeof(*below));
+	double *ret = xcalloc(n + 1, sizeof(*ret));
+
+	for (size_t id = n; id-- > 1;) {
+		const struct vp_cct_node *c = &r->tree->nodes[id];
+		double full = 0;
+
+		if (c->func < h->nfuncs && (h->ncosts || h->funcs[c->func].insn_class))
+			full = vp_probe_class_cost(h->funcs[c->func].insn_class, h->costs,
+						   h->ncosts);
+		if (c->stats.n)
+			ret[id] = full + below[id] / (double)c->stats.n;
+		if (c->parent != VP_NO_NODE && c->parent < n)
+			below[c->parent] += (double)c->stats.n * full + below[id];
+	}
+	free(below);
+	return ret;
+}
+
 int report_node_unreliable(const struct report *r, uint32_t id)
 {
 	const struct vp_cct_node *n = &r->tree->nodes[id];
-	uint64_t in, full;
 
-	if (!n->stats.n || vp_probe_cost_of(r->hdr, n->func, &in, &full))
-		return 0;
-	return n->stats.mean < 10.0 * (double)full;
+	return r->probe_cost && n->stats.n && r->probe_cost[id] > 0 &&
+	       n->stats.mean < 10.0 * r->probe_cost[id];
 }
 
 static int shown(const struct report *r, uint32_t id)
@@ -186,16 +216,18 @@ static uint32_t probed_func(const struct report *r, const uint32_t *by_addr, uin
 
 /*
  * The child of probed node @ctx for function @func called from the return
- * address of sampled node @sid's site.  Only when the sampled node has no
- * call site to compare (an inlined caller), the one child for @func if
- * there is just one: a site that matches no child is another context.
+ * address of sampled node @sid's site.  A call site in a module the probes
+ * did not cover (the C library calling main) has no module to compare:
+ * then the one child for @func that cannot be told apart either way, if
+ * there is just one; a site that can be compared and differs is another
+ * context.
  */
 static uint32_t probed_child(const struct report *r, uint32_t ctx, uint32_t func, uint32_t sid)
 {
 	const struct vp_cct_node *p = &r->tree->nodes[ctx];
 	const struct vp_snode *sn = &r->sampled->nodes[sid];
 	const struct vp_frame_def *site = NULL;
-	uint32_t any = VP_NO_NODE, nany = 0;
+	uint32_t maybe = VP_NO_NODE, nmaybe = 0;
 
 	if (sn->site_frame != VP_SNODE_NONE && sn->site_level == 0)
 		site = vp_reader_frame(r->reader, sn->site_frame);
@@ -205,14 +237,16 @@ static uint32_t probed_child(const struct report *r, uint32_t ctx, uint32_t func
 
 		if (c->func != func)
 			continue;
-		any = p->children[i];
-		nany++;
 		cs = vp_reader_callsite(r->reader, c->callsite);
-		if (site && cs && cs->offset == site->addr && cs->module >= 0 &&
-		    cs->module == site->module)
-			return p->children[i];
+		if (site && cs && cs->module >= 0 && site->module >= 0) {
+			if (cs->module == site->module && cs->offset == site->addr)
+				return p->children[i];
+			continue;
+		}
+		maybe = p->children[i];
+		nmaybe++;
 	}
-	return !site && nany == 1 ? any : VP_NO_NODE;
+	return nmaybe == 1 ? maybe : VP_NO_NODE;
 }
 
 static void match(const struct report *r, const uint32_t *func_of, uint32_t *out, uint32_t sid,
@@ -372,8 +406,8 @@ void report_sampled_text(const struct report *r)
 	fprintf(f, "Sampled calling contexts (%" PRIu64 " samples of %s every %s; shares with "
 		   "%g%% intervals, seed 003):\n",
 		t->samples, event_name(sm->event),
-		t->period && !t->period_varies ? report_time(r, (double)t->period, a, sizeof(a))
-					       : "(varying period)",
+		sm->period && !t->period_varies ? report_time(r, (double)sm->period, a, sizeof(a))
+						: "(varying period)",
 		r->confidence * 100);
 	if (!t->samples) {
 		fprintf(f, "  (no samples)\n");

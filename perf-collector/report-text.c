@@ -192,6 +192,7 @@ static void text_header(const struct report *r)
 	char buf[64], tbuf[64];
 	struct tm tm;
 	time_t t;
+	int attached;
 
 	fprintf(f, "varperf report of '");
 	text_put(f, r->input);
@@ -217,15 +218,24 @@ static void text_header(const struct report *r)
 	fprintf(f, "  unit:              %s\n", text_unit_clock(r, buf, sizeof(buf)));
 	if (h->mode)
 		fprintf(f, "  mode:              %s\n", text_mode_name(h->mode));
+	/* auto mode attached to a process samples it, then probes it */
+	attached = r->trailer->present &&
+		   (r->trailer->flags & (VP_END_DETACHED | VP_END_GONE));
 	if (r->sampled)
 		fprintf(f, "  sampled:           %" PRIu64 " samples of %s every %s%s\n",
 			r->sampled->samples, text_event_name(h->sampling.event),
-			text_time(r, (double)h->sampling.period, buf, sizeof(buf)),
-			h->mode == VP_MODE_AUTO ? " (phase 1: a run of its own)" : "");
+			h->sampling.period && !r->sampled->period_varies
+				? text_time(r, (double)h->sampling.period, buf, sizeof(buf))
+				: "(varying period)",
+			h->mode != VP_MODE_AUTO ? ""
+			: attached	       ? " (phase 1: the process's first seconds)"
+					       : " (phase 1: a run of its own)");
 	if (h->mode == VP_MODE_SAMPLE || (!h->nfuncs && r->sampled))
 		return;
 	fprintf(f, "  probed functions:  %zu%s\n", h->nfuncs,
-		h->mode == VP_MODE_AUTO ? " (phase 2: a run of its own)" : "");
+		h->mode != VP_MODE_AUTO ? ""
+		: attached		 ? " (phase 2: the rest of the recording)"
+					 : " (phase 2: a run of its own)");
 	if (!h->ncosts) {
 		fprintf(f, "  probe cost: not calibrated\n");
 		return;
@@ -514,7 +524,8 @@ static void text_tree(const struct report *r)
 	fprintf(f, "          N      mean     sigma    CoV       min       max     total   share  "
 		   "calling context\n");
 	if (r->hdr->ncosts)
-		fprintf(f, "  (!): mean under 10 times the probe cost: unreliable\n");
+		fprintf(f, "  (!): mean under 10 times what the probes cost inside it (its own and "
+			   "its probed callees'): unreliable\n");
 	if (nnodes)
 		text_push_children(&t, VP_NODE_ROOT);
 	while (t.sp) {
@@ -543,6 +554,8 @@ static const char *text_target_status(const struct vp_trailer *tr, char *buf, si
 
 	if (!tr->present) {
 		snprintf(buf, len, "recording incomplete (no END chunk)");
+	} else if (tr->flags & VP_END_GONE) {
+		snprintf(buf, len, "exited while varperf was attached (status unknown)");
 	} else if (!(tr->flags & VP_END_EXITED)) {
 		snprintf(buf, len, "still running when the recording stopped");
 	} else if (WIFEXITED(ws)) {

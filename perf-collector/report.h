@@ -42,6 +42,9 @@ struct report {
 	double confidence, z;		/* of the shares' intervals */
 	double precision;		/* --precision: wider intervals are flagged */
 	int compensated;		/* probe costs subtracted (not --raw) */
+	/* per CCT node: what the probes cost per call inside its window, its
+	 * own and its probed descendants' (0: unknown); see report_probe_costs */
+	const double *probe_cost;
 };
 
 /* All return 0, or -1 when writing failed (the caller reports it). */
@@ -75,7 +78,10 @@ const char *report_snode_site(const struct report *r, uint32_t id, char *buf, si
 /* Sample-derived durations of node @id; 1 when they span enough samples
  * to be shown (never exact: +/-1 period per invocation). */
 int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret);
-/* Probed node @id's mean is under 10 times its probe cost. */
+/* Per CCT node, what probes cost per call inside its window (malloc'ed). */
+double *report_probe_costs(const struct report *r);
+/* Probed node @id's mean is under 10 times the probe cost per call inside
+ * it (its own and its probed descendants'). */
 int report_node_unreliable(const struct report *r, uint32_t id);
 /* How many shown shares have intervals wider than r->precision. */
 size_t report_sampled_wide(const struct report *r, double *max_half);

@@ -28,7 +28,7 @@ for check in $checks; do
 	what="varperf${cmd:+ $cmd} --help"
 	"$VARPERF" $cmd --help >"$TMPDIR_T/help" 2>"$TMPDIR_T/err"
 	st=$?
-	opts=$(grep -oE -- '--[a-z][a-z-]*' "$TMPDIR_T/help" | sed 's/-*$//' | sort -u)
+	opts=$(grep -oE -- '--[a-z][a-z0-9-]*' "$TMPDIR_T/help" | sed 's/-*$//' | sort -u)
 	if [ "$st" -eq 0 ] && [ -n "$opts" ]; then
 		tap_pass "$what exits 0 and lists long options"
 	else
@@ -44,7 +44,7 @@ for check in $checks; do
 	for opt in $opts; do
 		# The option followed by a non-name character, so that --out
 		# does not pass because --output is documented.
-		if grep -qE -- "$opt([^a-z-]|\$)" "$TMPDIR_T/page"; then
+		if grep -qE -- "$opt([^a-z0-9-]|\$)" "$TMPDIR_T/page"; then
 			tap_pass "$name documents $what's $opt"
 		else
 			tap_fail "$name documents $what's $opt"

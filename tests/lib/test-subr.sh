@@ -118,10 +118,14 @@ tap_diff() {
 	fi
 }
 
-# tap_skip REASON - report one test as skipped.
-tap_skip() {
-	tap_count=$((tap_count + 1))
-	echo "ok $tap_count # skip $1"
+# tap_skip REASON [COUNT] - report COUNT tests (default one) as skipped.
+tap_skip() { # REASON [COUNT]
+	_n=${2:-1}
+	while [ "$_n" -gt 0 ]; do
+		tap_count=$((tap_count + 1))
+		echo "ok $tap_count # skip $1"
+		_n=$((_n - 1))
+	done
 }
 
 # tap_skip_all REASON - skip the whole script: "1..0 # SKIP REASON", exit 0.

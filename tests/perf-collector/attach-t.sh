@@ -87,6 +87,50 @@ tap_diff "... the process's own output is complete" ref3 out
 tap_is True "$(q c.json "(j['totals']['complete'] and s['samples'] > 100 and
 	s['broken'] <= s['samples'] // 20)")" \
 	"... the file is complete and the stacks repaired around the return probes"
+tap_is "True False None" "$(q c.json "'%s %s %s' % (j['target']['exited_while_attached'],
+	j['target']['detached'], j['target']['exit_code'])")" \
+	"... and says the process exited while attached, its status unknown"
+"$VARPERF" report -i c.data 2>/dev/null | grep '^  target:' >c.txt
+tap_is "  target:                       exited while varperf was attached (status unknown)" \
+	"$(cat c.txt)" "... in the text report too"
+
+# ---- auto mode: sample the process for a while, then probe it ----
+start_target
+"$VARPERF" record -p $pid --duration 3 -o a.data >rec.out 2>err
+tap_is 0 $? "auto mode: record -p exits 0"
+tap_like "$(cat err)" "^varperf: phase 1 of 2: sampling process $pid \(.*fx-attach\) for 0\.8 s$" \
+	"... samples first, a quarter of --duration"
+tap_like "$(cat err)" "^varperf: phase 2 of 2: probing process $pid " "... then probes"
+tap_like "$(cat err)" "^varperf:   work +[0-9.]+%" "... work() among what it probes"
+wait $pid
+tap_diff "... and the process runs on unharmed" ref out
+"$VARPERF" report -i a.data --format json >a.json 2>/dev/null
+tap_is "3 True True True" "$(q a.json "'%d %s %s %s' % (j['mode'], s['samples'] > 300,
+	sum(n['count'] for n in j['nodes'] if n['function'] == 'work') > 1000,
+	j['target']['detached'])")" \
+	"... one file: mode auto, its samples, work() timed, detached"
+"$VARPERF" report -i a.data 2>/dev/null >a.txt
+tap_like "$(cat a.txt)" "^  sampled: +[0-9]+ samples .*\(phase 1: the process's first seconds\)$" \
+	"... the report says phase 1 was the first part of the recording"
+"$FIXTURES/fx-compensate" --idle 5 &
+idle=$!
+"$VARPERF" record -p $idle --duration 0.5 -o idle.data >out 2>err
+tap_is "0 varperf: warning: --duration ended in phase 1: 'idle.data' holds the sampling run (phase 1) only" \
+	"$? $(grep warning err)" \
+	"auto mode on an idle process: phase 1 waits for samples, --duration ends it"
+kill $idle
+wait $idle 2>/dev/null
+sleep 5 &
+idle=$!
+"$VARPERF" record -p $idle --duration 0.2 -o stripped.data >out 2>err
+st=$?
+tap_like "$st $(grep warning err)" "^0 varperf: warning: no function symbols in '.*sleep' .*: sampling only$" \
+	"auto mode on a stripped program: nothing to probe, it samples"
+kill $idle
+wait $idle 2>/dev/null
+"$VARPERF" record --phase1-duration 1 -- "$FIXTURES/fx-attach" 10 >out 2>err
+tap_is "129 varperf: error: --phase1-duration is for --mode=auto with -p" "$? $(head -1 err)" \
+	"--phase1-duration without -p: a usage error"
 
 # ---- errors ----
 "$VARPERF" record --mode=sample -p $pid -o x.data >out 2>err
@@ -94,5 +138,15 @@ tap_is "varperf: error: cannot attach to process $pid: no such process" "$(cat e
 	"a process that is gone: no such process"
 "$VARPERF" record --mode=sample -p $$ --duration 0.2 -o self.data >out 2>err
 tap_is 0 $? "attaching to an idle shell works (nothing to sample is no error)"
+# a zombie: sleep 0 exits, and its parent (exec'd to sleep 3) never reaps it
+sh -c 'sleep 0 & echo $! >zpid; exec sleep 3' &
+zparent=$!
+sleep 0.5
+zpid=$(cat zpid)
+"$VARPERF" record --mode=sample -p "$zpid" -o z.data >out 2>err
+tap_is "1 varperf: error: cannot attach to process $zpid: it has exited (a zombie, waiting for its parent)" \
+	"$? $(cat err)" "a zombie: it has exited"
+kill $zparent 2>/dev/null
+wait $zparent 2>/dev/null
 
 tap_done

@@ -14,7 +14,7 @@
 
 require_root_uprobes
 require_cmd python3
-require_file "$VARPERF" "$DEMO" "$FIXTURES/fx-o2"
+require_file "$VARPERF" "$DEMO" "$FIXTURES/fx-o2" "$FIXTURES/fx-watchdog"
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
@@ -76,7 +76,7 @@ tap_is True "$(q auto.json "any(n['function'] == 'spin_us' and n['inlined'] and
 	n['probed_node'] is None for n in s['nodes'])")" \
 	"the inlined spin_us() has sampled shares only"
 "$VARPERF" report -i auto.data >auto.txt 2>&1
-tap_like "$(cat auto.txt)" "^ +[0-9.]+% \[ *[0-9.]+, *[0-9.]+\] +[0-9.]+%.? P +300 +[0-9.]+ [mu]s +[0-9.]+ +physics \[vp-demo\.c:[0-9]+\]$" \
+tap_like "$(cat auto.txt)" "^ +[0-9.]+% \[ *[0-9.]+, *[0-9.]+\][ ~] .*P +300 +[0-9.]+ [mu]s +[0-9.]+ +physics \[vp-demo\.c:[0-9]+\]$" \
 	"the text report marks physics probed, with exact N"
 
 # ---- --phase1 ----
@@ -107,5 +107,52 @@ tap_is "124 True" "$(q o2.json "'%d %s' % (sum(n['count'] for n in node('compres
 tap_is True "$(q o2.json "(s['broken'] <= s['samples'] // 50 and
 	any(n['function'] in ('checksum', 'next') and n['inlined'] for n in s['nodes']))")" \
 	"-O2 stacks unwound, a function inlined by the compiler named"
+
+# ---- the watchdog: what samples cannot count ----
+# fx-watchdog calls hot() back to back, 4000 times a round: the samples
+# see a few long calls, its probes would cost several times the run.  The
+# watchdog must stop probing hot() - and nothing else: medium(), 3 ms a
+# call, costs nothing and keeps every call.
+wait_unprobed
+"$VARPERF" record -o wd.data -- "$FIXTURES/fx-watchdog" >out 2>err
+tap_is 0 $? "auto mode records fx-watchdog"
+tap_like "$(cat err)" "^varperf: warning: phase 2: stopped probing 'hot' after [0-9]+ calls" \
+	"the watchdog stops probing hot()"
+tap_unlike "$(cat err)" "stopped probing '(medium|main)'" "... and nothing that costs little"
+"$VARPERF" report -i wd.data --format json >wd.json 2>/dev/null
+tap_is "$("$AWK" '$1 == "calls" { print $5 }' out | tail -n 1) True" \
+	"$(q wd.json "'%d %s' % (node('medium')[0]['count'], node('hot')[0]['partial'])")" \
+	"medium: every call of phase 2; hot: partial"
+
+# ---- what stops phase 2 stops auto mode before phase 1 ----
+"$VARPERF" record -f nosuch -o none.data -- "$DEMO" >out 2>err
+tap_is "1 varperf: error: no function matches 'nosuch' in '$DEMO'" "$? $(cat err)" \
+	"a -f that matches nothing fails before phase 1"
+tap_ok "$(test ! -e none.data && ! ls none.data.phase1.* >/dev/null 2>&1; echo $?)" \
+	"... and leaves no file"
+cp auto.data keep.data
+"$VARPERF" record --phase1 keep.data -o keep.data -- "$DEMO" >out 2>err
+tap_is "129 varperf: error: --phase1 'keep.data' is also the output: give another -o" \
+	"$? $(cat err)" "--phase1 and -o the same file: a usage error"
+tap_ok "$(cmp -s auto.data keep.data; echo $?)" "... which leaves that file as it was"
+
+# ---- interrupted in phase 1: the sampling run is kept ----
+wait_unprobed
+"$VARPERF" record -o int.data -- "$FIXTURES/fx-watchdog" 5000 >out 2>err &
+vp=$!
+for _i in $(seq 1 50); do
+	grep -q 'phase 1 of 2' err && break
+	sleep 0.1
+done
+sleep 0.5
+kill -INT $vp
+wait $vp
+tap_is 130 $? "Ctrl-C in phase 1: exit 130 (the program's death by SIGINT)"
+tap_like "$(cat err)" "^varperf: warning: interrupted in phase 1: 'int\.data' holds the sampling run \(phase 1\) only$" \
+	"... says what the file holds"
+"$VARPERF" report -i int.data --format json >int.json 2>/dev/null
+tap_is "2 True" "$(q int.json "'%d %s' % (j['mode'], s['samples'] > 100)")" \
+	"... a sampling run with its samples"
+tap_ok "$(! ls int.data.phase1.* >/dev/null 2>&1; echo $?)" "... and no temporary file left"
 
 tap_done

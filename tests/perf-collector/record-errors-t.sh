@@ -9,7 +9,7 @@
 
 require_root_uprobes
 require_cmd python3
-require_file "$VARPERF" "$FIXTURES/fx-basic"
+require_file "$VARPERF" "$FIXTURES/fx-basic" "$FIXTURES/fx-watchdog"
 
 CHECK="$top_srcdir/tests/perf-collector/check-json.py"
 q() { python3 "$CHECK" "$@"; }
@@ -17,7 +17,7 @@ q() { python3 "$CHECK" "$@"; }
 D=$TMPDIR_T
 R=$D/report.json
 
-tap_plan 42
+tap_plan 48
 
 # ---- programs that cannot be recorded ----
 "$VARPERF" record --mode=probe -q -o "$D/n.data" -- nonexistent-prog >"$D/out" 2>"$D/err"
@@ -125,5 +125,54 @@ tap_ok "$(kill -0 "$tpid" 2>/dev/null; test $? -ne 0; echo $?)" "the target is g
 # at most main, run and work were open when SIGINT came.
 tap_is ok "$(q le 10 "$(q node "$R" main/run/work count)")" "work calls were recorded"
 tap_is ok "$(q le "$(q totals "$R" unpaired)" 3)" "at most main, run and work are unpaired"
+
+# ---- Ctrl-C before the program runs ----
+# (calibrating takes a while: the signal comes before the program starts)
+"$VARPERF" record --mode=probe -f work -o "$D/early.data" -- "$FIXTURES/fx-basic" \
+	>"$D/out" 2>"$D/err" &
+vpid=$!
+sleep 0.2
+kill -INT $vpid
+wait $vpid
+st=$?
+if [ -s "$D/out" ]; then
+	tap_skip "the program ran before the signal came (a fast machine)" 3
+else
+	tap_is 130 $st "Ctrl-C while getting ready: exit 130"
+	tap_is "" "$(cat "$D/err" | grep -v '^varperf: probe cost')" "... without an error"
+	tap_ok "$(test ! -e "$D/early.data"; echo $?)" "... and no data file"
+fi
+
+# ---- buffers that overflow: every lost record is counted ----
+# varperf is stopped while fx-watchdog calls hot() 200 000 times: a 16 KiB
+# buffer holds a few hundred records, the rest is lost after the last
+# record the kernel could write (no LOST record follows: the program is
+# gone).  Recorded and lost must add up to the calls the fixture made.
+"$VARPERF" record --mode=probe -m 16K -f hot -f medium -o "$D/ov.data" -- \
+	"$FIXTURES/fx-watchdog" 50 >"$D/out" 2>"$D/err" &
+vpid=$!
+# once the program runs (varperf calibrates first), stop varperf until the
+# program has exited (a zombie: varperf, stopped, cannot reap it)
+tpid=
+for _i in $(seq 1 100); do
+	tpid=$(pgrep -x fx-watchdog -P $vpid) && break
+	sleep 0.1
+done
+sleep 0.2
+kill -STOP $vpid
+for _i in $(seq 1 300); do
+	[ -z "$tpid" ] || [ "$(cut -d' ' -f3 /proc/$tpid/stat 2>/dev/null)" != R ] &&
+		[ "$(cut -d' ' -f3 /proc/$tpid/stat 2>/dev/null)" != S ] && break
+	sleep 0.1
+done
+kill -CONT $vpid
+wait $vpid
+tap_is 0 $? "a recording whose buffers overflowed exits 0"
+tap_like "$(cat "$D/err")" "^varperf: warning: [0-9]+ records were lost: the ring buffers overflowed" \
+	"... warns that records were lost"
+"$VARPERF" report --raw -i "$D/ov.data" --format json >"$R" 2>"$D/err"
+calls=$("$AWK" '$1 == "calls" { print 2 * ($3 + $5) }' "$D/out")
+tap_is "$calls" "$(($(q totals "$R" events) + $(q totals "$R" lost)))" \
+	"... and events recorded plus lost are the fixture's 2 x $calls / 2 calls"
 
 tap_done

@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# sample-durations-t.sh - durations reconstructed from samples against the
+# ones fx-durations measures itself with the thread CPU clock: steady()
+# spins 800 us and varied() 200 us to 2 ms, alternately.  At 10 kHz every
+# invocation spans 2 to 20 samples: the report must count them (a sample
+# missed or not unwound may merge two, rarely), and give means and
+# CoVs close to the fixture's; at 1 kHz varied() spans about one sample
+# and the report must not give it a duration at all.
+
+. "$top_srcdir/tests/lib/test-subr.sh"
+
+require_cmd python3
+require_file "$VARPERF" "$FIXTURES/fx-durations"
+if [ "$(id -u)" -ne 0 ] &&
+	[ "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)" -gt 1 ]; then
+	tap_skip_all "sampling needs root or kernel.perf_event_paranoid <= 1"
+fi
+
+cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
+
+# node JSON FUNCTION FIELD - FIELD of the sampled node of FUNCTION under main
+node() {
+	python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["sampled"]
+ids = {n["id"]: n for n in s["nodes"]}
+n = [n for n in s["nodes"] if n["function"] == sys.argv[2] and n["parent"] is not None
+     and ids[n["parent"]]["function"] == "main"][0]
+v = n[sys.argv[3]]
+print("null" if v is None else v)' "$@"
+}
+
+# truth FUNCTION FIELD - the fixture's own figure (calls, mean_ns, cov)
+truth() {
+	"$AWK" -v f="$1" -v k="$2" '$1 == "calls" && $2 == f {
+		for (i = 4; i < NF; i += 2) if ($i == k) print $(i + 1)
+		if (k == "calls") print $3 }' truth
+}
+
+ROUNDS=800
+"$VARPERF" record -q --mode=sample -F 10000 -o d.data -- "$FIXTURES/fx-durations" $ROUNDS \
+	>truth 2>err
+tap_is 0 $? "sampling fx-durations at 10 kHz"
+[ -s err ] && tap_diag "$(cat err)"
+"$VARPERF" report -i d.data --format json >d.json 2>err
+tap_is 0 $? "report --format json"
+broken=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sampled"]["broken"])' \
+	d.json)
+# A call that no sample fell in (a late timer on a busy VM, a stack not
+# unwound) merges its two neighbours: at most 1% of them, never more.
+for f in steady varied; do
+	n=$(node d.json $f invocations)
+	tap_ok "$([ "$n" -le "$ROUNDS" ] && [ "$n" -ge $((ROUNDS - broken - ROUNDS / 100)) ]
+		echo $?)" "$f: $n invocations of $ROUNDS ($broken stacks not unwound)"
+	tap_within "$(truth $f mean_ns)" "$(node d.json $f sampled_mean)" 0.03 \
+		"$f: sampled mean within 3% of the fixture's CPU time per call"
+done
+tap_within "$(truth varied cov)" "$(node d.json varied sampled_cov)" 0.10 \
+	"varied: sampled CoV within 10% of the fixture's"
+tap_is ok "$(python3 -c 'import sys; print("ok" if float(sys.argv[1]) < 0.05 else sys.argv[1])' \
+	"$(node d.json steady sampled_cov)")" \
+	"steady: a sampled CoV under 0.05 once whole periods' share is out"
+tap_within 0.125 "$(node d.json steady quantisation)" 0.05 \
+	"steady: its quantisation, one period in 8, is stated"
+"$VARPERF" report -i d.data >d.txt 2>&1
+tap_like "$(cat d.txt)" "^ +[0-9.]+% \[ *[0-9.]+, *[0-9.]+\] +s +[0-9]+ +[0-9.]+ ms +0\.[0-9]+ +varied \[" \
+	"the text report marks varied's figures sample-derived (s)"
+
+"$VARPERF" record -q --mode=sample -o k.data -- "$FIXTURES/fx-durations" 300 >/dev/null 2>err
+"$VARPERF" report -i k.data --format json >k.json 2>err
+tap_is "null null" "$(node k.json varied sampled_mean) $(node k.json varied sampled_cov)" \
+	"at 1 kHz varied spans about one sample: no duration is given"
+
+tap_done
