@@ -64,6 +64,17 @@ static char *cmd_gdb_loader_in(const char *dir, size_t len)
 	return NULL;
 }
 
+/* The path of this varperf's executable in @exe; 0, or -1 when unknown. */
+static int cmd_gdb_self_exe(char exe[PATH_MAX])
+{
+	ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	return 0;
+}
+
 /*
  * The plugin's loader: from the directories of $VARPERF_GDB_PLUGIN (a
  * build tree, the tests), next to a varperf run from its build tree, or
@@ -73,7 +84,6 @@ static char *cmd_gdb_find_loader(void)
 {
 	const char *env = getenv("VARPERF_GDB_PLUGIN");
 	char exe[PATH_MAX], *p, *slash;
-	ssize_t n;
 
 	for (const char *d = env; d && *d; d += strcspn(d, ":") + (d[strcspn(d, ":")] != 0)) {
 		size_t len = strcspn(d, ":");
@@ -81,9 +91,7 @@ static char *cmd_gdb_find_loader(void)
 		if (len && (p = cmd_gdb_loader_in(d, len)))
 			return p;
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
+	if (cmd_gdb_self_exe(exe) == 0) {
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
@@ -174,7 +182,7 @@ static char *cmd_gdb_load_command(const char *file)
 int cmd_gdb(int argc, char **argv)
 {
 	const char *input = NULL, *gdb = getenv("GDB");
-	char *argv0 = argv[0], *loader, **gargv;
+	char *argv0 = argv[0], *loader, **gargv, exe[PATH_MAX];
 	int c, no_load = 0, n = 0;
 
 	/* getopt names argv[0] in its messages: make that "varperf" */
@@ -236,6 +244,9 @@ int cmd_gdb(int argc, char **argv)
 			gargv[n++] = argv[i];
 	}
 	gargv[n] = NULL;
+	/* the plugin's `varperf record` runs this varperf, not one from PATH */
+	if (cmd_gdb_self_exe(exe) == 0 && setenv("VARPERF", exe, 1) < 0)
+		warning("cannot set VARPERF: %s", strerror(errno));
 	cmd_gdb_wait_unprobe();
 	fflush(NULL);
 	execvp(gdb, gargv);

@@ -5,12 +5,19 @@ The C extension _varperf does the work (it is varperf's core/ library:
 data file reader, calling-context tree, statistics, covariance and the
 pattern analysis); this package finds it and adds what both GDB and plain
 Python need: formatting as `varperf report` prints, thresholds for slow
-invocations, and calling-context specifications.  Nothing here imports gdb.
+invocations, calling-context specifications, and running the varperf
+program (find_program(), RecordProcess: `varperf record -p PID`).
+Nothing here imports gdb.
 """
 
 import math
 import os
+import re
+import shutil
+import signal
+import subprocess
 import sys
+import threading
 
 
 def _import_extension():
@@ -46,16 +53,150 @@ __all__ = [
     "Error", "Recording", "Writer", "create", "load", "format_duration", "format_exact",
     "format_time", "parse_duration", "parse_fraction", "chebyshev_k", "Threshold",
     "threshold", "parse_context", "match_context", "chain_label", "node_lines",
-    "pattern_lines", "function_lines", "vcg_lines", "HAVE_VCG",
+    "pattern_lines", "function_lines", "vcg_lines", "HAVE_VCG", "find_program",
+    "has_build_option", "RecordProcess",
 ]
 
 # Whether core/ has the Variance Characterization Graph (Recording.vcg()).
 HAVE_VCG = bool(getattr(_varperf, "HAVE_VCG", False))
 
 
-def load(path, **params):
-    """Read, build and analyse a data file (see _varperf.open); raises Error."""
-    return _varperf.open(path, **params)
+def load(path, compensate=True, **params):
+    """Read, build and analyse a data file (see _varperf.open); raises
+    Error.  With @compensate (the default) the calibrated probe costs are
+    subtracted from the durations as `varperf report` does; False is its
+    --raw: durations as measured."""
+    return _varperf.open(path, compensate=compensate, **params)
+
+
+# ---- the varperf program ----
+
+def _executable(path):
+    return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def find_program():
+    """The varperf program to run: $VARPERF when it is executable (`varperf
+    gdb` sets it to itself), else the varperf next to this package (a build
+    tree: gdb-plugin/../perf-collector/varperf, also from the directories of
+    $VARPERF_GDB_PLUGIN; installed: PREFIX/lib/varperf/gdb ->
+    PREFIX/bin/varperf, or a libdir one level deeper), else varperf from
+    PATH.  None when there is none."""
+    env = os.environ.get("VARPERF")
+    if _executable(env):
+        return env
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dirs = [root] + [d for d in os.environ.get("VARPERF_GDB_PLUGIN", "").split(":") if d]
+    cands = [os.path.join(d, os.pardir, "perf-collector", "varperf") for d in dirs]
+    for up in (3, 4):
+        cands.append(os.path.join(root, *([os.pardir] * up), "bin", "varperf"))
+    for c in cands:
+        if _executable(c):
+            return os.path.normpath(c)
+    return shutil.which("varperf")
+
+
+_build_options = {}
+
+
+def has_build_option(program, name):
+    """Whether `PROGRAM version --build-options` says "NAME: on" (asked once
+    per program)."""
+    if program not in _build_options:
+        try:
+            out = subprocess.run([program, "version", "--build-options"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 timeout=30, check=False).stdout
+            _build_options[program] = dict(
+                (k.strip(), v.strip()) for k, sep, v in
+                (line.partition(":") for line in out.decode("utf-8", "replace").splitlines())
+                if sep)
+        except (OSError, subprocess.SubprocessError):
+            _build_options[program] = {}
+    return _build_options[program].get(name) == "on"
+
+
+class RecordProcess:
+    """`varperf record -p PID ARGS...` attached to a running process, run in
+    a session of its own (a terminal's Ctrl-C does not reach it) with its
+    output collected by a thread.  Its lines are taken with take_lines();
+    attached is set once it said it is recording, ended once its output
+    is closed (it exited).  @on_end, when given, is called (from the
+    reading thread) when its output ends."""
+
+    def __init__(self, program, pid, args, on_end=None):
+        self.pid = pid
+        self.argv = [program, "record", "-p", str(pid)] + list(args)
+        self._lines = []
+        self._lock = threading.Lock()
+        self._re = re.compile(r"^varperf: attached to process %d\b" % pid)
+        self.attached = threading.Event()
+        self.ended = threading.Event()
+        self._on_end = on_end
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        self._reader = threading.Thread(target=self._read, name="varperf-record-output",
+                                        daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        try:
+            for raw in self.proc.stdout:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                with self._lock:
+                    self._lines.append(line)
+                if self._re.match(line):
+                    self.attached.set()
+        except (OSError, ValueError):
+            pass
+        finally:
+            self.ended.set()
+            if self._on_end is not None:
+                self._on_end()
+
+    def take_lines(self):
+        """The lines it printed since the last call."""
+        with self._lock:
+            lines, self._lines = self._lines, []
+        return lines
+
+    def poll(self):
+        """Its exit status (negative: killed by that signal), None while it runs."""
+        return self.proc.poll()
+
+    def interrupt(self):
+        """Send it SIGINT, which ends the recording (unless it has ended)."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGINT)
+            except OSError:
+                pass
+
+    def kill(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+
+    def wait(self, timeout):
+        """Its exit status once it has exited and closed its output, or None
+        after @timeout seconds."""
+        try:
+            status = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        self.ended.wait(2.0)
+        return status
+
+    @staticmethod
+    def error_of(lines):
+        """The message of the first "varperf: error: ..." line, or None."""
+        for line in lines:
+            if line.startswith("varperf: error: "):
+                return line[len("varperf: error: "):]
+        return None
 
 
 # ---- numbers ----

@@ -7,7 +7,10 @@
 # variance` prints the numbers of `varperf report --format json` for the
 # stopped context, maps a context the recording lacks onto the nearest
 # one, and `varperf break` with the recorded statistics stops on the slow
-# call only.
+# call only.  `varperf record` in GDB attaches varperf to the stopped
+# process (fx-attach, fx-gdb), continues it, ends the recording at the next
+# stop and loads it, and the program goes on unharmed; `varperf load --raw`
+# loads the durations of `varperf report --raw`.
 #
 # Environment (make check): top_srcdir, VARPERF, FIXTURES and
 # VARPERF_GDB_PLUGIN, the directories where the built _varperf module is.
@@ -103,13 +106,12 @@ tap_like "$out" "^varperf load: 'bad.data': offset 0: not a varperf data file \(
 tap_like "$out" "^varperf load: 'short.data': offset 16: .*truncated" "a truncated file"
 tap_like "$out" "^varperf load: cannot open 'nosuch.data': No such file or directory\$" \
 	"a missing file"
-tap_like "$out" '^varperf load: usage: varperf load \[FILE\]$' "two file names"
+tap_like "$out" '^varperf load: usage: varperf load \[--raw\] \[FILE\]$' "two file names"
 tap_like "$out" '^alive$' "GDB goes on"
 
 out=$(G "$FX" -ex 'varperf load fake.data' -ex 'info variance' -ex 'info variance patterns' \
 	-ex 'info variance function work' -ex 'break step' -ex 'run' -ex 'info variance' \
-	-ex 'info variance frame 99' -ex 'varperf record --duration 2' \
-	-ex 'varperf record --duration soon' -ex 'echo alive\n')
+	-ex 'info variance frame 99' -ex 'echo alive\n')
 tap_like "$out" "^Loaded 'fake.data': 2 calling contexts of 2 probed functions, 21 calls" \
 	"varperf load summarises the recording"
 want="^warning: 'fake.data' was recorded from '/nonexistent/other', not from '.*fx-gdb'"
@@ -124,12 +126,50 @@ want="^info variance: no frame from #0 outwards runs a function that 'fake.data'
 tap_like "$out" "$want" \
 	"a stack of the wrong program: one-line error"
 tap_like "$out" '^info variance frame: no frame #99 on the stack$' "a frame that does not exist"
-tap_is "varperf record: attach mode is not available in this varperf yet" \
-	"$(printf '%s\n' "$out" | grep '^varperf record:' | head -1)" \
-	"varperf record says attach mode is missing"
-tap_like "$out" "^varperf record: invalid value 'soon' for '--duration'" "and checks --duration"
 tap_like "$out" '^alive$' "GDB goes on"
 tap_unlike "$out" 'Traceback|Python Exception' "no Python traceback anywhere"
+
+# varperf record: its own options are checked first, then that there is a
+# process to record; varperf load --raw
+out=$(G "$FX" -ex 'help varperf record' -ex 'varperf record' -ex 'varperf record --duration soon' \
+	-ex 'varperf record --duration' -ex 'varperf record -p 1' -ex 'varperf record prog' \
+	-ex 'varperf load --raw a b' -ex 'varperf load --rwa' -ex 'echo alive\n')
+want='^Usage: varperf record \[--duration SECONDS\] \[-o FILE\] \[RECORD-OPTIONS\.\.\.\]$'
+tap_like "$out" "$want" "help varperf record"
+tap_like "$out" '^varperf record: the program is not being run$' \
+	"varperf record without a process: one-line error"
+want="^varperf record: invalid value 'soon' for '--duration': must be a number of seconds greater"
+tap_like "$out" "$want than 0\$" "varperf record checks --duration"
+tap_like "$out" "^varperf record: option '--duration' needs a value\$" "and that it has a value"
+want="^varperf record: option '-p' is not for GDB: it records the process being debugged\$"
+tap_like "$out" "$want" "varperf record refuses -p"
+want="^varperf record: unexpected argument 'prog' \(it records the process being debugged\)\$"
+tap_like "$out" "$want" "and a program to run"
+tap_like "$out" '^varperf load: usage: varperf load \[--raw\] \[FILE\]$' \
+	"varperf load --raw with two files"
+tap_like "$out" "^varperf load: unknown option '--rwa'\$" "varperf load with an unknown option"
+tap_like "$out" '^alive$' "GDB goes on"
+
+# an error of varperf record before it attaches is the command's one-line
+# error, and the program goes on (option errors need no privileges)
+out=$(G "$FX" -ex 'break step' -ex 'run' -ex 'varperf record --mode=bogus' -ex 'delete' \
+	-ex 'continue')
+tap_like "$out" "^varperf record: invalid value 'bogus' for --mode" \
+	"varperf record relays varperf's error as its own"
+tap_unlike "$out" '^varperf: error:|^usage:' "and prints it once, without varperf's usage"
+tap_like "$out" '^count step 201$' "the program goes on to its end"
+
+# the varperf that the plugin runs: $VARPERF, else the build tree's
+if [ -n "$top_builddir" ] && [ -x "$top_builddir/perf-collector/varperf" ]; then
+	out=$(env -u VARPERF gdb -batch -nx -x "$LOADER" \
+		-ex 'python import varperf; print(varperf.find_program())' 2>&1)
+	tap_is "$(cd "$top_builddir/perf-collector" && pwd -P)/varperf" \
+		"$(printf '%s\n' "$out" | tail -n 1)" \
+		"without VARPERF the plugin runs the varperf it was built with"
+fi
+out=$(VARPERF=/bin/true gdb -batch -nx -x "$LOADER" \
+	-ex 'python import varperf; print(varperf.find_program())' 2>&1)
+tap_is /bin/true "$(printf '%s\n' "$out" | tail -n 1)" "VARPERF names the varperf it runs"
 
 out=$(G "$FX" -ex 'varperf load fake.data' -ex 'complete info variance function wo' \
 	-ex 'complete varperf break --sl' -ex 'complete varperf load fake.d')
@@ -185,6 +225,12 @@ a b
 	out=$("$VARPERF" gdb -i nosuch.data 2>&1)
 	tap_is "1 varperf: error: cannot open 'nosuch.data': No such file or directory" "$? $out" \
 		"varperf gdb with a missing recording"
+	printf '#!/bin/sh\nprintf "VARPERF=%%s\\n" "$VARPERF"\n' >env-gdb
+	chmod +x env-gdb
+	vp=$VARPERF
+	out=$(VARPERF=/nonexistent "$vp" gdb --gdb ./env-gdb -n 2>&1)
+	tap_is "VARPERF=$(readlink -f "$vp")" "$(printf '%s\n' "$out" | tail -n 1)" \
+		"varperf gdb sets VARPERF to itself for the plugin's varperf record"
 else
 	tap_skip "this varperf has no 'gdb' command"
 fi
@@ -295,5 +341,102 @@ tap_is 1 "$(printf '%s\n' "$out" | grep -c '^varperf: step took')" "it stops onc
 tap_like "$out" '^varperf: call 137 since breakpoint 1 was set' "on the slow call"
 tap_like "$out" '^varperf: [0-9.]+ sigma above the recorded mean' "saying how unusual it is"
 tap_like "$out" '^\$1 = 137$' "step_calls agrees"
+
+# varperf load --raw: the durations of varperf report --raw, probe costs in
+"$VARPERF" report -i x.data --raw --format json >raw.json 2>err
+costs=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["probe_costs"]))' \
+	r.json)
+out=$(G "$FX" -ex 'varperf load --raw x.data' -ex 'break step' -ex 'run' -ex 'continue' \
+	-ex 'set variance raw on' -ex 'info variance' -ex 'varperf load x.data')
+ctx=$(printf '%s\n' "$out" | sed -n '/^#0 step, in the recorded context/,/^Loaded/p')
+for f in count mean min max; do
+	k=$f
+	[ $f = count ] && k=calls
+	num_is "$(q node raw.json main/frame/step $f)" "$(field "$ctx" $k)" \
+		"varperf load --raw: info variance prints report --raw's $f of main/frame/step"
+done
+if [ "${costs:-0}" -gt 0 ]; then
+	want="; durations as measured, probe costs included \(--raw\)\.\$"
+	tap_like "$out" "^Loaded 'x\.data': .*$want" \
+		"varperf load --raw says the probe costs are in"
+	tap_like "$out" "^Loaded 'x\.data': .*; probe costs subtracted\.\$" \
+		"varperf load says they are subtracted"
+	raw_mean=$(q node raw.json main/frame/step mean)
+	"$AWK" -v a="$raw_mean" -v b="$(q node r.json main/frame/step mean)" \
+		'BEGIN { exit !(a > b) }'
+	tap_ok $? "the mean with the probe costs is the larger"
+else
+	for d in "varperf load --raw says so" "varperf load says they are subtracted" "larger mean"; do
+		tap_skip "x.data has no calibrated probe costs: $d"
+	done
+fi
+
+# ---- varperf record in GDB ----
+
+# The recording ends at a breakpoint; a --duration timer that has not run
+# out by then stops nothing later.  The next one ends at the program's exit.
+out=$(G "$FX" -ex 'break step' -ex 'run' -ex 'varperf record --duration 1 --mode=probe -o b.data' \
+	-ex 'print step_calls' -ex 'shell sleep 1' -ex 'delete' \
+	-ex 'varperf record --mode=probe -o e.data' -ex 'info variance function render')
+tap_like "$out" '^varperf: attached to process [0-9]+ ' \
+	"varperf record in GDB runs varperf record -p and relays what it says"
+want="^Recording process [0-9]+ into 'b\.data' until the program stops, at most 1 s\.\$"
+tap_like "$out" "$want" "and continues the program"
+tap_is 2 "$(printf '%s\n' "$out" | grep -cE '^Breakpoint 1(\.1)?, step')" \
+	"the next breakpoint stops the program"
+tap_like "$out" '^\$1 = 1$' "at the second call of step() (the first has counted)"
+tap_like "$out" "^Loaded 'b\.data': " "and the recording is loaded"
+tap_unlike "$out" 'received signal SIGINT' \
+	"the --duration timer does not stop the program after the command"
+tap_like "$out" '^count step 201$' "the program runs to its end"
+tap_like "$out" 'exited normally' "and exits normally"
+tap_like "$out" '^varperf: process [0-9]+ exited after ' "which ends the next recording"
+tap_like "$out" "^Loaded 'e\.data': " "that is loaded then"
+tap_like "$out" '^render: 200 calls in ' "with every call of render()"
+
+FXA=$FIXTURES/fx-attach
+if [ ! -x "$FXA" ]; then
+	tap_skip "no fixture fx-attach"
+	tap_done
+fi
+# fx-attach's two threads call work() 15000 times (1.5 s) and print
+# checksums of every result: the program was not harmed if they match.
+"$FXA" 15000 >native.out 2>&1
+sums=$(grep '^thread ' native.out)
+
+out=$(G "$FXA" -ex 'break main' -ex 'run 15000' \
+	-ex 'varperf record --duration 1 --mode=probe -o p.data' -ex 'info variance function work' \
+	-ex 'continue')
+tap_like "$out" '^Stopped after 1 s \(--duration\); the program does not receive this SIGINT\.$' \
+	"varperf record --duration 1 stops the program after 1 s"
+tap_like "$out" '^varperf: detached from process [0-9]+ after ' "varperf detaches"
+want="^Loaded 'p\.data': [0-9]+ calling contexts? of [0-9]+ probed functions, [1-9][0-9]* calls"
+tap_like "$out" "$want" "the probe recording is loaded"
+n=$(printf '%s\n' "$out" | sed -n 's/^work: \([0-9]*\) calls\{0,1\} in .*/\1/p')
+[ "${n:-0}" -gt 0 ] 2>/dev/null
+tap_ok $? "work() was called while recording (${n:-no} calls)"
+"$VARPERF" report -i p.data --format json >p.json 2>err
+tap_is "$(q func p.json work count)" "$n" "varperf report counts the same calls"
+tap_like "$out" ' run \[[^]]*\] → work \[fx-attach\.c:[0-9]+\]$' \
+	"in the context run → work, in both threads"
+tap_is "$sums" "$(printf '%s\n' "$out" | grep '^thread ')" \
+	"the program goes on unharmed: the checksums of a run without GDB"
+tap_like "$out" 'exited normally' "and exits normally"
+tap_unlike "$out" 'Traceback|Python Exception' "no Python traceback"
+
+out=$(G "$FXA" -ex 'break main' -ex 'run 15000' \
+	-ex 'varperf record --duration 0.5 --mode=sample -o s.data' -ex 'continue')
+tap_like "$out" "^Loaded 's\.data': 0 calling contexts of 0 probed functions" \
+	"a sampling recording loads, without probed functions"
+tap_like "$out" "^'s\.data' has samples only, no probed function: .*'varperf record --mode=probe'" \
+	"and varperf record says how to record them"
+"$VARPERF" report -i s.data --format json >s.json 2>err
+tap_is yes "$(python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+n = sum(f["samples"] for f in doc["sampled"]["functions"] if f["function"] == "work")
+print("yes" if n > 0 else "no: %d samples in work()" % n)' s.json 2>&1)" \
+	"its samples show work()"
+tap_is "$sums" "$(printf '%s\n' "$out" | grep '^thread ')" "the program goes on unharmed"
 
 tap_done

@@ -409,23 +409,38 @@ class Session:
         return []
 
 
-def unprobe_running():
+def _stat(pid):
+    """(name, state, start time in clock ticks since boot) of process @pid."""
+    with open("/proc/%s/stat" % pid, "rb") as f:
+        stat = f.read()
+    name_end = stat.rfind(b")")
+    rest = stat[name_end + 2:].split()
+    return stat[stat.find(b"(") + 1:name_end], rest[0], int(rest[19])
+
+
+def start_time(pid):
+    """When process @pid started (for unprobe_running()), or None."""
+    try:
+        return _stat(pid)[2]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def unprobe_running(since=None):
     """Whether an earlier `varperf record` is still removing its uprobes (a
-    live process named varperf-unprobe): until it is done, a probe at a
-    function's entry takes the trap of a GDB breakpoint there."""
+    live process named varperf-unprobe; with @since, one started then or
+    later, see start_time()): until it is done, a probe at a function's
+    entry takes the trap of a GDB breakpoint there."""
     try:
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
         return False
     for p in pids:
         try:
-            with open("/proc/%s/stat" % p, "rb") as f:
-                stat = f.read()
-        except OSError:
+            name, state, started = _stat(p)
+        except (OSError, ValueError, IndexError):
             continue
-        name_end = stat.rfind(b")")
-        if stat[stat.find(b"(") + 1:name_end] == b"varperf-unprobe" and \
-                stat[name_end + 2:name_end + 3] != b"Z":
+        if name == b"varperf-unprobe" and state != b"Z" and (since is None or started >= since):
             return True
     return False
 
