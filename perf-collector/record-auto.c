@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * record-auto.c - "varperf record"'s automatic mode (seed 000 Section
+ * 2.2): phase 1 samples, phase 2 probes only what phase 1 found
+ * significant within the overhead budget - and a watchdog measures what
+ * the probes really cost while phase 2 runs (see record.h and plan.c).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "util.h"
+
+enum {
+	/* attached: what phase 1 needs before phase 2 can be planned */
+	PHASE1_MIN_SAMPLES = 200,
+};
+
+static double func_cost(const struct record *rec, uint32_t f)
+{
+	return vp_probe_class_cost(rec->hdr.funcs[f].insn_class, rec->hdr.costs, rec->hdr.ncosts);
+}
+
+/*
+ * Auto mode, phase 2: the plan estimated call counts from samples, which
+ * cannot count calls shorter than the sampling period.  So measure: when
+ * what the functions still probed have cost so far exceeds the budget's
+ * share of the target's CPU time, stop probing the most expensive until
+ * the rest fits.  Their calls until then stay in the file, marked as
+ * partial; what they cost is spent and no longer counts against the rest.
+ */
+void record_watchdog(struct record *rec)
+{
+	uint64_t now = record_now_ns();
+	double total = 0, budget, *cost;
+	char a[32];
+
+	/* Every 40 ms, from 150 ms on: the first calls of a process cost
+	 * more, and a rate needs a few rounds to settle. */
+	if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
+	    now - rec->start_ns < 150000000)
+		return;
+	rec->watched_ns = now;
+	record_update_cpu(rec);
+	/* the wall time when the CPU time cannot be read */
+	budget = rec->opts.overhead * (double)(rec->cpu ? rec->cpu : now - rec->start_ns);
+	cost = xcalloc(rec->hdr.nfuncs, sizeof(*cost));
+	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
+		if (rec->dropped[f])
+			continue;
+		cost[f] = (double)rec->calls[f] * func_cost(rec, f);
+		total += cost[f];
+	}
+	pr_debug("watchdog: %.0f ms, CPU %.1f ms, probes still in place cost %.1f ms, budget "
+		 "%.1f ms", (double)(now - rec->start_ns) / 1e6, (double)rec->cpu / 1e6,
+		 total / 1e6, budget / 1e6);
+	/* The kernel takes a while to remove each: drop all that must go. */
+	while (total > budget) {
+		long wf = -1;
+
+		for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
+			if (!rec->dropped[f] && cost[f] > 0 && (wf < 0 || cost[f] > cost[wf]))
+				wf = f;
+		if (wf < 0)
+			break;
+		vp_probes_drop(&rec->probes, (uint32_t)wf);
+		rec->dropped[wf] = 1;
+		record_write_failed(rec, vp_writer_unprobed(rec->w, (uint32_t)wf, now));
+		warning("phase 2: stopped probing '%s' after %llu calls in %s: its probes took "
+			"%.1f%% of the target's CPU time, the %g%% budget allows %.1f%% for all "
+			"(calls shorter than the sampling period cannot be counted from samples)",
+			rec->hdr.funcs[wf].display, (unsigned long long)rec->calls[wf],
+			fmt_duration((double)(now - rec->start_ns), a, sizeof(a)),
+			cost[wf] / budget * rec->opts.overhead * 100, rec->opts.overhead * 100,
+			(budget - (total - cost[wf])) / budget * rec->opts.overhead * 100);
+		total -= cost[wf];
+		cost[wf] = 0;
+	}
+	free(cost);
+}
+
+/* Auto mode, phase 2: what the probes cost in all, measured. */
+void record_print_measured_cost(const struct record *rec)
+{
+	double total = 0;
+
+	if (!rec->calls || rec->opts.quiet || !rec->cpu)
+		return;
+	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
+		total += (double)rec->calls[f] * func_cost(rec, f);
+	info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
+	     total / (double)rec->cpu * 100, rec->opts.overhead * 100);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Whether phase 1 ran the same program with the same arguments. */
+static int same_command(const struct vp_header *h, int argc, char **argv)
+{
+	if (h->argc != argc || !argc)
+		return 0;
+	if (strcmp(base_name(h->argv[0]), base_name(argv[0])))
+		return 0;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(h->argv[i], argv[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * Auto mode, phase 2: keep the functions the plan chose (and their exit
+ * plans), in their order.
+ */
+int record_select_planned(struct record *rec)
+{
+	const struct vp_header *h1;
+	size_t j = 0;
+
+	if (vp_plan_build(&rec->plan, rec->plan_from, rec->hdr.funcs, rec->hdr.nfuncs,
+			  rec->hdr.modules, rec->hdr.costs, rec->hdr.ncosts, rec->opts.cutoff,
+			  rec->opts.overhead) < 0)
+		return -1;
+	h1 = vp_plan_header(&rec->plan);
+	/* (attached, both phases are of the one process) */
+	if (!rec->opts.attach && !same_command(h1, rec->argc, rec->argv))
+		warning("the sampling run was of '%s' with %d argument%s, this run is of '%s' "
+			"with %d: both runs must do the same work",
+			h1->argc ? h1->argv[0] : "?", h1->argc - 1, h1->argc == 2 ? "" : "s",
+			rec->prog, rec->argc - 1);
+	if (!rec->opts.quiet)
+		vp_plan_print(&rec->plan, rec->hdr.funcs, rec->opts.cutoff, rec->opts.overhead,
+			      verbose > 0);
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		if (rec->plan.funcs[i].why == VP_PLAN_PROBED) {
+			rec->hdr.funcs[j] = rec->hdr.funcs[i];
+			if (rec->exits)
+				rec->exits[j] = rec->exits[i];
+			j++;
+		} else {
+			free(rec->hdr.funcs[i].name);
+			free(rec->hdr.funcs[i].display);
+			free(rec->hdr.funcs[i].base);
+			if (rec->exits)
+				vp_exits_release(&rec->exits[i]);
+		}
+	}
+	rec->hdr.nfuncs = j;
+	if (!j)
+		return error("no function to probe: the sampling run found none significant "
+			     "within the budget (try --mode=sample, or a larger --overhead)");
+	return 0;
+}
+
+/* Whether @a and @b name the same existing file. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* A new file next to @output for phase 1 (malloc'ed name), or NULL. */
+static char *phase1_file(const char *output)
+{
+	char *tmp = xasprintf("%s.phase1.XXXXXX", output);
+	int fd = mkstemp(tmp);
+
+	if (fd < 0) {
+		error("cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return NULL;
+	}
+	close(fd);
+	return tmp;
+}
+
+/* Keep phase 1, in @tmp, as the result: say why there is no phase 2. */
+static int keep_phase1(const struct record_opts *o, char *tmp, const char *why)
+{
+	if (rename(tmp, o->output) < 0) {
+		error("cannot rename '%s' to '%s': %s", tmp, o->output, strerror(errno));
+		return 1;
+	}
+	warning("%s: '%s' holds the sampling run (phase 1) only", why, o->output);
+	return 0;
+}
+
+/*
+ * How long auto mode samples an attached process before probing: 2 s, or
+ * a quarter of --duration when that is shorter.
+ */
+static double phase1_seconds(const struct record_opts *o)
+{
+	if (o->phase1_duration > 0)
+		return o->phase1_duration;
+	return o->duration > 0 && o->duration / 4 < 2 ? o->duration / 4 : 2;
+}
+
+/*
+ * Auto mode (seed 000 Section 2.2): sample a first run, then run again
+ * probing only what the samples found significant within the budget; or,
+ * attached to a running process, sample it for a while, then probe it.
+ * Both phases go into the one output file.  Whatever stops phase 2 from
+ * happening, phase 1 is kept.
+ */
+int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv)
+{
+	struct record r1, r2;
+	char *tmp = NULL;
+	uint64_t t0 = record_now_ns();
+	int code, p1code = 0;
+
+	memset(&r1, 0, sizeof(r1));
+	memset(&r2, 0, sizeof(r2));
+	r2.opts = *o;
+	r2.mode = MODE_PROBE;
+	r2.prog = prog;
+	r2.argc = argc;
+	r2.argv = argv;
+	if (o->phase1 && same_file(o->phase1, o->output)) {
+		error("--phase1 '%s' is also the output: give another -o", o->phase1);
+		return USAGE_ERROR;
+	}
+	r2.plan_from = o->phase1;
+	/* Nothing to probe (a stripped program, no uprobe PMU) without a
+	 * -f asking for something: auto mode samples.  Anything else that
+	 * would stop phase 2 stops us before phase 1. */
+	r2.can_sample_only = !o->funcs.n && !o->phase1;
+	code = record_prepare_static(&r2);
+	if (code && r2.unprobeable && r2.can_sample_only) {
+		warning("%s: sampling only", r2.unprobeable);
+		record_release(&r2);
+		memset(&r2, 0, sizeof(r2));
+		r2.opts = *o;
+		r2.mode = MODE_SAMPLE;
+		r2.prog = prog;
+		code = record_one(&r2, argc, argv);
+		goto out;
+	}
+	if (code)
+		goto out;
+	if (!o->phase1) {
+		tmp = phase1_file(o->output);
+		code = 1;
+		if (!tmp)
+			goto out;
+		r1.opts = *o;
+		r1.opts.output = tmp;
+		r1.opts.quiet = 1;
+		r1.mode = MODE_SAMPLE;
+		r1.prog = prog;
+		if (o->attach) {
+			r1.opts.duration = phase1_seconds(o);
+			r1.min_samples = PHASE1_MIN_SAMPLES;
+			r1.until_ns = o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
+			r1.announce = !o->quiet;
+			if (!o->quiet)
+				info("phase 1 of 2: sampling process %d (%s) for %.1f s",
+				     (int)o->attach, r2.path, r1.opts.duration);
+		} else if (!o->quiet) {
+			info("phase 1 of 2: sampling '%s'", prog);
+		}
+		p1code = record_one(&r1, argc, argv);
+		if (!r1.finished) {
+			code = p1code ? p1code : 1;
+			goto out;
+		}
+		if (record_nsignals) {
+			code = keep_phase1(o, tmp, "interrupted in phase 1");
+			if (!code && !o->attach)
+				code = p1code ? p1code : 130;
+			goto out;
+		}
+		if (r1.gone) {
+			code = keep_phase1(o, tmp, "the process exited in phase 1");
+			goto out;
+		}
+		if (p1code && !o->attach)
+			warning("phase 1: '%s' exited with status %d; phase 2 must do the same "
+				"work", prog, p1code);
+		r2.plan_from = tmp;
+		/* its sampling events and buffers are of no more use */
+		record_release(&r1);
+		memset(&r1, 0, sizeof(r1));
+	}
+	if (o->attach && o->duration > 0 &&
+	    (double)(record_now_ns() - t0) / 1e9 >= o->duration) {
+		code = keep_phase1(o, tmp, "--duration ended in phase 1");
+		goto out;
+	}
+	if (o->attach && !o->quiet)
+		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.path);
+	else if (!o->quiet && !o->list)
+		info("phase 2 of 2: probing '%s'", prog);
+	code = record_prepare_probes(&r2);
+	if (!code && o->attach && o->duration > 0) {
+		/* what is left of --duration after phase 1 and the planning */
+		r2.opts.duration = o->duration - (double)(record_now_ns() - t0) / 1e9;
+		if (r2.opts.duration <= 0) {
+			code = keep_phase1(o, tmp, "--duration ended before phase 2");
+			goto out;
+		}
+	}
+	if (!code && !record_nsignals)
+		code = record_run(&r2, argc, argv);
+	if (code < 0) {
+		code = 0; /* --list */
+	} else if (!r2.finished && tmp) {
+		int interrupted = record_nsignals != 0;
+
+		if (keep_phase1(o, tmp, interrupted ? "interrupted before phase 2"
+						    : "phase 2 failed"))
+			code = 1;
+		else if (interrupted)
+			code = o->attach ? 0 : 128 + (int)record_signal;
+		else if (!code)
+			code = 1;
+	}
+out:
+	record_release(&r1);
+	record_release(&r2);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	return code < 0 ? 0 : code;
+}

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * record-setup.c - what "varperf record" records, decided before the
+ * target runs: the program's modules and functions, how their exits are
+ * probed, what a probe costs on this machine, and the checks that make it
+ * fail early (see record.h).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calibrate.h"
+#include "record.h"
+#include "util.h"
+
+static int load_modules(struct record *rec)
+{
+	struct vp_symfile *exe;
+	size_t nmods = 1 + rec->opts.libs.n;
+	int err = vp_symfile_open(rec->path, &exe);
+
+	if (err == -ENOEXEC)
+		return error("'%s' is not an ELF file", rec->path);
+	if (err)
+		return error("cannot open '%s': %s", rec->path, strerror(-err));
+	rec->symfiles = xcalloc(nmods, sizeof(*rec->symfiles));
+	rec->hdr.modules = xcalloc(nmods, sizeof(*rec->hdr.modules));
+	rec->symfiles[0] = exe;
+	rec->hdr.nmodules = 1;
+	for (size_t i = 0; i < rec->opts.libs.n; i++) {
+		const char *name = rec->opts.libs.v[i];
+		char *lib;
+
+		err = vp_symfile_find_needed(exe, name, &lib);
+		if (err == -ENOENT)
+			return error("'%s' does not need a library '%s'", rec->path, name);
+		if (err)
+			return error("cannot find the library '%s' of '%s'", name, rec->path);
+		err = vp_symfile_open(lib, &rec->symfiles[rec->hdr.nmodules]);
+		if (err == -ENOEXEC)
+			err = error("'%s' is not an ELF file", lib);
+		else if (err)
+			err = error("cannot open '%s': %s", lib, strerror(-err));
+		free(lib);
+		if (err)
+			return -1;
+		rec->hdr.nmodules++;
+	}
+	for (size_t i = 0; i < rec->hdr.nmodules; i++) {
+		struct vp_module *m = &rec->hdr.modules[i];
+		const unsigned char *id;
+
+		m->path = xstrdup(vp_symfile_path(rec->symfiles[i]));
+		m->build_id_len = vp_symfile_build_id(rec->symfiles[i], &id);
+		if (m->build_id_len) {
+			m->build_id = xmalloc(m->build_id_len);
+			memcpy(m->build_id, id, m->build_id_len);
+		}
+	}
+	return 0;
+}
+
+static int load_functions(struct record *rec)
+{
+	struct record_opts *o = &rec->opts;
+	const char *unmatched;
+
+	for (size_t i = 0; i < rec->hdr.nmodules; i++)
+		vp_symfile_functions(rec->symfiles[i], (uint32_t)i, i ? VP_FUNC_FROM_LIB : 0,
+				     &rec->hdr.funcs, &rec->hdr.nfuncs);
+	for (size_t i = 0; o->no_move && i < rec->hdr.nfuncs; i++)
+		vp_symfile_probe_first(rec->symfiles[rec->hdr.funcs[i].module], &rec->hdr.funcs[i]);
+	if (!rec->hdr.nfuncs) {
+		rec->unprobeable = xasprintf("no function symbols in '%s' (stripped, and no debug "
+					     "file found?)", rec->path);
+		return rec->can_sample_only ? -1 : error("%s", rec->unprobeable);
+	}
+	if (vp_funcs_select(rec->hdr.funcs, &rec->hdr.nfuncs, o->funcs.v, o->funcs.n,
+			    o->excludes.v, o->excludes.n, &unmatched) < 0)
+		return error("no function matches '%s' in '%s'", unmatched, rec->path);
+	if (!rec->hdr.nfuncs)
+		return error("no function to probe in '%s'", rec->path);
+	return 0;
+}
+
+/*
+ * Decide how exits are probed.  A return probe puts the kernel's trampoline
+ * in place of the return address, and the C++ unwinder, finding no unwind
+ * information for it, calls std::terminate(): a program that throws
+ * through a probed function dies.  Probes on the instructions that leave
+ * a function do not touch the stack, but cost a single-step per call.
+ */
+static int plan_exits(struct record *rec)
+{
+	enum exit_mode mode = rec->opts.exit_mode;
+	size_t undecodable = 0;
+
+	for (size_t m = 0; m < rec->hdr.nmodules && !rec->can_throw; m++) {
+		int probed = 0;
+
+		for (size_t i = 0; i < rec->hdr.nfuncs && !probed; i++)
+			probed = rec->hdr.funcs[i].module == m;
+		/* The program itself always counts: it may throw through
+		 * the probed functions of a library (callbacks). */
+		if ((probed || !m) && vp_symfile_can_throw(rec->symfiles[m]))
+			rec->can_throw = 1;
+	}
+	if (mode == EXIT_AUTO) {
+#ifdef HAVE_CAPSTONE
+		mode = rec->can_throw ? EXIT_RET : EXIT_URETPROBE;
+#else
+		if (rec->can_throw)
+			warning("'%s' can throw C++ exceptions, which end the program when they "
+				"pass a return probe; probing the ret instructions instead needs "
+				"capstone, which this varperf was built without", rec->path);
+		mode = EXIT_URETPROBE;
+#endif
+	} else if (mode == EXIT_URETPROBE && rec->can_throw) {
+		warning("'%s' can throw C++ exceptions: one that passes a function with a "
+			"return probe ends the program", rec->path);
+	}
+	if (mode != EXIT_RET)
+		return 0;
+	rec->exits = xcalloc(rec->hdr.nfuncs, sizeof(*rec->exits));
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		const struct vp_func *f = &rec->hdr.funcs[i];
+		int err = vp_symfile_exits(rec->symfiles[f->module], f, &rec->exits[i]);
+
+		if (err == -ENOTSUP)
+			return error("--exit-probes=ret needs capstone to find the exits, and "
+				     "this varperf was built without it");
+		if (err) {
+			undecodable++;
+			pr_debug("%s at %#llx: code not decodable: return probe", f->display,
+				 (unsigned long long)f->addr);
+		}
+		for (uint32_t k = 0; k < rec->exits[i].n; k++) {
+			uint64_t vaddr = 0;
+
+			vp_symfile_off_to_vaddr(rec->symfiles[f->module], rec->exits[i].offs[k],
+						&vaddr);
+			pr_debug2("%s at %#llx: exit at %#llx", f->display,
+				  (unsigned long long)f->addr, (unsigned long long)vaddr);
+		}
+	}
+	pr_debug("exit sites decoded, %zu functions not decodable", undecodable);
+	return 0;
+}
+
+static const char *class_name(uint32_t cls)
+{
+	switch (cls) {
+	case VP_INSN_EMULATED:
+		return "emulated";
+	case VP_INSN_STEPPED:
+		return "stepped";
+	default:
+		return "unknown";
+	}
+}
+
+/* How the exits of function @i are probed, for --list. */
+static const char *exits_name(const struct record *rec, size_t i, char *buf, size_t len)
+{
+	const struct vp_exits *ex = rec->exits ? &rec->exits[i] : NULL;
+
+	switch (ex ? ex->how : VP_EXITS_URETPROBE) {
+	case VP_EXITS_SITES:
+		snprintf(buf, len, "sites:%u", ex->n);
+		return buf;
+	case VP_EXITS_NONE:
+		return "none";
+	case VP_EXITS_AT_ENTRY:
+		return "at-entry";
+	default:
+		return "uretprobe";
+	}
+}
+
+static void list_functions(const struct record *rec)
+{
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		const struct vp_func *f = &rec->hdr.funcs[i];
+		char buf[32];
+
+		printf("%#10llx %6llu %-8s %-9s %s", (unsigned long long)f->addr,
+		       (unsigned long long)f->size, class_name(f->insn_class),
+		       exits_name(rec, i, buf, sizeof(buf)), f->display);
+		if (f->flags & VP_FUNC_FROM_LIB)
+			printf("  [%s]", rec->hdr.modules[f->module].path);
+		printf("\n");
+	}
+}
+
+static void fill_header(struct record *rec, int argc, char **argv)
+{
+	struct vp_header *h = &rec->hdr;
+	struct utsname u;
+	int *cpus;
+	int n;
+
+	h->version = VP_DATA_VERSION;
+	h->unit = VP_UNIT_NS;
+	h->clock = CLOCK_MONOTONIC;
+	h->start_time = (uint64_t)time(NULL);
+	h->pid = (uint32_t)rec->pid;
+	n = vp_online_cpus(&cpus);
+	if (n > 0) {
+		h->ncpu = (uint32_t)n;
+		free(cpus);
+	}
+	h->host = uname(&u) == 0 ? xasprintf("%s %s", u.release, u.machine) : xstrdup("");
+	h->argc = argc;
+	h->argv = xcalloc((size_t)argc + 1, sizeof(*h->argv));
+	for (int i = 0; i < argc; i++)
+		h->argv[i] = xstrdup(argv[i]);
+	h->mode = rec->plan_from ? VP_MODE_AUTO : (uint32_t)rec->mode;
+	if (rec->plan_from) {
+		/* the sampling of phase 1, which the file holds too */
+		h->sampling = vp_plan_header(&rec->plan)->sampling;
+	} else if (rec->mode != MODE_PROBE) {
+		h->sampling.event = rec->opts.sampling.event;
+		h->sampling.freq = rec->opts.sampling.freq;
+		h->sampling.period = 0;
+		if (rec->opts.sampling.event != VP_SEV_CYCLES)
+			h->sampling.period = 1000000000ULL / rec->opts.sampling.freq;
+		h->sampling.stack_size = rec->opts.sampling.stack_size;
+	}
+}
+
+static int calibrate(struct record *rec)
+{
+	struct vp_probe_cost *costs = xcalloc(VP_CALIBRATE_NCOSTS, sizeof(*costs));
+	char a[32], b[32];
+	int n = vp_calibrate(costs, rec->exits != NULL);
+
+	if (n == -EACCES || n == -EPERM) {
+		free(costs);
+		return -1;
+	}
+	if (n < 0) {
+		warning("cannot measure the probe cost: %s", strerror(-n));
+		free(costs);
+		return 0;
+	}
+	rec->hdr.costs = costs;
+	rec->hdr.ncosts = (size_t)n;
+	if (!rec->opts.quiet)
+		info("probe cost per call: %s (emulated first instruction), %s (single-stepped)%s",
+		     fmt_duration((double)costs[0].full_ns, a, sizeof(a)),
+		     fmt_duration((double)costs[1].full_ns, b, sizeof(b)),
+		     rec->exits ? ", exits at ret sites" : "");
+	return 0;
+}
+
+static void count_emulated(const struct record *rec, size_t *ret, size_t *moved)
+{
+	*ret = *moved = 0;
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		if (rec->hdr.funcs[i].insn_class == VP_INSN_EMULATED)
+			(*ret)++;
+		if (rec->hdr.funcs[i].flags & VP_FUNC_MOVED)
+			(*moved)++;
+	}
+}
+
+/* What the "probing N functions" line says about exits. */
+static void print_probing(const struct record *rec)
+{
+	size_t emulated, moved, rets = 0, jmps = 0, ret_probes = 0, none = 0, at_entry = 0;
+	size_t unseen = 0;
+	const char *what;
+	char past[64] = "";
+
+	count_emulated(rec, &emulated, &moved);
+	if (moved)
+		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
+	if (!rec->exits) {
+		info("probing %zu functions in '%s' (%zu on emulated instructions%s)",
+		     rec->hdr.nfuncs, rec->path, emulated, past);
+		return;
+	}
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		const struct vp_exits *ex = &rec->exits[i];
+
+		switch (ex->how) {
+		case VP_EXITS_SITES:
+			rets += ex->n - ex->tail;
+			jmps += ex->tail;
+			unseen += ex->indirect || ex->cond_tail || ex->unknown;
+			break;
+		case VP_EXITS_NONE:
+			none++;
+			break;
+		case VP_EXITS_AT_ENTRY:
+			at_entry++;
+			break;
+		default:
+			ret_probes++;
+			break;
+		}
+	}
+	what = rec->opts.exit_mode == EXIT_AUTO ? ": the program can throw C++ exceptions" : "";
+	info("probing %zu functions in '%s' (%zu on emulated instructions%s; exits at %zu "
+	     "ret and %zu tail-call jmp instructions%s)", rec->hdr.nfuncs, rec->path, emulated,
+	     past, rets, jmps, what);
+	if (ret_probes)
+		info("%zu function%s with a return probe instead: code not decodable, or no "
+		     "way out that can be probed", ret_probes, ret_probes == 1 ? "" : "s");
+	if (none)
+		info("%zu function%s without an exit instruction (never return%s): no exit probe",
+		     none, none == 1 ? "" : "s", none == 1 ? "s" : "");
+	if (at_entry)
+		pr_debug("%zu functions leave by their first instruction: entry and exit in "
+			 "one probe", at_entry);
+	if (unseen)
+		info("%zu function%s may also leave by jumps that are not probed (indirect, "
+		     "conditional, or to unnamed code): such calls count as unpaired", unseen,
+		     unseen == 1 ? "" : "s");
+}
+
+/*
+ * Fail before the costly part when the data file cannot be created.  The
+ * file itself is only created (truncated) once everything else worked.
+ */
+static int check_output(const char *path)
+{
+	struct stat st;
+	char *dir, *slash;
+	int ok;
+
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return error("cannot create '%s': %s", path, strerror(EISDIR));
+		if (access(path, W_OK) < 0)
+			return error("cannot create '%s': %s", path, strerror(errno));
+		return 0;
+	}
+	dir = xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0';
+	ok = access(slash ? dir : ".", W_OK | X_OK) == 0;
+	free(dir);
+	if (!ok)
+		return error("cannot create '%s': %s", path, strerror(errno));
+	return 0;
+}
+
+/* -p: the program of the running process, and whether we may record it. */
+static int attach_program(struct record *rec)
+{
+	pid_t pid = rec->opts.attach;
+	int err = vp_attach_check(pid, &rec->path);
+
+	switch (err) {
+	case 0:
+		rec->prog = rec->path;
+		return 0;
+	case -ESRCH:
+		return error("cannot attach to process %d: no such process", (int)pid);
+	case -EPERM:
+		return error("cannot attach to process %d: not ours (another user's process; "
+			     "run varperf as that user or as root)", (int)pid);
+	case -ENOEXEC:
+		return error("cannot attach to process %d: a kernel thread (no program to "
+			     "record)", (int)pid);
+	case -EINVAL:
+		return error("cannot attach to process %d: that is varperf itself", (int)pid);
+	case -ECHILD:
+		return error("cannot attach to process %d: it has exited (a zombie, waiting for "
+			     "its parent)", (int)pid);
+	default:
+		return error("cannot attach to process %d: %s", (int)pid, strerror(-err));
+	}
+}
+
+/*
+ * What needs no target yet: the program, its functions and the probes'
+ * prerequisites, so that auto mode fails before its first run, not after
+ * it.  Returns 0, -1 (done: --list) or an exit code.
+ */
+int record_prepare_static(struct record *rec)
+{
+	int probing = rec->mode != MODE_SAMPLE;
+	int type, retbit, err;
+
+	if (rec->opts.attach) {
+		if (attach_program(rec) < 0)
+			return 1;
+	} else {
+		err = vp_resolve_program(rec->prog, &rec->path);
+		if (err)
+			return error("cannot run '%s': %s", rec->prog, strerror(-err)), 1;
+	}
+	if (load_modules(rec) < 0)
+		return 1;
+	if (probing && (load_functions(rec) < 0 || plan_exits(rec) < 0))
+		return 1;
+	if (rec->opts.list && !rec->plan_from) {
+		list_functions(rec);
+		return -1;
+	}
+	if (check_output(rec->opts.output) < 0)
+		return 1;
+	if (rec->mode != MODE_PROBE &&
+	    vp_sampling_resolve(&rec->opts.sampling, rec->opts.quiet || rec->plan_from) < 0)
+		return 1;
+	if (!probing)
+		return 0;
+	err = vp_uprobe_pmu(&type, &retbit);
+	if (err == -ENOENT) {
+		rec->unprobeable = xstrdup("the uprobe PMU is not available (no "
+					   "/sys/bus/event_source/devices/uprobe)");
+		if (!rec->can_sample_only)
+			error("%s", rec->unprobeable);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Right before the target runs: the probes' cost and, in auto mode, what
+ * phase 1 found worth probing.  Returns 0, -1 (done: --list) or an exit
+ * code.
+ */
+int record_prepare_probes(struct record *rec)
+{
+	if (rec->mode == MODE_SAMPLE)
+		return 0;
+	if (vp_probes_remove_stale() > 0)
+		warning("removed stale 'varperf' uprobes from tracefs");
+	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
+		return 1;
+	if (rec->plan_from && record_select_planned(rec) < 0)
+		return 1;
+	if (rec->opts.list) {
+		list_functions(rec);
+		return -1;
+	}
+	if (!rec->opts.quiet)
+		print_probing(rec);
+	return 0;
+}
+
+/* The header's command line: ours for a program, /proc's for -p. */
+void record_header_cmdline(struct record *rec, int argc, char **argv)
+{
+	char **pargv;
+	int pargc;
+
+	if (!rec->opts.attach) {
+		fill_header(rec, argc, argv);
+		return;
+	}
+	pargc = vp_proc_cmdline(rec->pid, &pargv);
+	if (pargc <= 0) {
+		char *one[] = { rec->path, NULL };
+
+		fill_header(rec, 1, one);
+		return;
+	}
+	fill_header(rec, pargc, pargv);
+	for (int i = 0; i < pargc; i++)
+		free(pargv[i]);
+	free(pargv);
+}

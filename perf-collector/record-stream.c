@@ -1,0 +1,890 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * record-stream.c - "varperf record" while the target runs: starting or
+ * attaching to it, reading the per-CPU buffers, merging their records by
+ * time and writing them (events, samples unwound, mappings), signals, the
+ * end of the recording and its summary (see record.h).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calibrate.h"
+#include "record.h"
+#include "util.h"
+
+enum {
+	POLL_MS = 50,
+};
+
+/* --duration with a program: how long it may take to stop after SIGINT */
+static const uint64_t GRACE_NS = 5000000000ULL;
+
+volatile sig_atomic_t record_signal, record_nsignals;
+
+static void idmap_grow(struct idmap *m);
+
+static uint64_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return k;
+}
+
+static uint32_t *idmap_slot(struct idmap *m, uint64_t key, int *found)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap)
+		idmap_grow(m);
+	for (i = hash64(key) & (m->cap - 1); m->used[i]; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			*found = 1;
+			return &m->vals[i];
+		}
+	}
+	*found = 0;
+	m->used[i] = 1;
+	m->keys[i] = key;
+	m->n++;
+	return &m->vals[i];
+}
+
+static void idmap_grow(struct idmap *m)
+{
+	struct idmap old = *m;
+
+	m->cap = old.cap ? old.cap * 2 : 64;
+	m->keys = xcalloc(m->cap, sizeof(*m->keys));
+	m->vals = xcalloc(m->cap, sizeof(*m->vals));
+	m->used = xcalloc(m->cap, 1);
+	m->n = 0;
+	for (size_t i = 0; i < old.cap; i++) {
+		int found;
+
+		if (old.used[i])
+			*idmap_slot(m, old.keys[i], &found) = old.vals[i];
+	}
+	free(old.keys);
+	free(old.vals);
+	free(old.used);
+}
+
+static void idmap_release(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Each probe is one file descriptor per CPU. */
+static int raise_nofile(size_t need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	need += 64; /* stdio, ELF files, pipes */
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+		rl.rlim_max = need; /* needs CAP_SYS_RESOURCE */
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return error("cannot raise the open file limit to %zu for %zu probe events: %s "
+			     "(probe fewer functions or raise 'ulimit -n')", need, need - 64,
+			     strerror(errno));
+	return 0;
+}
+
+void record_write_failed(struct record *rec, int err)
+{
+	if (err && !rec->write_err) {
+		rec->write_err = err;
+		error("cannot write '%s': %s", rec->opts.output, strerror(-err));
+	}
+}
+
+static uint32_t thread_index(struct record *rec, const struct vp_raw *r)
+{
+	int found;
+	uint32_t *idx = idmap_slot(&rec->threads, r->tid, &found);
+
+	if (!found) {
+		*idx = rec->thread_base + (uint32_t)(rec->threads.n - 1);
+		record_write_failed(rec, vp_writer_thread(rec->w, *idx, r->tid, r->pid));
+	}
+	return *idx;
+}
+
+static uint32_t callsite_id(struct record *rec, uint64_t addr)
+{
+	int found;
+	uint32_t *id = idmap_slot(&rec->callsites, addr, &found);
+	struct vp_callsite cs;
+
+	if (!found) {
+		*id = (uint32_t)(rec->callsites.n - 1);
+		vp_addrspace_callsite(rec->as, addr, &cs);
+		pr_debug("call site %u: %#llx -> module %d %#llx %s %s:%u", *id,
+			 (unsigned long long)addr, cs.module, (unsigned long long)cs.offset,
+			 cs.caller, cs.file, cs.line);
+		record_write_failed(rec, vp_writer_callsite(rec->w, *id, &cs));
+		vp_callsite_release(&cs);
+	}
+	return *id;
+}
+
+uint64_t record_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Unwind and write what was deferred, in the order it came. */
+static void flush_deferred(struct record *rec)
+{
+	uint64_t t0 = record_now_ns(), nsamples = 0;
+	struct vp_unwind_stats a, b;
+
+	if (!rec->ndeferred)
+		return;
+	vp_sample_sink_stats(rec->ss, &a);
+	for (size_t i = 0; i < rec->ndeferred; i++) {
+		struct vp_raw *r = &rec->deferred[i];
+
+		if (r->type == VP_RAW_MMAP) {
+			vp_sample_sink_mmap(rec->ss, (pid_t)r->pid, r->mmap->start, r->mmap->len,
+					    r->mmap->pgoff, r->mmap->path);
+			free(r->mmap);
+		} else {
+			record_write_failed(rec, vp_sample_sink_write(rec->ss, r, r->func));
+			vp_raw_sample_free(r);
+			nsamples++;
+		}
+	}
+	rec->ndeferred = 0;
+	rec->deferred_bytes = 0;
+	vp_sample_sink_stats(rec->ss, &b);
+	/* make bench reads this line: unwinding and naming on one core */
+	pr_debug("unwound %llu samples in %.3f s: %.0f samples/s, %.1f frames each",
+		 (unsigned long long)nsamples, (double)(record_now_ns() - t0) / 1e9,
+		 (double)nsamples / ((double)(record_now_ns() - t0) / 1e9),
+		 nsamples ? (double)(b.frames - a.frames) / (double)nsamples : 0.0);
+}
+
+/* Queue @r (a sample or an mapping) for flush_deferred(). */
+static void defer(struct record *rec, struct vp_raw *r)
+{
+	/* beyond this, unwind now rather than hold more */
+	const size_t max_bytes = 256 << 20;
+
+	if (r->type == VP_RAW_SAMPLE)
+		r->func = thread_index(rec, r); /* threads are numbered as they come */
+	if (rec->ndeferred == rec->deferred_cap) {
+		rec->deferred_cap = rec->deferred_cap ? rec->deferred_cap * 2 : 4096;
+		rec->deferred = xrealloc(rec->deferred, rec->deferred_cap * sizeof(*rec->deferred));
+	}
+	rec->deferred[rec->ndeferred++] = *r;
+	rec->deferred_bytes += sizeof(*r) + (r->type == VP_RAW_SAMPLE ? r->sample->st.len : 64);
+	r->mmap = NULL;
+	r->sample = NULL;
+	if (rec->deferred_bytes > max_bytes)
+		flush_deferred(rec);
+}
+
+static void emit(struct record *rec, struct vp_raw *r)
+{
+	struct vp_event ev;
+
+	if (rec->defer && (r->type == VP_RAW_SAMPLE || r->type == VP_RAW_MMAP)) {
+		defer(rec, r);
+		return;
+	}
+
+	switch (r->type) {
+	case VP_RAW_MMAP:
+		if (r->mmap->path[0] == '/')
+			vp_addrspace_mmap(rec->as, r->mmap->start, r->mmap->len, r->mmap->pgoff,
+					  r->mmap->path);
+		if (rec->ss)
+			vp_sample_sink_mmap(rec->ss, (pid_t)r->pid, r->mmap->start, r->mmap->len,
+					    r->mmap->pgoff, r->mmap->path);
+		free(r->mmap);
+		r->mmap = NULL;
+		return;
+	case VP_RAW_SAMPLE:
+		record_write_failed(rec, vp_sample_sink_write(rec->ss, r, thread_index(rec, r)));
+		vp_raw_sample_free(r);
+		return;
+	case VP_RAW_LOST:
+		rec->lost += r->addr;
+		record_write_failed(rec, vp_writer_lost(rec->w, r->cpu, r->addr));
+		return;
+	default:
+		break;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.time = r->time;
+	ev.sp = r->sp;
+	ev.func = r->func;
+	ev.kind = r->type == VP_RAW_ENTRY ? VP_EV_ENTRY : VP_EV_EXIT;
+	ev.thread = thread_index(rec, r);
+	if (ev.kind == VP_EV_ENTRY)
+		ev.callsite = callsite_id(rec, r->addr);
+	if (rec->mode == MODE_COMBINED && ev.kind == VP_EV_ENTRY) {
+		const struct vp_func *f = &rec->hdr.funcs[r->func];
+
+		vp_sample_sink_entry(rec->ss, (pid_t)r->pid, r->tid, r->sp, r->addr,
+				     rec->hdr.modules[f->module].path, f->addr);
+	} else if (rec->mode == MODE_COMBINED) {
+		vp_sample_sink_exit(rec->ss, r->tid, r->sp);
+	}
+	pr_debug2("%s %s tid %u time %llu sp %#llx %s %#llx",
+		  ev.kind == VP_EV_ENTRY ? "entry" : "exit ", rec->hdr.funcs[r->func].display,
+		  r->tid, (unsigned long long)r->time, (unsigned long long)r->sp,
+		  ev.kind == VP_EV_ENTRY ? "ret" : "ip", (unsigned long long)r->addr);
+	record_write_failed(rec, vp_writer_event(rec->w, &ev));
+}
+
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct vp_raw *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void push_pending(struct record *rec, const struct vp_raw *r)
+{
+	if (rec->npending == rec->cap) {
+		rec->cap = rec->cap ? rec->cap * 2 : 4096;
+		rec->pending = xrealloc(rec->pending, rec->cap * sizeof(*rec->pending));
+	}
+	rec->pending[rec->npending] = *r;
+	rec->pending[rec->npending++].seq = rec->seq++;
+}
+
+static void drain_ring(struct record *rec, struct vp_ring *ring)
+{
+	const struct perf_event_header *h;
+
+	vp_ring_begin(ring);
+	while ((h = vp_ring_next(ring))) {
+		struct vp_raw r;
+		int got = 0;
+
+		if (rec->sampler.nfds)
+			got = vp_sampler_decode(&rec->sampler, h, ring->cpu, &r);
+		if (!got && rec->probes.nfds)
+			got = vp_probes_decode(&rec->probes, h, ring->cpu, &r);
+		if (!got)
+			continue;
+		if (r.type != VP_RAW_LOST && r.pid != (uint32_t)rec->pid) {
+			/* Other processes run the probed code too (pid = -1),
+			 * and the sampling events follow children. */
+			if (r.type == VP_RAW_MMAP)
+				free(r.mmap);
+			else if (r.type == VP_RAW_SAMPLE)
+				vp_raw_sample_free(&r);
+			if (r.type != VP_RAW_MMAP)
+				rec->foreign++;
+			continue;
+		}
+		push_pending(rec, &r);
+		rec->nsamples += r.type == VP_RAW_SAMPLE;
+		if (r.type == VP_RAW_ENTRY && rec->calls)
+			rec->calls[r.func]++;
+		if (r.type == VP_RAW_ENTRY && (r.flags & VP_RAW_F_EXITS_TOO)) {
+			/* The probed instruction is the function's ret or
+			 * tail-call jmp: it leaves as soon as it entered. */
+			r.type = VP_RAW_EXIT;
+			r.sp = r.sp ? r.sp + 8 : 0;
+			r.addr = 0;
+			push_pending(rec, &r);
+		}
+	}
+	vp_ring_end(ring);
+}
+
+/*
+ * One round: read every CPU's buffer, sort what is pending by time, and
+ * write out what can no longer be preceded by a record still unread: a
+ * record read in a later round was written after this round started, so
+ * its time exceeds every time seen before this round (perf's "finished
+ * round" rule).  @all writes everything (the target is gone).
+ */
+static void round_trip(struct record *rec, int all)
+{
+	uint64_t limit = rec->max_seen;
+	size_t i;
+
+	for (int c = 0; c < rec->nrings; c++)
+		drain_ring(rec, &rec->rings[c]);
+	qsort(rec->pending, rec->npending, sizeof(*rec->pending), cmp_raw);
+	if (rec->npending && rec->pending[rec->npending - 1].time > rec->max_seen)
+		rec->max_seen = rec->pending[rec->npending - 1].time;
+	for (i = 0; i < rec->npending && (all || rec->pending[i].time <= limit); i++)
+		emit(rec, &rec->pending[i]);
+	memmove(rec->pending, rec->pending + i, (rec->npending - i) * sizeof(*rec->pending));
+	rec->npending -= i;
+}
+
+static void on_signal(int sig)
+{
+	record_signal = sig;
+	record_nsignals++;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: poll() returns at once with EINTR. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* a closed terminal must not lose what was recorded either */
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Forward the first SIGINT/SIGTERM; kill the target on the next one. */
+static void forward_signals(struct record *rec, int *forwarded)
+{
+	if (record_nsignals > *forwarded) {
+		kill(rec->pid, *forwarded ? SIGKILL : record_signal);
+		pr_debug("sent signal %d to %d", *forwarded ? SIGKILL : (int)record_signal,
+			 (int)rec->pid);
+		*forwarded = (int)record_nsignals;
+	}
+}
+
+/* User and system CPU time of @ru in ns. */
+static uint64_t rusage_ns(const struct rusage *ru)
+{
+	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000ULL +
+	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000ULL;
+}
+
+/*
+ * Records the kernel dropped when a buffer was full are announced by a
+ * LOST record once there is room again - never, if the target is gone by
+ * then.  The probes' own counts of hits tell: what no record stands for
+ * was lost.  (Both kinds of count overlap; the larger is the one.)
+ */
+static void count_unseen(struct record *rec)
+{
+	uint64_t unseen = rec->probes.nfds ? vp_probes_unseen(&rec->probes) : 0;
+
+	if (unseen > rec->lost) {
+		pr_debug("%llu probe hits have no record; LOST records said %llu",
+			 (unsigned long long)unseen, (unsigned long long)rec->lost);
+		rec->lost = unseen;
+	}
+}
+
+/* Stop every event: nothing new arrives after the final round. */
+static void disable_events(struct record *rec)
+{
+	if (rec->sampler.nfds)
+		vp_sampler_disable(&rec->sampler);
+	for (size_t i = 0; i < rec->probes.nfds; i++)
+		ioctl(rec->probes.fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/*
+ * CPU time of process @pid in ns, that of its exited threads included (the
+ * probes' time is charged to it too), or 0 when it cannot be read.
+ */
+static uint64_t target_cpu_ns(pid_t pid)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	if (clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The target's CPU time since the recording began, as far as known. */
+void record_update_cpu(struct record *rec)
+{
+	uint64_t cpu = target_cpu_ns(rec->pid);
+
+	if (cpu > rec->start_cpu && cpu - rec->start_cpu > rec->cpu)
+		rec->cpu = cpu - rec->start_cpu;
+}
+
+/* Attached: whether to stop now (signal, --duration, the process exited). */
+static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t deadline,
+		       int *flags)
+{
+	uint64_t now = record_now_ns();
+
+	if (record_nsignals) {
+		*flags |= VP_END_INTERRUPTED;
+		return 1;
+	}
+	/* auto, phase 1: an idle process has shown nothing to plan from yet */
+	if (deadline && now >= deadline && rec->nsamples < rec->min_samples &&
+	    (!rec->until_ns || now < rec->until_ns)) {
+		if (!rec->waiting_said && (!rec->opts.quiet || rec->announce))
+			info("phase 1: %llu samples so far: sampling until there are %llu",
+			     (unsigned long long)rec->nsamples,
+			     (unsigned long long)rec->min_samples);
+		rec->waiting_said = 1;
+	} else if (deadline && now >= deadline) {
+		return 1;
+	}
+	if ((pidfd->fd >= 0 && (pidfd->revents & POLLIN)) ||
+	    (kill(rec->pid, 0) < 0 && errno == ESRCH)) {
+		rec->gone = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Read the buffers until the end: the target's exit, or attached, a
+ * signal to varperf, --duration or the process's exit.  Returns END flags.
+ */
+static int wait_and_read(struct record *rec, int *status)
+{
+	size_t n = (size_t)rec->nrings + 1;
+	struct pollfd *pfd = xcalloc(n, sizeof(*pfd));
+	uint64_t deadline = 0;
+	int forwarded = 0, flags = 0, timed_out = 0;
+	struct rusage ru;
+	pid_t r;
+
+	if (rec->opts.duration > 0)
+		deadline = rec->start_ns + (uint64_t)(rec->opts.duration * 1e9);
+	for (int c = 0; c < rec->nrings; c++) {
+		pfd[c].fd = rec->rings[c].fd;
+		pfd[c].events = POLLIN;
+	}
+	pfd[n - 1].fd = rec->pidfd > 0 ? rec->pidfd : -1;
+	pfd[n - 1].events = POLLIN;
+	for (;;) {
+		/* A hung-up buffer (its task gone) would make poll() spin. */
+		for (int c = 0; c < rec->nrings; c++)
+			if (pfd[c].revents & (POLLHUP | POLLERR))
+				pfd[c].fd = -1;
+		if (poll(pfd, (nfds_t)n, POLL_MS) < 0 && errno != EINTR)
+			warning("poll failed: %s", strerror(errno));
+		if (rec->opts.attach) {
+			if (attach_done(rec, &pfd[n - 1], deadline, &flags))
+				break;
+		} else {
+			forward_signals(rec, &forwarded);
+			if (deadline && !timed_out && record_now_ns() >= deadline) {
+				/* --duration with a program: as if Ctrl-C */
+				kill(rec->pid, SIGINT);
+				timed_out = 1;
+			} else if (timed_out == 1 && record_now_ns() >= deadline + GRACE_NS) {
+				warning("'%s' did not stop within %d s of SIGINT: killing it",
+					rec->prog, (int)(GRACE_NS / 1000000000));
+				kill(rec->pid, SIGKILL);
+				timed_out = 2;
+			}
+			r = wait4(rec->pid, status, WNOHANG, &ru);
+			if (r == rec->pid || (r < 0 && errno == ECHILD)) {
+				if (r == rec->pid)
+					rec->cpu = rusage_ns(&ru);
+				break;
+			}
+		}
+		round_trip(rec, 0);
+		if (rec->calls)
+			record_watchdog(rec);
+		if (rec->hdr.ncosts)
+			vp_calibrate_track();
+	}
+	/* (the probes also fire for other processes that run the code) */
+	disable_events(rec);
+	if (rec->opts.attach)
+		record_update_cpu(rec);
+	/* The target is gone or no longer followed: every record is in. */
+	if (!rec->opts.attach || rec->gone)
+		vp_addrspace_target_gone(rec->as);
+	round_trip(rec, 1);
+	flush_deferred(rec);
+	count_unseen(rec);
+	free(pfd);
+	if (forwarded || timed_out)
+		flags |= VP_END_INTERRUPTED;
+	return flags;
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void print_sampling_summary(struct record *rec, const struct vp_trailer *tr,
+				   long long bytes)
+{
+	const struct vp_sampling *sm = &rec->hdr.sampling;
+	struct vp_unwind_stats us = { 0 };
+	uint64_t n = tr->samples;
+	char a[32];
+
+	if (rec->ss)
+		vp_sample_sink_stats(rec->ss, &us);
+	info("recorded %llu samples of %s every %s in '%s' (%lld bytes), %zu thread%s",
+	     (unsigned long long)n, vp_sample_event_name(sm->event),
+	     sm->period ? fmt_duration((double)sm->period, a, sizeof(a)) : "(frequency mode)",
+	     rec->opts.output, bytes, rec->threads.n, rec->threads.n == 1 ? "" : "s");
+	if (tr->truncated && rec->opts.sampling.stack_size < VP_STACK_SIZE_MAX)
+		warning("%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte stack "
+			"copy ended before their outermost frame (try --stack-size %u)",
+			(unsigned long long)tr->truncated, (unsigned long long)n,
+			100.0 * (double)tr->truncated / (double)n,
+			(unsigned)rec->opts.sampling.stack_size,
+			rec->opts.sampling.stack_size * 4 > VP_STACK_SIZE_MAX
+				? VP_STACK_SIZE_MAX
+				: rec->opts.sampling.stack_size * 4);
+	else if (tr->truncated)
+		warning("%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte copy, "
+			"the largest the kernel takes, ended before their outermost frame",
+			(unsigned long long)tr->truncated, (unsigned long long)n,
+			100.0 * (double)tr->truncated / (double)n,
+			(unsigned)rec->opts.sampling.stack_size);
+	if (tr->broken && us.no_cfi_module[0])
+		warning("%llu of %llu samples (%.1f%%) could not be unwound past code of '%s', "
+			"which has no .eh_frame or .debug_frame (rebuild it with "
+			"-fasynchronous-unwind-tables, or keep frame pointers)",
+			(unsigned long long)tr->broken, (unsigned long long)n,
+			100.0 * (double)tr->broken / (double)n, us.no_cfi_module);
+	else if (tr->broken)
+		warning("%llu of %llu samples (%.1f%%) could not be unwound to their outermost "
+			"frame", (unsigned long long)tr->broken, (unsigned long long)n,
+			100.0 * (double)tr->broken / (double)n);
+	if (rec->sampler.exclude_kernel)
+		info("user mode only: time in the kernel is not sampled (it needs root or "
+		     "kernel.perf_event_paranoid <= 1)");
+	if (rec->opts.precision_given && n) {
+		double z = vp_confidence_z(rec->opts.confidence);
+		double half = z * sqrt(0.25 / (double)n);
+
+		if (half > rec->opts.precision)
+			warning("%llu samples give shares to +/-%.2f%% at %g%% confidence, not the "
+				"+/-%g%% asked: %llu are needed", (unsigned long long)n,
+				half * 100, rec->opts.confidence * 100, rec->opts.precision * 100,
+				(unsigned long long)vp_samples_needed(0.5, rec->opts.precision, z));
+		else
+			info("%llu samples: every share is within +/-%.2f%% at %g%% confidence",
+			     (unsigned long long)n, half * 100, rec->opts.confidence * 100);
+	}
+}
+
+static void print_detach(const struct record *rec)
+{
+	double secs = (double)(record_now_ns() - rec->start_ns) / 1e9;
+
+	if (rec->opts.quiet)
+		return;
+	if (rec->gone)
+		info("process %d exited after %.1f s of recording", (int)rec->pid, secs);
+	else
+		info("detached from process %d after %.1f s; it keeps running", (int)rec->pid,
+		     secs);
+}
+
+static void print_summary(struct record *rec, const struct vp_trailer *tr)
+{
+	struct stat st;
+	long long bytes = stat(rec->opts.output, &st) == 0 ? (long long)st.st_size : -1;
+
+	if (rec->write_err) {
+		error("'%s' is incomplete: only %lld bytes were written", rec->opts.output, bytes);
+		return;
+	}
+	if (rec->opts.quiet)
+		return;
+	if (rec->mode != MODE_SAMPLE)
+		info("recorded %llu events in '%s' (%lld bytes, %.1f bytes/event), %llu lost, %zu "
+		     "thread%s",
+		     (unsigned long long)tr->events, rec->opts.output, bytes,
+		     tr->events ? (double)bytes / (double)tr->events : 0.0,
+		     (unsigned long long)rec->lost, rec->threads.n, rec->threads.n == 1 ? "" : "s");
+	if (rec->mode != MODE_PROBE)
+		print_sampling_summary(rec, tr, bytes);
+	if (rec->lost)
+		warning("%llu records were lost: the ring buffers overflowed (try a larger "
+			"--buffer-size)", (unsigned long long)rec->lost);
+	if (rec->foreign)
+		info("%llu events from other processes were not recorded (children are not "
+		     "followed)", (unsigned long long)rec->foreign);
+}
+
+/* Run the target under the probes and write the file; returns the exit code. */
+static int run(struct record *rec)
+{
+	struct vp_trailer tr;
+	int status = 0, err, code;
+
+	if (!rec->opts.attach) {
+		/* interrupted while getting ready: the program never runs */
+		err = record_nsignals ? -EINTR : vp_launch_release(&rec->launch);
+		if (err) {
+			if (err == -EINTR)
+				vp_launch_abort(&rec->launch);
+			else
+				error("cannot run '%s': %s", rec->prog, strerror(-err));
+			vp_writer_free(rec->w);
+			rec->w = NULL;
+			unlink(rec->opts.output);
+			return err == -EINTR ? 128 + (int)record_signal : 1;
+		}
+	}
+	rec->start_ns = record_now_ns();
+	/* attached, the process has a past; launched, it has just exec'd */
+	rec->start_cpu = rec->opts.attach ? target_cpu_ns(rec->pid) : 0;
+	memset(&tr, 0, sizeof(tr));
+	tr.flags = wait_and_read(rec, &status);
+	if (!rec->opts.attach) {
+		tr.flags |= VP_END_EXITED;
+		tr.wait_status = (uint64_t)status;
+	} else {
+		tr.flags |= rec->gone ? VP_END_GONE : VP_END_DETACHED;
+	}
+	tr.lost = rec->lost;
+	tr.foreign = rec->foreign;
+	if (rec->hdr.ncosts)
+		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
+	tr.end_time = record_now_ns();
+	if (rec->write_err)
+		tr.flags |= VP_END_WRITE_ERROR;
+	err = vp_writer_finish(rec->w, &tr);
+	rec->w = NULL;
+	record_write_failed(rec, err);
+	rec->finished = !err;
+	print_summary(rec, &tr);
+	record_print_measured_cost(rec);
+	if (rec->opts.attach) {
+		print_detach(rec);
+		return rec->write_err ? 1 : 0;
+	}
+	code = exit_code(status);
+	return rec->write_err ? 1 : code;
+}
+
+void record_release(struct record *rec)
+{
+	/* The sampling events first: the probes' clean-up child must not
+	 * inherit them (they would sample on until it is done). */
+	if (rec->sampler.nfds)
+		vp_sampler_close(&rec->sampler);
+	/* The kernel removes one uprobe event in 60-80 ms (RCU grace periods
+	 * under a global mutex, measured on 6.18): a detached child waits
+	 * for that, not the user.  Not for the return probes of a program
+	 * that can throw: until removed they would still end it (or another
+	 * run of it) at the first exception through a probed function. */
+	if (rec->probes.nfds)
+		vp_probes_close_detached(&rec->probes,
+					 rec->can_throw ? VP_CLOSE_RETURNS_NOW : 0);
+	vp_calibrate_done();
+	for (size_t i = 0; i < rec->hdr.nmodules; i++)
+		vp_symfile_free(rec->symfiles ? rec->symfiles[i] : NULL);
+	free(rec->symfiles);
+	vp_addrspace_free(rec->as);
+	for (size_t i = 0; rec->exits && i < rec->hdr.nfuncs; i++)
+		vp_exits_release(&rec->exits[i]);
+	free(rec->exits);
+	for (size_t i = 0; i < rec->npending; i++) {
+		if (rec->pending[i].type == VP_RAW_MMAP)
+			free(rec->pending[i].mmap);
+		if (rec->pending[i].type == VP_RAW_SAMPLE)
+			vp_raw_sample_free(&rec->pending[i]);
+	}
+	free(rec->pending);
+	for (size_t i = 0; i < rec->ndeferred; i++) {
+		if (rec->deferred[i].type == VP_RAW_MMAP)
+			free(rec->deferred[i].mmap);
+		else
+			vp_raw_sample_free(&rec->deferred[i]);
+	}
+	free(rec->deferred);
+	vp_sample_sink_free(rec->ss);
+	vp_plan_release(&rec->plan);
+	free(rec->calls);
+	free(rec->dropped);
+	if (rec->pidfd > 0)
+		close(rec->pidfd);
+	idmap_release(&rec->threads);
+	idmap_release(&rec->callsites);
+	vp_header_release(&rec->hdr);
+	free(rec->path);
+	free(rec->unprobeable);
+}
+
+/* Open the sampling events (and the writer's sample side). */
+static int start_sampling(struct record *rec)
+{
+	pid_t *tids = NULL;
+	int ntids = 0, err;
+
+	rec->ss = vp_sample_sink_new(rec->w, rec->hdr.modules, rec->hdr.nmodules);
+	if (!rec->ss)
+		return error("cannot set up unwinding: %s", strerror(errno));
+	if (rec->opts.attach) {
+		/* Every thread that runs now; later ones inherit. */
+		ntids = vp_task_list(rec->pid, &tids);
+		if (ntids == -ESRCH)
+			return error("cannot attach to process %d: it exited before varperf was "
+				     "ready", (int)rec->pid);
+		if (ntids < 0)
+			return error("cannot list the threads of process %d: %s", (int)rec->pid,
+				     strerror(-ntids));
+		vp_sample_sink_read_maps(rec->ss, rec->pid);
+	}
+	/* one event per thread and CPU (twice the threads: new ones come) */
+	if (raise_nofile(rec->probes.nfds + (size_t)(ntids > 0 ? 2 * ntids : 1) *
+						 (rec->hdr.ncpu ? rec->hdr.ncpu : 1)) < 0) {
+		free(tids);
+		return -1;
+	}
+	err = vp_sampler_open(&rec->sampler, &rec->opts.sampling, rec->pid, tids, (size_t)ntids,
+			      rec->mode == MODE_COMBINED ? rec->probes.rings : NULL,
+			      rec->opts.attach ? 0 : VP_SAMPLER_ON_EXEC);
+	free(tids);
+	if (err < 0)
+		return -1;
+	if (rec->mode == MODE_SAMPLE) {
+		rec->rings = rec->sampler.rings;
+		rec->nrings = rec->sampler.ncpus;
+		/* Attached, the mappings of now are known now; later ones come
+		 * as records, in order with the samples. */
+		rec->defer = 1;
+		/*
+		 * All varperf does while the target runs is empty the buffers:
+		 * give way to the target when CPUs are short (the target was
+		 * forked before this, and keeps its priority).
+		 */
+		if (!rec->opts.attach)
+			setpriority(PRIO_PROCESS, 0, 5);
+	}
+	return 0;
+}
+
+/* Fork the target (or attach), create the file, open the events; 0 or an
+ * exit code. */
+static int start(struct record *rec, int argc, char **argv)
+{
+	size_t need;
+	int err;
+
+	if (rec->opts.attach) {
+		rec->pid = rec->opts.attach;
+	} else {
+		err = vp_launch_fork(&rec->launch, rec->path, argv);
+		if (err)
+			return error("cannot fork: %s", strerror(-err)), 1;
+		rec->pid = rec->launch.pid;
+	}
+	record_header_cmdline(rec, argc, argv);
+	rec->w = vp_writer_new(rec->opts.output, &rec->hdr);
+	if (!rec->w) {
+		error("cannot create '%s': %s", rec->opts.output, strerror(errno));
+		goto out_abort;
+	}
+	if (rec->plan_from) {
+		err = vp_plan_copy(&rec->plan, rec->w, &rec->hdr, &rec->thread_base);
+		if (!err)
+			err = vp_writer_phase(rec->w, 2, (uint32_t)rec->pid);
+		if (err) {
+			error("cannot write '%s': %s", rec->opts.output, strerror(-err));
+			goto out_unlink;
+		}
+	}
+	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->hdr.nmodules);
+	if (rec->mode != MODE_SAMPLE) {
+		need = vp_probes_fds_needed(rec->exits, rec->hdr.nfuncs,
+					    (int)(rec->hdr.ncpu ? rec->hdr.ncpu : 1));
+		if (raise_nofile(need) < 0 ||
+		    vp_probes_open(&rec->probes, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
+				   rec->hdr.modules, rec->pid, (size_t)rec->opts.buf_size, 0) < 0)
+			goto out_unlink;
+		rec->rings = rec->probes.rings;
+		rec->nrings = rec->probes.ncpus;
+		if (rec->plan_from) {
+			rec->calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->calls));
+			rec->dropped = xcalloc(rec->hdr.nfuncs, 1);
+		}
+	}
+	if (rec->mode != MODE_PROBE) {
+		rec->opts.sampling.buf_size = (size_t)rec->opts.buf_size;
+		if (start_sampling(rec) < 0)
+			goto out_unlink;
+	}
+	if (rec->opts.attach) {
+		rec->pidfd = vp_pidfd_open(rec->pid);
+		if (!rec->opts.quiet || rec->announce)
+			info("attached to process %d (%s)%s", (int)rec->pid, rec->path,
+			     rec->opts.duration > 0 ? "" : ": Ctrl-C to stop");
+	}
+	return 0;
+out_unlink:
+	vp_writer_free(rec->w);
+	rec->w = NULL;
+	unlink(rec->opts.output);
+out_abort:
+	if (!rec->opts.attach)
+		vp_launch_abort(&rec->launch);
+	return 1;
+}
+
+/*
+ * Start the target (or attach), record, write the file; returns the exit
+ * code.  Signals from now on mean "stop the target and finish the file".
+ */
+int record_run(struct record *rec, int argc, char **argv)
+{
+	int code;
+
+	install_signals();
+	code = start(rec, argc, argv);
+	if (!code)
+		code = run(rec);
+	return code;
+}
+
+/* One recording (a whole run in probe, sample or combined mode, or one
+ * phase of auto mode); returns the exit code. */
+int record_one(struct record *rec, int argc, char **argv)
+{
+	int code;
+
+	rec->argc = argc;
+	rec->argv = argv;
+	code = record_prepare_static(rec);
+	if (!code)
+		code = record_prepare_probes(rec);
+	if (code)
+		return code < 0 ? 0 : code;
+	return record_run(rec, argc, argv);
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * record.h - what the parts of "varperf record" share: its options, the
+ * state of one recording, and the steps cmd-record.c puts together:
+ * record-setup.c decides what to record (functions, exits, costs),
+ * record-stream.c runs the target and writes its events and samples,
+ * record-auto.c is the automatic mode's two phases.
+ */
+#ifndef VARPERF_RECORD_H
+#define VARPERF_RECORD_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../core/datafile.h"
+#include "launch.h"
+#include "plan.h"
+#include "probes.h"
+#include "sampling.h"
+#include "symbols.h"
+
+enum {
+	/* the exit status of a wrong command line */
+	USAGE_ERROR = 129,
+};
+
+struct strvec {
+	char **v;
+	size_t n;
+};
+
+/* --exit-probes */
+enum exit_mode {
+	EXIT_AUTO,
+	EXIT_URETPROBE,
+	EXIT_RET,
+};
+
+/* --mode */
+enum record_mode {
+	MODE_AUTO = VP_MODE_AUTO,
+	MODE_PROBE = VP_MODE_PROBE,
+	MODE_SAMPLE = VP_MODE_SAMPLE,
+	MODE_COMBINED = VP_MODE_COMBINED,
+};
+
+struct record_opts {
+	const char *output;
+	struct strvec funcs, excludes, libs;
+	unsigned long long buf_size;
+	int list, quiet, no_calibrate, no_move;
+	enum exit_mode exit_mode;
+	enum record_mode mode;
+	struct vp_sampling_opts sampling;
+	double precision, confidence;
+	int precision_given;
+	double cutoff, overhead;
+	const char *phase1;
+	pid_t attach;	  /* -p: 0 to run a program */
+	double duration;  /* seconds, 0: none */
+	double phase1_duration; /* auto with -p: seconds of phase 1, 0: default */
+};
+
+/* Open-addressing map from a 64-bit key to a 32-bit index. */
+struct idmap {
+	uint64_t *keys;
+	uint32_t *vals;
+	uint8_t *used;
+	size_t cap, n;
+};
+
+struct record {
+	struct record_opts opts;
+	const char *prog;
+	char *path;
+	struct vp_header hdr;
+	struct vp_symfile **symfiles;
+	/* Per function how its exits are probed; NULL: return probes. */
+	struct vp_exits *exits;
+	int can_throw;
+	struct vp_launch launch;
+	struct vp_probes probes;
+	enum record_mode mode;	   /* of this run: probe, sample or combined */
+	struct vp_sampler sampler; /* sample and combined modes */
+	struct vp_sample_sink *ss;
+	struct vp_ring *rings;	   /* the buffers to read: the probes' or the sampler's */
+	int nrings;
+	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */
+	const char *plan_from;	   /* auto: the phase-1 data selecting what to probe */
+	struct vp_plan plan;
+	uint64_t *calls;	   /* auto, phase 2: entries per function so far */
+	uint64_t watched_ns;	   /* ... when the watchdog last looked */
+	uint64_t start_cpu;	   /* CPU time of the target when recording began */
+	uint64_t cpu;		   /* ... its CPU time since then, last seen */
+	unsigned char *dropped;	   /* ... and functions no longer probed */
+	int argc;		   /* the program's command line */
+	char **argv;
+	int pidfd;		   /* attach: readable when the process exits */
+	uint64_t start_ns;
+	struct vp_writer *w;
+	struct vp_addrspace *as;
+	pid_t pid;
+	/* Records read but not yet written, sorted by time each round. */
+	struct vp_raw *pending;
+	size_t npending, cap;
+	uint64_t seq, max_seen;
+	struct idmap threads, callsites;
+	uint64_t lost, foreign;
+	int write_err;
+	int finished;		   /* the file was written to its end */
+	int announce;		   /* say when attached, even when quiet */
+	int can_sample_only;	   /* auto: nothing to probe is no error... */
+	char *unprobeable;	   /* ... and this says why (malloc'ed) */
+	uint64_t nsamples;	   /* samples read so far */
+	uint64_t min_samples;	   /* auto, attached: phase 1 goes on until this
+				    * many samples, after --phase1-duration... */
+	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
+	int waiting_said;
+	int gone;		   /* attach: the process exited */
+	/* Sample mode: unwinding waits until the target is gone, so that it
+	 * takes no CPU time from it; samples and mappings queue up here. */
+	int defer;
+	struct vp_raw *deferred;
+	size_t ndeferred, deferred_cap, deferred_bytes;
+};
+
+/* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs). */
+extern volatile sig_atomic_t record_signal, record_nsignals;
+
+/* ---- record-setup.c: what to record ---- */
+
+/*
+ * record_prepare_static - what needs no target yet: the program (or the
+ * attached process's), its functions and the probes' prerequisites, so
+ * that auto mode fails before its first run, not after it.  Returns 0,
+ * -1 (done: --list printed) or an exit code after printing why.
+ */
+int record_prepare_static(struct record *rec);
+/*
+ * record_prepare_probes - right before the target runs: the probes' cost
+ * and, in auto mode, what phase 1 found worth probing.  Returns 0, -1
+ * (done: --list) or an exit code.
+ */
+int record_prepare_probes(struct record *rec);
+/* The header's command line: @argv for a program, /proc's for -p. */
+void record_header_cmdline(struct record *rec, int argc, char **argv);
+
+/* ---- record-stream.c: running the target, writing its events ---- */
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t record_now_ns(void);
+/* Report a writing error once and remember it (the file is incomplete). */
+void record_write_failed(struct record *rec, int err);
+/* The target's CPU time since the recording began, as far as known. */
+void record_update_cpu(struct record *rec);
+/*
+ * record_run - start the target (or attach), record until it ends, write
+ * the file; returns the exit code.  Signals from now on mean "stop the
+ * target and finish the file".
+ */
+int record_run(struct record *rec, int argc, char **argv);
+/* One recording (a whole run in probe, sample or combined mode, or one
+ * phase of auto mode): prepare, then record_run(); the exit code. */
+int record_one(struct record *rec, int argc, char **argv);
+/* Close and free everything @rec holds (a zeroed @rec too). */
+void record_release(struct record *rec);
+
+/* ---- record-auto.c: the automatic mode ---- */
+
+/* Phase 2: keep the functions the plan chose.  0, or -1 after printing. */
+int record_select_planned(struct record *rec);
+/* Phase 2, every round: stop probing what costs more than the budget. */
+void record_watchdog(struct record *rec);
+/* Phase 2, at the end: what the probes cost in all. */
+void record_print_measured_cost(const struct record *rec);
+/* Seed 000's two phases, launched or attached; the exit code. */
+int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
+
+#endif
