@@ -23,6 +23,9 @@ enum {
 	PHASE1_MIN_SAMPLES = 200,
 };
 
+/* how far the watchdog lets the measured cost exceed the budget */
+static const double WATCHDOG_SLACK = 0.1;
+
 static double func_cost(const struct record *rec, uint32_t f)
 {
 	return vp_probe_class_cost(rec->hdr.funcs[f].insn_class, rec->hdr.costs, rec->hdr.ncosts);
@@ -39,18 +42,19 @@ static double func_cost(const struct record *rec, uint32_t f)
 void record_watchdog(struct record *rec)
 {
 	uint64_t now = record_now_ns();
-	double total = 0, budget, *cost;
+	double total = 0, cpu, budget, *cost;
 	char a[32];
 
-	/* Every 40 ms, from 150 ms on: the first calls of a process cost
+	/* Every 40 ms, from 300 ms on: the first calls of a process cost
 	 * more, and a rate needs a few rounds to settle. */
 	if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
-	    now - rec->start_ns < 150000000)
+	    now - rec->start_ns < 300000000)
 		return;
 	rec->watched_ns = now;
 	record_update_cpu(rec);
 	/* the wall time when the CPU time cannot be read */
-	budget = rec->opts.overhead * (double)(rec->cpu ? rec->cpu : now - rec->start_ns);
+	cpu = (double)(rec->cpu ? rec->cpu : now - rec->start_ns);
+	budget = rec->opts.overhead * cpu;
 	cost = xcalloc(rec->hdr.nfuncs, sizeof(*cost));
 	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
 		if (rec->dropped[f])
@@ -59,9 +63,16 @@ void record_watchdog(struct record *rec)
 		total += cost[f];
 	}
 	pr_debug("watchdog: %.0f ms, CPU %.1f ms, probes still in place cost %.1f ms, budget "
-		 "%.1f ms", (double)(now - rec->start_ns) / 1e6, (double)rec->cpu / 1e6,
-		 total / 1e6, budget / 1e6);
-	/* The kernel takes a while to remove each: drop all that must go. */
+		 "%.1f ms", (double)(now - rec->start_ns) / 1e6, cpu / 1e6, total / 1e6,
+		 budget / 1e6);
+	/*
+	 * A rate measured over a fraction of a second, with a calibrated
+	 * cost, is good to some 10 %: act only beyond that, and then drop
+	 * the most expensive until the rest fits the budget (all at once:
+	 * the kernel takes a while to remove each).
+	 */
+	if (total <= budget * (1 + WATCHDOG_SLACK))
+		goto out;
 	while (total > budget) {
 		long wf = -1;
 
@@ -74,15 +85,15 @@ void record_watchdog(struct record *rec)
 		rec->dropped[wf] = 1;
 		record_write_failed(rec, vp_writer_unprobed(rec->w, (uint32_t)wf, now));
 		warning("phase 2: stopped probing '%s' after %llu calls in %s: its probes took "
-			"%.1f%% of the target's CPU time, the %g%% budget allows %.1f%% for all "
+			"%.1f%% of the target's CPU time, all probes %.1f%%, over the %g%% budget "
 			"(calls shorter than the sampling period cannot be counted from samples)",
 			rec->hdr.funcs[wf].display, (unsigned long long)rec->calls[wf],
 			fmt_duration((double)(now - rec->start_ns), a, sizeof(a)),
-			cost[wf] / budget * rec->opts.overhead * 100, rec->opts.overhead * 100,
-			(budget - (total - cost[wf])) / budget * rec->opts.overhead * 100);
+			cost[wf] / cpu * 100, total / cpu * 100, rec->opts.overhead * 100);
 		total -= cost[wf];
 		cost[wf] = 0;
 	}
+out:
 	free(cost);
 }
 
