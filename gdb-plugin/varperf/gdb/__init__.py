@@ -7,7 +7,8 @@ address, so pc - 1 lies in the call) is turned into a file and a link-time
 address with the process's memory map and the file's program headers,
 which is what the recorder stored for functions and call sites.  For a
 rebuilt program (other build-id), names and source lines stand in.
-register_varperf_commands() adds the commands of varperf/gdb/commands.py.
+register_varperf_commands() adds the commands of varperf/gdb/commands.py
+and varperf/gdb/record.py.
 """
 
 import bisect
