@@ -1,36 +1,31 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * unwind.c - unwind sampled user stacks offline and name what is found:
- * a cache of simple per-address CFA rules (read once with libdw) walks
- * most frames, libunwind's remote API over the stack copy and the mapped
- * ELF files (.eh_frame through .eh_frame_hdr) takes the rest, libdw the
- * modules that only have .debug_frame, and libdw's DWARF scopes name the
- * functions inlined at an address.
+ * unwind.c - unwind sampled user stacks offline: the cached simple CFA
+ * rules (cfa-rules.c) walk most frames, libunwind's remote API over the
+ * stack copy and the mapped ELF files (.eh_frame through .eh_frame_hdr)
+ * takes the rest, libdw the modules that only have .debug_frame.  Keeps
+ * where each process maps its modules (unwind-module.c) and hands the
+ * addresses found to unwind-names.c to be named.
  */
 #include <config.h>
 
-#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #ifdef HAVE_LIBUNWIND
 #include <libunwind.h>
 #endif
-#ifdef HAVE_LIBIBERTY
-#include <libiberty/demangle.h>
-#endif
 
+#include "cfa-rules.h"
+#include "unwind-module.h"
+#include "unwind-names.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -42,58 +37,14 @@ enum {
 	/* Re-read /proc/PID/maps for an unknown address at most this often. */
 	MAPS_RETRY_SAMPLES = 256,
 	NDWREGS = 17, /* DWARF x86-64: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
-	DW_RBP = 6,
 	DW_RSP = 7,
-	/* Forget the cached rules beyond this many addresses. */
-	RULES_MAX = 1 << 20,
-};
-
-struct uload {
-	uint64_t vaddr, off, filesz, memsz;
-	int exec;
-};
-
-struct usym {
-	uint64_t addr, size;
-	const char *name;
-};
-
-/* One ELF file (or the vDSO image), shared by every process mapping it. */
-struct umod {
-	char *path;
-	uint32_t id;	 /* data-file module id */
-	uint32_t mflags; /* VP_MOD_* */
-	int defined;	 /* sent to the sink (or a header module) */
-	int hdr;	 /* one of the data file's header modules */
-	unsigned char *image;
-	size_t size;
-	int mapped;	 /* image is our mmap of the file */
-	Elf *elf;
-	struct uload *loads;
-	size_t nloads;
-	uint64_t lo, hi; /* link-time extent of the PT_LOAD segments */
-	uint64_t entry;	 /* e_entry: where the kernel starts the program */
-	int has_ehdr;	 /* usable .eh_frame_hdr binary search table */
-	uint64_t ehdr_vaddr, table_vaddr, fde_count;
-	int has_debug_frame;
-	Dwarf_CFI *cfi;	 /* .eh_frame for the rule cache, once asked for */
-	int cfi_tried;
-	int lacks_cfi;	 /* most functions have no CFI: 1 yes, 0 no, -1 unknown */
-	/* names: libdwfl (symbols, lines, inlines) or our own symbol table */
-	Dwfl *dwfl;
-	Dwfl_Module *dmod;
-	GElf_Addr dbias;
-	struct usym *syms;
-	size_t nsyms;
-	uint32_t unknown_sym; /* UINT32_MAX until needed */
-	struct umod *next;
 };
 
 /* A module in a process: link-time address + bias = runtime address. */
 struct uinst {
 	uint64_t lo, hi; /* runtime extent */
 	uint64_t bias;
-	struct umod *mod;
+	struct vp_umod *mod;
 };
 
 struct uproc {
@@ -109,27 +60,6 @@ struct uproc {
 	struct uproc *next;  /* in its hash bucket */
 };
 
-/*
- * How to step out of the code at one link-time address of a module, when
- * the CFI says something simple: the CFA is rsp or rbp plus an offset, the
- * return address is saved at the CFA plus an offset (or undefined: the
- * outermost frame) and rbp is unchanged or saved likewise.  Other rules
- * (expressions, signal frames) are RULE_OTHER, code without CFI is
- * RULE_NONE: libunwind's.
- */
-enum { RULE_EMPTY = 0, RULE_SIMPLE, RULE_OTHER, RULE_NONE /* no CFI at all */ };
-
-struct urule {
-	const struct umod *mod;
-	uint64_t addr;
-	int8_t kind;
-	int8_t cfa_bp;	  /* the CFA is rbp + cfa_off (else rsp + cfa_off) */
-	int8_t outermost; /* the return address is undefined */
-	int32_t cfa_off;
-	int32_t ra_off;
-	int32_t bp_off;	  /* 0: rbp unchanged */
-};
-
 /* Per-sample state seen by the accessors. */
 struct uctx {
 	struct vp_unwinder *u;
@@ -139,62 +69,30 @@ struct uctx {
 	int no_cfi; /* an address in a module without unwind tables */
 	int no_cfi_frame; /* the frame that was being unwound then, or -1 */
 	int step_no_cfi;  /* the last step found no CFI (a frame-pointer guess) */
-	struct umod *no_cfi_mod; /* the module of no_cfi */
+	struct vp_umod *no_cfi_mod; /* the module of no_cfi */
 	const struct uinst *last;
 };
 
-/* Frame definitions already written: (module, address, is_ret) -> id. */
-struct fkey {
-	const struct umod *mod;
-	uint64_t addr;
-	int is_ret;
-	uint32_t id;
-};
-
-/* Symbols already written: (module, address or name) -> id. */
-struct skey {
-	const struct umod *mod;
-	uint64_t addr;	  /* physical functions */
-	char *name;	  /* inlined functions (addr 0) */
-	uint32_t id;
-};
-
 struct vp_unwinder {
-	struct vp_unwind_sink sink;
 	const struct vp_module *hdr_mods;
 	size_t nhdr_mods;
-	uint32_t next_module;
-	uint32_t next_symbol, next_frame;
-	struct umod *mods;
+	struct vp_umod *mods;
 	struct uproc **procs; /* hash buckets by pid */
 	size_t procs_mask, nprocs;
 	struct uproc *last_proc;
-	struct urule *rules;
-	size_t rules_mask, nrules;
+	struct vp_cfa_rules *rules;
 	struct vp_uframe *scratch; /* libdw's frames, until they are known better */
 	size_t scratch_len;
-	struct fkey *frames;
-	size_t frames_mask, nframes;
-	struct skey *syms;
-	size_t syms_mask, nsyms;
-	uint32_t unmapped_sym;
+	struct vp_unwind_names *names;
 	struct vp_unwind_stats stats;
 #ifdef HAVE_LIBUNWIND
 	unw_addr_space_t as;
 #endif
 	const unsigned char *vdso;
 	size_t vdso_size;
-	int err; /* first sink error */
 };
 
 static char *debuginfo_path;
-
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
 
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -202,238 +100,17 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-static char *demangle(const char *name)
-{
-#ifdef HAVE_LIBIBERTY
-	if (name[0] == '_' && name[1] == 'Z') {
-		char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
-
-		if (d) {
-			char *s = xstrdup(d);
-
-			free(d);
-			return s;
-		}
-	}
-#endif
-	return xstrdup(name);
-}
-
 /* ---- modules ---- */
 
-/* The size of an ELF image in memory: its segments' extent (the vDSO). */
-static size_t image_size(const unsigned char *img)
+/* The module for @path, opened and parsed on first use; NULL if unusable. */
+static struct vp_umod *get_mod(struct vp_unwinder *u, const char *path)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
-	size_t end = eh->e_phoff + (size_t)eh->e_phnum * eh->e_phentsize;
+	struct vp_umod *m;
 
-	for (int i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff) + i;
-
-		if (ph->p_type == PT_LOAD && ph->p_offset + ph->p_filesz > end)
-			end = ph->p_offset + ph->p_filesz;
-	}
-	/* section headers come after the segments in the vDSO image */
-	if (eh->e_shoff && eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize > end)
-		end = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	return end;
-}
-
-static int read_loads(struct umod *m)
-{
-	GElf_Ehdr eh;
-	size_t n;
-
-	if (elf_getphdrnum(m->elf, &n) < 0 || !gelf_getehdr(m->elf, &eh))
-		return -ENOEXEC;
-	m->entry = eh.e_entry;
-	m->loads = xcalloc(n ? n : 1, sizeof(*m->loads));
-	m->lo = UINT64_MAX;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(m->elf, (int)i, &ph))
-			continue;
-		if (ph.p_type == PT_GNU_EH_FRAME) {
-			m->ehdr_vaddr = ph.p_vaddr;
-			m->has_ehdr = ph.p_filesz >= 12;
-		}
-		if (ph.p_type != PT_LOAD)
-			continue;
-		m->loads[m->nloads++] = (struct uload){ ph.p_vaddr, ph.p_offset, ph.p_filesz,
-							ph.p_memsz, !!(ph.p_flags & PF_X) };
-		if (ph.p_vaddr < m->lo)
-			m->lo = ph.p_vaddr;
-		if (ph.p_vaddr + ph.p_memsz > m->hi)
-			m->hi = ph.p_vaddr + ph.p_memsz;
-	}
-	return m->nloads ? 0 : -ENOEXEC;
-}
-
-/* Pointer to @len bytes at link-time address @vaddr of @m, or NULL. */
-static const unsigned char *mod_ptr(const struct umod *m, uint64_t vaddr, size_t len)
-{
-	for (size_t i = 0; i < m->nloads; i++) {
-		const struct uload *l = &m->loads[i];
-
-		if (vaddr >= l->vaddr && vaddr + len <= l->vaddr + l->filesz &&
-		    l->off + (vaddr - l->vaddr) + len <= m->size)
-			return m->image + l->off + (vaddr - l->vaddr);
-	}
-	return NULL;
-}
-
-/* DW_EH_PE_* encoded value at *@pp (only what .eh_frame_hdr uses). */
-static int read_encoded(const struct umod *m, uint64_t *vaddr, uint8_t enc, uint64_t datarel,
-			uint64_t *ret)
-{
-	const unsigned char *p;
-	uint64_t v, at = *vaddr;
-	size_t len;
-
-	switch (enc & 0x0f) {
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		len = 4;
-		break;
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-	case DW_EH_PE_absptr:
-		len = 8;
-		break;
-	default:
-		return -1;
-	}
-	p = mod_ptr(m, at, len);
-	if (!p)
-		return -1;
-	if (len == 4) {
-		uint32_t x;
-
-		memcpy(&x, p, 4);
-		v = (enc & 0x0f) == DW_EH_PE_sdata4 ? (uint64_t)(int64_t)(int32_t)x : x;
-	} else {
-		memcpy(&v, p, 8);
-	}
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr:
-		break;
-	case DW_EH_PE_pcrel:
-		v += at;
-		break;
-	case DW_EH_PE_datarel:
-		v += datarel;
-		break;
-	default:
-		return -1;
-	}
-	*vaddr = at + len;
-	*ret = v;
-	return 0;
-}
-
-/*
- * .eh_frame_hdr: version 1, then the encodings of eh_frame_ptr, fde_count
- * and the table, then those values.  libunwind's remote table lookup wants
- * the standard table of (datarel sdata4 start, datarel sdata4 FDE) pairs.
- */
-static void parse_eh_frame_hdr(struct umod *m)
-{
-	const unsigned char *h = m->has_ehdr ? mod_ptr(m, m->ehdr_vaddr, 4) : NULL;
-	uint64_t at, eh_frame, count;
-
-	m->has_ehdr = 0;
-	if (!h || h[0] != 1 || h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
-		return;
-	at = m->ehdr_vaddr + 4;
-	if (read_encoded(m, &at, h[1], m->ehdr_vaddr, &eh_frame) ||
-	    read_encoded(m, &at, h[2], m->ehdr_vaddr, &count) || !count)
-		return;
-	m->table_vaddr = at;
-	m->fde_count = count;
-	m->has_ehdr = mod_ptr(m, at, count * 8) != NULL;
-}
-
-static void find_debug_frame(struct umod *m)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0)
-		return;
-	while ((scn = elf_nextscn(m->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(m->elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".debug_frame") && sh.sh_type != SHT_NOBITS)
-			m->has_debug_frame = 1;
-	}
-}
-
-static int cmp_usym(const void *a, const void *b)
-{
-	const struct usym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Our own table of function symbols (the vDSO has no file for libdwfl). */
-static void read_symtab(struct umod *m)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(m->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !sh.sh_entsize)
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-			    s.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(m->elf, sh.sh_link, s.st_name);
-			if (!name || !*name)
-				continue;
-			m->syms = xrealloc(m->syms, (m->nsyms + 1) * sizeof(*m->syms));
-			m->syms[m->nsyms++] = (struct usym){ s.st_value, s.st_size, name };
-		}
-	}
-	qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_usym);
-}
-
-static void open_dwfl(struct umod *m)
-{
-	m->dwfl = dwfl_begin(&offline_callbacks);
-	if (!m->dwfl)
-		return;
-	m->dmod = dwfl_report_offline(m->dwfl, m->path, m->path, -1);
-	dwfl_report_end(m->dwfl, NULL, NULL);
-	if (!m->dmod || !dwfl_module_getelf(m->dmod, &m->dbias)) {
-		dwfl_end(m->dwfl);
-		m->dwfl = NULL;
-		m->dmod = NULL;
-	}
-}
-
-static struct umod *mod_new(struct vp_unwinder *u, const char *path)
-{
-	struct umod *m = xcalloc(1, sizeof(*m));
-
-	m->path = xstrdup(path);
-	m->unknown_sym = UINT32_MAX;
-	m->id = UINT32_MAX;
-	m->lacks_cfi = -1;
+	for (m = u->mods; m; m = m->next)
+		if (!strcmp(m->path, path))
+			return m->elf ? m : NULL;
+	m = vp_umod_new(path);
 	for (size_t i = 0; i < u->nhdr_mods; i++) {
 		if (u->hdr_mods[i].path && !strcmp(u->hdr_mods[i].path, path)) {
 			m->id = (uint32_t)i;
@@ -443,96 +120,9 @@ static struct umod *mod_new(struct vp_unwinder *u, const char *path)
 	}
 	m->next = u->mods;
 	u->mods = m;
-	return m;
-}
-
-static int mod_load_file(struct umod *m)
-{
-	struct stat st;
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	void *p;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64) {
-		close(fd);
-		return -ENOEXEC;
-	}
-	/* Writable but private: libelf may write into the image it is given. */
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -errno;
-	m->image = p;
-	m->size = (size_t)st.st_size;
-	m->mapped = 1;
-	return 0;
-}
-
-/* The module for @path, opened and parsed on first use; NULL if unusable. */
-static struct umod *get_mod(struct vp_unwinder *u, const char *path)
-{
-	struct umod *m;
-	int is_vdso = !strcmp(path, "[vdso]"), err;
-
-	for (m = u->mods; m; m = m->next)
-		if (!strcmp(m->path, path))
-			return m->elf ? m : NULL;
-	m = mod_new(u, path);
-	if (is_vdso) {
-		if (!u->vdso)
-			return NULL;
-		m->image = (unsigned char *)u->vdso;
-		m->size = u->vdso_size;
-		m->mflags = VP_MOD_VDSO;
-	} else if ((err = mod_load_file(m)) < 0) {
-		size_t len = strlen(path);
-
-		/*
-		 * The kernel names a file unlinked after it was mapped "PATH
-		 * (deleted)"; what is at PATH now, if anything, is another
-		 * file.  Its frames stay unnamed: say why, once.
-		 */
-		if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
-			warning("cannot unwind or name code of '%.*s': the file was deleted "
-				"after the program mapped it", (int)(len - 10), path);
-		else
-			pr_debug("unwind: cannot open '%s': %s", path, strerror(-err));
+	if (vp_umod_load(m, u->vdso, u->vdso_size) < 0)
 		return NULL;
-	}
-	m->elf = elf_memory((char *)m->image, m->size);
-	if (!m->elf || read_loads(m) < 0) {
-		pr_debug("unwind: '%s' is not a usable ELF file", path);
-		if (m->elf)
-			elf_end(m->elf);
-		m->elf = NULL;
-		return NULL;
-	}
-	parse_eh_frame_hdr(m);
-	find_debug_frame(m);
-	if (is_vdso)
-		read_symtab(m);
-	else
-		open_dwfl(m);
-	pr_debug("unwind: module '%s': %s%s", path, m->has_ehdr ? ".eh_frame_hdr " : "",
-		 m->has_debug_frame ? ".debug_frame" : "");
 	return m;
-}
-
-static void mod_free(struct umod *m)
-{
-	if (m->cfi)
-		dwarf_cfi_end(m->cfi);
-	if (m->dwfl)
-		dwfl_end(m->dwfl);
-	if (m->elf)
-		elf_end(m->elf);
-	if (m->mapped)
-		munmap(m->image, m->size);
-	free(m->syms);
-	free(m->loads);
-	free(m->path);
-	free(m);
 }
 
 /* ---- processes ---- */
@@ -624,7 +214,7 @@ static const struct uinst *find_inst(const struct uproc *p, uint64_t addr)
 	return NULL;
 }
 
-static void add_inst(struct vp_unwinder *u, struct uproc *p, struct umod *m, uint64_t bias)
+static void add_inst(struct vp_unwinder *u, struct uproc *p, struct vp_umod *m, uint64_t bias)
 {
 	struct uinst in = { m->lo + bias, m->hi + bias, bias, m };
 	size_t i, j;
@@ -656,8 +246,8 @@ static void add_inst(struct vp_unwinder *u, struct uproc *p, struct umod *m, uin
 void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t len,
 		      uint64_t pgoff, const char *path)
 {
-	const struct uload *seg = NULL;
-	struct umod *m;
+	const struct vp_uload *seg = NULL;
+	struct vp_umod *m;
 
 	if (!strcmp(path, "[uprobes]")) {
 		struct uproc *p = get_proc(u, pid);
@@ -682,7 +272,7 @@ void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t
 	 * filtered on 'x'): the executable segment is the one mapped.
 	 */
 	for (size_t i = 0; i < m->nloads; i++) {
-		const struct uload *l = &m->loads[i];
+		const struct vp_uload *l = &m->loads[i];
 		uint64_t page_off = l->off & ~(uint64_t)4095;
 
 		if (pgoff < page_off || pgoff >= l->off + (l->filesz ? l->filesz : 1))
@@ -828,7 +418,7 @@ const char *vp_unwinder_link_addr(struct vp_unwinder *u, pid_t pid, uint64_t add
 int vp_unwinder_after_syscall(struct vp_unwinder *u, pid_t pid, uint64_t ip)
 {
 	const struct uinst *in = find_inst(get_proc(u, pid), ip - 2);
-	const unsigned char *insn = in ? mod_ptr(in->mod, ip - 2 - in->bias, 2) : NULL;
+	const unsigned char *insn = in ? vp_umod_ptr(in->mod, ip - 2 - in->bias, 2) : NULL;
 
 	return insn && insn[0] == 0x0f && insn[1] == 0x05;
 }
@@ -839,26 +429,6 @@ int vp_unwinder_uprobes_page(struct vp_unwinder *u, pid_t pid, uint64_t addr)
 
 	find_uprobes(u, p, addr);
 	return p->uprobes_hi && addr >= p->uprobes_lo && addr < p->uprobes_hi;
-}
-
-/* ---- hashing ---- */
-
-static uint64_t hash_mix(uint64_t a, uint64_t b)
-{
-	uint64_t h = (a ^ 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
-
-	h ^= b + (h >> 31);
-	h *= 0x94d049bb133111ebULL;
-	return h ^ (h >> 29);
-}
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
 }
 
 /* ---- memory ---- */
@@ -878,7 +448,7 @@ static int read_word(struct uctx *c, uint64_t addr, uint64_t *val)
 								    : find_inst(c->proc, addr);
 	if (in) {
 		c->last = in;
-		p = mod_ptr(in->mod, addr - in->bias, 8);
+		p = vp_umod_ptr(in->mod, addr - in->bias, 8);
 		if (p) {
 			memcpy(val, p, 8);
 			return 0;
@@ -897,160 +467,10 @@ static uint64_t frame_pc(const struct vp_uframe *fr, size_t i)
 
 /* ---- the rule cache ---- */
 
-/* .eh_frame of @m through libdw, parsed on first use (NULL without). */
-static Dwarf_CFI *mod_cfi(struct umod *m)
+/* The CFA rule at link-time address @addr of @m, which has .eh_frame_hdr. */
+static const struct vp_cfa_rule *rule_of(struct vp_unwinder *u, struct vp_umod *m, uint64_t addr)
 {
-	if (!m->cfi_tried) {
-		m->cfi_tried = 1;
-		m->cfi = dwarf_getcfi_elf(m->elf);
-	}
-	return m->cfi;
-}
-
-/*
- * Whether most functions of @m have no CFI, as when it was built without
- * unwind tables (the C runtime's objects still bring an .eh_frame): then
- * its code is to blame for broken stacks, not a stretch of hand-written
- * assembly left out of tables on purpose (glibc's clone3 after its system
- * call).  Asks the CFI about at most 256 function symbols, once.
- */
-static int mod_lacks_cfi(struct umod *m)
-{
-	Dwarf_CFI *cfi;
-	int nsyms, with = 0, without = 0;
-
-	if (m->lacks_cfi >= 0)
-		return m->lacks_cfi;
-	m->lacks_cfi = !m->has_debug_frame;
-	cfi = m->has_ehdr ? mod_cfi(m) : NULL;
-	nsyms = m->dmod ? dwfl_module_getsymtab(m->dmod) : -1;
-	if (!cfi || nsyms <= 0)
-		return m->lacks_cfi;
-	for (int i = 1; i < nsyms; i += nsyms / 256 + 1) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		Dwarf_Frame *f = NULL;
-
-		if (!dwfl_module_getsym_info(m->dmod, i, &sym, &addr, NULL, NULL, NULL) ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
-		    sym.st_shndx == SHN_UNDEF)
-			continue;
-		if (dwarf_cfi_addrframe(cfi, addr - m->dbias, &f) == 0)
-			with++;
-		else
-			without++;
-		free(f);
-	}
-	m->lacks_cfi = !m->has_debug_frame && without > with;
-	return m->lacks_cfi;
-}
-
-/* Whether @ops says "saved at CFA + offset"; the offset into *@ret. */
-static int cfa_slot(const Dwarf_Op *ops, size_t nops, int32_t *ret)
-{
-	if (!ops || !nops || ops[0].atom != DW_OP_call_frame_cfa)
-		return 0;
-	if (nops == 1) {
-		*ret = 0;
-		return 1;
-	}
-	if (nops != 2 || ops[1].atom != DW_OP_plus_uconst)
-		return 0;
-	/* a negative offset, as libdw stores it: modulo 2^64 */
-	*ret = (int32_t)(int64_t)ops[1].number;
-	return 1;
-}
-
-/* The rule at link-time address @addr of @m, from its .eh_frame. */
-static void rule_read(struct umod *m, uint64_t addr, struct urule *r)
-{
-	Dwarf_CFI *cfi = m->has_ehdr ? mod_cfi(m) : NULL;
-	Dwarf_Frame *f = NULL;
-	Dwarf_Op mem[3], *ops;
-	size_t nops;
-	bool signal;
-	int ra;
-
-	r->kind = RULE_NONE;
-	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &f) < 0)
-		return;
-	r->kind = RULE_OTHER;
-	ra = dwarf_frame_info(f, NULL, NULL, &signal);
-	if (ra < 0 || signal)
-		goto out;
-	if (dwarf_frame_cfa(f, &ops, &nops) < 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
-	    (ops[0].number != DW_RSP && ops[0].number != DW_RBP))
-		goto out;
-	r->cfa_bp = ops[0].number == DW_RBP;
-	r->cfa_off = (int32_t)(int64_t)ops[0].number2;
-	if (dwarf_frame_register(f, ra, mem, &ops, &nops) < 0)
-		goto out;
-	if (!nops && ops)
-		r->outermost = 1; /* undefined: nothing called this */
-	else if (!cfa_slot(ops, nops, &r->ra_off))
-		goto out;
-	if (dwarf_frame_register(f, DW_RBP, mem, &ops, &nops) < 0)
-		goto out;
-	if (!nops && !ops)
-		r->bp_off = 0; /* same value */
-	else if (!nops || !cfa_slot(ops, nops, &r->bp_off) || !r->bp_off)
-		goto out; /* undefined (which ends libunwind's chain), or more */
-	r->kind = RULE_SIMPLE;
-out:
-	free(f);
-}
-
-static void rules_grow(struct vp_unwinder *u);
-
-/* The rule of (@m, @addr), read on first use. */
-static const struct urule *rule_of(struct vp_unwinder *u, struct umod *m, uint64_t addr)
-{
-	size_t i;
-
-	if (2 * (u->nrules + 1) > u->rules_mask)
-		rules_grow(u);
-	i = hash_mix((uint64_t)(uintptr_t)m, addr) & u->rules_mask;
-	for (;; i = (i + 1) & u->rules_mask) {
-		struct urule *r = &u->rules[i];
-
-		if (r->kind == RULE_EMPTY) {
-			r->mod = m;
-			r->addr = addr;
-			rule_read(m, addr, r);
-			u->nrules++;
-			return r;
-		}
-		if (r->mod == m && r->addr == addr)
-			return r;
-	}
-}
-
-static void rules_grow(struct vp_unwinder *u)
-{
-	struct urule *old = u->rules;
-	size_t oldn = old ? u->rules_mask + 1 : 0;
-
-	if (oldn >= RULES_MAX) {
-		/* addresses without end (JIT, ...): start again */
-		memset(u->rules, 0, oldn * sizeof(*u->rules));
-		u->nrules = 0;
-		return;
-	}
-	u->rules_mask = oldn ? oldn * 2 - 1 : 4095;
-	u->rules = xcalloc(u->rules_mask + 1, sizeof(*u->rules));
-	u->nrules = 0;
-	for (size_t i = 0; i < oldn; i++) {
-		size_t j;
-
-		if (old[i].kind == RULE_EMPTY)
-			continue;
-		j = hash_mix((uint64_t)(uintptr_t)old[i].mod, old[i].addr) & u->rules_mask;
-		while (u->rules[j].kind != RULE_EMPTY)
-			j = (j + 1) & u->rules_mask;
-		u->rules[j] = old[i];
-		u->nrules++;
-	}
-	free(old);
+	return vp_cfa_rules_get(u->rules, m, vp_umod_cfi(m), addr);
 }
 
 /*
@@ -1071,7 +491,7 @@ static size_t unwind_rules(struct vp_unwinder *u, struct uctx *c, struct vp_ufra
 		const struct uinst *in = c->last && ip >= c->last->lo && ip < c->last->hi
 						 ? c->last
 						 : find_inst(c->proc, ip);
-		const struct urule *r;
+		const struct vp_cfa_rule *r;
 		uint64_t cfa;
 
 		if (!in || !in->mod->has_ehdr)
@@ -1080,7 +500,7 @@ static size_t unwind_rules(struct vp_unwinder *u, struct uctx *c, struct vp_ufra
 		/* a return address is looked up at its call, which may be the
 		 * last instruction of its function */
 		r = rule_of(u, in->mod, ip - in->bias - (n > 0));
-		if (r->kind != RULE_SIMPLE)
+		if (r->kind != VP_CFA_SIMPLE)
 			return 0;
 		fr[n].ip = ip;
 		fr[n].cfa = sp;
@@ -1366,7 +786,7 @@ static int proc_dwfl(struct uproc *p)
 		return -ENOMEM;
 	dwfl_report_begin(p->dwfl);
 	for (size_t i = 0; i < p->n; i++) {
-		struct umod *m = p->insts[i].mod;
+		struct vp_umod *m = p->insts[i].mod;
 
 		if (m->mflags & VP_MOD_VDSO)
 			continue;
@@ -1483,7 +903,7 @@ static uint32_t verdict(struct vp_unwinder *u, const struct uctx *c, size_t n, s
 	if (c->no_cfi) {
 		u->stats.no_cfi++;
 		if (c->no_cfi_mod && !(c->no_cfi_mod->mflags & VP_MOD_VDSO) &&
-		    mod_lacks_cfi(c->no_cfi_mod))
+		    vp_umod_lacks_cfi(c->no_cfi_mod))
 			snprintf(u->stats.no_cfi_module, sizeof(u->stats.no_cfi_module), "%s",
 				 c->no_cfi_mod->path);
 	}
@@ -1559,12 +979,12 @@ static int syscall_caller(struct vp_unwinder *u, const struct vp_ustack *st, uin
 	int32_t rel;
 
 	if (!in || st->len < 8 || !in->mod->has_ehdr ||
-	    rule_of(u, in->mod, ip - in->bias)->kind != RULE_NONE ||
+	    rule_of(u, in->mod, ip - in->bias)->kind != VP_CFA_NONE ||
 	    !vp_unwinder_after_syscall(u, st->pid, ip))
 		return 0;
 	memcpy(&ra, st->stack, 8);
 	cin = find_inst(p, ra - 5);
-	insn = cin ? mod_ptr(cin->mod, ra - 5 - cin->bias, 5) : NULL;
+	insn = cin ? vp_umod_ptr(cin->mod, ra - 5 - cin->bias, 5) : NULL;
 	if (!insn || insn[0] != 0xe8) /* call rel32 */
 		return 0;
 	memcpy(&rel, insn + 1, 4);
@@ -1622,367 +1042,13 @@ size_t vp_unwind(struct vp_unwinder *u, const struct vp_ustack *st, struct vp_uf
 
 /* ---- names ---- */
 
-static int sink_error(struct vp_unwinder *u, int err)
-{
-	if (err && !u->err)
-		u->err = err;
-	return err;
-}
-
-static int define_module(struct vp_unwinder *u, struct umod *m)
-{
-	struct vp_module vm = { 0 };
-
-	if (m->defined)
-		return 0;
-	m->defined = 1;
-	m->id = u->next_module++;
-	vm.path = m->path;
-	if (m->elf) {
-		/* the build-id note, when the file has one */
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(m->elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-			GElf_Nhdr nh;
-			size_t off = 0, name_off, desc_off;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-				continue;
-			d = elf_getdata(scn, NULL);
-			while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-				    !memcmp((char *)d->d_buf + name_off, "GNU", 4)) {
-					vm.build_id = (unsigned char *)d->d_buf + desc_off;
-					vm.build_id_len = nh.n_descsz;
-				}
-			}
-		}
-	}
-	return sink_error(u, u->sink.module(u->sink.ctx, m->id, &vm, m->mflags));
-}
-
-static void skeys_grow(struct vp_unwinder *u);
-
-static struct skey *skey_slot(struct vp_unwinder *u, const struct umod *m, uint64_t addr,
-			      const char *name)
-{
-	size_t i;
-
-	if (2 * (u->nsyms + 1) > u->syms_mask)
-		skeys_grow(u);
-	i = hash_mix((uint64_t)(uintptr_t)m, name ? str_hash(name) : addr) & u->syms_mask;
-	for (;; i = (i + 1) & u->syms_mask) {
-		struct skey *k = &u->syms[i];
-
-		if (k->id == UINT32_MAX)
-			return k;
-		if (k->mod == m && k->addr == addr &&
-		    (name ? k->name && !strcmp(k->name, name) : !k->name))
-			return k;
-	}
-}
-
-static void skeys_grow(struct vp_unwinder *u)
-{
-	struct skey *old = u->syms;
-	size_t oldn = old ? u->syms_mask + 1 : 0;
-
-	u->syms_mask = oldn ? oldn * 2 - 1 : 255;
-	u->syms = xmalloc((u->syms_mask + 1) * sizeof(*u->syms));
-	for (size_t i = 0; i <= u->syms_mask; i++)
-		u->syms[i].id = UINT32_MAX;
-	u->nsyms = 0;
-	for (size_t i = 0; i < oldn; i++)
-		if (old[i].id != UINT32_MAX) {
-			*skey_slot(u, old[i].mod, old[i].addr, old[i].name) = old[i];
-			u->nsyms++;
-		}
-	free(old);
-}
-
-/* The symbol id of (@m, @addr or @name), defined with @flags on first use. */
-static uint32_t symbol_id(struct vp_unwinder *u, const struct umod *m, uint64_t addr,
-			  uint64_t size, const char *name, uint32_t flags)
-{
-	struct skey *k = skey_slot(u, m, flags & VP_SYM_INLINE ? 0 : addr,
-				   flags & VP_SYM_INLINE ? name : NULL);
-	struct vp_symbol s;
-
-	if (k->id != UINT32_MAX)
-		return k->id;
-	k->mod = m;
-	k->addr = flags & VP_SYM_INLINE ? 0 : addr;
-	k->name = flags & VP_SYM_INLINE ? xstrdup(name) : NULL;
-	k->id = u->next_symbol++;
-	u->nsyms++;
-	s.flags = flags;
-	s.module = m ? (int32_t)m->id : -1;
-	s.addr = flags & VP_SYM_INLINE ? 0 : addr;
-	s.size = size;
-	s.name = (char *)name;
-	s.display = demangle(name);
-	sink_error(u, u->sink.symbol(u->sink.ctx, k->id, &s));
-	free(s.display);
-	return k->id;
-}
-
-/* Whether link-time address @addr of @m is in a .plt section. */
-static int in_plt(struct umod *m, uint64_t addr)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0)
-		return 0;
-	while ((scn = elf_nextscn(m->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || addr < sh.sh_addr || addr >= sh.sh_addr + sh.sh_size)
-			continue;
-		name = elf_strptr(m->elf, shstrndx, sh.sh_name);
-		return name && !strncmp(name, ".plt", 4);
-	}
-	return 0;
-}
-
-/* "[unknown in libx.so]": code of @m that no symbol covers. */
-static uint32_t unknown_symbol(struct vp_unwinder *u, struct umod *m)
-{
-	char name[PATH_MAX + 32];
-	const char *base;
-
-	if (!m) {
-		if (u->unmapped_sym == UINT32_MAX)
-			u->unmapped_sym = symbol_id(u, NULL, 1, 0, "[unknown]", VP_SYM_NONAME);
-		return u->unmapped_sym;
-	}
-	if (m->unknown_sym == UINT32_MAX) {
-		base = strrchr(m->path, '/');
-		snprintf(name, sizeof(name), "[unknown in %s]", base ? base + 1 : m->path);
-		m->unknown_sym = symbol_id(u, m, 1, 0, name, VP_SYM_NONAME);
-	}
-	return m->unknown_sym;
-}
-
-/* The function at link-time address @addr of @m: its symbol id. */
-static uint32_t physical_symbol(struct vp_unwinder *u, struct umod *m, uint64_t addr)
-{
-	if (m->dmod) {
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *name = dwfl_module_addrinfo(m->dmod, addr + m->dbias, &off, &sym, NULL,
-							NULL, NULL);
-
-		if (name && *name) {
-			/* "memcpy@@GLIBC_2.14": the version is no part of the name */
-			const char *at = strchr(name, '@');
-			char *plain = at ? strndup(name, (size_t)(at - name)) : NULL;
-			uint32_t id = symbol_id(u, m, addr - off, sym.st_size, plain ? plain : name,
-						0);
-
-			free(plain);
-			return id;
-		}
-	} else if (m->nsyms) {
-		size_t lo = 0, hi = m->nsyms;
-
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (m->syms[mid].addr <= addr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo && addr < m->syms[lo - 1].addr + (m->syms[lo - 1].size ?: 1))
-			return symbol_id(u, m, m->syms[lo - 1].addr, m->syms[lo - 1].size,
-					 m->syms[lo - 1].name, 0);
-	}
-	/* stubs of the procedure linkage table carry no symbols */
-	if (in_plt(m, addr))
-		return symbol_id(u, m, 2, 0, "[plt]", VP_SYM_NONAME);
-	return unknown_symbol(u, m);
-}
-
-static const char *die_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute a;
-	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
-
-	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
-	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-	return n;
-}
-
-struct levels {
-	struct vp_frame_level *v;
-	size_t n, cap;
-};
-
-static void level_push(struct levels *l, uint32_t sym, const char *file, uint32_t line)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 4;
-		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
-	}
-	l->v[l->n].symbol = sym;
-	l->v[l->n].line = line;
-	l->v[l->n].file = (char *)(file ? file : "");
-	l->n++;
-}
-
-/*
- * The levels of link-time address @addr of @m: the functions inlined
- * there, innermost first, each with its position, then the function that
- * holds them (DWARF scopes of the address).
- */
-static void frame_levels(struct vp_unwinder *u, struct umod *m, uint64_t addr, struct levels *l)
-{
-	const char *file = NULL;
-	int line = 0;
-	Dwarf_Die *scopes = NULL, *cu;
-	Dwarf_Addr cubias;
-	Dwfl_Line *dl;
-	int n = 0;
-
-	/*
-	 * Lines and inlined functions for the program (and --lib modules)
-	 * only: the DWARF of a system library is often a separate, compressed
-	 * debug file, and inflating it would steal time from the target.
-	 */
-	if (m->dmod && m->hdr) {
-		dl = dwfl_module_getsrc(m->dmod, addr + m->dbias);
-		if (dl)
-			file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
-		cu = dwfl_module_addrdie(m->dmod, addr + m->dbias, &cubias);
-		if (cu)
-			n = dwarf_getscopes(cu, addr + m->dbias - cubias, &scopes);
-		/*
-		 * dwarf_getscopes() goes on from an inlined instance to its
-		 * abstract definition's scopes; the concrete chain of calls
-		 * comes from dwarf_getscopes_die() on the innermost one (as
-		 * eu-addr2line -i does).
-		 */
-		for (int i = 0; i < n; i++) {
-			if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-				Dwarf_Die in = scopes[i];
-
-				free(scopes);
-				scopes = NULL;
-				n = dwarf_getscopes_die(&in, &scopes);
-				break;
-			}
-			if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-				n = 0;
-				break;
-			}
-		}
-		for (int i = 0; i < n; i++) {
-			Dwarf_Files *files;
-			Dwarf_Attribute a;
-			Dwarf_Word idx = 0, cl = 0;
-			const char *name;
-			size_t nfiles;
-
-			if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
-				break;
-			if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-				continue;
-			name = die_name(&scopes[i]);
-			level_push(l,
-				   symbol_id(u, m, 0, 0, name ? name : "[inlined]", VP_SYM_INLINE),
-				   file, (uint32_t)(line > 0 ? line : 0));
-			/* the next level out is at this inlined call */
-			file = NULL;
-			line = 0;
-			if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0)
-				line = (int)cl;
-			if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &idx) ==
-				    0 &&
-			    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles)
-				file = dwarf_filesrc(files, idx, NULL, NULL);
-		}
-		free(scopes);
-	}
-	level_push(l, physical_symbol(u, m, addr), file, (uint32_t)(line > 0 ? line : 0));
-}
-
-static void fkeys_grow(struct vp_unwinder *u);
-
-static struct fkey *fkey_slot(struct vp_unwinder *u, const struct umod *m, uint64_t addr,
-			      int is_ret)
-{
-	size_t i;
-
-	if (2 * (u->nframes + 1) > u->frames_mask)
-		fkeys_grow(u);
-	i = hash_mix((uint64_t)(uintptr_t)m ^ (uint64_t)is_ret, addr) & u->frames_mask;
-	for (;; i = (i + 1) & u->frames_mask) {
-		struct fkey *k = &u->frames[i];
-
-		if (k->id == UINT32_MAX ||
-		    (k->mod == m && k->addr == addr && k->is_ret == is_ret))
-			return k;
-	}
-}
-
-static void fkeys_grow(struct vp_unwinder *u)
-{
-	struct fkey *old = u->frames;
-	size_t oldn = old ? u->frames_mask + 1 : 0;
-
-	u->frames_mask = oldn ? oldn * 2 - 1 : 1023;
-	u->frames = xmalloc((u->frames_mask + 1) * sizeof(*u->frames));
-	for (size_t i = 0; i <= u->frames_mask; i++)
-		u->frames[i].id = UINT32_MAX;
-	u->nframes = 0;
-	for (size_t i = 0; i < oldn; i++)
-		if (old[i].id != UINT32_MAX) {
-			*fkey_slot(u, old[i].mod, old[i].addr, old[i].is_ret) = old[i];
-			u->nframes++;
-		}
-	free(old);
-}
-
 long vp_unwinder_frame(struct vp_unwinder *u, pid_t pid, uint64_t ip, int is_ret)
 {
-	struct uproc *p = get_proc(u, pid);
-	const struct uinst *in = lookup(u, p, ip);
-	struct umod *m = in ? in->mod : NULL;
-	uint64_t addr = in ? ip - in->bias : ip;
-	struct vp_frame_def f;
-	struct levels l = { 0 };
-	struct fkey *k;
+	const struct uinst *in = lookup(u, get_proc(u, pid), ip);
 
-	is_ret = !!is_ret;
-	k = fkey_slot(u, m, addr, is_ret);
-	if (k->id != UINT32_MAX)
-		return k->id;
-	if (m && define_module(u, m) < 0)
-		return u->err;
-	k->mod = m;
-	k->addr = addr;
-	k->is_ret = is_ret;
-	k->id = u->next_frame++;
-	u->nframes++;
-	if (m)
-		frame_levels(u, m, is_ret && addr ? addr - 1 : addr, &l);
-	else
-		level_push(&l, unknown_symbol(u, NULL), NULL, 0);
-	f.module = m ? (int32_t)m->id : -1;
-	f.addr = addr;
-	f.nlevels = (uint32_t)l.n;
-	f.levels = l.v;
-	sink_error(u, u->sink.frame(u->sink.ctx, k->id, &f));
-	free(l.v);
-	if (u->err)
-		return u->err;
-	return k->id;
+	if (!in)
+		return vp_unwind_names_frame(u->names, NULL, ip, is_ret);
+	return vp_unwind_names_frame(u->names, in->mod, ip - in->bias, is_ret);
 }
 
 /* ---- set-up ---- */
@@ -1994,14 +1060,11 @@ struct vp_unwinder *vp_unwinder_new(const struct vp_module *mods, size_t nmods,
 	unsigned long vdso = getauxval(AT_SYSINFO_EHDR);
 
 	elf_version(EV_CURRENT);
-	u->sink = *sink;
 	u->hdr_mods = mods;
 	u->nhdr_mods = nmods;
-	u->next_module = (uint32_t)nmods;
-	u->unmapped_sym = UINT32_MAX;
 	if (vdso) {
 		/* A copy: libelf may write into the image it is given. */
-		u->vdso_size = image_size((const unsigned char *)vdso);
+		u->vdso_size = vp_umod_image_size((const unsigned char *)vdso);
 		u->vdso = xmalloc(u->vdso_size);
 		memcpy((void *)u->vdso, (const void *)vdso, u->vdso_size);
 	}
@@ -2014,6 +1077,8 @@ struct vp_unwinder *vp_unwinder_new(const struct vp_module *mods, size_t nmods,
 	}
 	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
 #endif
+	u->rules = vp_cfa_rules_new();
+	u->names = vp_unwind_names_new(sink, (uint32_t)nmods);
 	return u;
 }
 
@@ -2034,19 +1099,15 @@ void vp_unwinder_free(struct vp_unwinder *u)
 		}
 	}
 	free(u->procs);
-	free(u->rules);
+	vp_cfa_rules_free(u->rules);
 	free(u->scratch);
 	while (u->mods) {
-		struct umod *m = u->mods;
+		struct vp_umod *m = u->mods;
 
 		u->mods = m->next;
-		mod_free(m);
+		vp_umod_free(m);
 	}
-	for (size_t i = 0; u->syms && i <= u->syms_mask; i++)
-		if (u->syms[i].id != UINT32_MAX)
-			free(u->syms[i].name);
-	free(u->syms);
-	free(u->frames);
+	vp_unwind_names_free(u->names);
 	free((void *)u->vdso);
 	free(u);
 }
