@@ -1071,6 +1071,7 @@ struct vp_unwinder *vp_unwinder_new(const struct vp_module *mods, size_t nmods,
 #ifdef HAVE_LIBUNWIND
 	u->as = unw_create_addr_space(&lu_accessors, 0);
 	if (!u->as) {
+		free((void *)u->vdso);
 		free(u);
 		errno = ENOMEM;
 		return NULL;
