@@ -13,7 +13,7 @@
 
 /* Found by configure but not linked yet: say so rather than "on". */
 #ifdef HAVE_LIBUNWIND
-#define HAS_LIBUNWIND "found (unused)"
+#define HAS_LIBUNWIND "on"
 #else
 #define HAS_LIBUNWIND "off"
 #endif
