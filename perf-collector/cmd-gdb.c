@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "probes.h"
 #include "util.h"
 
 enum { EXIT_USAGE = 129, EXIT_NO_GDB = 127 };
@@ -109,58 +110,20 @@ static char *cmd_gdb_find_loader(void)
 #endif
 }
 
-/* Whether a live (not zombie) process is named @comm. */
-static int cmd_gdb_process_running(const char *comm)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int found = 0;
-
-	if (!d)
-		return 0;
-	while (!found && (e = readdir(d))) {
-		char path[300], buf[512], *name, *end;
-		FILE *f;
-
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		/* "pid (comm) S ...": the name may hold spaces and parentheses */
-		if (fgets(buf, sizeof(buf), f) && (name = strchr(buf, '(')) &&
-		    (end = strrchr(buf, ')')) && end[1] == ' ' && end[2] != 'Z') {
-			*end = '\0';
-			found = !strcmp(name + 1, comm);
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
-
 /*
  * `varperf record` leaves removing its uprobes to a background process
  * ("varperf-unprobe"): until it is done, the kernel keeps the probes in
  * every process that maps the recorded files, and a probe at a function's
  * entry takes the trap of a GDB breakpoint there, which then never stops.
- * Wait for it (a few seconds) rather than start a session that misbehaves.
+ * Wait for the one removing them from @prog (any, without a program; a
+ * minute at most) rather than start a session that misbehaves.
  */
-static void cmd_gdb_wait_unprobe(void)
+static void cmd_gdb_wait_unprobe(const char *prog)
 {
-	struct timespec tick = { 0, 100 * 1000 * 1000 };
-
-	if (!cmd_gdb_process_running("varperf-unprobe"))
-		return;
-	info("waiting for an earlier 'varperf record' to remove its probes");
-	for (int i = 0; i < UNPROBE_WAIT_S * 10; i++) {
-		nanosleep(&tick, NULL);
-		if (!cmd_gdb_process_running("varperf-unprobe"))
-			return;
-	}
-	warning("probes of an earlier recording are still in place: breakpoints in probed "
-		"functions may not stop until they are removed");
+	if (vp_probes_wait_removed(prog, UNPROBE_WAIT_S * 1000,
+				   "waiting for an earlier 'varperf record' to remove its probes"))
+		warning("probes of an earlier recording are still in place: breakpoints in probed "
+			"functions may not stop until they are removed");
 }
 
 /* "varperf load FILE" with FILE quoted for gdb.string_to_argv(). */
@@ -247,7 +210,7 @@ int cmd_gdb(int argc, char **argv)
 	/* the plugin's `varperf record` runs this varperf, not one from PATH */
 	if (cmd_gdb_self_exe(exe) == 0 && setenv("VARPERF", exe, 1) < 0)
 		warning("cannot set VARPERF: %s", strerror(errno));
-	cmd_gdb_wait_unprobe();
+	cmd_gdb_wait_unprobe(optind < argc ? argv[optind] : NULL);
 	fflush(NULL);
 	execvp(gdb, gargv);
 	error("cannot run '%s': %s", gdb, strerror(errno));

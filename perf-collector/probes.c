@@ -10,6 +10,8 @@
  */
 #include <config.h>
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -196,6 +199,31 @@ static int open_function(struct vp_probes *p, int ci, pid_t pid, int type, int r
 	return 0;
 }
 
+/*
+ * The probed files, open: the process that removes the probes later holds
+ * a shared lock on each while it does (see vp_probes_wait_removed()).
+ */
+static void open_locks(struct vp_probes *p, const struct vp_func *funcs, size_t nfuncs,
+		       const struct vp_module *mods)
+{
+	for (size_t i = 0; i < nfuncs; i++) {
+		uint32_t m = funcs[i].module;
+		int seen = 0, fd;
+
+		for (size_t k = 0; k < p->nlocks && !seen; k++)
+			seen = p->lock_mods[k] == m;
+		if (seen || !mods[m].path)
+			continue;
+		fd = open(mods[m].path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		p->lock_fds = xrealloc(p->lock_fds, (p->nlocks + 1) * sizeof(*p->lock_fds));
+		p->lock_mods = xrealloc(p->lock_mods, (p->nlocks + 1) * sizeof(*p->lock_mods));
+		p->lock_fds[p->nlocks] = fd;
+		p->lock_mods[p->nlocks++] = m;
+	}
+}
+
 int vp_probes_open(struct vp_probes *p, const struct vp_func *funcs, size_t nfuncs,
 		   const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
 		   size_t buf_size, int flags)
@@ -231,6 +259,7 @@ int vp_probes_open(struct vp_probes *p, const struct vp_func *funcs, size_t nfun
 	p->fd_is_return = xcalloc(nfds, sizeof(*p->fd_is_return));
 	p->fd_func = xcalloc(nfds, sizeof(*p->fd_func));
 	p->ids = xcalloc(nfds, sizeof(*p->ids));
+	open_locks(p, funcs, nfuncs, mods);
 	for (int ci = 0; ci < p->ncpus; ci++) {
 		if (!(flags & VP_PROBES_TASK) && open_mmap_tracker(p, ci, pid, buf_size) < 0)
 			goto out_close;
@@ -263,6 +292,10 @@ void vp_probes_close(struct vp_probes *p)
 	free(p->fd_func);
 	free(p->ids);
 	free(p->cpus);
+	for (size_t i = 0; i < p->nlocks; i++)
+		close(p->lock_fds[i]);
+	free(p->lock_fds);
+	free(p->lock_mods);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -282,6 +315,9 @@ void vp_probes_close_detached(struct vp_probes *p, int flags)
 	}
 	if (pipe2(gate, O_CLOEXEC) < 0)
 		goto sync;
+	/* taken before the fork: held by the child's copies once ours close */
+	for (size_t i = 0; i < p->nlocks; i++)
+		flock(p->lock_fds[i], LOCK_SH);
 	pid = fork();
 	if (pid < 0) {
 		close(gate[0]);
@@ -304,7 +340,7 @@ void vp_probes_close_detached(struct vp_probes *p, int flags)
 			dup2(fd, 2);
 		}
 		setsid();
-		prctl(PR_SET_NAME, "varperf-unprobe");
+		prctl(PR_SET_NAME, VP_UNPROBE_NAME);
 		close(gate[1]);
 		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
 			;
@@ -374,6 +410,64 @@ static void join_closers(struct vp_probes *p)
 	free(p->closers);
 	p->closers = NULL;
 	p->nclosers = 0;
+}
+
+/* Whether a live (not zombie) process is named @comm. */
+static int process_running(const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		char path[300], buf[512], *name, *end;
+		FILE *f;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* "pid (comm) S ...": the name may hold spaces and parentheses */
+		if (fgets(buf, sizeof(buf), f) && (name = strchr(buf, '(')) &&
+		    (end = strrchr(buf, ')')) && end[1] == ' ' && end[2] != 'Z') {
+			*end = '\0';
+			found = !strcmp(name + 1, comm);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether a process removing probes holds a lock on @fd's file. */
+static int file_locked(int fd)
+{
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK;
+	flock(fd, LOCK_UN);
+	return 0;
+}
+
+int vp_probes_wait_removed(const char *path, int max_ms, const char *why)
+{
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	/* a file that cannot be opened: any removal at all */
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	int busy = fd >= 0 ? file_locked(fd) : process_running(VP_UNPROBE_NAME);
+
+	if (busy && why)
+		info("%s", why);
+	for (int waited = 0; busy && waited < max_ms; waited += 100) {
+		nanosleep(&tick, NULL);
+		busy = fd >= 0 ? file_locked(fd) : process_running(VP_UNPROBE_NAME);
+	}
+	if (fd >= 0)
+		close(fd);
+	return busy ? -EBUSY : 0;
 }
 
 double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n)

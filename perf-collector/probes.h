@@ -66,6 +66,9 @@ struct vp_probes {
 	size_t nids;
 	pthread_t *closers; /* threads closing dropped functions' events */
 	size_t nclosers;
+	int *lock_fds;	    /* the probed files (vp_probes_wait_removed) */
+	uint32_t *lock_mods;
+	size_t nlocks;
 };
 
 enum {
@@ -120,6 +123,19 @@ enum {
  * this returns.  Falls back to vp_probes_close() if it cannot fork.
  */
 void vp_probes_close_detached(struct vp_probes *p, int flags);
+
+/* The name of the background process that removes a recording's probes. */
+static const char VP_UNPROBE_NAME[] = "varperf-unprobe";
+
+/**
+ * vp_probes_wait_removed - wait, up to @max_ms, until no earlier
+ * recording's background process is still removing probes from file
+ * @path (which it holds a shared lock on meanwhile), or with a NULL @path
+ * (or one that cannot be opened) until there is no such process at all;
+ * say @why (if not NULL) when it
+ * has to wait.  Returns 0, or -EBUSY when the removal is still going on.
+ */
+int vp_probes_wait_removed(const char *path, int max_ms, const char *why);
 
 /**
  * vp_probe_class_cost - what a probed call whose first instruction is of

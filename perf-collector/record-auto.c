@@ -273,11 +273,11 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		r1.opts.quiet = 1;
 		r1.mode = MODE_SAMPLE;
 		r1.prog = prog;
+		r1.announce = !o->quiet;
 		if (o->attach) {
 			r1.opts.duration = phase1_seconds(o);
 			r1.min_samples = PHASE1_MIN_SAMPLES;
 			r1.until_ns = o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
-			r1.announce = !o->quiet;
 			if (!o->quiet)
 				info("phase 1 of 2: sampling process %d (%s) for %.1f s",
 				     (int)o->attach, r2.path, r1.opts.duration);

@@ -27,6 +27,8 @@
 
 enum {
 	POLL_MS = 50,
+	/* how long a sampling run waits for an earlier one's probes to go */
+	UNPROBE_WAIT_MS = 10000,
 };
 
 /* --duration with a program: how long it may take to stop after SIGINT */
@@ -865,6 +867,24 @@ out_abort:
 int record_run(struct record *rec, int argc, char **argv)
 {
 	int code;
+
+	/*
+	 * An earlier recording's return probes, until the kernel has removed
+	 * them, put its trampoline in place of return addresses in every
+	 * process that runs the code: sampled stacks would end there.
+	 */
+	for (size_t i = 0; rec->mode != MODE_PROBE && i < rec->hdr.nmodules; i++) {
+		const char *path = rec->hdr.modules[i].path;
+
+		if (vp_probes_wait_removed(path, UNPROBE_WAIT_MS,
+					   rec->opts.quiet && !rec->announce
+						   ? NULL
+						   : "waiting for an earlier recording's probes to be "
+						     "removed (they would cut sampled stacks short)") < 0)
+			warning("an earlier recording's probes are still being removed from '%s': "
+				"sampled stacks through the functions it probed end there until "
+				"they are gone", path);
+	}
 
 	install_signals();
 	code = start(rec, argc, argv);

@@ -110,7 +110,7 @@ struct record {
 	uint64_t lost, foreign;
 	int write_err;
 	int finished;		   /* the file was written to its end */
-	int announce;		   /* say when attached, even when quiet */
+	int announce;		   /* say when attached or waiting, even when quiet */
 	int can_sample_only;	   /* auto: nothing to probe is no error... */
 	char *unprobeable;	   /* ... and this says why (malloc'ed) */
 	uint64_t nsamples;	   /* samples read so far */
