@@ -85,7 +85,7 @@ done
 echo "== probe placement on -O2 code =="
 # emulated NAME BINARY [OPTION]: how many probes sit on emulated instructions
 emulated() {
-	"$VARPERF" record --mode=probe --list $3 -- "$2" | awk -v what="$1" '{ n[$3]++ } END {
+	"$VARPERF" record --mode=probe --list ${3:-} -- "$2" | awk -v what="$1" '{ n[$3]++ } END {
 		printf "%s: %d of %d functions probed on an emulated instruction\n", what,
 			n["emulated"], n["emulated"] + n["stepped"] + n["unknown"] }'
 }
