@@ -108,6 +108,19 @@ tap_is True "$(q o2.json "(s['broken'] <= s['samples'] // 50 and
 	any(n['function'] in ('checksum', 'next') and n['inlined'] for n in s['nodes']))")" \
 	"-O2 stacks unwound, a function inlined by the compiler named"
 
+# ---- a probed run, then at once a sampling run of the same program ----
+# The first one's return probes stay until its background process has
+# removed them, and would cut every sampled stack of the second short:
+# the second waits for them.
+wait_unprobed
+"$VARPERF" record -q --mode=probe -f frame -f physics -o p1.data -- "$DEMO" >/dev/null 2>&1
+"$VARPERF" record --mode=sample -o s2.data -- "$DEMO" >out 2>err
+tap_like "$(cat err)" "^varperf: waiting for an earlier recording's probes to be removed" \
+	"a sampling run right after a probed one waits for its probes to go"
+"$VARPERF" report -i s2.data --format json >s2.json 2>/dev/null
+tap_is True "$(q s2.json "s['samples'] > 500 and s['broken'] <= s['samples'] // 100")" \
+	"... and its stacks are whole"
+
 # ---- the watchdog: what samples cannot count ----
 # fx-watchdog calls hot() back to back, 4000 times a round: the samples
 # see a few long calls, its probes would cost several times the run.  The
