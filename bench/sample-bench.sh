@@ -23,7 +23,7 @@ fi
 # The probes of one run are removed in the background after it; until
 # then they slow down the next run of the same program.
 wait_unprobed() {
-	for _i in $(seq 1 300); do
+	for _i in $(seq 1 3000); do
 		ps -o stat= -C varperf-unprobe 2>/dev/null | grep -qv '^Z' || return 0
 		sleep 0.2
 	done
@@ -40,6 +40,7 @@ median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
+wait_unprobed
 echo "== unwinding throughput (one core, after the run) =="
 "$VARPERF" -v record --mode=sample -F 10000 -o "$work/u.data" -- "$FX_O2" 2>&1 >/dev/null |
 	sed -n 's/^varperf: unwound /unwound /p'
