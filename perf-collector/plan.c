@@ -25,6 +25,7 @@
 
 #include "plan.h"
 #include "probes.h"
+#include "sampling.h"
 #include "util.h"
 
 /* The candidate that sampled symbol @s is, or -1. */
@@ -203,9 +204,7 @@ void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double 
 
 	info("phase 1: %llu samples of %s every %s: %s of CPU time",
 	     (unsigned long long)p->tree.samples,
-	     h->sampling.event == VP_SEV_CYCLES ? "cycles"
-	     : h->sampling.event == VP_SEV_TASK_CLOCK ? "task-clock"
-						      : "cpu-clock",
+	     vp_sample_event_name(h->sampling.event),
 	     fmt_duration((double)p->tree.period, a, sizeof(a)),
 	     fmt_duration(p->cpu_ns, b, sizeof(b)));
 	info("phase 2 probes %zu function%s: estimated cost +%.2f%% of the run (budget %g%%):",

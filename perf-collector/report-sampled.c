@@ -17,6 +17,7 @@
 #include "core/sampled.h"
 #include "probes.h"
 #include "report.h"
+#include "sampling.h"
 #include "util.h"
 
 /* Show a sampled node from this share up (all with --all). */
@@ -380,20 +381,6 @@ static void text_subtree(const struct report *r, uint32_t id, uint32_t depth)
 	free(kids);
 }
 
-static const char *event_name(uint32_t ev)
-{
-	switch (ev) {
-	case VP_SEV_CPU_CLOCK:
-		return "cpu-clock";
-	case VP_SEV_TASK_CLOCK:
-		return "task-clock";
-	case VP_SEV_CYCLES:
-		return "cycles";
-	default:
-		return "samples";
-	}
-}
-
 void report_sampled_text(const struct report *r)
 {
 	const struct vp_sampled *t = r->sampled;
@@ -405,7 +392,7 @@ void report_sampled_text(const struct report *r)
 
 	fprintf(f, "Sampled calling contexts (%" PRIu64 " samples of %s every %s; shares with "
 		   "%g%% intervals, seed 003):\n",
-		t->samples, event_name(sm->event),
+		t->samples, vp_sample_event_name(sm->event),
 		sm->period && !t->period_varies ? report_time(r, (double)sm->period, a, sizeof(a))
 						: "(varying period)",
 		r->confidence * 100);

@@ -20,6 +20,7 @@
 #include "core/patterns.h"
 #include "core/stats.h"
 #include "report.h"
+#include "sampling.h"
 #include "util.h"
 
 /* Deeper nodes keep the indentation of this depth and show their depth. */
@@ -171,20 +172,6 @@ static const char *text_mode_name(uint32_t mode)
 	}
 }
 
-static const char *text_event_name(uint32_t ev)
-{
-	switch (ev) {
-	case VP_SEV_CPU_CLOCK:
-		return "cpu-clock";
-	case VP_SEV_TASK_CLOCK:
-		return "task-clock";
-	case VP_SEV_CYCLES:
-		return "cycles";
-	default:
-		return "an unknown event";
-	}
-}
-
 static void text_header(const struct report *r)
 {
 	const struct vp_header *h = r->hdr;
@@ -223,7 +210,7 @@ static void text_header(const struct report *r)
 		   (r->trailer->flags & (VP_END_DETACHED | VP_END_GONE));
 	if (r->sampled)
 		fprintf(f, "  sampled:           %" PRIu64 " samples of %s every %s%s\n",
-			r->sampled->samples, text_event_name(h->sampling.event),
+			r->sampled->samples, vp_sample_event_name(h->sampling.event),
 			h->sampling.period && !r->sampled->period_varies
 				? text_time(r, (double)h->sampling.period, buf, sizeof(buf))
 				: "(varying period)",

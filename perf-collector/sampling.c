@@ -76,7 +76,7 @@ const char *vp_sample_event_name(uint32_t event)
 	case VP_SEV_CYCLES:
 		return "cycles";
 	default:
-		return "?";
+		return "an unknown event";
 	}
 }
 

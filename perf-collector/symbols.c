@@ -204,7 +204,7 @@ static const struct vp_load *exec_load(const struct vp_symfile *sf, uint64_t vad
 	return NULL;
 }
 
-static char *demangle(const char *name)
+char *vp_demangle(const char *name)
 {
 #ifdef HAVE_LIBIBERTY
 	if (name[0] == '_' && name[1] == 'Z') {
@@ -838,12 +838,12 @@ static void fill_func(struct vp_symfile *sf, struct vp_func *f, const struct can
 	f->flags = flags;
 	f->probe_off = c->vaddr - l->vaddr + l->offset;
 	f->name = xstrdup(c->name);
-	f->display = demangle(c->name);
+	f->display = vp_demangle(c->name);
 	if (suffix) {
 		char *stripped = xstrdup(c->name);
 
 		stripped[suffix - c->name] = '\0';
-		f->base = demangle(stripped);
+		f->base = vp_demangle(stripped);
 		free(stripped);
 		f->flags |= VP_FUNC_CLONE;
 	} else {
@@ -1423,7 +1423,7 @@ void vp_symfile_describe(struct vp_symfile *sf, uint64_t vaddr, char **caller, c
 	if (name) {
 		/* "__libc_start_main@@GLIBC_2.34": the version is noise here. */
 		char *plain = xasprintf("%.*s", (int)strcspn(name, "@"), name);
-		char *d = demangle(plain);
+		char *d = vp_demangle(plain);
 
 		*caller = xasprintf("%s+%#llx", d, (unsigned long long)off);
 		free(plain);

@@ -38,6 +38,9 @@ size_t vp_symfile_build_id(const struct vp_symfile *sf, const unsigned char **re
  */
 size_t vp_symfile_functions(struct vp_symfile *sf, uint32_t module, uint32_t flags,
 			    struct vp_func **funcs, size_t *nfuncs);
+/* @name demangled when it is a C++ symbol and libiberty is there, else
+ * a copy (malloc'ed either way). */
+char *vp_demangle(const char *name);
 /* Probe function @f of @sf on its first instruction, whatever comes after
  * it (--no-move-probes). */
 void vp_symfile_probe_first(struct vp_symfile *sf, struct vp_func *f);

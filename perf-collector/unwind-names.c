@@ -16,12 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef HAVE_LIBIBERTY
-#include <libiberty/demangle.h>
-#endif
-
 #include "../core/datafile.h"
 #include "hash.h"
+#include "symbols.h"
 #include "unwind-module.h"
 #include "unwind-names.h"
 #include "unwind.h"
@@ -54,23 +51,6 @@ struct vp_unwind_names {
 	uint32_t unmapped_sym;
 	int err; /* first sink error */
 };
-
-static char *demangle(const char *name)
-{
-#ifdef HAVE_LIBIBERTY
-	if (name[0] == '_' && name[1] == 'Z') {
-		char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
-
-		if (d) {
-			char *s = xstrdup(d);
-
-			free(d);
-			return s;
-		}
-	}
-#endif
-	return xstrdup(name);
-}
 
 static uint64_t str_hash(const char *s)
 {
@@ -181,7 +161,7 @@ static uint32_t symbol_id(struct vp_unwind_names *nm, const struct vp_umod *m, u
 	s.addr = flags & VP_SYM_INLINE ? 0 : addr;
 	s.size = size;
 	s.name = (char *)name;
-	s.display = demangle(name);
+	s.display = vp_demangle(name);
 	sink_error(nm, nm->sink.symbol(nm->sink.ctx, k->id, &s));
 	free(s.display);
 	return k->id;
