@@ -57,9 +57,13 @@ for f in steady varied; do
 done
 tap_within "$(truth varied cov)" "$(node d.json varied sampled_cov)" 0.10 \
 	"varied: sampled CoV within 10% of the fixture's"
-tap_is ok "$(python3 -c 'import sys; print("ok" if float(sys.argv[1]) < 0.05 else sys.argv[1])' \
-	"$(node d.json steady sampled_cov)")" \
-	"steady: a sampled CoV under 0.05 once whole periods' share is out"
+# (a busy machine takes the CPU from a spin now and then, which varies its
+# CPU time: the fixture sees that too)
+tap_is ok "$(python3 -c 'import sys
+s, t = float(sys.argv[1]), float(sys.argv[2])
+print("ok" if s <= t + 0.05 else "%s > %s + 0.05" % (s, t))' \
+	"$(node d.json steady sampled_cov)" "$(truth steady cov)")" \
+	"steady: a sampled CoV within 0.05 of its own once whole periods' share is out"
 tap_within 0.125 "$(node d.json steady quantisation)" 0.05 \
 	"steady: its quantisation, one period in 8, is stated"
 "$VARPERF" report -i d.data >d.txt 2>&1
