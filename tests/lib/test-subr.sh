@@ -181,6 +181,17 @@ require_root_uprobes() {
 	fi
 }
 
+# wait_unprobed - wait (a minute at most) until no varperf-unprobe runs:
+# an earlier recording's probes, until the kernel has removed them, still
+# fire in every process that runs the code (slowing it, and cutting its
+# sampled stacks short), and every probe opened meanwhile waits for them.
+wait_unprobed() {
+	for _i in $(seq 1 300); do
+		ps -o stat= -C varperf-unprobe 2>/dev/null | grep -qv '^Z' || return 0
+		sleep 0.2
+	done
+}
+
 # require_file PATH... - bail out unless every PATH exists: a missing build
 # product is a broken build, not a reason to skip.
 require_file() {

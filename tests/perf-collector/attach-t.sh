@@ -95,6 +95,9 @@ tap_is "  target:                       exited while varperf was attached (statu
 	"$(cat c.txt)" "... in the text report too"
 
 # ---- auto mode: sample the process for a while, then probe it ----
+# (a sampling run waits for the probes of the run before to go: not
+# while the process runs out its calls)
+wait_unprobed
 start_target
 "$VARPERF" record -p $pid --duration 3 -o a.data >rec.out 2>err
 tap_is 0 $? "auto mode: record -p exits 0"

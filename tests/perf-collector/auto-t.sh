@@ -30,13 +30,6 @@ def node(f):
 print(eval(sys.argv[2]))' "$@"
 }
 
-wait_unprobed() {
-	for _i in $(seq 1 100); do
-		ps -o stat= -C varperf-unprobe 2>/dev/null | grep -qv '^Z' || return 0
-		sleep 0.2
-	done
-}
-
 # ---- the demo: a full probe run and an auto run ----
 wait_unprobed
 "$VARPERF" record -q --mode=probe -o full.data -- "$DEMO" >out 2>err &&

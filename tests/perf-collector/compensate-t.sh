@@ -47,16 +47,6 @@ for path in sys.argv[1:]:
 	print(" ".join("%s %d" % (c["class"], c["full_ns"]) for c in j["probe_costs"]))' "$@"
 }
 
-# The kernel removes probes after varperf exits, in a background process
-# (varperf-unprobe); until then they still fire, in every process that
-# runs the code.  Wait for them to be gone before timing anything.
-wait_unprobed() {
-	for _i in $(seq 1 100); do
-		ps -o stat= -C varperf-unprobe 2>/dev/null | grep -qv '^Z' || return 0
-		sleep 0.2
-	done
-}
-
 # FIELD ("mean_ns", "disturbed_ns") of FUNCTION in the fixture's output
 # FILE, 0 when it has none
 fixture_field() { # FILE FUNCTION FIELD
