@@ -25,7 +25,10 @@ CALLS=40000 # about 4 s per thread
 "$FIXTURES/fx-attach" $CALLS >ref || tap_bail "fx-attach does not run"
 
 # start_target - run fx-attach in the background, wait for "started".
+# (Only once the probes of the run before are gone: a sampling run waits
+# for them, and would start after the process has run out its calls.)
 start_target() {
+	wait_unprobed
 	rm -f out
 	"$FIXTURES/fx-attach" "${1:-$CALLS}" >out &
 	pid=$!
@@ -95,9 +98,6 @@ tap_is "  target:                       exited while varperf was attached (statu
 	"$(cat c.txt)" "... in the text report too"
 
 # ---- auto mode: sample the process for a while, then probe it ----
-# (a sampling run waits for the probes of the run before to go: not
-# while the process runs out its calls)
-wait_unprobed
 start_target
 "$VARPERF" record -p $pid --duration 3 -o a.data >rec.out 2>err
 tap_is 0 $? "auto mode: record -p exits 0"
