@@ -186,6 +186,13 @@ static int check_options(struct record_opts *o, int nargs)
 		return error("--phase1 reuses a run of a program: it cannot go with -p");
 	if (o->phase1_duration > 0 && (o->mode != MODE_AUTO || !o->attach || o->phase1))
 		return error("--phase1-duration is for --mode=auto with -p");
+	/* Phase 2's plan turns samples into time: cycles are not time, and
+	 * in frequency mode each sample weighs a different number of them. */
+	if (o->mode == MODE_AUTO && o->sampling.event == VP_SEV_CYCLES)
+		return error("--mode=auto plans in CPU time: its sampling run takes cpu-clock "
+			     "or task-clock, not cycles");
+	if (o->mode == MODE_AUTO && !o->sampling.event)
+		o->sampling.event = VP_SEV_CPU_CLOCK;
 	if (o->list && o->mode != MODE_PROBE && o->mode != MODE_AUTO)
 		return error("--list shows the functions to probe: not for --mode=%s",
 			     o->mode == MODE_SAMPLE ? "sample" : "combined");

@@ -51,10 +51,16 @@ static int read_phase1(struct vp_plan *p, const char *path)
 	char msg[512] = "";
 	struct vp_event ev[256];
 	long n;
+	uint32_t ev_kind;
 	int err = vp_reader_open(path, &p->r, msg, sizeof(msg));
 
 	if (err)
 		return error("cannot read the sampling run: %s", msg[0] ? msg : strerror(-err));
+	ev_kind = vp_reader_header(p->r)->sampling.event;
+	if (ev_kind != VP_SEV_CPU_CLOCK && ev_kind != VP_SEV_TASK_CLOCK)
+		return error("'%s' is no sampling run of cpu-clock or task-clock (it sampled %s): "
+			     "phase 2 is planned in CPU time",
+			     path, ev_kind ? vp_sample_event_name(ev_kind) : "nothing");
 	if (vp_sampled_init(&p->tree))
 		return error("cannot read the sampling run: %s", strerror(ENOMEM));
 	vp_reader_set_sample_handler(p->r, vp_sampled_handler, &p->tree);
