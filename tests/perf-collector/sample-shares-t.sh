@@ -33,9 +33,10 @@ RUNS=5
 inside=0
 checked=0
 run=0
+# (-e cpu-clock: shares of time at a fixed 1 ms period, PMU or not)
 while [ $run -lt $RUNS ]; do
 	run=$((run + 1))
-	"$VARPERF" record -q --mode=sample -o "s$run.data" -- "$FIXTURES/fx-shares" \
+	"$VARPERF" record -q --mode=sample -e cpu-clock -o "s$run.data" -- "$FIXTURES/fx-shares" \
 		>"truth$run" 2>"err$run"
 	rc=$?
 	"$VARPERF" report -i "s$run.data" --format json >"r$run.json" 2>>"err$run" ||
