@@ -1057,6 +1057,17 @@ const char *vp_callsite_label(const struct vp_callsite *cs, int short_file, char
 	return buf;
 }
 
+void vp_header_count_probes(const struct vp_header *hdr, size_t *emulated, size_t *moved)
+{
+	*emulated = *moved = 0;
+	for (size_t i = 0; i < hdr->nfuncs; i++) {
+		if (hdr->funcs[i].insn_class == VP_INSN_EMULATED)
+			(*emulated)++;
+		if (hdr->funcs[i].flags & VP_FUNC_MOVED)
+			(*moved)++;
+	}
+}
+
 void vp_header_release(struct vp_header *h)
 {
 	size_t i;

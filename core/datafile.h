@@ -447,6 +447,12 @@ int vp_reader_compensate(struct vp_reader *r, int on);
  */
 int vp_probe_cost_of(const struct vp_header *hdr, uint32_t func, uint64_t *in_window,
 		     uint64_t *full);
+/**
+ * vp_header_count_probes - how the probes of @hdr's functions were placed:
+ * @emulated gets the number whose probed instruction the kernel emulates,
+ * @moved the number probed past their first instruction to get there.
+ */
+void vp_header_count_probes(const struct vp_header *hdr, size_t *emulated, size_t *moved);
 /* Start again from the first EVENTS chunk (for a second pass). */
 int vp_reader_rewind(struct vp_reader *r);
 

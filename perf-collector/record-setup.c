@@ -260,17 +260,6 @@ static int calibrate(struct record *rec)
 	return 0;
 }
 
-static void count_emulated(const struct record *rec, size_t *ret, size_t *moved)
-{
-	*ret = *moved = 0;
-	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
-		if (rec->hdr.funcs[i].insn_class == VP_INSN_EMULATED)
-			(*ret)++;
-		if (rec->hdr.funcs[i].flags & VP_FUNC_MOVED)
-			(*moved)++;
-	}
-}
-
 /* What the "probing N functions" line says about exits. */
 static void print_probing(const struct record *rec)
 {
@@ -279,7 +268,7 @@ static void print_probing(const struct record *rec)
 	const char *what;
 	char past[64] = "";
 
-	count_emulated(rec, &emulated, &moved);
+	vp_header_count_probes(&rec->hdr, &emulated, &moved);
 	if (moved)
 		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
 	if (!rec->exits) {

@@ -265,6 +265,7 @@ static void json_header(struct json *j, const struct report *r)
 {
 	const struct vp_header *h = r->hdr;
 	const char *clock = report_clock_name(h->clock);
+	size_t emulated, moved;
 	char buf[32];
 
 	json_u64(j, "json_version", JSON_VERSION);
@@ -288,6 +289,10 @@ static void json_header(struct json *j, const struct report *r)
 		json_null(j, "start_time");
 	json_str_or_null(j, "host", h->host);
 	json_u64(j, "ncpu", h->ncpu);
+	vp_header_count_probes(h, &emulated, &moved);
+	json_u64(j, "probed_functions", h->nfuncs);
+	json_u64(j, "probes_emulated", emulated);
+	json_u64(j, "probes_moved", moved);
 	json_arr(j, "probe_costs");
 	for (size_t i = 0; i < h->ncosts; i++) {
 		json_obj(j, NULL);

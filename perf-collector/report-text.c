@@ -180,6 +180,7 @@ static void text_header(const struct report *r)
 	struct tm tm;
 	time_t t;
 	int attached;
+	size_t emulated, moved;
 
 	fprintf(f, "varperf report of '");
 	text_put(f, r->input);
@@ -219,10 +220,15 @@ static void text_header(const struct report *r)
 					       : " (phase 1: a run of its own)");
 	if (h->mode == VP_MODE_SAMPLE || (!h->nfuncs && r->sampled))
 		return;
-	fprintf(f, "  probed functions:  %zu%s\n", h->nfuncs,
+	vp_header_count_probes(h, &emulated, &moved);
+	fprintf(f, "  probed functions:  %zu%s; %zu on emulated instructions", h->nfuncs,
 		h->mode != VP_MODE_AUTO ? ""
 		: attached		 ? " (phase 2: the rest of the recording)"
-					 : " (phase 2: a run of its own)");
+					 : " (phase 2: a run of its own)",
+		emulated);
+	if (moved)
+		fprintf(f, ", %zu of them past the first instruction", moved);
+	fputc('\n', f);
 	if (!h->ncosts) {
 		fprintf(f, "  probe cost: not calibrated\n");
 		return;

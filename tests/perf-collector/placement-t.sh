@@ -52,6 +52,17 @@ for f in $funcs; do
 		"$("$AWK" -v f="$f" '$1 == f { print $2 }' counts)" "$f: every call, once"
 done
 tap_is 0 "$("$AWK" '$1 == "unpaired" { print $2 }' counts)" "no unpaired events"
+# Every p_* starts with an endbr64: an emulated one was moved there.
+placed=$("$AWK" '$1 == "class" { n++; e += $3 == "emulated"
+	m += $3 == "emulated" && $2 ~ /^p_/ } END { print n, e, m }' truth)
+tap_is "$placed" "$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["probed_functions"], j["probes_emulated"], j["probes_moved"])' p.json)" \
+	"the report counts the probes on emulated instructions and those moved there"
+"$VARPERF" report -i p.data >p.txt 2>>err
+set -- $placed
+tap_like "$(cat p.txt)" "^  probed functions:  $1; $2 on emulated instructions, $3 of them past the first instruction$" \
+	"... in the text header too"
 
 # What the class means: emulated probes cost a few times less than
 # single-stepped ones (here 3.5-3.8 us against 7.4 us per call, entry and
