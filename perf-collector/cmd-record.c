@@ -182,6 +182,13 @@ static int check_options(struct record_opts *o, int nargs)
 		return error("give either a program to run or -p, not both");
 	if (o->phase1 && o->mode != MODE_AUTO)
 		return error("--phase1 is for --mode=auto");
+	/* an option the mode would ignore is a mistake to point out */
+	if (o->sampling_given && o->mode == MODE_PROBE)
+		return error("%s is for sampling: --mode=probe samples nothing",
+			     o->sampling_given);
+	if (o->plan_given && o->mode != MODE_AUTO)
+		return error("%s is for --mode=auto, which chooses what to probe",
+			     o->plan_given);
 	if (o->phase1 && o->attach)
 		return error("--phase1 reuses a run of a program: it cannot go with -p");
 	if (o->phase1_duration > 0 && (o->mode != MODE_AUTO || !o->attach || o->phase1))
@@ -233,6 +240,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				return USAGE_ERROR;
 			}
 			o->sampling.freq = v;
+			o->sampling_given = o->sampling_given ? o->sampling_given : "-F";
 			break;
 		case OPT_STACK_SIZE:
 			/* the kernel takes at most 65528 bytes, in words */
@@ -242,10 +250,12 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				return USAGE_ERROR;
 			}
 			o->sampling.stack_size = (uint32_t)v;
+			o->sampling_given = o->sampling_given ? o->sampling_given : "--stack-size";
 			break;
 		case 'e':
 			if (parse_event(optarg, &o->sampling.event) < 0)
 				return USAGE_ERROR;
+			o->sampling_given = o->sampling_given ? o->sampling_given : "--event";
 			break;
 		case OPT_PRECISION:
 			if (parse_share("precision", optarg, 0, 0.5, &o->precision) < 0)
@@ -258,15 +268,19 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			o->precision_given = 1;
 			break;
 		case OPT_CUTOFF:
-			if (parse_double(optarg, &o->cutoff) < 0 || o->cutoff >= 1) {
-				error("invalid value '%s' for --cutoff (a percentage below 100%%)",
+			if (parse_double(optarg, &o->cutoff) < 0 || o->cutoff < 0 ||
+			    o->cutoff >= 1) {
+				error("invalid value '%s' for --cutoff (a percentage from 0%% to "
+				      "below 100%%)",
 				      optarg);
 				return USAGE_ERROR;
 			}
+			o->plan_given = o->plan_given ? o->plan_given : "--cutoff";
 			break;
 		case OPT_OVERHEAD:
 			if (parse_share("overhead", optarg, 0, 10, &o->overhead) < 0)
 				return USAGE_ERROR;
+			o->plan_given = o->plan_given ? o->plan_given : "--overhead";
 			break;
 		case OPT_PHASE1:
 			o->phase1 = optarg;

@@ -61,6 +61,8 @@ struct record_opts {
 	pid_t attach;	  /* -p: 0 to run a program */
 	double duration;  /* seconds, 0: none */
 	double phase1_duration; /* auto with -p: seconds of phase 1, 0: default */
+	const char *sampling_given; /* the first sampling option given, or NULL */
+	const char *plan_given;	    /* the first of --cutoff, --overhead, or NULL */
 };
 
 /* Open-addressing map from a 64-bit key to a 32-bit index. */

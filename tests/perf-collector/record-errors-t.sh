@@ -17,7 +17,7 @@ q() { python3 "$CHECK" "$@"; }
 D=$TMPDIR_T
 R=$D/report.json
 
-tap_plan 48
+tap_plan 55
 
 # ---- programs that cannot be recorded ----
 "$VARPERF" record --mode=probe -q -o "$D/n.data" -- nonexistent-prog >"$D/out" 2>"$D/err"
@@ -58,6 +58,20 @@ tap_is "" "$(cat "$D/out")" "an unknown option: the program did not run"
 "$VARPERF" record --mode=probe -q >"$D/out" 2>"$D/err"
 tap_is 129 $? "no program: exit 129"
 tap_is "varperf: error: no program to record" "$(head -n 1 "$D/err")" "no program: the error"
+
+# an option the mode would ignore, or out of range: nothing runs
+for args in "--mode=probe -F 100|-F is for sampling: --mode=probe samples nothing" \
+	"--mode=probe --stack-size 1024|--stack-size is for sampling: --mode=probe samples nothing" \
+	"--mode=probe -e task-clock|--event is for sampling: --mode=probe samples nothing" \
+	"--mode=sample --overhead 3%|--overhead is for --mode=auto, which chooses what to probe" \
+	"--mode=combined --cutoff 1%|--cutoff is for --mode=auto, which chooses what to probe" \
+	"--cutoff -1%|invalid value '-1%' for --cutoff (a percentage from 0% to below 100%)"; do
+	# shellcheck disable=SC2086 # the options are words
+	"$VARPERF" record ${args%%|*} -o "$D/m.data" -- "$FIXTURES/fx-basic" >"$D/out" 2>"$D/err"
+	tap_is "129 varperf: error: ${args#*|}" "$? $(head -n 1 "$D/err")" "${args%%|*}: usage error"
+done
+tap_ok "$(test ! -e "$D/m.data" && test ! -s "$D/out"; echo $?)" \
+	"... and none ran the program or wrote a file"
 
 # ---- the target's exit status is varperf's ----
 "$VARPERF" record --mode=probe -q -o "$D/e.data" -- "$FIXTURES/fx-basic" exit3 >"$D/truth" 2>"$D/err"
