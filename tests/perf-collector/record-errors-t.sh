@@ -17,7 +17,7 @@ q() { python3 "$CHECK" "$@"; }
 D=$TMPDIR_T
 R=$D/report.json
 
-tap_plan 55
+tap_plan 60
 
 # ---- programs that cannot be recorded ----
 "$VARPERF" record --mode=probe -q -o "$D/n.data" -- nonexistent-prog >"$D/out" 2>"$D/err"
@@ -72,6 +72,25 @@ for args in "--mode=probe -F 100|-F is for sampling: --mode=probe samples nothin
 done
 tap_ok "$(test ! -e "$D/m.data" && test ! -s "$D/out"; echo $?)" \
 	"... and none ran the program or wrote a file"
+
+# ---- --duration on a program varperf runs: SIGINT, then SIGKILL ----
+# (sampling: no probes to place or remove, so the timing is the program's)
+"$VARPERF" record --mode=sample --duration 0.5 -o "$D/du.data" -- "$FIXTURES/fx-basic" long \
+	>"$D/out" 2>"$D/err"
+tap_is "130 started" "$? $(head -n 1 "$D/out")" "--duration 0.5: the program is interrupted, exit 130"
+"$VARPERF" report -i "$D/du.data" --format json >"$R" 2>/dev/null
+tap_is "2 true" "$(q target "$R" signal) $(q totals "$R" complete)" \
+	"... its file complete, with the SIGINT it ended by"
+tap_ok "$(python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["sampled"]["samples"]
+sys.exit(not 250 <= s <= 750)' "$R"; echo $?)" "... and about 0.5 s of samples at 1 kHz"
+"$VARPERF" record --mode=sample --duration 0.3 -o "$D/dk.data" -- \
+	sh -c 'trap "" INT; while :; do :; done' >"$D/out" 2>"$D/err"
+tap_is "137 varperf: warning: 'sh' did not stop within 5 s of SIGINT: killing it" \
+	"$? $(grep warning "$D/err" | head -n 1)" "a program that ignores SIGINT is killed 5 s later"
+"$VARPERF" report -i "$D/dk.data" --format json >"$R" 2>/dev/null
+tap_is "9 true" "$(q target "$R" signal) $(q totals "$R" complete)" \
+	"... and its file is complete too"
 
 # ---- the target's exit status is varperf's ----
 "$VARPERF" record --mode=probe -q -o "$D/e.data" -- "$FIXTURES/fx-basic" exit3 >"$D/truth" 2>"$D/err"
