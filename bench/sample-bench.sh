@@ -142,10 +142,14 @@ awk -v p="$p" -v a="$a" 'BEGIN {
 grep -E "stopped probing|probes cost about" "$work/err" | sed 's/^varperf: /  /' || true
 wait_unprobed
 "$VARPERF" record -q --mode=probe -o "$work/full.data" -- "$DEMO" >/dev/null 2>&1
-for f in full a; do
-	"$VARPERF" report -i "$work/$f.data" --format json 2>/dev/null | python3 -c '
+wait_unprobed
+"$VARPERF" record -q --mode=probe -o "$work/o2full.data" -- "$FX_O2" 4000 20 >/dev/null 2>&1
+# the Pattern Sets, heaviest (VIM) first
+for f in "full:demo, full probe run" "a:demo, auto mode" "o2full:fx-o2, full probe run" \
+	"o2:fx-o2, auto mode"; do
+	"$VARPERF" report -i "$work/${f%%:*}.data" --format json 2>/dev/null | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
-print(sys.argv[1], "patterns:", ", ".join(">".join(p["functions"]) for p in j["patterns"]))' \
-		"$( [ $f = full ] && echo "demo, full probe run" || echo "demo, auto mode")"
+ps = sorted(j["patterns"], key=lambda p: -p["vim"])
+print(sys.argv[1], "patterns:", ", ".join(">".join(p["functions"]) for p in ps))' "${f#*:}"
 done

@@ -108,6 +108,18 @@ tap_is "124 True" "$(q o2.json "'%d %s' % (sum(n['count'] for n in node('compres
 tap_is True "$(q o2.json "(s['broken'] <= s['samples'] // 50 and
 	any(n['function'] in ('checksum', 'next') and n['inlined'] for n in s['nodes']))")" \
 	"-O2 stacks unwound, a function inlined by the compiler named"
+# ... and the patterns of a full probe run: its two heaviest (handle,
+# whose requests vary, and transform, whose rounds do) lead auto mode's
+# Pattern Set too; lighter ones come and go with the noise of either run.
+wait_unprobed
+"$VARPERF" record -q --mode=probe -o o2full.data -- "$FIXTURES/fx-o2" 1000 20 >/dev/null 2>err &&
+	"$VARPERF" report -i o2full.data --format json >o2full.json 2>/dev/null
+top=$(q o2full.json "'>'.join(sorted('>'.join(p['functions']) for p in
+	sorted(j['patterns'], key=lambda p: -p['vim'])[:2]))")
+tap_is "handle>transform True" \
+	"$top $(q o2.json "(set('$top'.split('>')) <= ps and
+	max(j['patterns'], key=lambda p: p['vim'])['functions'] == ['handle'])")" \
+	"fx-o2: the full run's top patterns lead auto mode's Pattern Set"
 
 # ---- a probed run, then at once a sampling run of the same program ----
 # The first one's return probes stay until its background process has
