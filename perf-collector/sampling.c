@@ -877,6 +877,10 @@ struct shadow {
 	uint32_t tid;
 	size_t n, cap;
 	struct shadow_frame *v;
+	/* the frame of the last exit, until the next entry: a sample in the
+	 * return trampoline can come after the exit's record */
+	struct shadow_frame gone;
+	int has_gone;
 	struct shadow *next;
 };
 
@@ -1105,6 +1109,7 @@ void vp_sample_sink_entry(struct vp_sample_sink *ss, pid_t pid, uint32_t tid, ui
 		return;
 	probed_add(ss, path, vaddr);
 	sh = shadow_of(ss, tid, 1);
+	sh->has_gone = 0;
 	shadow_retire(sh, sp);
 	if (sh->n == sh->cap) {
 		sh->cap = sh->cap ? sh->cap * 2 : 64;
@@ -1118,8 +1123,77 @@ void vp_sample_sink_exit(struct vp_sample_sink *ss, uint32_t tid, uint64_t sp)
 	struct shadow *sh = shadow_of(ss, tid, 0);
 
 	/* the exit's sp is the entry's + 8: that frame and any below it */
-	if (sh && sp >= 8)
-		shadow_retire(sh, sp - 8);
+	if (!sh || sp < 8)
+		return;
+	sh->has_gone = sh->n && sh->v[sh->n - 1].sp == sp - 8;
+	if (sh->has_gone)
+		sh->gone = sh->v[sh->n - 1];
+	shadow_retire(sh, sp - 8);
+}
+
+/*
+ * The kernel single-steps a probed instruction it cannot emulate from a
+ * copy in a slot of the [uprobes] page (UPROBE_XOL_SLOT_BYTES, 128 on
+ * x86), slots aligned to their size, past the trampoline's.  A sample
+ * taken there sees the IP at the copy, or after the step but before the
+ * kernel moves the IP back, at its end with the stack pointer as the
+ * instruction left it (sub $8,%rsp: 8 lower than at the entry).  The
+ * function is the innermost probed frame, entered just before; where the
+ * stack pointer is at most a frame's worth below its entry's, the IP is
+ * as far into the probed instruction in the program as into the copy.
+ */
+enum { XOL_PAGE = 4096, XOL_SLOT = 128, INSN_MAX = 15, STEP_SP_MAX = 1 << 20 };
+
+static int stepped(struct vp_sample_sink *ss, const struct shadow *sh, struct vp_raw_sample *smp,
+		   pid_t pid)
+{
+	const struct shadow_frame *f = &sh->v[sh->n - 1];
+	uint64_t sp = smp->st.regs[VP_UREG_SP], off = smp->st.regs[VP_UREG_IP] % XOL_SLOT;
+	uint64_t at;
+
+	if (off > INSN_MAX || f->sp < sp || f->sp - sp > STEP_SP_MAX)
+		return 0;
+	at = vp_unwinder_runtime(ss->unw, pid, f->path, f->vaddr);
+	if (!at)
+		return 0;
+	smp->st.regs[VP_UREG_IP] = at + off;
+	return 1;
+}
+
+/*
+ * In the return trampoline, the first slot of the [uprobes] page: a probed
+ * function has returned and the kernel is about to take the program back
+ * to its caller.  Where the sample fell, the trampoline had pushed up to
+ * three registers (kernels whose trampoline makes the uretprobe system
+ * call) or none (int3), and the exit's record may have been read already.
+ * The function is the one whose entry stack pointer lies within those
+ * words of the sample's; the program is logically at its return address,
+ * the stack pointer as its ret left it, which the stack copy holds.
+ */
+enum { TRAMPOLINE_PUSHED = 3 * 8 };
+
+static int returned(const struct shadow *sh, struct vp_raw_sample *smp)
+{
+	uint64_t sp = smp->st.regs[VP_UREG_SP], skip;
+	const struct shadow_frame *f = NULL;
+
+#define RETURNED_FROM(fr) ((fr)->ret && sp <= (fr)->sp + 8 && (fr)->sp + 8 - sp <= TRAMPOLINE_PUSHED)
+	if (sh->has_gone && RETURNED_FROM(&sh->gone))
+		f = &sh->gone;
+	else if (sh->n && RETURNED_FROM(&sh->v[sh->n - 1]))
+		f = &sh->v[sh->n - 1];
+#undef RETURNED_FROM
+	if (!f)
+		return 0;
+	skip = f->sp + 8 - sp;
+	if (skip > smp->st.len)
+		return 0;
+	smp->st.regs[VP_UREG_IP] = f->ret;
+	smp->st.regs[VP_UREG_SP] = f->sp + 8;
+	smp->st.stack += skip;
+	smp->st.len -= skip;
+	smp->st.size -= skip;
+	return 1;
 }
 
 /*
@@ -1144,12 +1218,17 @@ static uint32_t repair(struct vp_sample_sink *ss, struct vp_raw_sample *smp, uin
 	if (smp->kernel && ip && (path = vp_unwinder_link_addr(ss->unw, pid, ip - 1, &vaddr)) &&
 	    is_probed(ss, path, vaddr)) {
 		smp->st.regs[VP_UREG_IP] = ip - 1;
-		return VP_SAMPLE_PROBE;
+		flags = VP_SAMPLE_PROBE;
 	}
-	if (!sh || !sh->n || !sp)
-		return 0;
+	if (!sh || !sp)
+		return flags;
 	/* below the stack pointer: returned without a return event (longjmp,
-	 * an exception, a lost record) */
+	 * an exception, a lost record), or with one still to come: a frame
+	 * whose ret has just popped its return address is the gone one */
+	if (sh->n && sh->v[sh->n - 1].sp + 8 == sp) {
+		sh->gone = sh->v[sh->n - 1];
+		sh->has_gone = 1;
+	}
 	shadow_retire(sh, sp - 1);
 	for (size_t i = 0; i < sh->n; i++) {
 		const struct shadow_frame *f = &sh->v[i];
@@ -1163,30 +1242,15 @@ static uint32_t repair(struct vp_sample_sink *ss, struct vp_raw_sample *smp, uin
 		if (word != f->ret && vp_unwinder_uprobes_page(ss->unw, pid, word))
 			memcpy(smp->stack + (f->sp - sp), &f->ret, 8);
 	}
-	if (!vp_unwinder_in_uprobes(ss->unw, pid, ip))
+	/* (the return probe of a trapped entry may have replaced its
+	 * return address already: put back above, the IP is right) */
+	if (flags || !vp_unwinder_in_uprobes(ss->unw, pid, ip))
+		return flags;
+	if (ip % XOL_PAGE < XOL_SLOT)
+		return returned(sh, smp) ? VP_SAMPLE_PROBE : 0;
+	if (!sh->n)
 		return 0;
-	for (size_t i = sh->n; i-- > 0;) {
-		const struct shadow_frame *f = &sh->v[i];
-
-		if (f->sp == sp) {
-			/* single-stepping the probed instruction: the stack is
-			 * as at the function's entry */
-			uint64_t at = vp_unwinder_runtime(ss->unw, pid, f->path, f->vaddr);
-
-			if (at) {
-				smp->st.regs[VP_UREG_IP] = at;
-				flags = VP_SAMPLE_PROBE;
-			}
-			break;
-		}
-		if (f->sp + 8 == sp && f->ret) {
-			/* in the return trampoline: logically back in the caller */
-			smp->st.regs[VP_UREG_IP] = f->ret;
-			flags = VP_SAMPLE_PROBE;
-			break;
-		}
-	}
-	return flags;
+	return stepped(ss, sh, smp, pid) ? VP_SAMPLE_PROBE : 0;
 }
 
 int vp_sample_sink_write(struct vp_sample_sink *ss, const struct vp_raw *r, uint32_t thread)
