@@ -176,6 +176,13 @@ static int parse_share(const char *opt, const char *s, double lo, double hi, dou
 	return 0;
 }
 
+/* Remember @opt in @slot if it is the first of its group given. */
+static void given(const char **slot, const char *opt)
+{
+	if (!*slot)
+		*slot = opt;
+}
+
 /* The options that only make sense together, checked once all are read. */
 static int check_options(struct record_opts *o, int nargs)
 {
@@ -241,7 +248,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				return USAGE_ERROR;
 			}
 			o->sampling.freq = v;
-			o->sampling_given = o->sampling_given ? o->sampling_given : "-F";
+			given(&o->sampling_given, "-F");
 			break;
 		case OPT_STACK_SIZE:
 			/* the kernel takes at most 65528 bytes, in words */
@@ -251,12 +258,12 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				return USAGE_ERROR;
 			}
 			o->sampling.stack_size = (uint32_t)v;
-			o->sampling_given = o->sampling_given ? o->sampling_given : "--stack-size";
+			given(&o->sampling_given, "--stack-size");
 			break;
 		case 'e':
 			if (parse_event(optarg, &o->sampling.event) < 0)
 				return USAGE_ERROR;
-			o->sampling_given = o->sampling_given ? o->sampling_given : "--event";
+			given(&o->sampling_given, "--event");
 			break;
 		case OPT_PRECISION:
 			if (parse_share("precision", optarg, 0, 0.5, &o->precision) < 0)
@@ -276,12 +283,12 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				      optarg);
 				return USAGE_ERROR;
 			}
-			o->plan_given = o->plan_given ? o->plan_given : "--cutoff";
+			given(&o->plan_given, "--cutoff");
 			break;
 		case OPT_OVERHEAD:
 			if (parse_share("overhead", optarg, 0, 10, &o->overhead) < 0)
 				return USAGE_ERROR;
-			o->plan_given = o->plan_given ? o->plan_given : "--overhead";
+			given(&o->plan_given, "--overhead");
 			break;
 		case OPT_PHASE1:
 			o->phase1 = optarg;

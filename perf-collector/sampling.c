@@ -1092,6 +1092,16 @@ static int is_probed(const struct vp_sample_sink *ss, const char *path, uint64_t
 	return 0;
 }
 
+/* The innermost frame's ret has left the stack pointer at @sp: keep it as
+ * the gone one. */
+static void shadow_returned(struct shadow *sh, uint64_t sp)
+{
+	if (sh->n && sh->v[sh->n - 1].sp + 8 == sp) {
+		sh->gone = sh->v[sh->n - 1];
+		sh->has_gone = 1;
+	}
+}
+
 /* Frames at or below @sp are gone (stacks grow down). */
 static void shadow_retire(struct shadow *sh, uint64_t sp)
 {
@@ -1125,9 +1135,8 @@ void vp_sample_sink_exit(struct vp_sample_sink *ss, uint32_t tid, uint64_t sp)
 	/* the exit's sp is the entry's + 8: that frame and any below it */
 	if (!sh || sp < 8)
 		return;
-	sh->has_gone = sh->n && sh->v[sh->n - 1].sp == sp - 8;
-	if (sh->has_gone)
-		sh->gone = sh->v[sh->n - 1];
+	sh->has_gone = 0;
+	shadow_returned(sh, sp);
 	shadow_retire(sh, sp - 8);
 }
 
@@ -1172,17 +1181,20 @@ static int stepped(struct vp_sample_sink *ss, const struct shadow *sh, struct vp
  */
 enum { TRAMPOLINE_PUSHED = 3 * 8 };
 
+static int returned_from(const struct shadow_frame *f, uint64_t sp)
+{
+	return f->ret && sp <= f->sp + 8 && f->sp + 8 - sp <= TRAMPOLINE_PUSHED;
+}
+
 static int returned(const struct shadow *sh, struct vp_raw_sample *smp)
 {
 	uint64_t sp = smp->st.regs[VP_UREG_SP], skip;
 	const struct shadow_frame *f = NULL;
 
-#define RETURNED_FROM(fr) ((fr)->ret && sp <= (fr)->sp + 8 && (fr)->sp + 8 - sp <= TRAMPOLINE_PUSHED)
-	if (sh->has_gone && RETURNED_FROM(&sh->gone))
+	if (sh->has_gone && returned_from(&sh->gone, sp))
 		f = &sh->gone;
-	else if (sh->n && RETURNED_FROM(&sh->v[sh->n - 1]))
+	else if (sh->n && returned_from(&sh->v[sh->n - 1], sp))
 		f = &sh->v[sh->n - 1];
-#undef RETURNED_FROM
 	if (!f)
 		return 0;
 	skip = f->sp + 8 - sp;
@@ -1225,10 +1237,7 @@ static uint32_t repair(struct vp_sample_sink *ss, struct vp_raw_sample *smp, uin
 	/* below the stack pointer: returned without a return event (longjmp,
 	 * an exception, a lost record), or with one still to come: a frame
 	 * whose ret has just popped its return address is the gone one */
-	if (sh->n && sh->v[sh->n - 1].sp + 8 == sp) {
-		sh->gone = sh->v[sh->n - 1];
-		sh->has_gone = 1;
-	}
+	shadow_returned(sh, sp);
 	shadow_retire(sh, sp - 1);
 	for (size_t i = 0; i < sh->n; i++) {
 		const struct shadow_frame *f = &sh->v[i];
