@@ -18,6 +18,7 @@
 #include "core/compare.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "analysis-opts.h"
 #include "builtin.h"
 #include "report.h"
 #include "util.h"
@@ -32,12 +33,6 @@ enum {
 	OPT_SYMMETRIC,
 	OPT_ALPHA,
 	OPT_FORMAT,
-	OPT_CUTOFF,
-	OPT_PROBABILITY,
-	OPT_WINDOW,
-	OPT_COV_THRESHOLD,
-	OPT_SIMILARITY,
-	OPT_BETA,
 	OPT_ALL,
 	OPT_STRICT,
 };
@@ -49,12 +44,7 @@ static const struct option cmd_compare_options[] = {
 	{ "alpha", required_argument, NULL, OPT_ALPHA },
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "cutoff", required_argument, NULL, OPT_CUTOFF },
-	{ "probability", required_argument, NULL, OPT_PROBABILITY },
-	{ "window", required_argument, NULL, OPT_WINDOW },
-	{ "cov-threshold", required_argument, NULL, OPT_COV_THRESHOLD },
-	{ "similarity", required_argument, NULL, OPT_SIMILARITY },
-	{ "beta", required_argument, NULL, OPT_BETA },
+	ANALYSIS_LONG_OPTIONS,
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "help", no_argument, NULL, 'h' },
@@ -105,19 +95,6 @@ static void cmd_compare_print_usage(FILE *f, int full)
 	}
 }
 
-/* A number in [lo, hi] (a fraction may be written as a percentage). */
-static int cmd_compare_number(const char *name, const char *arg, double lo, double hi,
-			      int lo_open, int hi_open, const char *expect, double *ret)
-{
-	double v;
-
-	if (parse_double(arg, &v) || v < lo || (lo_open && v == lo) || v > hi ||
-	    (hi_open && v == hi))
-		return error("invalid value '%s' for '--%s': %s", arg, name, expect);
-	*ret = v;
-	return 0;
-}
-
 static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 {
 	struct vp_analysis_params *p = &o->params;
@@ -130,17 +107,13 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 	while (!ret && (c = getopt_long(argc, argv, "+o:h", cmd_compare_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_MIN_OVERLAP:
-			ret = cmd_compare_number("min-overlap", optarg, 0, 1, 0, 0,
-						 "must be between 0 and 1 (100%)",
-						 &o->cmp.min_overlap);
+			ret = opt_fraction("min-overlap", optarg, &o->cmp.min_overlap);
 			break;
 		case OPT_SYMMETRIC:
 			o->cmp.symmetric = 1;
 			break;
 		case OPT_ALPHA:
-			ret = cmd_compare_number("alpha", optarg, 0, 1, 1, 1,
-						 "must be greater than 0 and less than 1",
-						 &o->cmp.alpha);
+			ret = opt_fraction("alpha", optarg, &o->cmp.alpha);
 			break;
 		case 'o':
 			o->output = optarg;
@@ -156,31 +129,12 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 					    optarg);
 			break;
 		case OPT_CUTOFF:
-			ret = cmd_compare_number("cutoff", optarg, 0, 1, 0, 1,
-						 "must be at least 0 and less than 1 (100%)",
-						 &p->cutoff);
-			break;
 		case OPT_PROBABILITY:
-			ret = cmd_compare_number("probability", optarg, 0, 1, 1, 1,
-						 "must be greater than 0 and less than 1",
-						 &p->probability);
-			break;
 		case OPT_WINDOW:
-			ret = cmd_compare_number("window", optarg, 0, HUGE_VAL, 1, 0,
-						 "must be a number greater than 0", &p->window);
-			break;
 		case OPT_COV_THRESHOLD:
-			ret = cmd_compare_number("cov-threshold", optarg, 0, HUGE_VAL, 0, 0,
-						 "must be a number of at least 0",
-						 &p->cov_threshold);
-			break;
 		case OPT_SIMILARITY:
-			ret = cmd_compare_number("similarity", optarg, 0, 1, 0, 0,
-						 "must be between 0 and 1 (100%)", &p->similarity);
-			break;
 		case OPT_BETA:
-			ret = cmd_compare_number("beta", optarg, 0, 1, 0, 0,
-						 "must be between 0 and 1", &p->beta);
+			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
 			break;
 		case OPT_ALL:
 			o->all = 1;

@@ -21,6 +21,7 @@
 #include "core/sampled.h"
 #include "core/sources.h"
 #include "core/vcg.h"
+#include "analysis-opts.h"
 #include "builtin.h"
 #include "report.h"
 #include "util.h"
@@ -30,13 +31,7 @@ enum { EXIT_USAGE = 129 };
 enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
 
 enum {
-	OPT_CUTOFF = 256,
-	OPT_PROBABILITY,
-	OPT_WINDOW,
-	OPT_COV_THRESHOLD,
-	OPT_SIMILARITY,
-	OPT_BETA,
-	OPT_STRICT,
+	OPT_STRICT = 256,
 	OPT_ALL,
 	OPT_FORMAT,
 	OPT_VCG,
@@ -55,12 +50,7 @@ static const struct option cmd_report_options[] = {
 	{ "input", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "cutoff", required_argument, NULL, OPT_CUTOFF },
-	{ "probability", required_argument, NULL, OPT_PROBABILITY },
-	{ "window", required_argument, NULL, OPT_WINDOW },
-	{ "cov-threshold", required_argument, NULL, OPT_COV_THRESHOLD },
-	{ "similarity", required_argument, NULL, OPT_SIMILARITY },
-	{ "beta", required_argument, NULL, OPT_BETA },
+	ANALYSIS_LONG_OPTIONS,
 	{ "vcg", no_argument, NULL, OPT_VCG },
 	{ "tau", required_argument, NULL, OPT_TAU },
 	{ "contexts", no_argument, NULL, OPT_CONTEXTS },
@@ -122,69 +112,6 @@ static void cmd_report_print_usage(FILE *f, int full)
 			break;
 		fprintf(f, "%s\n", cmd_report_usage[i]);
 	}
-}
-
-/*
- * A fraction, written either plainly ("0.0002") or as a percentage
- * ("0.02%").  Only finite numbers; the range is checked by the caller.
- */
-static int cmd_report_parse_fraction(const char *s, double *ret)
-{
-	char *end;
-	double v;
-
-	if (!*s || strchr(" \t\n", *s))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno == ERANGE)
-		return -1;
-	if (*end == '%') {
-		v /= 100.0;
-		end++;
-	}
-	if (*end || !isfinite(v))
-		return -1;
-	*ret = v;
-	return 0;
-}
-
-/* Range of each numeric option, and the words that describe it. */
-struct cmd_report_range {
-	const char *name;
-	double lo, hi;	 /* hi = HUGE_VAL: no upper bound */
-	int lo_open;	 /* lo itself excluded */
-	int hi_open;	 /* hi itself excluded */
-	const char *expect;
-};
-
-static const struct cmd_report_range cmd_report_ranges[] = {
-	{ "cutoff", 0, 1, 0, 1, "must be at least 0 and less than 1 (100%)" },
-	{ "probability", 0, 1, 1, 1, "must be greater than 0 and less than 1" },
-	{ "window", 0, HUGE_VAL, 1, 0, "must be a number greater than 0" },
-	{ "cov-threshold", 0, HUGE_VAL, 0, 0, "must be a number of at least 0" },
-	{ "similarity", 0, 1, 0, 0, "must be between 0 and 1 (100%)" },
-	{ "beta", 0, 1, 0, 0, "must be between 0 and 1" },
-	{ "tau", 0, 1, 0, 0, "must be between 0 and 1" },
-	{ "min-contribution", 0, 1, 1, 0, "must be greater than 0 and at most 1 (100%)" },
-	{ "once-probability", 0.5, 1, 0, 1, "must be at least 0.5 and less than 1" },
-	{ "precision", 0, 0.5, 1, 1, "must be greater than 0 and less than 0.5 (50%)" },
-	{ "confidence", 0.5, 1, 1, 1, "must be greater than 0.5 and less than 1 (100%)" },
-};
-
-static int cmd_report_set_param(const char *name, const char *arg, double *ret)
-{
-	const struct cmd_report_range *rg = NULL;
-	double v;
-
-	for (size_t i = 0; i < sizeof(cmd_report_ranges) / sizeof(cmd_report_ranges[0]); i++)
-		if (!strcmp(cmd_report_ranges[i].name, name))
-			rg = &cmd_report_ranges[i];
-	if (cmd_report_parse_fraction(arg, &v) || v < rg->lo || (rg->lo_open && v == rg->lo) ||
-	    v > rg->hi || (rg->hi_open && v == rg->hi))
-		return error("invalid value '%s' for '--%s': %s", arg, name, rg->expect);
-	*ret = v;
-	return 0;
 }
 
 struct cmd_report_opts {
@@ -255,22 +182,14 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			}
 			break;
 		case OPT_CUTOFF:
-			ret = cmd_report_set_param("cutoff", optarg, &p->cutoff);
-			break;
 		case OPT_PROBABILITY:
-			ret = cmd_report_set_param("probability", optarg, &p->probability);
-			break;
 		case OPT_WINDOW:
-			ret = cmd_report_set_param("window", optarg, &p->window);
-			break;
 		case OPT_COV_THRESHOLD:
-			ret = cmd_report_set_param("cov-threshold", optarg, &p->cov_threshold);
-			break;
 		case OPT_SIMILARITY:
-			ret = cmd_report_set_param("similarity", optarg, &p->similarity);
+			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
 			break;
 		case OPT_BETA:
-			ret = cmd_report_set_param("beta", optarg, &p->beta);
+			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
 			/* the same beta trims the graph (seed 001 Section 4) */
 			o->vcg.beta = p->beta;
 			break;
@@ -278,27 +197,27 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			o->vcg_only = 1;
 			break;
 		case OPT_TAU:
-			ret = cmd_report_set_param("tau", optarg, &o->vcg.tau);
+			ret = opt_fraction("tau", optarg, &o->vcg.tau);
 			break;
 		case OPT_CONTEXTS:
 			o->contexts = 1;
 			break;
 		case OPT_MIN_CONTRIBUTION:
-			ret = cmd_report_set_param("min-contribution", optarg,
+			ret = opt_fraction("min-contribution", optarg,
 						   &o->sources.min_contribution);
 			break;
 		case OPT_ONCE_PROBABILITY:
-			ret = cmd_report_set_param("once-probability", optarg,
+			ret = opt_fraction("once-probability", optarg,
 						   &o->sources.once_probability);
 			break;
 		case OPT_MAX_PASSES:
 			ret = cmd_report_set_passes(optarg, &o->sources.max_passes);
 			break;
 		case OPT_PRECISION:
-			ret = cmd_report_set_param("precision", optarg, &o->precision);
+			ret = opt_fraction("precision", optarg, &o->precision);
 			break;
 		case OPT_CONFIDENCE:
-			ret = cmd_report_set_param("confidence", optarg, &o->confidence);
+			ret = opt_fraction("confidence", optarg, &o->confidence);
 			break;
 		case OPT_RAW:
 			o->raw = 1;

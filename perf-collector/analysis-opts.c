@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * analysis-opts.c - the options `varperf report` and `varperf compare`
+ * share, so that a value is taken, or refused in the same words, by both.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "core/patterns.h"
+#include "analysis-opts.h"
+#include "util.h"
+
+/* Range of each fraction-valued option, and the words that describe it. */
+struct opt_range {
+	const char *name;
+	double lo, hi; /* hi = HUGE_VAL: no upper bound */
+	int lo_open;   /* lo itself excluded */
+	int hi_open;   /* hi itself excluded */
+	const char *expect;
+};
+
+static const struct opt_range opt_ranges[] = {
+	{ "cutoff", 0, 1, 0, 1, "must be at least 0 and less than 1 (100%)" },
+	{ "probability", 0, 1, 1, 1, "must be greater than 0 and less than 1" },
+	{ "window", 0, HUGE_VAL, 1, 0, "must be a number greater than 0" },
+	{ "cov-threshold", 0, HUGE_VAL, 0, 0, "must be a number of at least 0" },
+	{ "similarity", 0, 1, 0, 0, "must be between 0 and 1 (100%)" },
+	{ "beta", 0, 1, 0, 0, "must be between 0 and 1" },
+	/* report */
+	{ "tau", 0, 1, 0, 0, "must be between 0 and 1" },
+	{ "min-contribution", 0, 1, 1, 0, "must be greater than 0 and at most 1 (100%)" },
+	{ "once-probability", 0.5, 1, 0, 1, "must be at least 0.5 and less than 1" },
+	{ "precision", 0, 0.5, 1, 1, "must be greater than 0 and less than 0.5 (50%)" },
+	{ "confidence", 0.5, 1, 1, 1, "must be greater than 0.5 and less than 1 (100%)" },
+	/* compare */
+	{ "min-overlap", 0, 1, 0, 0, "must be between 0 and 1 (100%)" },
+	{ "alpha", 0, 1, 1, 1, "must be greater than 0 and less than 1" },
+};
+
+int opt_fraction(const char *name, const char *arg, double *ret)
+{
+	const struct opt_range *rg = NULL;
+	double v;
+
+	for (size_t i = 0; i < sizeof(opt_ranges) / sizeof(opt_ranges[0]); i++)
+		if (!strcmp(opt_ranges[i].name, name))
+			rg = &opt_ranges[i];
+	/* parse_double() refuses negative numbers: below every range */
+	if (!rg || parse_double(arg, &v) || v < rg->lo || (rg->lo_open && v == rg->lo) ||
+	    v > rg->hi || (rg->hi_open && v == rg->hi))
+		return error("invalid value '%s' for '--%s': %s", arg, name,
+			     rg ? rg->expect : "not a known option");
+	*ret = v;
+	return 0;
+}
+
+static int set(const char *name, const char *arg, double *ret)
+{
+	return opt_fraction(name, arg, ret) < 0 ? -1 : 1;
+}
+
+int analysis_option(int c, const char *arg, struct vp_analysis_params *p)
+{
+	switch (c) {
+	case OPT_CUTOFF:
+		return set("cutoff", arg, &p->cutoff);
+	case OPT_PROBABILITY:
+		return set("probability", arg, &p->probability);
+	case OPT_WINDOW:
+		return set("window", arg, &p->window);
+	case OPT_COV_THRESHOLD:
+		return set("cov-threshold", arg, &p->cov_threshold);
+	case OPT_SIMILARITY:
+		return set("similarity", arg, &p->similarity);
+	case OPT_BETA:
+		return set("beta", arg, &p->beta);
+	default:
+		return 0;
+	}
+}

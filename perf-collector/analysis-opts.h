@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * analysis-opts.h - the options `varperf report` and `varperf compare`
+ * share: seed 000's analysis parameters, and one range and one message
+ * for every fraction-valued option of either command.
+ */
+#ifndef VARPERF_ANALYSIS_OPTS_H
+#define VARPERF_ANALYSIS_OPTS_H
+
+#include <getopt.h>
+
+struct vp_analysis_params;
+
+/* getopt_long values of the shared options; a command's own start at 256. */
+enum {
+	OPT_CUTOFF = 0x1000,
+	OPT_PROBABILITY,
+	OPT_WINDOW,
+	OPT_COV_THRESHOLD,
+	OPT_SIMILARITY,
+	OPT_BETA,
+};
+
+/* The shared options' struct option entries, in their man pages' order. */
+#define ANALYSIS_LONG_OPTIONS                                                   \
+	{ "cutoff", required_argument, NULL, OPT_CUTOFF },                      \
+	{ "probability", required_argument, NULL, OPT_PROBABILITY },            \
+	{ "window", required_argument, NULL, OPT_WINDOW },                      \
+	{ "cov-threshold", required_argument, NULL, OPT_COV_THRESHOLD },        \
+	{ "similarity", required_argument, NULL, OPT_SIMILARITY },              \
+	{ "beta", required_argument, NULL, OPT_BETA }
+
+/*
+ * opt_fraction - the value of option --@name: a number, or a percentage
+ * ("0.02%" is 0.0002), within @name's range.  Returns 0, or -1 after an
+ * error naming the option, the value and the range.
+ */
+int opt_fraction(const char *name, const char *arg, double *ret);
+
+/*
+ * analysis_option - set @p from option @c with value @arg when @c is one of
+ * the shared options.  Returns 1 when set, -1 on a bad value (said), and 0
+ * when @c is none of them.
+ */
+int analysis_option(int c, const char *arg, struct vp_analysis_params *p);
+
+#endif
