@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "datafile.h"
+#include "internal.h"
 #include "varint.h"
 
 static uint32_t crc_of(const uint8_t *p, size_t n)
@@ -714,24 +715,8 @@ static int get_str(struct vp_reader *r, struct cur *c, char **ret, const char *w
 	return get_bytes(r, c, ret, NULL, what);
 }
 
-/* The header arrays keep no capacity: @cap is then a copy of the count,
- * which makes every call reallocate; headers are small. */
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need > *cap) {
-		size_t n = *cap ? *cap * 2 : 16;
-		void *q;
-
-		while (n < need)
-			n *= 2;
-		q = realloc(*p, n * size);
-		if (!q)
-			return -ENOMEM;
-		*p = q;
-		*cap = n;
-	}
-	return 0;
-}
+/* The header arrays keep no capacity: vp_grow() is given a copy of the
+ * count as one, which makes every call reallocate; headers are small. */
 
 static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 {
@@ -784,7 +769,7 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 		struct vp_module *m;
 		char *bid = NULL;
 
-		if (grow((void **)&h->modules, &(size_t){ h->nmodules }, h->nmodules + 1,
+		if (vp_grow((void **)&h->modules, &(size_t){ h->nmodules }, h->nmodules + 1,
 			 sizeof(*m)))
 			return -ENOMEM;
 		m = &h->modules[h->nmodules];
@@ -800,7 +785,7 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 		struct vp_func *f;
 		uint64_t mod;
 
-		if (grow((void **)&h->funcs, &(size_t){ h->nfuncs }, h->nfuncs + 1, sizeof(*f)))
+		if (vp_grow((void **)&h->funcs, &(size_t){ h->nfuncs }, h->nfuncs + 1, sizeof(*f)))
 			return -ENOMEM;
 		f = &h->funcs[h->nfuncs];
 		memset(f, 0, sizeof(*f));
@@ -832,7 +817,7 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 	case VP_META_PROBE_COST: {
 		struct vp_probe_cost *pc;
 
-		if (grow((void **)&h->costs, &(size_t){ h->ncosts }, h->ncosts + 1, sizeof(*pc)))
+		if (vp_grow((void **)&h->costs, &(size_t){ h->ncosts }, h->ncosts + 1, sizeof(*pc)))
 			return -ENOMEM;
 		pc = &h->costs[h->ncosts++];
 		memset(pc, 0, sizeof(*pc));
@@ -1482,7 +1467,7 @@ static int def_callsite(struct vp_reader *r, struct cur *c)
 	if (!err)
 		err = get_u32(r, c, &cs.line, "line");
 	if (!err &&
-	    grow((void **)&r->callsites, &r->callsites_cap, r->ncallsites + 1, sizeof(cs)))
+	    vp_grow((void **)&r->callsites, &r->callsites_cap, r->ncallsites + 1, sizeof(cs)))
 		err = -ENOMEM;
 	if (err) {
 		free(cs.caller);
@@ -1530,7 +1515,7 @@ static int def_module(struct vp_reader *r, struct cur *c)
 		size_t cap = r->modules_cap;
 		uint32_t *fl;
 
-		if (grow((void **)&r->modules, &cap, r->nmodules + 1, sizeof(m)))
+		if (vp_grow((void **)&r->modules, &cap, r->nmodules + 1, sizeof(m)))
 			err = -ENOMEM;
 		fl = err ? NULL : realloc(r->module_flags, cap * sizeof(*fl));
 		if (fl) {
@@ -1573,7 +1558,7 @@ static int def_symbol(struct vp_reader *r, struct cur *c)
 		err = get_str(r, c, &sym.name, "symbol name");
 	if (!err)
 		err = get_str(r, c, &sym.display, "symbol display name");
-	if (!err && grow((void **)&r->symbols, &r->symbols_cap, r->nsymbols + 1, sizeof(sym)))
+	if (!err && vp_grow((void **)&r->symbols, &r->symbols_cap, r->nsymbols + 1, sizeof(sym)))
 		err = -ENOMEM;
 	if (err) {
 		free(sym.name);
@@ -1621,7 +1606,7 @@ static int def_frame(struct vp_reader *r, struct cur *c)
 		if (!err)
 			err = get_str(r, c, &l->file, "frame file");
 	}
-	if (!err && grow((void **)&r->frames, &r->frames_cap, r->nframes + 1, sizeof(f)))
+	if (!err && vp_grow((void **)&r->frames, &r->frames_cap, r->nframes + 1, sizeof(f)))
 		err = -ENOMEM;
 	if (err) {
 		frame_def_release(&f);
