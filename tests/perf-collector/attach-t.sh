@@ -141,11 +141,16 @@ tap_is "varperf: error: cannot attach to process $pid: no such process" "$(cat e
 	"a process that is gone: no such process"
 "$VARPERF" record --mode=sample -p $$ --duration 0.2 -o self.data >out 2>err
 tap_is 0 $? "attaching to an idle shell works (nothing to sample is no error)"
-# a zombie: sleep 0 exits, and its parent (exec'd to sleep 3) never reaps it
-sh -c 'sleep 0 & echo $! >zpid; exec sleep 3' &
+# a zombie: sleep 0.3 exits, and its parent (exec'd to sleep 5) never
+# reaps it.  (The child must outlive the exec: a shell reaps a child
+# that is already gone before it runs its next command.)
+sh -c 'sleep 0.3 & echo $! >zpid; exec sleep 5' &
 zparent=$!
-sleep 0.5
-zpid=$(cat zpid)
+for _i in $(seq 1 50); do
+	zpid=$(cat zpid 2>/dev/null)
+	[ -n "$zpid" ] && [ "$(cut -d' ' -f3 "/proc/$zpid/stat" 2>/dev/null)" = Z ] && break
+	sleep 0.1
+done
 "$VARPERF" record --mode=sample -p "$zpid" -o z.data >out 2>err
 tap_is "1 varperf: error: cannot attach to process $zpid: it has exited (a zombie, waiting for its parent)" \
 	"$? $(cat err)" "a zombie: it has exited"
