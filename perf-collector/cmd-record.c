@@ -276,8 +276,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			o->precision_given = 1;
 			break;
 		case OPT_CUTOFF:
-			if (parse_double(optarg, &o->cutoff) < 0 || o->cutoff < 0 ||
-			    o->cutoff >= 1) {
+			/* (parse_double() refuses negative numbers) */
+			if (parse_double(optarg, &o->cutoff) < 0 || o->cutoff >= 1) {
 				error("invalid value '%s' for --cutoff (a percentage from 0%% to "
 				      "below 100%%)",
 				      optarg);
