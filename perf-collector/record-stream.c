@@ -254,7 +254,7 @@ static void emit(struct record *rec, struct vp_raw *r)
 		const struct vp_func *f = &rec->hdr.funcs[r->func];
 
 		vp_sample_sink_entry(rec->ss, (pid_t)r->pid, r->tid, r->sp, r->addr,
-				     rec->hdr.modules[f->module].path, f->addr);
+				     rec->hdr.modules[f->module].path, rec->probe_vaddr[r->func]);
 	} else if (rec->mode == MODE_COMBINED) {
 		vp_sample_sink_exit(rec->ss, r->tid, r->sp);
 	}
@@ -713,6 +713,7 @@ void record_release(struct record *rec)
 	for (size_t i = 0; i < rec->hdr.nmodules; i++)
 		vp_symfile_free(rec->symfiles ? rec->symfiles[i] : NULL);
 	free(rec->symfiles);
+	free(rec->probe_vaddr);
 	vp_addrspace_free(rec->as);
 	for (size_t i = 0; rec->exits && i < rec->hdr.nfuncs; i++)
 		vp_exits_release(&rec->exits[i]);
@@ -753,6 +754,20 @@ static int start_sampling(struct record *rec)
 	rec->ss = vp_sample_sink_new(rec->w, rec->hdr.modules, rec->hdr.nmodules);
 	if (!rec->ss)
 		return error("cannot set up unwinding: %s", strerror(errno));
+	if (rec->mode == MODE_COMBINED) {
+		/* where each trap is: past the first instruction if moved */
+		rec->probe_vaddr = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1,
+					   sizeof(*rec->probe_vaddr));
+		for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+			const struct vp_func *f = &rec->hdr.funcs[i];
+
+			if (vp_symfile_off_to_vaddr(rec->symfiles[f->module], f->probe_off,
+						    &rec->probe_vaddr[i]) < 0)
+				rec->probe_vaddr[i] = f->addr;
+			vp_sample_sink_probe(rec->ss, rec->hdr.modules[f->module].path,
+					     rec->probe_vaddr[i]);
+		}
+	}
 	if (rec->opts.attach) {
 		/* Every thread that runs now; later ones inherit. */
 		ntids = vp_task_list(rec->pid, &tids);

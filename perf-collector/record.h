@@ -87,6 +87,7 @@ struct record {
 	enum record_mode mode;	   /* of this run: probe, sample or combined */
 	struct vp_sampler sampler; /* sample and combined modes */
 	struct vp_sample_sink *ss;
+	uint64_t *probe_vaddr;	   /* combined: link-time address of each probe */
 	struct vp_ring *rings;	   /* the buffers to read: the probes' or the sampler's */
 	int nrings;
 	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */

@@ -1109,6 +1109,11 @@ static void shadow_retire(struct shadow *sh, uint64_t sp)
 		sh->n--;
 }
 
+void vp_sample_sink_probe(struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
+{
+	probed_add(ss, path, vaddr);
+}
+
 void vp_sample_sink_entry(struct vp_sample_sink *ss, pid_t pid, uint32_t tid, uint64_t sp,
 			  uint64_t ret, const char *path, uint64_t vaddr)
 {
@@ -1209,6 +1214,22 @@ static int returned(const struct shadow *sh, struct vp_raw_sample *smp)
 }
 
 /*
+ * An IP one byte past an entry probe is also where the kernel leaves it
+ * once it has emulated a one-byte probed instruction (push %rbp): still in
+ * the kernel, the registers are already those after the push, and the IP
+ * is right as it is.  The probe's record came first; the stack pointer
+ * tells, 8 below its entry's.  (A recursive call's trap comes at least 16
+ * below: the push and the call.)
+ */
+static int emulated_push(const struct shadow *sh, const char *path, uint64_t vaddr,
+			 uint64_t sp)
+{
+	const struct shadow_frame *f = sh && sh->n ? &sh->v[sh->n - 1] : NULL;
+
+	return f && f->vaddr == vaddr && f->sp == sp + 8 && !strcmp(f->path, path);
+}
+
+/*
  * Put back the return addresses the trampoline replaced, and move an IP in
  * the [uprobes] page to where the program logically is.  Returns
  * VP_SAMPLE_PROBE when it moved the IP.
@@ -1228,7 +1249,7 @@ static uint32_t repair(struct vp_sample_sink *ss, struct vp_raw_sample *smp, uin
 	 * the stack makes no sense.
 	 */
 	if (smp->kernel && ip && (path = vp_unwinder_link_addr(ss->unw, pid, ip - 1, &vaddr)) &&
-	    is_probed(ss, path, vaddr)) {
+	    is_probed(ss, path, vaddr) && !emulated_push(sh, path, vaddr, sp)) {
 		smp->st.regs[VP_UREG_IP] = ip - 1;
 		flags = VP_SAMPLE_PROBE;
 	}
