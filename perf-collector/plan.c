@@ -46,21 +46,39 @@ static long match(const struct vp_reader *r, const struct vp_symbol *s,
 	return -1;
 }
 
-static int read_phase1(struct vp_plan *p, const char *path)
+/* Open the phase-1 file @path as *@r, if it sampled a clock. */
+static int open_phase1(const char *path, struct vp_reader **r)
 {
 	char msg[512] = "";
-	struct vp_event ev[256];
-	long n;
 	uint32_t ev_kind;
-	int err = vp_reader_open(path, &p->r, msg, sizeof(msg));
+	int err = vp_reader_open(path, r, msg, sizeof(msg));
 
 	if (err)
 		return error("cannot read the sampling run: %s", msg[0] ? msg : strerror(-err));
-	ev_kind = vp_reader_header(p->r)->sampling.event;
+	ev_kind = vp_reader_header(*r)->sampling.event;
 	if (ev_kind != VP_SEV_CPU_CLOCK && ev_kind != VP_SEV_TASK_CLOCK)
 		return error("'%s' is no sampling run of cpu-clock or task-clock (it sampled %s): "
 			     "phase 2 is planned in CPU time",
 			     path, ev_kind ? vp_sample_event_name(ev_kind) : "nothing");
+	return 0;
+}
+
+int vp_plan_check(const char *path)
+{
+	struct vp_reader *r = NULL;
+	int ret = open_phase1(path, &r);
+
+	vp_reader_free(r);
+	return ret;
+}
+
+static int read_phase1(struct vp_plan *p, const char *path)
+{
+	struct vp_event ev[256];
+	long n;
+
+	if (open_phase1(path, &p->r) < 0)
+		return -1;
 	if (vp_sampled_init(&p->tree))
 		return error("cannot read the sampling run: %s", strerror(ENOMEM));
 	vp_reader_set_sample_handler(p->r, vp_sampled_handler, &p->tree);

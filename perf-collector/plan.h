@@ -47,6 +47,10 @@ struct vp_plan {
 	char *other_example;
 };
 
+/* Whether @path can be a phase-1 file (it samples a clock), before the
+ * calibration vp_plan_build() needs.  Prints the error and returns -1 if
+ * not. */
+int vp_plan_check(const char *path);
 /**
  * vp_plan_build - read the phase-1 file @path and decide, for each of the
  * @nfuncs candidate functions (modules @mods), whether phase 2 probes it:

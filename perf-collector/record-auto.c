@@ -245,6 +245,9 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		error("--phase1 '%s' is also the output: give another -o", o->phase1);
 		return USAGE_ERROR;
 	}
+	/* a wrong file is said at once, not after the calibration */
+	if (o->phase1 && vp_plan_check(o->phase1) < 0)
+		return 1;
 	r2.plan_from = o->phase1;
 	/* Nothing to probe (a stripped program, no uprobe PMU) without a
 	 * -f asking for something: auto mode samples.  Anything else that
