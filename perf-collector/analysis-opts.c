@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * analysis-opts.c - the options `varperf report` and `varperf compare`
- * share, so that a value is taken, or refused in the same words, by both.
+ * share, so that a value is taken, or refused in the same words, by both;
+ * record's percentages go through the same ranges and words.
  */
 #include <config.h>
 
@@ -34,6 +35,8 @@ static const struct opt_range opt_ranges[] = {
 	{ "once-probability", 0.5, 1, 0, 1, "must be at least 0.5 and less than 1" },
 	{ "precision", 0, 0.5, 1, 1, "must be greater than 0 and less than 0.5 (50%)" },
 	{ "confidence", 0.5, 1, 1, 1, "must be greater than 0.5 and less than 1 (100%)" },
+	/* record */
+	{ "overhead", 0, 10, 1, 1, "must be greater than 0 and less than 10 (1000%)" },
 	/* compare */
 	{ "min-overlap", 0, 1, 0, 0, "must be between 0 and 1 (100%)" },
 	{ "alpha", 0, 1, 1, 1, "must be greater than 0 and less than 1" },

@@ -2,7 +2,7 @@
 /*
  * analysis-opts.h - the options `varperf report` and `varperf compare`
  * share: seed 000's analysis parameters, and one range and one message
- * for every fraction-valued option of either command.
+ * for every fraction-valued option of theirs and of `varperf record`.
  */
 #ifndef VARPERF_ANALYSIS_OPTS_H
 #define VARPERF_ANALYSIS_OPTS_H

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../core/sampled.h"
+#include "analysis-opts.h"
 #include "builtin.h"
 #include "record.h"
 #include "util.h"
@@ -69,7 +70,7 @@ enum {
 	OPT_STACK_SIZE,
 	OPT_PRECISION,
 	OPT_CONFIDENCE,
-	OPT_CUTOFF,
+	/* --cutoff: analysis-opts.h's OPT_CUTOFF, the same option as report's */
 	OPT_OVERHEAD,
 	OPT_PHASE1,
 	OPT_PHASE1_DURATION,
@@ -164,18 +165,6 @@ static int parse_event(const char *s, uint32_t *ret)
 		     s);
 }
 
-/* A share in (0, 1), written "0.5%" or "0.005"; @lo_open: 0 excluded. */
-static int parse_share(const char *opt, const char *s, double lo, double hi, double *ret)
-{
-	double v;
-
-	if (parse_double(s, &v) < 0 || v <= lo || v >= hi)
-		return error("invalid value '%s' for --%s (a percentage between %g%% and %g%%)", s,
-			     opt, lo * 100, hi * 100);
-	*ret = v;
-	return 0;
-}
-
 /* Remember @opt in @slot if it is the first of its group given. */
 static void given(const char **slot, const char *opt)
 {
@@ -266,27 +255,22 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			given(&o->sampling_given, "--event");
 			break;
 		case OPT_PRECISION:
-			if (parse_share("precision", optarg, 0, 0.5, &o->precision) < 0)
+			if (opt_fraction("precision", optarg, &o->precision) < 0)
 				return USAGE_ERROR;
 			o->precision_given = 1;
 			break;
 		case OPT_CONFIDENCE:
-			if (parse_share("confidence", optarg, 0.5, 1, &o->confidence) < 0)
+			if (opt_fraction("confidence", optarg, &o->confidence) < 0)
 				return USAGE_ERROR;
 			o->precision_given = 1;
 			break;
 		case OPT_CUTOFF:
-			/* (parse_double() refuses negative numbers) */
-			if (parse_double(optarg, &o->cutoff) < 0 || o->cutoff >= 1) {
-				error("invalid value '%s' for --cutoff (a percentage from 0%% to "
-				      "below 100%%)",
-				      optarg);
+			if (opt_fraction("cutoff", optarg, &o->cutoff) < 0)
 				return USAGE_ERROR;
-			}
 			given(&o->plan_given, "--cutoff");
 			break;
 		case OPT_OVERHEAD:
-			if (parse_share("overhead", optarg, 0, 10, &o->overhead) < 0)
+			if (opt_fraction("overhead", optarg, &o->overhead) < 0)
 				return USAGE_ERROR;
 			given(&o->plan_given, "--overhead");
 			break;

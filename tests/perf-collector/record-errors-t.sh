@@ -17,7 +17,7 @@ q() { python3 "$CHECK" "$@"; }
 D=$TMPDIR_T
 R=$D/report.json
 
-tap_plan 60
+tap_plan 63
 
 # ---- programs that cannot be recorded ----
 "$VARPERF" record --mode=probe -q -o "$D/n.data" -- nonexistent-prog >"$D/out" 2>"$D/err"
@@ -59,13 +59,17 @@ tap_is "" "$(cat "$D/out")" "an unknown option: the program did not run"
 tap_is 129 $? "no program: exit 129"
 tap_is "varperf: error: no program to record" "$(head -n 1 "$D/err")" "no program: the error"
 
-# an option the mode would ignore, or out of range: nothing runs
+# an option the mode would ignore, or out of range (in report's words
+# where report has the option): nothing runs
 for args in "--mode=probe -F 100|-F is for sampling: --mode=probe samples nothing" \
 	"--mode=probe --stack-size 1024|--stack-size is for sampling: --mode=probe samples nothing" \
 	"--mode=probe -e task-clock|--event is for sampling: --mode=probe samples nothing" \
 	"--mode=sample --overhead 3%|--overhead is for --mode=auto, which chooses what to probe" \
 	"--mode=combined --cutoff 1%|--cutoff is for --mode=auto, which chooses what to probe" \
-	"--cutoff -1%|invalid value '-1%' for --cutoff (a percentage from 0% to below 100%)"; do
+	"--cutoff -1%|invalid value '-1%' for '--cutoff': must be at least 0 and less than 1 (100%)" \
+	"--overhead 1000%|invalid value '1000%' for '--overhead': must be greater than 0 and less than 10 (1000%)" \
+	"--precision 50%|invalid value '50%' for '--precision': must be greater than 0 and less than 0.5 (50%)" \
+	"--confidence 0.5|invalid value '0.5' for '--confidence': must be greater than 0.5 and less than 1 (100%)"; do
 	# shellcheck disable=SC2086 # the options are words
 	"$VARPERF" record ${args%%|*} -o "$D/m.data" -- "$FIXTURES/fx-basic" >"$D/out" 2>"$D/err"
 	tap_is "129 varperf: error: ${args#*|}" "$? $(head -n 1 "$D/err")" "${args%%|*}: usage error"
