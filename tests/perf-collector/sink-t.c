@@ -33,52 +33,26 @@
  * single-steps out of line.  moved() starts with endbr64, so its probe is
  * moved to the push after it.  Never called: their code is only read.
  */
+/* A function with a frame pointer: push %rbp; mov %rsp,%rbp; BODY;
+ * pop %rbp; ret, with its CFI, after PRE (not touching the stack). */
+#define FRAME_FUNC(name, pre, body)                                             \
+	"	.p2align 4\n"                                                   \
+	"	.type " name ", @function\n" name ":\n"                        \
+	"	.cfi_startproc\n" pre "	push %rbp\n"                           \
+	"	.cfi_def_cfa_offset 16\n"                                       \
+	"	.cfi_offset %rbp, -16\n"                                        \
+	"	mov %rsp, %rbp\n"                                               \
+	"	.cfi_def_cfa_register %rbp\n" body "	pop %rbp\n"             \
+	"	.cfi_def_cfa %rsp, 8\n"                                         \
+	"	ret\n"                                                          \
+	"	.cfi_endproc\n"                                                 \
+	"	.size " name ", .-" name "\n"
+
 __asm__("	.text\n"
-	"	.p2align 4\n"
-	"	.type sink_outer, @function\n"
-	"sink_outer:\n"
-	"	.cfi_startproc\n"
-	"	push %rbp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	.cfi_offset %rbp, -16\n"
-	"	mov %rsp, %rbp\n"
-	"	.cfi_def_cfa_register %rbp\n"
-	"	call sink_mid\n"
-	"	pop %rbp\n"
-	"	.cfi_def_cfa %rsp, 8\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	"	.size sink_outer, .-sink_outer\n"
-	"	.p2align 4\n"
-	"	.type sink_mid, @function\n"
-	"sink_mid:\n"
-	"	.cfi_startproc\n"
-	"	push %rbp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	.cfi_offset %rbp, -16\n"
-	"	mov %rsp, %rbp\n"
-	"	.cfi_def_cfa_register %rbp\n"
-	"	call sink_inner\n"
-	"	pop %rbp\n"
-	"	.cfi_def_cfa %rsp, 8\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	"	.size sink_mid, .-sink_mid\n"
-	"	.p2align 4\n"
-	"	.type sink_inner, @function\n"
-	"sink_inner:\n"
-	"	.cfi_startproc\n"
-	"	push %rbp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	.cfi_offset %rbp, -16\n"
-	"	mov %rsp, %rbp\n"
-	"	.cfi_def_cfa_register %rbp\n"
-	"	nop\n"
-	"	pop %rbp\n"
-	"	.cfi_def_cfa %rsp, 8\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	"	.size sink_inner, .-sink_inner\n"
+	FRAME_FUNC("sink_outer", "", "	call sink_mid\n")
+	FRAME_FUNC("sink_mid", "", "	call sink_inner\n")
+	FRAME_FUNC("sink_inner", "", "	nop\n")
+	FRAME_FUNC("sink_moved", "	endbr64\n", "	nop\n")
 	"	.p2align 4\n"
 	"	.type sink_step, @function\n"
 	"sink_step:\n"
@@ -90,23 +64,7 @@ __asm__("	.text\n"
 	"	.cfi_def_cfa_offset 8\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
-	"	.size sink_step, .-sink_step\n"
-	"	.p2align 4\n"
-	"	.type sink_moved, @function\n"
-	"sink_moved:\n"
-	"	.cfi_startproc\n"
-	"	endbr64\n"
-	"	push %rbp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	.cfi_offset %rbp, -16\n"
-	"	mov %rsp, %rbp\n"
-	"	.cfi_def_cfa_register %rbp\n"
-	"	nop\n"
-	"	pop %rbp\n"
-	"	.cfi_def_cfa %rsp, 8\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	"	.size sink_moved, .-sink_moved\n");
+	"	.size sink_step, .-sink_step\n");
 
 extern const char sink_outer[], sink_mid[], sink_inner[], sink_step[], sink_moved[];
 
