@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cct.h"
+#include "internal.h"
 #include "pairing.h"
 
 /* ---- tree ---- */
@@ -367,38 +368,17 @@ void vp_builder_free(struct vp_builder *b)
 
 int vp_builder_set_callsite_flags(struct vp_builder *b, uint32_t id, uint32_t flags)
 {
-	if (id >= b->ncs) {
-		size_t n = b->ncs ? b->ncs : 64;
-		uint8_t *f;
-
-		while (n <= id)
-			n *= 2;
-		f = realloc(b->csflags, n);
-		if (!f)
-			return -ENOMEM;
-		memset(f + b->ncs, 0, n - b->ncs);
-		b->csflags = f;
-		b->ncs = n;
-	}
+	if (vp_grow_zeroed((void **)&b->csflags, &b->ncs, (size_t)id + 1, 1))
+		return -ENOMEM;
 	b->csflags[id] = (uint8_t)flags;
 	return 0;
 }
 
 static struct vp_tstate *get_thread(struct vp_builder *b, uint32_t idx)
 {
-	if (idx >= b->nthreads) {
-		size_t n = b->nthreads ? b->nthreads : 4;
-		struct vp_tstate *t;
-
-		while (n <= idx)
-			n *= 2;
-		t = realloc(b->threads, n * sizeof(*t));
-		if (!t)
-			return NULL;
-		memset(t + b->nthreads, 0, (n - b->nthreads) * sizeof(*t));
-		b->threads = t;
-		b->nthreads = n;
-	}
+	if (vp_grow_zeroed((void **)&b->threads, &b->nthreads, (size_t)idx + 1,
+			   sizeof(*b->threads)))
+		return NULL;
 	return &b->threads[idx];
 }
 

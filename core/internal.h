@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * vp_grow - make the array *@p of *@cap elements of @size bytes hold at
@@ -30,6 +31,20 @@ static inline int vp_grow(void **p, size_t *cap, size_t want, size_t size)
 	*p = q;
 	*cap = n;
 	return 0;
+}
+
+/*
+ * vp_grow_zeroed - vp_grow() for an array whose elements past *@cap must
+ * read as zero bytes once it holds @want (per-thread state, flags by id).
+ */
+static inline int vp_grow_zeroed(void **p, size_t *cap, size_t want, size_t size)
+{
+	size_t old = *cap;
+	int err = vp_grow(p, cap, want, size);
+
+	if (!err && *cap > old)
+		memset((char *)*p + old * size, 0, (*cap - old) * size);
+	return err;
 }
 
 /*

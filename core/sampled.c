@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "sampled.h"
 
 /* The path of a thread's last sample, root first. */
@@ -386,19 +387,9 @@ static int thread_reserve(struct vp_sampled *t, uint32_t idx, size_t len)
 {
 	struct vp_sampled_thread *th;
 
-	if (idx >= t->nthreads) {
-		size_t n = t->nthreads ? t->nthreads : 8;
-		struct vp_sampled_thread *a;
-
-		while (n <= idx)
-			n *= 2;
-		a = realloc(t->threads, n * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		memset(a + t->nthreads, 0, (n - t->nthreads) * sizeof(*a));
-		t->threads = a;
-		t->nthreads = n;
-	}
+	if (vp_grow_zeroed((void **)&t->threads, &t->nthreads, (size_t)idx + 1,
+			   sizeof(*t->threads)))
+		return -ENOMEM;
 	th = &t->threads[idx];
 	if (len > th->cap) {
 		size_t cap = th->cap ? th->cap : 32;

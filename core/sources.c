@@ -944,34 +944,18 @@ int vp_sources_pass_callsite(struct vp_sources *s, uint32_t id, uint32_t flags)
 
 	if (!w)
 		return -EINVAL;
-	if (id >= w->ncs) {
-		size_t old = w->ncs, cap = old;
-
-		err = vp_grow((void **)&w->csflags, &cap, (size_t)id + 1, 1);
-		if (err)
-			return err;
-		memset(w->csflags + old, 0, cap - old);
-		w->ncs = cap;
-	}
+	err = vp_grow_zeroed((void **)&w->csflags, &w->ncs, (size_t)id + 1, 1);
+	if (err)
+		return err;
 	w->csflags[id] = (uint8_t)flags;
 	return 0;
 }
 
 static struct pthread *get_thread(struct vp_sources_work *w, uint32_t idx)
 {
-	if (idx >= w->nthreads) {
-		size_t n = w->nthreads ? w->nthreads : 4;
-		struct pthread *t;
-
-		while (n <= idx)
-			n *= 2;
-		t = realloc(w->threads, n * sizeof(*t));
-		if (!t)
-			return NULL;
-		memset(t + w->nthreads, 0, (n - w->nthreads) * sizeof(*t));
-		w->threads = t;
-		w->nthreads = n;
-	}
+	if (vp_grow_zeroed((void **)&w->threads, &w->nthreads, (size_t)idx + 1,
+			   sizeof(*w->threads)))
+		return NULL;
 	return &w->threads[idx];
 }
 
