@@ -3,9 +3,10 @@
  * vcg.c - Steps 3 to 5 of Dominant Variance Analysis (seed 001 Sections
  * 4-7): label calling-context nodes Task, Contributor or Contrast, extract
  * the base layer of VCG patterns, merge subtrees bottom-up within each
- * pattern and then whole patterns, layer by layer (three-pass merge with
- * its compatibility checks, exact statistics, Kolmogorov-Smirnov cost
- * under tau_S), and finally prioritise and trim by VIM with beta.
+ * pattern and then whole patterns, layer by layer (the merge of two
+ * patterns, with its compatibility checks, exact statistics and
+ * Kolmogorov-Smirnov cost under tau_S, is vcg-merge.c's), and finally
+ * prioritise and trim by VIM with beta.
  */
 #include <config.h>
 
@@ -16,10 +17,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "vcg-pattern.h"
 #include "vcg.h"
-
-#define NONE UINT32_MAX
-#define FAIL (UINT32_MAX - 1)
 
 void vp_vcg_params_default(struct vp_vcg_params *p)
 {
@@ -115,162 +114,6 @@ double vp_ks_gauss(double m1, double s1, double m2, double s2)
 			d = g;
 	}
 	return d > 1.0 ? 1.0 : d;
-}
-
-/* ---- working patterns ---- */
-
-struct wnode {
-	uint32_t func;
-	uint8_t type;
-	uint8_t keep;
-	struct vp_stats st;
-	uint32_t parent;
-	uint32_t kid0, nkids; /* pool */
-	uint32_t cc0, ncc;    /* pool: sorted call-context ids */
-	uint32_t ct0, nct;    /* pool: sorted CCT nodes */
-	uint32_t corr[2];     /* merge candidates: nodes of the two inputs */
-	uint32_t gid;	      /* final id */
-	double vim, svim;
-};
-
-/* A linear segment.  Inside a subtree being merged, a segment whose
- * originator is an ancestor outside is kept as its part inside (ext names
- * the originator's CCT node): siblings merge only if they agree on it. */
-struct wseg {
-	uint32_t ext;
-	uint32_t n0, len; /* pool: nodes */
-	uint32_t g0, ng;  /* pool: ng pairs (origin index, source index) */
-	uint32_t c0, nc;  /* pool: component CCT nodes, sorted */
-	uint8_t how;
-	uint64_t n;
-	double mean, m2; /* of Y^{H|W} over n invocations of the originator */
-};
-
-struct wpat {
-	struct wnode *nodes;
-	uint32_t nn, capn;
-	struct wseg *segs;
-	uint32_t ns, caps;
-	uint32_t *pool;
-	uint32_t np, capp;
-	double vim;
-};
-
-struct gctx {
-	const struct vp_cct *t;
-	const struct vp_analysis *a;
-	const struct vp_sources *s;
-	double tau, k;
-	int err;
-	/* interned call contexts */
-	struct vp_chain_elem *ccpool;
-	size_t nccpool, capccpool;
-	uint32_t *ccoff, *cclen;
-	size_t ncc, capcc;
-	uint32_t *cchash;
-	size_t ccmask;
-	size_t merges, layers;
-};
-
-static struct wpat *wp_new(struct gctx *c)
-{
-	struct wpat *p = calloc(1, sizeof(*p));
-
-	if (!p)
-		c->err = -ENOMEM;
-	return p;
-}
-
-static void wp_free(struct wpat *p)
-{
-	if (!p)
-		return;
-	free(p->nodes);
-	free(p->segs);
-	free(p->pool);
-	free(p);
-}
-
-static uint32_t wp_node(struct gctx *c, struct wpat *p)
-{
-	size_t cap = p->capn;
-
-	if (c->err || vp_grow((void **)&p->nodes, &cap, (size_t)p->nn + 1, sizeof(*p->nodes))) {
-		c->err = -ENOMEM;
-		return FAIL;
-	}
-	p->capn = (uint32_t)cap;
-	memset(&p->nodes[p->nn], 0, sizeof(*p->nodes));
-	p->nodes[p->nn].parent = NONE;
-	p->nodes[p->nn].corr[0] = p->nodes[p->nn].corr[1] = NONE;
-	return p->nn++;
-}
-
-static struct wseg *wp_seg(struct gctx *c, struct wpat *p)
-{
-	size_t cap = p->caps;
-
-	if (c->err || vp_grow((void **)&p->segs, &cap, (size_t)p->ns + 1, sizeof(*p->segs))) {
-		c->err = -ENOMEM;
-		return NULL;
-	}
-	p->caps = (uint32_t)cap;
-	memset(&p->segs[p->ns], 0, sizeof(*p->segs));
-	return &p->segs[p->ns++];
-}
-
-/* Room for @n more pool entries; returns their offset (pointers into the
- * pool are invalid afterwards). */
-static uint32_t wp_alloc(struct gctx *c, struct wpat *p, uint32_t n)
-{
-	size_t cap = p->capp;
-	uint32_t off;
-
-	if (c->err || vp_grow((void **)&p->pool, &cap, (size_t)p->np + n, sizeof(*p->pool))) {
-		c->err = -ENOMEM;
-		return 0;
-	}
-	p->capp = (uint32_t)cap;
-	off = p->np;
-	p->np += n;
-	return off;
-}
-
-/* Copy @n entries from another pattern's pool (or any array). */
-static uint32_t wp_copy(struct gctx *c, struct wpat *p, const uint32_t *src, uint32_t n)
-{
-	uint32_t off = wp_alloc(c, p, n);
-
-	if (!c->err && n)
-		memcpy(p->pool + off, src, n * sizeof(*src));
-	return off;
-}
-
-/* Union of two sorted lists into @p's pool; @n returns the length. */
-static uint32_t wp_union(struct gctx *c, struct wpat *p, const uint32_t *a, uint32_t na,
-			 const uint32_t *b, uint32_t nb, uint32_t *n)
-{
-	uint32_t off = wp_alloc(c, p, na + nb), i = 0, j = 0, k = 0;
-	uint32_t *d;
-
-	*n = 0;
-	if (c->err)
-		return 0;
-	d = p->pool + off;
-	while (i < na || j < nb) {
-		uint32_t v;
-
-		if (j >= nb || (i < na && a[i] < b[j]))
-			v = a[i++];
-		else if (i >= na || b[j] < a[i])
-			v = b[j++];
-		else
-			v = a[i++], j++;
-		d[k++] = v;
-	}
-	*n = k;
-	p->np = off + k;
-	return off;
 }
 
 /* ---- call contexts ---- */
@@ -386,658 +229,6 @@ int vp_vcg_label(const struct vp_cct *t, const struct vp_analysis *a, const stru
 	return 0;
 }
 
-/* ---- statistics of a (merged) segment ---- */
-
-static void chan(uint64_t *n, double *mean, double *m2, uint64_t nb, double meanb, double m2b)
-{
-	double tot, d;
-
-	if (!nb)
-		return;
-	if (!*n) {
-		*n = nb;
-		*mean = meanb;
-		*m2 = m2b;
-		return;
-	}
-	/* seed 001 Section 6.1, in Chan's form */
-	tot = (double)*n + (double)nb;
-	d = meanb - *mean;
-	*m2 += m2b + d * d * ((double)*n * (double)nb / tot);
-	*mean += d * ((double)nb / tot);
-	*n += nb;
-}
-
-/*
- * Y^{H|W} of a merged segment, from its (origin, source) pairs: sources
- * of one originator add up within each of its invocations (their
- * covariances come from its matrix), different originators are disjoint
- * sets of invocations (merged with Chan's formula).  -1 when a covariance
- * was never measured: such segments must not merge.
- */
-static int seg_stats(const struct vp_sources *s, const uint32_t *g, uint32_t ng, uint64_t *n,
-		     double *mean, double *m2)
-{
-	*n = 0;
-	*mean = *m2 = 0.0;
-	for (uint32_t i = 0, j; i < ng; i = j) {
-		const struct vp_origin *o = &s->origins[g[2 * i]];
-		double mu = 0.0, var = 0.0;
-
-		for (j = i; j < ng && g[2 * j] == g[2 * i]; j++)
-			mu += o->sources[g[2 * j + 1]].mean;
-		for (uint32_t x = i; x < j; x++) {
-			for (uint32_t y = i; y < j; y++) {
-				double cv = o->cross[g[2 * x + 1] * o->nsources + g[2 * y + 1]];
-
-				if (isnan(cv))
-					return -1;
-				var += cv;
-			}
-		}
-		chan(n, mean, m2, o->n, mu, (var > 0.0 ? var : 0.0) * (double)o->n);
-	}
-	return 0;
-}
-
-/* Sorted union of pair lists. */
-static uint32_t pairs_union(struct gctx *c, struct wpat *p, const uint32_t *a, uint32_t na,
-			    const uint32_t *b, uint32_t nb, uint32_t *n)
-{
-	uint32_t off = wp_alloc(c, p, 2 * (na + nb)), i = 0, j = 0, k = 0;
-	uint32_t *d;
-
-	*n = 0;
-	if (c->err)
-		return 0;
-	d = p->pool + off;
-	while (i < na || j < nb) {
-		const uint32_t *v;
-		int cmp;
-
-		if (j >= nb)
-			cmp = -1;
-		else if (i >= na)
-			cmp = 1;
-		else if (a[2 * i] != b[2 * j])
-			cmp = a[2 * i] < b[2 * j] ? -1 : 1;
-		else
-			cmp = a[2 * i + 1] < b[2 * j + 1] ? -1 : a[2 * i + 1] > b[2 * j + 1];
-		if (cmp < 0)
-			v = &a[2 * i++];
-		else if (cmp > 0)
-			v = &b[2 * j++];
-		else
-			v = &a[2 * i++], j++;
-		d[2 * k] = v[0];
-		d[2 * k + 1] = v[1];
-		k++;
-	}
-	*n = k;
-	p->np = off + 2 * k;
-	return off;
-}
-
-/* ---- merging two patterns (Section 6) ---- */
-
-struct mctx {
-	struct gctx *c;
-	const struct wpat *in[2];
-	struct wpat *out;
-	uint32_t *map[2]; /* input node -> output node */
-};
-
-struct ccent {
-	uint32_t cc;
-	uint32_t side;
-	uint32_t child; /* node of that side */
-};
-
-static int cmp_ccent(const void *x, const void *y)
-{
-	const struct ccent *a = x, *b = y;
-
-	if (a->cc != b->cc)
-		return a->cc < b->cc ? -1 : 1;
-	return (a->side > b->side) - (a->side < b->side);
-}
-
-static uint32_t find_cc(const uint32_t *u, uint32_t nu, uint32_t cc)
-{
-	uint32_t lo = 0, hi = nu;
-
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (u[mid] < cc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * Function MergePatternTrees: node @a of the first input and node @b of the
- * second (either may be NONE) become one node of the output; their children
- * are paired by call context with the call-context compatibility check.
- */
-static uint32_t merge_trees(struct mctx *m, uint32_t a, uint32_t b, uint32_t parent)
-{
-	struct gctx *c = m->c;
-	const struct wnode *A = a != NONE ? &m->in[0]->nodes[a] : NULL;
-	const struct wnode *B = b != NONE ? &m->in[1]->nodes[b] : NULL;
-	struct ccent *ent = NULL;
-	uint32_t *uniq = NULL, *grp = NULL, *gchild = NULL;
-	uint32_t idx, nent = 0, nu = 0, ngroups = 0, kid0, ret = FAIL, n;
-	struct wnode *x;
-
-	if (A && B && (A->func != B->func || A->type != B->type))
-		return FAIL;
-	idx = wp_node(c, m->out);
-	if (c->err)
-		return FAIL;
-	x = &m->out->nodes[idx];
-	x->func = A ? A->func : B->func;
-	x->type = A ? A->type : B->type;
-	vp_stats_init(&x->st);
-	if (A)
-		vp_stats_merge(&x->st, &A->st);
-	if (B)
-		vp_stats_merge(&x->st, &B->st);
-	x->parent = parent;
-	x->corr[0] = a;
-	x->corr[1] = b;
-	{
-		uint32_t ct0 = wp_union(c, m->out, A ? m->in[0]->pool + A->ct0 : NULL,
-					A ? A->nct : 0, B ? m->in[1]->pool + B->ct0 : NULL,
-					B ? B->nct : 0, &n);
-
-		m->out->nodes[idx].ct0 = ct0;
-		m->out->nodes[idx].nct = n;
-	}
-	if (a != NONE)
-		m->map[0][a] = idx;
-	if (b != NONE)
-		m->map[1][b] = idx;
-	/* all_ccs with their owners on each side */
-	for (int side = 0; side < 2; side++) {
-		const struct wnode *P = side ? B : A;
-		const struct wpat *in = m->in[side];
-
-		if (!P)
-			continue;
-		for (uint32_t i = 0; i < P->nkids; i++)
-			nent += in->nodes[in->pool[P->kid0 + i]].ncc;
-	}
-	if (!nent)
-		return idx;
-	ent = malloc(nent * sizeof(*ent));
-	uniq = malloc(nent * sizeof(*uniq));
-	grp = malloc(nent * sizeof(*grp));
-	gchild = malloc(2 * nent * sizeof(*gchild));
-	if (!ent || !uniq || !grp || !gchild) {
-		c->err = -ENOMEM;
-		goto out;
-	}
-	nent = 0;
-	for (int side = 0; side < 2; side++) {
-		const struct wnode *P = side ? B : A;
-		const struct wpat *in = m->in[side];
-
-		if (!P)
-			continue;
-		for (uint32_t i = 0; i < P->nkids; i++) {
-			uint32_t ch = in->pool[P->kid0 + i];
-			const struct wnode *cn = &in->nodes[ch];
-
-			for (uint32_t j = 0; j < cn->ncc; j++)
-				ent[nent++] = (struct ccent){ in->pool[cn->cc0 + j], (uint32_t)side,
-							      ch };
-		}
-	}
-	qsort(ent, nent, sizeof(*ent), cmp_ccent);
-	for (uint32_t i = 0; i < nent; i++)
-		if (!nu || uniq[nu - 1] != ent[i].cc)
-			uniq[nu++] = ent[i].cc;
-	for (uint32_t i = 0; i < nu; i++)
-		grp[i] = NONE;
-	/* Lines 11-26: give every call context a group; a child's contexts
-	 * must all land in one group, or the trees are incompatible. */
-	for (uint32_t i = 0, e = 0; i < nu; i++) {
-		if (grp[i] == NONE) {
-			grp[i] = ngroups;
-			gchild[2 * ngroups] = gchild[2 * ngroups + 1] = NONE;
-			ngroups++;
-		}
-		for (; e < nent && ent[e].cc == uniq[i]; e++) {
-			const struct wpat *in = m->in[ent[e].side];
-			const struct wnode *cn = &in->nodes[ent[e].child];
-			uint32_t g = grp[i], *slot = &gchild[2 * g + ent[e].side];
-
-			for (uint32_t j = 0; j < cn->ncc; j++) {
-				uint32_t u = find_cc(uniq, nu, in->pool[cn->cc0 + j]);
-
-				if (grp[u] != NONE && grp[u] != g)
-					goto out;
-				grp[u] = g;
-			}
-			/* two children of one side in one group would have to
-			 * merge with each other first: incompatible here */
-			if (*slot != NONE && *slot != ent[e].child)
-				goto out;
-			*slot = ent[e].child;
-		}
-	}
-	kid0 = wp_alloc(c, m->out, ngroups);
-	if (c->err)
-		goto out;
-	m->out->nodes[idx].kid0 = kid0;
-	m->out->nodes[idx].nkids = ngroups;
-	for (uint32_t g = 0; g < ngroups; g++) {
-		uint32_t k = merge_trees(m, gchild[2 * g], gchild[2 * g + 1], idx);
-		uint32_t cc0, ncc = 0;
-
-		if (k == FAIL)
-			goto out;
-		m->out->pool[kid0 + g] = k;
-		for (uint32_t i = 0; i < nu; i++)
-			ncc += grp[i] == g;
-		cc0 = wp_alloc(c, m->out, ncc);
-		if (c->err)
-			goto out;
-		for (uint32_t i = 0, j = 0; i < nu; i++)
-			if (grp[i] == g)
-				m->out->pool[cc0 + j++] = uniq[i];
-		m->out->nodes[k].cc0 = cc0;
-		m->out->nodes[k].ncc = ncc;
-	}
-	ret = idx;
-out:
-	free(ent);
-	free(uniq);
-	free(grp);
-	free(gchild);
-	return ret;
-}
-
-/* A segment of one input with its nodes mapped into the output. */
-struct mseg {
-	uint64_t hash;
-	uint32_t side, seg;
-	uint32_t key;	 /* merged segment index */
-	uint32_t origin; /* output node it originates at, NONE if external */
-};
-
-static uint64_t mseg_hash(const struct mctx *m, int side, const struct wseg *s)
-{
-	const struct wpat *in = m->in[side];
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ s->ext;
-
-	for (uint32_t i = 0; i < s->len; i++)
-		h = (h ^ m->map[side][in->pool[s->n0 + i]]) * 0x100000001b3ULL;
-	return h ^ s->len;
-}
-
-static int mseg_same(const struct mctx *m, const struct mseg *x, const struct mseg *y)
-{
-	const struct wseg *a = &m->in[x->side]->segs[x->seg];
-	const struct wseg *b = &m->in[y->side]->segs[y->seg];
-
-	if (a->ext != b->ext || a->len != b->len)
-		return 0;
-	for (uint32_t i = 0; i < a->len; i++)
-		if (m->map[x->side][m->in[x->side]->pool[a->n0 + i]] !=
-		    m->map[y->side][m->in[y->side]->pool[b->n0 + i]])
-			return 0;
-	return 1;
-}
-
-static int cmp_mseg(const void *x, const void *y)
-{
-	const struct mseg *a = x, *b = y;
-
-	if (a->hash != b->hash)
-		return a->hash < b->hash ? -1 : 1;
-	if (a->side != b->side)
-		return a->side < b->side ? -1 : 1;
-	return (a->seg > b->seg) - (a->seg < b->seg);
-}
-
-/* (node, side, key) of a segment passing through a node. */
-struct member {
-	uint32_t node, side, key;
-};
-
-static int cmp_member(const void *x, const void *y)
-{
-	const struct member *a = x, *b = y;
-
-	if (a->node != b->node)
-		return a->node < b->node ? -1 : 1;
-	if (a->side != b->side)
-		return a->side < b->side ? -1 : 1;
-	return (a->key > b->key) - (a->key < b->key);
-}
-
-/*
- * Function MergeContributionStructure: pair the two inputs' segments by
- * their node sequences in the output, apply the originating and internal
- * segment compatibility checks, and build the merged segments (statistics
- * included).  @pair[key] returns the input segments of each merged one.
- * Returns 0, or -1 when incompatible.
- */
-static int merge_contrib(struct mctx *m, uint32_t **pair_ret)
-{
-	struct gctx *c = m->c;
-	struct wpat *out = m->out;
-	uint32_t n0 = m->in[0]->ns, n1 = m->in[1]->ns, ntot = n0 + n1, nkeys = 0;
-	struct mseg *ms = NULL;
-	struct member *mem = NULL;
-	uint32_t *pair = NULL, nmem = 0;
-	int ret = -1;
-
-	*pair_ret = NULL;
-	if (!ntot)
-		return 0;
-	ms = malloc(ntot * sizeof(*ms));
-	pair = malloc(2 * ntot * sizeof(*pair));
-	if (!ms || !pair) {
-		c->err = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < ntot; i++) {
-		int side = i >= n0;
-		uint32_t si = side ? i - n0 : i;
-		const struct wseg *s = &m->in[side]->segs[si];
-
-		ms[i].side = (uint32_t)side;
-		ms[i].seg = si;
-		ms[i].hash = mseg_hash(m, side, s);
-		ms[i].origin = s->ext == NONE ? m->map[side][m->in[side]->pool[s->n0]] : NONE;
-	}
-	qsort(ms, ntot, sizeof(*ms), cmp_mseg);
-	/* one key per distinct node sequence; at most one segment per side */
-	for (uint32_t i = 0; i < ntot; i++) {
-		uint32_t j;
-
-		for (j = i; j-- > 0 && ms[j].hash == ms[i].hash;)
-			if (mseg_same(m, &ms[j], &ms[i]))
-				break;
-		if (j != UINT32_MAX && ms[j].hash == ms[i].hash) {
-			ms[i].key = ms[j].key;
-			if (pair[2 * ms[i].key + ms[i].side] != NONE)
-				goto out; /* duplicate within one side */
-			pair[2 * ms[i].key + ms[i].side] = ms[i].seg;
-			continue;
-		}
-		ms[i].key = nkeys;
-		pair[2 * nkeys] = pair[2 * nkeys + 1] = NONE;
-		pair[2 * nkeys + ms[i].side] = ms[i].seg;
-		nkeys++;
-	}
-	/* Lines 3-8: a segment originating at one side's node needs its
-	 * counterpart unless the other side lacks the subtree carrying it. */
-	for (uint32_t i = 0; i < ntot; i++) {
-		const struct wseg *s = &m->in[ms[i].side]->segs[ms[i].seg];
-		int other = !ms[i].side;
-		uint32_t second;
-
-		if (s->ext != NONE || pair[2 * ms[i].key + other] != NONE)
-			continue;
-		if (out->nodes[ms[i].origin].corr[other] == NONE)
-			continue;
-		second = m->map[ms[i].side][m->in[ms[i].side]->pool[s->n0 + 1]];
-		if (out->nodes[second].corr[other] != NONE)
-			goto out;
-	}
-	/* Lines 9-14: nodes inside segments on both sides must be inside the
-	 * same (corresponding) segments. */
-	for (uint32_t i = 0; i < ntot; i++)
-		nmem += m->in[ms[i].side]->segs[ms[i].seg].len;
-	mem = malloc((nmem ? nmem : 1) * sizeof(*mem));
-	if (!mem) {
-		c->err = -ENOMEM;
-		goto out;
-	}
-	nmem = 0;
-	for (uint32_t i = 0; i < ntot; i++) {
-		const struct wpat *in = m->in[ms[i].side];
-		const struct wseg *s = &in->segs[ms[i].seg];
-
-		for (uint32_t k = s->ext == NONE ? 1 : 0; k < s->len; k++)
-			mem[nmem++] = (struct member){ m->map[ms[i].side][in->pool[s->n0 + k]],
-						       ms[i].side, ms[i].key };
-	}
-	qsort(mem, nmem, sizeof(*mem), cmp_member);
-	for (uint32_t i = 0, j; i < nmem; i = j) {
-		uint32_t a0, a1, b0, b1;
-
-		for (j = i; j < nmem && mem[j].node == mem[i].node; j++)
-			;
-		if (out->nodes[mem[i].node].corr[0] == NONE ||
-		    out->nodes[mem[i].node].corr[1] == NONE)
-			continue;
-		for (a0 = a1 = i; a1 < j && mem[a1].side == 0; a1++)
-			;
-		b0 = a1;
-		b1 = j;
-		if (a1 - a0 != b1 - b0)
-			goto out;
-		for (uint32_t k = 0; k < a1 - a0; k++)
-			if (mem[a0 + k].key != mem[b0 + k].key)
-				goto out;
-	}
-	/* Lines 15-23: the merged segments, statistics recomputed exactly. */
-	for (uint32_t key = 0; key < nkeys; key++) {
-		uint32_t ia = pair[2 * key], ib = pair[2 * key + 1];
-		const struct wseg *sa = ia != NONE ? &m->in[0]->segs[ia] : NULL;
-		const struct wseg *sb = ib != NONE ? &m->in[1]->segs[ib] : NULL;
-		const struct wseg *any = sa ? sa : sb;
-		const struct wpat *ain = sa ? m->in[0] : m->in[1];
-		int aside = sa ? 0 : 1;
-		struct wseg *d = wp_seg(c, out);
-		uint32_t off, n;
-
-		if (!d)
-			goto out;
-		d->ext = any->ext;
-		d->len = any->len;
-		d->how = sa ? sa->how : 0;
-		if (sb && sb->how > d->how)
-			d->how = sb->how;
-		off = wp_alloc(c, out, any->len);
-		if (c->err)
-			goto out;
-		/* wp_alloc may have moved out->segs too: d stays valid (segs
-		 * and pool are separate arrays) */
-		for (uint32_t k = 0; k < any->len; k++)
-			out->pool[off + k] = m->map[aside][ain->pool[any->n0 + k]];
-		d = &out->segs[out->ns - 1];
-		d->n0 = off;
-		off = pairs_union(c, out, sa ? m->in[0]->pool + sa->g0 : NULL, sa ? sa->ng : 0,
-				  sb ? m->in[1]->pool + sb->g0 : NULL, sb ? sb->ng : 0, &n);
-		d = &out->segs[out->ns - 1];
-		d->g0 = off;
-		d->ng = n;
-		off = wp_union(c, out, sa ? m->in[0]->pool + sa->c0 : NULL, sa ? sa->nc : 0,
-			       sb ? m->in[1]->pool + sb->c0 : NULL, sb ? sb->nc : 0, &n);
-		d = &out->segs[out->ns - 1];
-		d->c0 = off;
-		d->nc = n;
-		if (c->err)
-			goto out;
-		if (sa && sb) {
-			if (seg_stats(c->s, out->pool + d->g0, d->ng, &d->n, &d->mean, &d->m2))
-				goto out;
-		} else {
-			d->n = any->n;
-			d->mean = any->mean;
-			d->m2 = any->m2;
-		}
-	}
-	*pair_ret = pair;
-	pair = NULL;
-	ret = 0;
-out:
-	free(ms);
-	free(mem);
-	free(pair);
-	return ret;
-}
-
-static double stats_sd(const struct vp_stats *s)
-{
-	return vp_stats_stddev(s);
-}
-
-/*
- * The merge cost: Kolmogorov-Smirnov D of every node and segment (inputs as
- * Gaussians, a missing one as a point mass at 0), averaged with the
- * weights W breadth-first; beyond tau at any point the merge is refused.
- * Returns the cost, or -1.
- */
-static double merge_cost(struct mctx *m, const uint32_t *pair)
-{
-	const struct wpat *out = m->out;
-	uint32_t *queue = malloc((out->nn ? out->nn : 1) * sizeof(*queue));
-	uint32_t *sstart = calloc((size_t)out->nn + 1, sizeof(*sstart));
-	uint32_t *sorder = malloc((out->ns ? out->ns : 1) * sizeof(*sorder));
-	double sw = 0.0, swd = 0.0, sd = 0.0, cost = -1.0;
-	uint32_t head = 0, tail = 0, nterms = 0;
-
-	if (!queue || !sstart || !sorder) {
-		m->c->err = -ENOMEM;
-		goto out;
-	}
-	/* segments by the node where they enter: the originator, or the
-	 * root for a segment from outside */
-	for (uint32_t s = 0; s < out->ns; s++) {
-		const struct wseg *d = &out->segs[s];
-
-		sstart[(d->ext == NONE ? out->pool[d->n0] : 0) + 1]++;
-	}
-	for (uint32_t i = 0; i < out->nn; i++)
-		sstart[i + 1] += sstart[i];
-	for (uint32_t s = 0; s < out->ns; s++) {
-		const struct wseg *d = &out->segs[s];
-		uint32_t at = d->ext == NONE ? out->pool[d->n0] : 0;
-
-		sorder[sstart[at]++] = s;
-	}
-	for (uint32_t i = out->nn; i > 0; i--)
-		sstart[i] = sstart[i - 1];
-	sstart[0] = 0;
-	queue[tail++] = 0;
-	while (head < tail) {
-		uint32_t x = queue[head++];
-		const struct wnode *n = &out->nodes[x];
-		double mu[2] = { 0, 0 }, sg[2] = { 0, 0 };
-
-		for (int side = 0; side < 2; side++) {
-			if (n->corr[side] == NONE)
-				continue;
-			mu[side] = m->in[side]->nodes[n->corr[side]].st.mean;
-			sg[side] = stats_sd(&m->in[side]->nodes[n->corr[side]].st);
-		}
-#define ADD_TERM(w, d)                                                                           \
-	do {                                                                                     \
-		double w_ = (w) > 0.0 ? (w) : 0.0, d_ = (d);                                     \
-		sw += w_;                                                                        \
-		swd += w_ * d_;                                                                  \
-		sd += d_;                                                                        \
-		nterms++;                                                                        \
-		if ((sw > 0.0 ? swd / sw : sd / nterms) > m->c->tau)                             \
-			goto out;                                                                \
-	} while (0)
-		ADD_TERM((double)n->st.total, vp_ks_gauss(mu[0], sg[0], mu[1], sg[1]));
-		for (uint32_t q = sstart[x]; q < sstart[x + 1]; q++) {
-			uint32_t s = sorder[q];
-			const struct wseg *d = &out->segs[s];
-			double smu[2] = { 0, 0 }, ssg[2] = { 0, 0 };
-
-			for (int side = 0; side < 2; side++) {
-				const struct wseg *in;
-
-				if (pair[2 * s + side] == NONE)
-					continue;
-				in = &m->in[side]->segs[pair[2 * s + side]];
-				smu[side] = in->mean;
-				ssg[side] = in->n ? sqrt(fmax(in->m2, 0.0) / (double)in->n) : 0.0;
-			}
-			ADD_TERM((double)d->n * d->mean,
-				 vp_ks_gauss(smu[0], ssg[0], smu[1], ssg[1]));
-		}
-#undef ADD_TERM
-		for (uint32_t i = 0; i < n->nkids; i++)
-			queue[tail++] = out->pool[n->kid0 + i];
-	}
-	cost = sw > 0.0 ? swd / sw : (nterms ? sd / nterms : 0.0);
-out:
-	free(queue);
-	free(sstart);
-	free(sorder);
-	return cost;
-}
-
-/*
- * Merge @p and @q into a new pattern when compatible and no costlier than
- * tau; @cost returns the cost.  NULL otherwise (or on error, c->err).
- */
-static struct wpat *try_merge(struct gctx *c, const struct wpat *p, const struct wpat *q,
-			      double *cost)
-{
-	struct mctx m = { c, { p, q }, NULL, { NULL, NULL } };
-	uint32_t *pair = NULL, root, n;
-	struct wpat *out;
-	double d;
-
-	if (p->nodes[0].func != q->nodes[0].func || p->nodes[0].type != q->nodes[0].type)
-		return NULL;
-	/* the root's D alone already decides when it exceeds tau */
-	d = vp_ks_gauss(p->nodes[0].st.mean, stats_sd(&p->nodes[0].st), q->nodes[0].st.mean,
-			stats_sd(&q->nodes[0].st));
-	if (d > c->tau)
-		return NULL;
-	out = wp_new(c);
-	m.out = out;
-	m.map[0] = malloc((p->nn ? p->nn : 1) * sizeof(uint32_t));
-	m.map[1] = malloc((q->nn ? q->nn : 1) * sizeof(uint32_t));
-	if (!out || !m.map[0] || !m.map[1]) {
-		c->err = -ENOMEM;
-		goto fail;
-	}
-	memset(m.map[0], 0xff, p->nn * sizeof(uint32_t));
-	memset(m.map[1], 0xff, q->nn * sizeof(uint32_t));
-	root = merge_trees(&m, 0, 0, NONE);
-	if (root == FAIL)
-		goto fail;
-	{
-		uint32_t off = wp_union(c, out, p->pool + p->nodes[0].cc0, p->nodes[0].ncc,
-					q->pool + q->nodes[0].cc0, q->nodes[0].ncc, &n);
-
-		out->nodes[0].cc0 = off;
-		out->nodes[0].ncc = n;
-	}
-	if (c->err || merge_contrib(&m, &pair))
-		goto fail;
-	*cost = merge_cost(&m, pair);
-	if (*cost < 0.0)
-		goto fail;
-	free(pair);
-	free(m.map[0]);
-	free(m.map[1]);
-	for (uint32_t i = 0; i < out->nn; i++)
-		out->nodes[i].corr[0] = out->nodes[i].corr[1] = NONE;
-	return out;
-fail:
-	free(pair);
-	free(m.map[0]);
-	free(m.map[1]);
-	wp_free(out);
-	return NULL;
-}
-
 /* ---- agglomerative clustering ---- */
 
 /*
@@ -1142,17 +333,17 @@ static double pair_cost(struct gctx *c, const struct wpat *p, const struct wpat 
 
 	if (p->nodes[0].func != q->nodes[0].func || p->nodes[0].type != q->nodes[0].type)
 		return -1.0;
-	d = vp_ks_gauss(p->nodes[0].st.mean, stats_sd(&p->nodes[0].st), q->nodes[0].st.mean,
-			stats_sd(&q->nodes[0].st));
+	d = vp_ks_gauss(p->nodes[0].st.mean, vp_stats_stddev(&p->nodes[0].st),
+			q->nodes[0].st.mean, vp_stats_stddev(&q->nodes[0].st));
 	if (d > c->tau)
 		return -1.0;
 	/* two lone nodes: the root's D is the whole average */
 	if (p->nn == 1 && q->nn == 1 && !p->ns && !q->ns)
 		return d;
-	m = try_merge(c, p, q, &cost);
+	m = vp_vcg_try_merge(c, p, q, &cost);
 	if (!m)
 		return -1.0;
-	wp_free(m);
+	vp_wpat_free(m);
 	return cost;
 }
 
@@ -1268,7 +459,7 @@ static int cluster(struct gctx *c, struct wpat ***pts_io, uint32_t *n_io, int co
 
 			if (!alive[cv[q].i] || !alive[cv[q].j])
 				continue;
-			mp = try_merge(c, pts[cv[q].i], pts[cv[q].j], &cost);
+			mp = vp_vcg_try_merge(c, pts[cv[q].i], pts[cv[q].j], &cost);
 			if (!mp) {
 				err = c->err ? c->err : -EINVAL;
 				break;
@@ -1283,15 +474,15 @@ static int cluster(struct gctx *c, struct wpat ***pts_io, uint32_t *n_io, int co
 				if (nal)
 					alive = nal;
 				if (!np || !nal) {
-					wp_free(mp);
+					vp_wpat_free(mp);
 					err = c->err = -ENOMEM;
 					break;
 				}
 				cap = ncap;
 			}
 			alive[cv[q].i] = alive[cv[q].j] = 0;
-			wp_free(pts[cv[q].i]);
-			wp_free(pts[cv[q].j]);
+			vp_wpat_free(pts[cv[q].i]);
+			vp_wpat_free(pts[cv[q].j]);
 			pts[cv[q].i] = pts[cv[q].j] = NULL;
 			pts[n] = mp;
 			alive[n++] = 1;
@@ -1311,7 +502,7 @@ static int cluster(struct gctx *c, struct wpat ***pts_io, uint32_t *n_io, int co
 			if (alive[i])
 				pts[k++] = pts[i];
 			else if (pts[i])
-				wp_free(pts[i]);
+				vp_wpat_free(pts[i]);
 		}
 		n = k;
 	}
@@ -1334,7 +525,7 @@ struct base {
 
 static void base_free(struct base *b)
 {
-	wp_free(b->p);
+	vp_wpat_free(b->p);
 	free(b->end0);
 	free(b->endn);
 	free(b->ends);
@@ -1348,22 +539,22 @@ static struct wpat *assemble(struct gctx *c, const struct base *b, uint32_t v, s
 	const struct wpat *B = b->p;
 	const struct wnode *bv = &B->nodes[v];
 	uint32_t vct = B->pool[bv->ct0];
-	struct wpat *P = wp_new(c);
+	struct wpat *P = vp_wpat_new(c);
 	uint32_t root, kid0;
 
 	if (!P)
 		return NULL;
-	root = wp_node(c, P);
+	root = vp_wpat_node(c, P);
 	if (c->err)
 		goto fail;
 	P->nodes[root].func = bv->func;
 	P->nodes[root].type = bv->type;
 	P->nodes[root].st = bv->st;
-	P->nodes[root].cc0 = wp_copy(c, P, B->pool + bv->cc0, bv->ncc);
+	P->nodes[root].cc0 = vp_wpat_copy(c, P, B->pool + bv->cc0, bv->ncc);
 	P->nodes[root].ncc = bv->ncc;
-	P->nodes[root].ct0 = wp_copy(c, P, B->pool + bv->ct0, bv->nct);
+	P->nodes[root].ct0 = vp_wpat_copy(c, P, B->pool + bv->ct0, bv->nct);
 	P->nodes[root].nct = bv->nct;
-	kid0 = wp_alloc(c, P, nk);
+	kid0 = vp_wpat_alloc(c, P, nk);
 	if (c->err)
 		goto fail;
 	P->nodes[root].kid0 = kid0;
@@ -1374,26 +565,26 @@ static struct wpat *assemble(struct gctx *c, const struct base *b, uint32_t v, s
 
 		for (uint32_t x = 0; x < K->nn; x++) {
 			const struct wnode *kn = &K->nodes[x];
-			uint32_t y = wp_node(c, P), o;
+			uint32_t y = vp_wpat_node(c, P), o;
 
 			if (c->err)
 				goto fail;
 			P->nodes[y] = *kn;
 			P->nodes[y].parent = kn->parent == NONE ? 0 : kn->parent + off;
-			o = wp_copy(c, P, K->pool + kn->kid0, kn->nkids);
+			o = vp_wpat_copy(c, P, K->pool + kn->kid0, kn->nkids);
 			if (c->err)
 				goto fail;
 			for (uint32_t i = 0; i < kn->nkids; i++)
 				P->pool[o + i] += off;
 			P->nodes[y].kid0 = o;
-			P->nodes[y].cc0 = wp_copy(c, P, K->pool + kn->cc0, kn->ncc);
-			P->nodes[y].ct0 = wp_copy(c, P, K->pool + kn->ct0, kn->nct);
+			P->nodes[y].cc0 = vp_wpat_copy(c, P, K->pool + kn->cc0, kn->ncc);
+			P->nodes[y].ct0 = vp_wpat_copy(c, P, K->pool + kn->ct0, kn->nct);
 		}
 		P->pool[kid0 + q] = off;
 		for (uint32_t s = 0; s < K->ns; s++) {
 			const struct wseg *ks = &K->segs[s];
 			int prepend = ks->ext != NONE;
-			struct wseg *d = wp_seg(c, P);
+			struct wseg *d = vp_wpat_seg(c, P);
 			uint32_t o;
 
 			if (!d)
@@ -1402,7 +593,7 @@ static struct wpat *assemble(struct gctx *c, const struct base *b, uint32_t v, s
 			if (ks->ext == vct)
 				d->ext = NONE; /* originates here: now internal */
 			d->len = ks->len + (prepend ? 1 : 0);
-			o = wp_alloc(c, P, d->len);
+			o = vp_wpat_alloc(c, P, d->len);
 			if (c->err)
 				goto fail;
 			d = &P->segs[P->ns - 1];
@@ -1411,34 +602,34 @@ static struct wpat *assemble(struct gctx *c, const struct base *b, uint32_t v, s
 				P->pool[o++] = 0;
 			for (uint32_t i = 0; i < ks->len; i++)
 				P->pool[o + i] = K->pool[ks->n0 + i] + off;
-			d->g0 = wp_copy(c, P, K->pool + ks->g0, 2 * ks->ng);
+			d->g0 = vp_wpat_copy(c, P, K->pool + ks->g0, 2 * ks->ng);
 			d = &P->segs[P->ns - 1];
-			d->c0 = wp_copy(c, P, K->pool + ks->c0, ks->nc);
+			d->c0 = vp_wpat_copy(c, P, K->pool + ks->c0, ks->nc);
 			d = &P->segs[P->ns - 1];
 		}
 	}
 	/* segments ending at v, from an ancestor: their part here is v */
 	for (uint32_t i = 0; i < b->endn[v]; i++) {
 		const struct wseg *bs = &B->segs[b->ends[b->end0[v] + i]];
-		struct wseg *d = wp_seg(c, P);
+		struct wseg *d = vp_wpat_seg(c, P);
 
 		if (!d)
 			goto fail;
 		*d = *bs;
 		d->ext = B->pool[B->nodes[B->pool[bs->n0]].ct0];
 		d->len = 1;
-		d->n0 = wp_alloc(c, P, 1);
+		d->n0 = vp_wpat_alloc(c, P, 1);
 		if (c->err)
 			goto fail;
 		P->pool[P->segs[P->ns - 1].n0] = 0;
-		P->segs[P->ns - 1].g0 = wp_copy(c, P, B->pool + bs->g0, 2 * bs->ng);
-		P->segs[P->ns - 1].c0 = wp_copy(c, P, B->pool + bs->c0, bs->nc);
+		P->segs[P->ns - 1].g0 = vp_wpat_copy(c, P, B->pool + bs->g0, 2 * bs->ng);
+		P->segs[P->ns - 1].c0 = vp_wpat_copy(c, P, B->pool + bs->c0, bs->nc);
 	}
 	if (c->err)
 		goto fail;
 	return P;
 fail:
-	wp_free(P);
+	vp_wpat_free(P);
 	return NULL;
 }
 
@@ -1467,7 +658,7 @@ static struct wpat *internal_merge(struct gctx *c, const struct base *b, uint32_
 	ret = assemble(c, b, v, kids, nk);
 out:
 	for (uint32_t i = 0; kids && i < nk; i++)
-		wp_free(kids[i]);
+		vp_wpat_free(kids[i]);
 	free(kids);
 	return ret;
 }
@@ -1513,7 +704,7 @@ static int extract_node(struct gctx *c, struct extraction *x, uint32_t i)
 			return c->err = -ENOMEM;
 		x->capb = (uint32_t)cap;
 		memset(&x->bs[x->nb], 0, sizeof(x->bs[x->nb]));
-		x->bs[x->nb].p = wp_new(c);
+		x->bs[x->nb].p = vp_wpat_new(c);
 		if (!x->bs[x->nb].p)
 			return c->err;
 		x->pat[i] = x->nb++;
@@ -1521,14 +712,14 @@ static int extract_node(struct gctx *c, struct extraction *x, uint32_t i)
 		x->pat[i] = x->pat[x->vpar[i]];
 	}
 	P = x->bs[x->pat[i]].p;
-	at = wp_node(c, P);
+	at = vp_wpat_node(c, P);
 	cc = extract_cc(c, x, i);
 	if (c->err)
 		return c->err;
 	x->loc[i] = at;
-	P->nodes[at].kid0 = wp_alloc(c, P, x->nkid[i]);
-	P->nodes[at].cc0 = wp_copy(c, P, &cc, 1);
-	P->nodes[at].ct0 = wp_copy(c, P, &i, 1);
+	P->nodes[at].kid0 = vp_wpat_alloc(c, P, x->nkid[i]);
+	P->nodes[at].cc0 = vp_wpat_copy(c, P, &cc, 1);
+	P->nodes[at].ct0 = vp_wpat_copy(c, P, &i, 1);
 	if (c->err)
 		return c->err;
 	n = &P->nodes[at];
@@ -1561,7 +752,7 @@ static int extract_segment(struct gctx *c, struct extraction *x, uint32_t o, uin
 		if (!x->label[src->chain[k]] || x->pat[src->chain[k]] != x->pat[h])
 			return 0; /* cannot happen: segments are labelled */
 	P = x->bs[x->pat[h]].p;
-	d = wp_seg(c, P);
+	d = vp_wpat_seg(c, P);
 	if (!d)
 		return c->err;
 	d->ext = NONE;
@@ -1570,16 +761,16 @@ static int extract_segment(struct gctx *c, struct extraction *x, uint32_t o, uin
 	d->n = or->n;
 	d->mean = src->mean;
 	d->m2 = src->variance * (double)or->n;
-	off = wp_alloc(c, P, d->len);
+	off = vp_wpat_alloc(c, P, d->len);
 	if (c->err)
 		return c->err;
 	P->pool[off] = x->loc[h];
 	for (k = 0; k < src->len; k++)
 		P->pool[off + 1 + k] = x->loc[src->chain[k]];
 	P->segs[P->ns - 1].n0 = off;
-	P->segs[P->ns - 1].g0 = wp_copy(c, P, g, 2);
+	P->segs[P->ns - 1].g0 = vp_wpat_copy(c, P, g, 2);
 	P->segs[P->ns - 1].ng = 1;
-	P->segs[P->ns - 1].c0 = wp_copy(c, P, &src->chain[0], 1);
+	P->segs[P->ns - 1].c0 = vp_wpat_copy(c, P, &src->chain[0], 1);
 	P->segs[P->ns - 1].nc = 1;
 	return c->err;
 }
@@ -1668,7 +859,7 @@ static void node_vims(struct gctx *c, struct wpat *P)
 	for (uint32_t i = 0; i < P->nn; i++) {
 		struct wnode *n = &P->nodes[i];
 
-		n->vim = c->k * stats_sd(&n->st) * (double)n->st.n;
+		n->vim = c->k * vp_stats_stddev(&n->st) * (double)n->st.n;
 	}
 	/* a Contributor's impact is the variance it contributes */
 	for (uint32_t s = 0; s < P->ns; s++) {
@@ -1968,7 +1159,7 @@ int vp_vcg_build(struct vp_vcg *g, const struct vp_cct *t, const struct vp_analy
 		if (q && P->vim < p->beta * pts[0]->vim) {
 			g->trimmed_patterns++;
 			g->trimmed_nodes += P->nn;
-			wp_free(P);
+			vp_wpat_free(P);
 			continue;
 		}
 		pts[kept++] = P;
@@ -1997,7 +1188,7 @@ int vp_vcg_build(struct vp_vcg *g, const struct vp_cct *t, const struct vp_analy
 	}
 out:
 	for (uint32_t q = 0; pts && q < np; q++)
-		wp_free(pts[q]);
+		vp_wpat_free(pts[q]);
 	free(pts);
 	for (uint32_t q = 0; q < nb; q++)
 		base_free(&bs[q]);
