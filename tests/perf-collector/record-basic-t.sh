@@ -10,23 +10,8 @@ require_root_uprobes
 require_cmd python3
 require_file "$VARPERF" "$FIXTURES/fx-basic"
 
-CHECK="$top_srcdir/tests/perf-collector/check-json.py"
-q() { python3 "$CHECK" "$@"; }
+. "$top_srcdir/tests/lib/json-subr.sh"
 
-# tap_from FILE - one TAP test per "ok - ..."/"not ok - ..." line of FILE
-# (check-json.py compare), "# ..." lines as diagnostics.
-tap_from() {
-	while IFS= read -r _l; do
-		case $_l in
-		"ok - "*) tap_pass "${_l#ok - }" ;;
-		"not ok - "*) tap_fail "${_l#not ok - }" ;;
-		*) tap_diag "${_l#\# }" ;;
-		esac
-	done <"$1"
-}
-
-T=$TMPDIR_T/truth
-R=$TMPDIR_T/report.json
 src=$top_srcdir/tests/fixtures/fx-basic.c
 
 tap_plan 31
@@ -35,9 +20,7 @@ tap_plan 31
 "$VARPERF" record --mode=probe -q -o "$TMPDIR_T/all.data" -- "$FIXTURES/fx-basic" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record exits with the target's status 0"
 tap_is "" "$(cat "$TMPDIR_T/err")" "record -q prints nothing on a clean run"
-"$VARPERF" report --raw -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
-tap_is 0 $? "report --format json exits 0"
-[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+report_json "$TMPDIR_T/all.data" "report --format json exits 0"
 
 tap_is true "$(q totals "$R" complete)" "the file is complete"
 tap_is 0 "$(q totals "$R" lost)" "no records lost"

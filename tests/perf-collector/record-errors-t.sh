@@ -11,11 +11,9 @@ require_root_uprobes
 require_cmd python3
 require_file "$VARPERF" "$FIXTURES/fx-basic" "$FIXTURES/fx-watchdog"
 
-CHECK="$top_srcdir/tests/perf-collector/check-json.py"
-q() { python3 "$CHECK" "$@"; }
+. "$top_srcdir/tests/lib/json-subr.sh"
 
 D=$TMPDIR_T
-R=$D/report.json
 
 tap_plan 63
 

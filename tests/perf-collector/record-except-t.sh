@@ -28,20 +28,7 @@ grep -q '^capstone: on$' "$TMPDIR_T/features" ||
 grep -q '^libiberty: on$' "$TMPDIR_T/features" ||
 	tap_skip_all "varperf was built without libiberty (C++ names)"
 
-CHECK="$top_srcdir/tests/perf-collector/check-json.py"
-q() { python3 "$CHECK" "$@"; }
-
-# tap_from FILE - one TAP test per "ok - ..."/"not ok - ..." line of FILE
-# (check-json.py compare), "# ..." lines as diagnostics.
-tap_from() {
-	while IFS= read -r _l; do
-		case $_l in
-		"ok - "*) tap_pass "${_l#ok - }" ;;
-		"not ok - "*) tap_fail "${_l#not ok - }" ;;
-		*) tap_diag "${_l#\# }" ;;
-		esac
-	done <"$1"
-}
+. "$top_srcdir/tests/lib/json-subr.sh"
 
 # nodes_of REPORT FIELD CHAIN... - FIELD of each CHAIN's node, space-separated.
 nodes_of() {
@@ -53,8 +40,6 @@ nodes_of() {
 	done | tr '\n' ' ' | sed 's/ $//'
 }
 
-T=$TMPDIR_T/truth
-R=$TMPDIR_T/report.json
 # What level1() spins before its tail call (LEVEL1_NS in fx-except.cc);
 # level2 and level3 together take at least 50 us.
 LEVEL1_NS=20000
@@ -99,9 +84,7 @@ tap_is "50 50 150" "$(q count "$T" thrown) $(q count "$T" caught) $(q count "$T"
 	"the fixture threw and caught 50 exceptions"
 skipped=$(q count "$T" frames_skipped)
 tap_is 150 "$skipped" "the exceptions skipped 150 frames (raise_error, level3, level2)"
-"$VARPERF" report --raw -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
-tap_is 0 $? "report exits 0"
-[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+report_json "$TMPDIR_T/all.data" "report exits 0"
 tap_is "0 0 0 true" "$(q totals "$R" lost) $(q totals "$R" unmatched_exits) \
 $(q target "$R" exit_code) $(q totals "$R" complete)" \
 	"nothing lost, every exit matched, the target exited with 0"
@@ -142,9 +125,7 @@ tap_like "$(cat "$TMPDIR_T/err")" \
 # first throw is in call 4.
 done_calls=$(sed -n 's/^progress handler //p' "$T" | tail -n 1)
 tap_is 3 "$done_calls" "the target died in the 4th handler() call"
-"$VARPERF" report --raw -i "$TMPDIR_T/ret.data" --format json >"$R" 2>"$TMPDIR_T/err"
-tap_is 0 $? "the recording up to the abort is reportable"
-[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+report_json "$TMPDIR_T/ret.data" "the recording up to the abort is reportable"
 tap_is "true 6" "$(q totals "$R" complete) $(q target "$R" signal)" \
 	"the file is complete and records the target's SIGABRT"
 # With return probes, a tail-called function's return address is the

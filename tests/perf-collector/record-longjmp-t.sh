@@ -13,23 +13,7 @@ require_root_uprobes
 require_cmd python3
 require_file "$VARPERF" "$FIXTURES/fx-longjmp"
 
-CHECK="$top_srcdir/tests/perf-collector/check-json.py"
-q() { python3 "$CHECK" "$@"; }
-
-# tap_from FILE - one TAP test per "ok - ..."/"not ok - ..." line of FILE
-# (check-json.py compare), "# ..." lines as diagnostics.
-tap_from() {
-	while IFS= read -r _l; do
-		case $_l in
-		"ok - "*) tap_pass "${_l#ok - }" ;;
-		"not ok - "*) tap_fail "${_l#not ok - }" ;;
-		*) tap_diag "${_l#\# }" ;;
-		esac
-	done <"$1"
-}
-
-T=$TMPDIR_T/truth
-R=$TMPDIR_T/report.json
+. "$top_srcdir/tests/lib/json-subr.sh"
 
 tap_plan 24
 
@@ -37,9 +21,7 @@ tap_plan 24
 tap_is 0 $? "record exits with the target's status 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is 100 "$(q count "$T" jumps)" "the fixture jumped 100 times"
-"$VARPERF" report --raw -i "$TMPDIR_T/x.data" --format json >"$R" 2>"$TMPDIR_T/err"
-tap_is 0 $? "report --format json exits 0"
-[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+report_json "$TMPDIR_T/x.data" "report --format json exits 0"
 
 tap_is 0 "$(q totals "$R" lost)" "no records lost"
 tap_is 0 "$(q totals "$R" unmatched_exits)" "every exit matches an entry"

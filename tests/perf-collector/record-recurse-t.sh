@@ -17,28 +17,12 @@ require_root_uprobes
 require_cmd python3
 require_file "$VARPERF" "$FIXTURES/fx-recurse"
 
-CHECK="$top_srcdir/tests/perf-collector/check-json.py"
-q() { python3 "$CHECK" "$@"; }
-
-# tap_from FILE - one TAP test per "ok - ..."/"not ok - ..." line of FILE
-# (check-json.py compare), "# ..." lines as diagnostics.
-tap_from() {
-	while IFS= read -r _l; do
-		case $_l in
-		"ok - "*) tap_pass "${_l#ok - }" ;;
-		"not ok - "*) tap_fail "${_l#not ok - }" ;;
-		*) tap_diag "${_l#\# }" ;;
-		esac
-	done <"$1"
-}
+. "$top_srcdir/tests/lib/json-subr.sh"
 
 # rec_chain N - the chain of the top-level rec node's descendant at depth N.
 rec_chain() {
 	"$AWK" -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "/rec"; print "" }'
 }
-
-T=$TMPDIR_T/truth
-R=$TMPDIR_T/report.json
 
 tap_plan 38
 
@@ -48,9 +32,7 @@ tap_plan 38
 tap_is 0 $? "record -f rec exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
 tap_is 5000 "$(q count "$T" rec)" "the fixture made 5000 rec calls"
-"$VARPERF" report --raw -i "$TMPDIR_T/rec.data" --format json >"$R" 2>"$TMPDIR_T/err"
-tap_is 0 $? "report exits 0"
-[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+report_json "$TMPDIR_T/rec.data" "report exits 0"
 
 tap_is 0 "$(q totals "$R" lost)" "no records lost"
 # 5000 entries, and returns only from the 64 outermost frames of each call.
@@ -74,9 +56,7 @@ tap_from "$TMPDIR_T/c"
 "$VARPERF" record --mode=probe -q -o "$TMPDIR_T/all.data" -- "$FIXTURES/fx-recurse" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
-"$VARPERF" report --raw -i "$TMPDIR_T/all.data" --format json >"$R" 2>"$TMPDIR_T/err"
-tap_is 0 $? "report exits 0"
-[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+report_json "$TMPDIR_T/all.data" "report exits 0"
 tap_is 3150 "$(q func "$R" rec count)" "50 x 63 rec invocations paired"
 tap_is 1850 "$(q sum "$R" rec unpaired)" "50 x 37 rec frames unpaired"
 q compare "$R" "$T" rec main/rec main/rec >"$TMPDIR_T/c"
@@ -93,9 +73,7 @@ fi
 	"$FIXTURES/fx-recurse" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record --exit-probes=ret -f rec exits 0"
 [ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
-"$VARPERF" report --raw -i "$TMPDIR_T/ret.data" --format json >"$R" 2>"$TMPDIR_T/err"
-tap_is 0 $? "report exits 0"
-[ -s "$TMPDIR_T/err" ] && tap_diag "$(cat "$TMPDIR_T/err")"
+report_json "$TMPDIR_T/ret.data" "report exits 0"
 tap_is "0 10000 0 0" "$(q totals "$R" lost) $(q totals "$R" events) \
 $(q totals "$R" unpaired) $(q totals "$R" unmatched_exits)" \
 	"5000 entries and 5000 exits, nothing unpaired or unmatched"

@@ -13,10 +13,7 @@ require_root_uprobes
 require_cmd python3
 require_file "$VARPERF" "$DEMO"
 
-CHECK="$top_srcdir/tests/perf-collector/check-json.py"
-q() { python3 "$CHECK" "$@"; }
-
-R=$TMPDIR_T/report.json
+. "$top_srcdir/tests/lib/json-subr.sh"
 
 # check_invariant NAME DESC - one test per invariant of check-json.py.
 check_invariant() {
