@@ -593,41 +593,28 @@ int vp_builder_finish(struct vp_builder *b, struct vp_build_totals *ret)
 	return 0;
 }
 
+static int builder_callsite(void *b, uint32_t id, uint32_t flags)
+{
+	return vp_builder_set_callsite_flags(b, id, flags);
+}
+
+static int builder_feed(void *b, const struct vp_event *ev, size_t n)
+{
+	return vp_builder_feed(b, ev, n);
+}
+
 int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_totals *ret)
 {
 	const struct vp_header *hdr = vp_reader_header(r);
-	enum { BATCH = 2048 };
-	struct vp_builder *b;
-	struct vp_event *buf;
-	size_t ncs = 0;
-	long n;
-	int err = 0;
+	struct vp_builder *b = vp_builder_new(tree, hdr->nfuncs, hdr);
+	struct vp_event_consumer c = { b, builder_callsite, builder_feed };
+	int err;
 
-	b = vp_builder_new(tree, hdr->nfuncs, hdr);
-	buf = malloc(BATCH * sizeof(*buf));
-	if (!b || !buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while ((n = vp_reader_next(r, buf, BATCH)) > 0) {
-		/* Call sites are defined in the stream before their first use. */
-		for (; ncs < vp_reader_ncallsites(r); ncs++) {
-			err = vp_builder_set_callsite_flags(b, (uint32_t)ncs,
-							    vp_reader_callsite(r, (uint32_t)ncs)->flags);
-			if (err)
-				goto out;
-		}
-		err = vp_builder_feed(b, buf, (size_t)n);
-		if (err)
-			goto out;
-	}
-	if (n < 0) {
-		err = (int)n;
-		goto out;
-	}
-	err = vp_builder_finish(b, ret);
-out:
+	if (!b)
+		return -ENOMEM;
+	err = vp_reader_pump(r, &c);
+	if (!err)
+		err = vp_builder_finish(b, ret);
 	vp_builder_free(b);
-	free(buf);
 	return err;
 }

@@ -1939,3 +1939,30 @@ long vp_reader_next(struct vp_reader *r, struct vp_event *buf, size_t cap)
 	}
 	return total;
 }
+
+int vp_reader_pump(struct vp_reader *r, const struct vp_event_consumer *c)
+{
+	enum { BATCH = 2048 };
+	struct vp_event *buf = malloc(BATCH * sizeof(*buf));
+	size_t ncs = 0;
+	long n;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while ((n = vp_reader_next(r, buf, BATCH)) > 0) {
+		/* call sites are defined in the stream before their first use */
+		for (; ncs < r->ncallsites; ncs++) {
+			err = c->callsite(c->ctx, (uint32_t)ncs, r->callsites[ncs].flags);
+			if (err)
+				goto out;
+		}
+		err = c->feed(c->ctx, buf, (size_t)n);
+		if (err)
+			goto out;
+	}
+	err = (int)n;
+out:
+	free(buf);
+	return err;
+}

@@ -393,6 +393,22 @@ const struct vp_header *vp_reader_header(const struct vp_reader *r);
  * the end of the data, or a negative errno with vp_reader_error() set.
  */
 long vp_reader_next(struct vp_reader *r, struct vp_event *buf, size_t cap);
+
+/* What vp_reader_pump() hands the events and call sites to. */
+struct vp_event_consumer {
+	void *ctx;
+	/* call site @id with its VP_CS_* @flags, before the first event of it */
+	int (*callsite)(void *ctx, uint32_t id, uint32_t flags);
+	int (*feed)(void *ctx, const struct vp_event *ev, size_t n);
+};
+
+/**
+ * vp_reader_pump - read the events left to their end, in batches, into
+ * @c: each call site the stream has defined by then first.  Returns 0, the
+ * first error of @c's functions, or the reader's (vp_reader_error() set);
+ * -ENOMEM when no batch buffer can be had.
+ */
+int vp_reader_pump(struct vp_reader *r, const struct vp_event_consumer *c);
 /* Message of the last failure: "'file': offset N: what was wrong". */
 const char *vp_reader_error(const struct vp_reader *r);
 /* Non-fatal problem (truncated tail), or NULL. */

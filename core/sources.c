@@ -1150,39 +1150,27 @@ int vp_sources_pass_end(struct vp_sources *s)
 	return eval_all(s);
 }
 
+static int pass_callsite(void *s, uint32_t id, uint32_t flags)
+{
+	return vp_sources_pass_callsite(s, id, flags);
+}
+
+static int pass_feed(void *s, const struct vp_event *ev, size_t n)
+{
+	return vp_sources_pass_feed(s, ev, n);
+}
+
 static int run_pass(struct vp_sources *s, struct vp_reader *r)
 {
-	enum { BATCH = 2048 };
-	struct vp_event *buf = malloc(BATCH * sizeof(*buf));
-	size_t ncs = 0;
-	long n;
-	int err;
+	struct vp_event_consumer c = { s, pass_callsite, pass_feed };
+	int err = vp_reader_rewind(r);
 
-	if (!buf)
-		return -ENOMEM;
-	err = vp_reader_rewind(r);
 	if (!err)
 		err = vp_sources_pass_begin(s);
-	if (err)
-		goto out;
-	while ((n = vp_reader_next(r, buf, BATCH)) > 0) {
-		for (; ncs < vp_reader_ncallsites(r); ncs++) {
-			err = vp_sources_pass_callsite(s, (uint32_t)ncs,
-						       vp_reader_callsite(r, (uint32_t)ncs)->flags);
-			if (err)
-				goto out;
-		}
-		err = vp_sources_pass_feed(s, buf, (size_t)n);
-		if (err)
-			goto out;
-	}
-	if (n < 0) {
-		err = (int)n;
-		goto out;
-	}
-	err = vp_sources_pass_end(s);
-out:
-	free(buf);
+	if (!err)
+		err = vp_reader_pump(r, &c);
+	if (!err)
+		err = vp_sources_pass_end(s);
 	return err;
 }
 
