@@ -1214,12 +1214,11 @@ static int returned(const struct shadow *sh, struct vp_raw_sample *smp)
 }
 
 /*
- * An IP one byte past an entry probe is also where the kernel leaves it
- * once it has emulated a one-byte probed instruction (push %rbp): still in
- * the kernel, the registers are already those after the push, and the IP
- * is right as it is.  The probe's record came first; the stack pointer
- * tells, 8 below its entry's.  (A recursive call's trap comes at least 16
- * below: the push and the call.)
+ * Whether the kernel, emulating the probed instruction at @vaddr of @path
+ * (push %rbp, push %r15, a call), has pushed its word already: the probe's
+ * record came first, and the stack pointer is 8 below its entry's.  (A
+ * recursive call's trap comes at least 16 below: the push and the call.)
+ * Still in the kernel, the IP may be on the probe yet, or past it.
  */
 static int emulated_push(const struct shadow *sh, const char *path, uint64_t vaddr,
 			 uint64_t sp)
@@ -1227,6 +1226,25 @@ static int emulated_push(const struct shadow *sh, const char *path, uint64_t vad
 	const struct shadow_frame *f = sh && sh->n ? &sh->v[sh->n - 1] : NULL;
 
 	return f && f->vaddr == vaddr && f->sp == sp + 8 && !strcmp(f->path, path);
+}
+
+/*
+ * The push emulated, the IP not yet moved past it: unwound from the
+ * probe, the stack must be as before the push.
+ */
+static int unpush(struct vp_sample_sink *ss, const struct shadow *sh, struct vp_raw_sample *smp)
+{
+	uint64_t ip = smp->st.regs[VP_UREG_IP], vaddr;
+	const char *path = vp_unwinder_link_addr(ss->unw, smp->st.pid, ip, &vaddr);
+
+	if (!path || smp->st.len < 8 ||
+	    !emulated_push(sh, path, vaddr, smp->st.regs[VP_UREG_SP]))
+		return 0;
+	smp->st.regs[VP_UREG_SP] += 8;
+	smp->st.stack += 8;
+	smp->st.len -= 8;
+	smp->st.size -= 8;
+	return 1;
 }
 
 /*
@@ -1274,7 +1292,11 @@ static uint32_t repair(struct vp_sample_sink *ss, struct vp_raw_sample *smp, uin
 	}
 	/* (the return probe of a trapped entry may have replaced its
 	 * return address already: put back above, the IP is right) */
-	if (flags || !vp_unwinder_in_uprobes(ss->unw, pid, ip))
+	if (flags)
+		return flags;
+	if (smp->kernel && unpush(ss, sh, smp))
+		return VP_SAMPLE_PROBE;
+	if (!vp_unwinder_in_uprobes(ss->unw, pid, ip))
 		return flags;
 	if (ip % XOL_PAGE < XOL_SLOT)
 		return returned(sh, smp) ? VP_SAMPLE_PROBE : 0;

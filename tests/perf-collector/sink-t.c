@@ -221,7 +221,7 @@ int main(void)
 	ssize_t n;
 	size_t k = 0;
 
-	plan(18);
+	plan(20);
 	pid = getpid();
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
@@ -280,7 +280,14 @@ int main(void)
 	entered(tid, SP_INNER, sink_inner, 0);
 	sample(tid, &s, rt(sink_inner, 1), SP_INNER - 8, SP_MID - 8, 1);
 
-	/* 5: inner called itself from its body; the inner call's trap as
+	/* 5: the push emulated (the word written, the stack pointer 8 lower),
+	 * the IP not yet moved past it */
+	layout(&s, 1);
+	tid = thread_in_mid();
+	entered(tid, SP_INNER, sink_inner, 0);
+	sample(tid, &s, rt(sink_inner, 0), SP_INNER - 8, SP_MID - 8, 1);
+
+	/* 6: inner called itself from its body; the inner call's trap as
 	 * in 2, 16 below the outer call's entry */
 	layout(&s, 1);
 	put(&s, SP_INNER - 16, rt(sink_inner, BODY + 1));
@@ -288,13 +295,13 @@ int main(void)
 	entered(tid, SP_INNER, sink_inner, 0);
 	sample(tid, &s, rt(sink_inner, 1), SP_INNER - 16, SP_INNER - 8, 1);
 
-	/* 6: step's sub $8,%rsp single-stepped in slot 1 of [uprobes] */
+	/* 7: step's sub $8,%rsp single-stepped in slot 1 of [uprobes] */
 	layout(&s, 1);
 	tid = thread_in_mid();
 	entered(tid, SP_INNER, sink_step, 0);
 	sample(tid, &s, uprobes + XOL_SLOT + SUB_LEN, SP_INNER - 8, SP_MID - 8, 0);
 
-	/* 7: inner has returned into the trampoline (slot 0), which has
+	/* 8: inner has returned into the trampoline (slot 0), which has
 	 * pushed three registers; its exit record is in */
 	layout(&s, 1);
 	tid = thread_in_mid();
@@ -302,7 +309,7 @@ int main(void)
 	vp_sample_sink_exit(ss, tid, SP_INNER + 8);
 	sample(tid, &s, uprobes + 5, SP_INNER + 8 - 24, SP_MID - 8, 1);
 
-	/* 8, 9: moved's probe is on the push after endbr64: its trap before
+	/* 9, 10: moved's probe is on the push after endbr64: its trap before
 	 * the handler, and after the push */
 	layout(&s, 1);
 	put(&s, SP_INNER, rt(sink_mid, AFTER_CALL));
@@ -322,7 +329,7 @@ int main(void)
 	vp_reader_set_sample_handler(rd, on_sample, NULL);
 	while (vp_reader_next(rd, ev, 4) > 0)
 		;
-	is_int(9, (long long)nseen, "9 samples read back");
+	is_int(10, (long long)nseen, "10 samples read back");
 
 #define EXPECT(stack, probe, what)                                                      \
 	do {                                                                            \
@@ -339,6 +346,8 @@ int main(void)
 	       "in inner's trap after the handler: the return address put back");
 	EXPECT("sink_inner+1/sink_mid+9/sink_outer+9", 0,
 	       "after the emulated push, still in the kernel: the IP left past it");
+	EXPECT("sink_inner+0/sink_mid+9/sink_outer+9", 1,
+	       "the push emulated, the IP still on the probe: unwound as before the push");
 	EXPECT("sink_inner+0/sink_inner+5/sink_mid+9/sink_outer+9", 1,
 	       "a recursive call's trap, 16 below the outer call: the IP moved back");
 	EXPECT("sink_step+4/sink_mid+9/sink_outer+9", 1,
