@@ -1183,12 +1183,22 @@ static int stepped(struct vp_sample_sink *ss, const struct shadow *sh, struct vp
  * The function is the one whose entry stack pointer lies within those
  * words of the sample's; the program is logically at its return address,
  * the stack pointer as its ret left it, which the stack copy holds.
+ *
+ * In the kernel, the trampoline is in its system call (all three words
+ * pushed, or none while the kernel has taken them back) or its int3
+ * (none).  That tells the last exit's function from its caller's when a
+ * thin caller (child_sub: sub $8,%rsp; call; add; ret) returns right
+ * after it: at the caller's system call, before its exit's record, the
+ * callee's entry stack pointer is one word above the sample's too.
  */
 enum { TRAMPOLINE_PUSHED = 3 * 8 };
 
-static int returned_from(const struct shadow_frame *f, uint64_t sp)
+static int returned_from(const struct shadow_frame *f, uint64_t sp, int kernel)
 {
-	return f->ret && sp <= f->sp + 8 && f->sp + 8 - sp <= TRAMPOLINE_PUSHED;
+	uint64_t pushed = f->sp + 8 - sp;
+
+	return f->ret && sp <= f->sp + 8 && pushed <= TRAMPOLINE_PUSHED &&
+	       (!kernel || !pushed || pushed == TRAMPOLINE_PUSHED);
 }
 
 static int returned(const struct shadow *sh, struct vp_raw_sample *smp)
@@ -1196,9 +1206,9 @@ static int returned(const struct shadow *sh, struct vp_raw_sample *smp)
 	uint64_t sp = smp->st.regs[VP_UREG_SP], skip;
 	const struct shadow_frame *f = NULL;
 
-	if (sh->has_gone && returned_from(&sh->gone, sp))
+	if (sh->has_gone && returned_from(&sh->gone, sp, smp->kernel))
 		f = &sh->gone;
-	else if (sh->n && returned_from(&sh->v[sh->n - 1], sp))
+	else if (sh->n && returned_from(&sh->v[sh->n - 1], sp, smp->kernel))
 		f = &sh->v[sh->n - 1];
 	if (!f)
 		return 0;

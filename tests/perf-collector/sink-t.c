@@ -221,7 +221,7 @@ int main(void)
 	ssize_t n;
 	size_t k = 0;
 
-	plan(20);
+	plan(22);
 	pid = getpid();
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
@@ -309,7 +309,22 @@ int main(void)
 	vp_sample_sink_exit(ss, tid, SP_INNER + 8);
 	sample(tid, &s, uprobes + 5, SP_INNER + 8 - 24, SP_MID - 8, 1);
 
-	/* 9, 10: moved's probe is on the push after endbr64: its trap before
+	/* 9: step called inner (16 below) and returned right after it, into
+	 * the trampoline's system call: three registers pushed (the last
+	 * %rax, over step's return address), step's exit record not yet in,
+	 * inner's in: one word above the sample's stack pointer too */
+	layout(&s, 1);
+	put(&s, SP_INNER, 0x1234);
+	put(&s, SP_INNER - 8, 0);
+	put(&s, SP_INNER - 16, 0);
+	tid = thread_in_mid();
+	entered(tid, SP_INNER, sink_step, 0);
+	vp_sample_sink_entry(ss, pid, tid, SP_INNER - 16, rt(sink_step, SUB_LEN), exe,
+			     link_addr(sink_inner, 0));
+	vp_sample_sink_exit(ss, tid, SP_INNER - 16 + 8);
+	sample(tid, &s, uprobes + 13, SP_INNER - 16, SP_MID - 8, 1);
+
+	/* 10, 11: moved's probe is on the push after endbr64: its trap before
 	 * the handler, and after the push */
 	layout(&s, 1);
 	put(&s, SP_INNER, rt(sink_mid, AFTER_CALL));
@@ -329,7 +344,7 @@ int main(void)
 	vp_reader_set_sample_handler(rd, on_sample, NULL);
 	while (vp_reader_next(rd, ev, 4) > 0)
 		;
-	is_int(10, (long long)nseen, "10 samples read back");
+	is_int(11, (long long)nseen, "11 samples read back");
 
 #define EXPECT(stack, probe, what)                                                      \
 	do {                                                                            \
@@ -354,6 +369,8 @@ int main(void)
 	       "single-stepped out of line: the IP put back past the instruction");
 	EXPECT("sink_mid+9/sink_outer+9", 1,
 	       "in the return trampoline: at the return address, in mid");
+	EXPECT("sink_mid+9/sink_outer+9", 1,
+	       "in the trampoline's system call of a thin caller: at its return address");
 	EXPECT("sink_moved+4/sink_mid+9/sink_outer+9", 1,
 	       "a moved probe's trap before the handler: the IP moved back onto it");
 	ok(!strcmp(seen[k++], "sink_moved+5/sink_mid+9/sink_outer+9"),
