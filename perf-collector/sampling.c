@@ -884,7 +884,7 @@ struct shadow {
 	struct shadow *next;
 };
 
-/* A probed function, by its file and link-time address. */
+/* An entry probe, by its file and link-time address. */
 struct probed {
 	uint64_t vaddr;
 	const char *path; /* NULL: empty slot */
@@ -896,7 +896,7 @@ struct vp_sample_sink {
 	struct shadow **shadows; /* buckets */
 	size_t shadows_mask, nshadows;
 	struct shadow *last_shadow;
-	struct probed *probed; /* the functions whose entries were seen */
+	struct probed *probed; /* the entry probes, from vp_sample_sink_probe() */
 	size_t probed_mask, nprobed;
 	struct vp_uframe frames[MAX_FRAMES];
 	uint32_t ids[MAX_FRAMES];
@@ -1065,7 +1065,7 @@ static void probed_grow(struct vp_sample_sink *ss)
 	free(old);
 }
 
-/* Remember that the function at @vaddr of @path is probed. */
+/* Remember that an entry probe sits at @vaddr of @path. */
 static void probed_add(struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
 {
 	size_t i;
@@ -1080,7 +1080,7 @@ static void probed_add(struct vp_sample_sink *ss, const char *path, uint64_t vad
 	ss->nprobed++;
 }
 
-/* Whether the function at @vaddr of @path (any copy of the string) is. */
+/* Whether one sits at @vaddr of @path (any copy of the string). */
 static int is_probed(const struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
 {
 	if (!ss->probed)
@@ -1122,7 +1122,6 @@ void vp_sample_sink_entry(struct vp_sample_sink *ss, pid_t pid, uint32_t tid, ui
 	(void)pid;
 	if (!sp)
 		return;
-	probed_add(ss, path, vaddr);
 	sh = shadow_of(ss, tid, 1);
 	sh->has_gone = 0;
 	shadow_retire(sh, sp);

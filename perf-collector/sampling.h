@@ -149,13 +149,13 @@ void vp_sample_sink_stats(const struct vp_sample_sink *ss, struct vp_unwind_stat
  * address, 8 bytes of user stack) and puts the originals back into each
  * sample's stack copy.  A sample whose IP is in the [uprobes] page is
  * moved back to the probed function (single-stepping its instruction out
- * of line) or to the return address (in the trampoline).  @path and
- * @vaddr: the file and link-time address of the entry probe (the
- * function's first instruction, or a later one the probe was moved to).
+ * of line) or to the return address (in the trampoline), one in a probe's
+ * trap to the probe.  @path and @vaddr: the file and link-time address of
+ * the entry probe (the function's first instruction, or a later one the
+ * probe was moved to).  vp_sample_sink_probe() names each probe before
+ * recording starts (@path must outlive @ss): a trap is recognised from
+ * the first.
  */
-/* Combined mode: an entry probe at @vaddr of @path (as for the entry
- * below), known before its first record, so that a sample in its first
- * trap is recognised too; @path must outlive @ss. */
 void vp_sample_sink_probe(struct vp_sample_sink *ss, const char *path, uint64_t vaddr);
 void vp_sample_sink_entry(struct vp_sample_sink *ss, pid_t pid, uint32_t tid, uint64_t sp,
 			  uint64_t ret, const char *path, uint64_t vaddr);
