@@ -10,7 +10,7 @@
 # Environment (set by make bench): VARPERF, DEMO, FX_O2.
 set -eu
 : "${BENCH_DIR:=${TMPDIR:-/tmp}}"
-: "${REPS:=5}"
+: "${REPS:=7}"
 : "${FX_O2:=${top_builddir:-.}/tests/fixtures/fx-o2}"
 work=$(mktemp -d "$BENCH_DIR/varperf-sbench.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
@@ -48,16 +48,29 @@ echo "== unwinding throughput (one core, after the run) =="
 echo "== sampling overhead: fx-o2 (2 threads, compute-bound), its own run time =="
 : >"$work/plain"
 for f in 1000 10000; do : >"$work/vp$f"; : >"$work/perf$f"; done
+# vp F, pf F: one run of each recorder at F Hz
+vp() {
+	o2 "$VARPERF" record -q --mode=sample -F "$1" -o "$work/s.data" -- "$FX_O2" 40000 \
+		>>"$work/vp$1"
+	echo >>"$work/vp$1"
+}
+pf() {
+	command -v perf >/dev/null 2>&1 || return 0
+	o2 perf record -q -F "$1" --call-graph dwarf -o "$work/perf.data" -- "$FX_O2" 40000 \
+		>>"$work/perf$1"
+	echo >>"$work/perf$1"
+}
+# Each recorder goes first in every other round: what a run leaves behind
+# (page cache, the other's files) must not favour one of them.
 for i in $(seq 1 "$REPS"); do
 	o2 "$FX_O2" 40000 >>"$work/plain"; echo >>"$work/plain"
 	for f in 1000 10000; do
-		o2 "$VARPERF" record -q --mode=sample -F $f -o "$work/s.data" -- "$FX_O2" 40000 \
-			>>"$work/vp$f"
-		echo >>"$work/vp$f"
-		if command -v perf >/dev/null 2>&1; then
-			o2 perf record -q -F $f --call-graph dwarf -o "$work/perf.data" -- \
-				"$FX_O2" 40000 >>"$work/perf$f"
-			echo >>"$work/perf$f"
+		if [ $((i % 2)) = 1 ]; then
+			vp $f
+			pf $f
+		else
+			pf $f
+			vp $f
 		fi
 	done
 done
