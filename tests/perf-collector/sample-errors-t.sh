@@ -73,10 +73,17 @@ tap_is True "$(q r.json "(s['truncated'] > 0 and any(n['kind'] == 'incomplete' a
 	"truncated stacks are kept, under the incomplete node"
 tap_is True "$(q r.json "sum(n['samples'] for n in s['nodes'] if n['parent'] is None) == s['samples']")" \
 	"no sample is lost: the top-level nodes add up to all samples"
-"$VARPERF" record -q --mode=sample --stack-size 32768 -o r2.data -- "$FIXTURES/fx-recurse" \
-	>truth 2>err && "$VARPERF" report -i r2.data --format json >r2.json 2>>err
-tap_is "0 True" "$(q r2.json "'%d %s' % (s['truncated'], s['broken'] <= s['samples'] // 100)")" \
-	"a 32 KiB copy holds the whole recursion (at most 1% not unwound elsewhere)"
+# A sample taken while the kernel faults in a stack page (the recursion's
+# first descent, ld.so at start) gets no copy, or one that stops at that
+# page: it is not unwound, whatever the size.  Under load that was one
+# sample in a third of the runs; fx-recurse lasts 26 ms, so at 10 kHz
+# (about 250 samples) 2% leaves room for it, where at 1 kHz one was 4%.
+"$VARPERF" record -q --mode=sample -F 10000 --stack-size 32768 -o r2.data -- \
+	"$FIXTURES/fx-recurse" >truth 2>err &&
+	"$VARPERF" report -i r2.data --format json >r2.json 2>>err
+tap_is "0 True" "$(q r2.json "'%d %s' % (s['truncated'], s['broken'] <= s['samples'] // 50)")" \
+	"a 32 KiB copy holds the whole recursion (at most 2% not unwound elsewhere)"
+tap_diag "$(q r2.json "'%d samples, %d not unwound' % (s['samples'], s['broken'])")"
 
 # ---- a frame needing more stack than any copy holds ----
 # fx-chain lie spends its time in far(), whose CFI puts its caller 32 MiB
