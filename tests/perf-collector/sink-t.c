@@ -139,10 +139,15 @@ static uint32_t thread_in_mid(void)
 	return tid;
 }
 
-static void entered(uint32_t tid, uint64_t sp, const char *f, uint64_t probe_off)
+/* A thread in mid() that has called @f, whose probe is @probe_off into
+ * it: its entry record is in too. */
+static uint32_t thread_in(const char *f, uint64_t probe_off)
 {
-	vp_sample_sink_entry(ss, pid, tid, sp, rt(sink_mid, AFTER_CALL), exe,
+	uint32_t tid = thread_in_mid();
+
+	vp_sample_sink_entry(ss, pid, tid, SP_INNER, rt(sink_mid, AFTER_CALL), exe,
 			     link_addr(f, probe_off));
+	return tid;
 }
 
 /* Write one sample of @tid: IP, stack and frame pointers, kernel or not. */
@@ -255,8 +260,7 @@ int main(void)
 
 	/* 1: in inner's body, every return address the trampoline's */
 	layout(&s, 1);
-	tid = thread_in_mid();
-	entered(tid, SP_INNER, sink_inner, 0);
+	tid = thread_in(sink_inner, 0);
 	sample(tid, &s, rt(sink_inner, BODY), SP_INNER - 8, SP_INNER - 8, 0);
 
 	/* 2: inner's trap, before its handler: IP past the int3, its
@@ -269,43 +273,37 @@ int main(void)
 	/* 3: the handler has run: IP back on the probe, return address
 	 * replaced, record in */
 	layout(&s, 1);
-	tid = thread_in_mid();
-	entered(tid, SP_INNER, sink_inner, 0);
+	tid = thread_in(sink_inner, 0);
 	sample(tid, &s, rt(sink_inner, 0), SP_INNER, SP_MID - 8, 1);
 
 	/* 4: the push emulated, the kernel not yet left: IP one byte past
 	 * the probe as in 2, but the stack pointer 8 lower */
 	layout(&s, 1);
-	tid = thread_in_mid();
-	entered(tid, SP_INNER, sink_inner, 0);
+	tid = thread_in(sink_inner, 0);
 	sample(tid, &s, rt(sink_inner, 1), SP_INNER - 8, SP_MID - 8, 1);
 
 	/* 5: the push emulated (the word written, the stack pointer 8 lower),
 	 * the IP not yet moved past it */
 	layout(&s, 1);
-	tid = thread_in_mid();
-	entered(tid, SP_INNER, sink_inner, 0);
+	tid = thread_in(sink_inner, 0);
 	sample(tid, &s, rt(sink_inner, 0), SP_INNER - 8, SP_MID - 8, 1);
 
 	/* 6: inner called itself from its body; the inner call's trap as
 	 * in 2, 16 below the outer call's entry */
 	layout(&s, 1);
 	put(&s, SP_INNER - 16, rt(sink_inner, BODY + 1));
-	tid = thread_in_mid();
-	entered(tid, SP_INNER, sink_inner, 0);
+	tid = thread_in(sink_inner, 0);
 	sample(tid, &s, rt(sink_inner, 1), SP_INNER - 16, SP_INNER - 8, 1);
 
 	/* 7: step's sub $8,%rsp single-stepped in slot 1 of [uprobes] */
 	layout(&s, 1);
-	tid = thread_in_mid();
-	entered(tid, SP_INNER, sink_step, 0);
+	tid = thread_in(sink_step, 0);
 	sample(tid, &s, uprobes + XOL_SLOT + SUB_LEN, SP_INNER - 8, SP_MID - 8, 0);
 
 	/* 8: inner has returned into the trampoline (slot 0), which has
 	 * pushed three registers; its exit record is in */
 	layout(&s, 1);
-	tid = thread_in_mid();
-	entered(tid, SP_INNER, sink_inner, 0);
+	tid = thread_in(sink_inner, 0);
 	vp_sample_sink_exit(ss, tid, SP_INNER + 8);
 	sample(tid, &s, uprobes + 5, SP_INNER + 8 - 24, SP_MID - 8, 1);
 
@@ -317,8 +315,7 @@ int main(void)
 	put(&s, SP_INNER, 0x1234);
 	put(&s, SP_INNER - 8, 0);
 	put(&s, SP_INNER - 16, 0);
-	tid = thread_in_mid();
-	entered(tid, SP_INNER, sink_step, 0);
+	tid = thread_in(sink_step, 0);
 	vp_sample_sink_entry(ss, pid, tid, SP_INNER - 16, rt(sink_step, SUB_LEN), exe,
 			     link_addr(sink_inner, 0));
 	vp_sample_sink_exit(ss, tid, SP_INNER - 16 + 8);
@@ -331,8 +328,7 @@ int main(void)
 	tid = thread_in_mid();
 	sample(tid, &s, rt(sink_moved, ENDBR_LEN + 1), SP_INNER, SP_MID - 8, 1);
 	layout(&s, 1);
-	tid = thread_in_mid();
-	entered(tid, SP_INNER, sink_moved, ENDBR_LEN);
+	tid = thread_in(sink_moved, ENDBR_LEN);
 	sample(tid, &s, rt(sink_moved, ENDBR_LEN + 1), SP_INNER - 8, SP_MID - 8, 1);
 
 	vp_sample_sink_free(ss);
