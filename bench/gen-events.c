@@ -38,7 +38,7 @@ static uint32_t rnd(struct gen *g, uint32_t mod)
 static void ev(struct gen *g, uint32_t th, uint32_t kind, uint32_t func, uint32_t cs,
 	       uint64_t sp)
 {
-	struct vp_event e = { g->now[th], kind == VP_EV_EXIT ? sp + 8 : sp, func, cs, th, kind };
+	struct vp_event e = { g->now[th], kind == VP_EV_EXIT ? sp + 8 : sp, func, cs, th, kind, 0 };
 
 	if (!g->err)
 		g->err = vp_writer_event(g->w, &e);

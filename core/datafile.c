@@ -85,7 +85,9 @@ struct vp_writer {
 	uint64_t last_time;
 	uint32_t gen; /* chunk generation, for per-thread sp deltas */
 	uint64_t *last_sp;
-	uint32_t *sp_gen;
+	uint32_t *sp_gen;   /* also of last_off: both change with every event */
+	uint64_t *last_off; /* the thread's last off-CPU time, in any chunk */
+	int offcpu;	    /* events carry off-CPU times (hdr->offcpu) */
 	uint64_t *last_cfa; /* innermost CFA of the thread's last sample */
 	uint32_t *cfa_gen;
 	size_t nthreads;
@@ -202,6 +204,10 @@ static int build_meta(struct vp_buf *m, const struct vp_header *hdr)
 					     buf_uleb(&v, sm->freq) ||
 					     buf_uleb(&v, sm->stack_size));
 	}
+	if (hdr->backend)
+		KV(VP_META_BACKEND, buf_uleb(&v, hdr->backend));
+	if (hdr->offcpu)
+		KV(VP_META_OFFCPU, buf_uleb(&v, 1));
 #undef KV
 	err = 0;
 out:
@@ -238,6 +244,7 @@ struct vp_writer *vp_writer_new(const char *path, const struct vp_header *hdr)
 		err = buf_reserve(&w->chunk, VP_CHUNK_TARGET + 256);
 	if (err)
 		goto fail;
+	w->offcpu = hdr->offcpu != 0;
 	chunk_reset(w);
 	return w;
 fail:
@@ -313,6 +320,11 @@ int vp_writer_thread(struct vp_writer *w, uint32_t idx, uint32_t tid, uint32_t p
 			w->cfa_gen = gen;
 		if (!sp || !gen)
 			return w->err = -ENOMEM;
+		sp = realloc(w->last_off, n * sizeof(*sp));
+		if (!sp)
+			return w->err = -ENOMEM;
+		w->last_off = sp;
+		memset(w->last_off + w->nthreads, 0, (n - w->nthreads) * sizeof(*sp));
 		memset(w->sp_gen + w->nthreads, 0, (n - w->nthreads) * sizeof(*gen));
 		memset(w->cfa_gen + w->nthreads, 0, (n - w->nthreads) * sizeof(*gen));
 		w->nthreads = n;
@@ -378,14 +390,19 @@ static uint64_t writer_dtime(struct vp_writer *w, uint64_t time)
 
 int vp_writer_event(struct vp_writer *w, const struct vp_event *ev)
 {
-	uint8_t *p = rec_begin(w, 5 * VP_ULEB_MAX);
-	uint64_t prev_sp;
+	uint8_t *p = rec_begin(w, 6 * VP_ULEB_MAX);
+	uint64_t prev_sp, prev_off;
+	int in_chunk;
 
 	if (!p)
 		return w->err;
 	if (ev->thread >= w->nthreads)
 		return w->err = -EINVAL; /* define the thread first */
-	prev_sp = w->sp_gen[ev->thread] == w->gen ? w->last_sp[ev->thread] : 0;
+	if (w->offcpu && ev->offcpu < w->last_off[ev->thread])
+		return w->err = -EINVAL; /* readers refuse a thread's off-CPU time going back */
+	in_chunk = w->sp_gen[ev->thread] == w->gen;
+	prev_sp = in_chunk ? w->last_sp[ev->thread] : 0;
+	prev_off = in_chunk ? w->last_off[ev->thread] : 0;
 	p += vp_uleb_put(p, (uint64_t)ev->func << 2 | ev->kind);
 	p += vp_uleb_put(p, ev->thread);
 	/* The chunk's base time is its first record's: dtime 0. */
@@ -393,6 +410,10 @@ int vp_writer_event(struct vp_writer *w, const struct vp_event *ev)
 	p += vp_uleb_put(p, vp_zigzag((int64_t)(ev->sp - prev_sp)));
 	if (ev->kind == VP_EV_ENTRY)
 		p += vp_uleb_put(p, ev->callsite);
+	if (w->offcpu) {
+		p += vp_uleb_put(p, vp_zigzag((int64_t)(ev->offcpu - prev_off)));
+		w->last_off[ev->thread] = ev->offcpu;
+	}
 	w->last_sp[ev->thread] = ev->sp;
 	w->sp_gen[ev->thread] = w->gen;
 	w->events++;
@@ -535,6 +556,7 @@ static void writer_destroy(struct vp_writer *w)
 	free(w->chunk.p);
 	free(w->last_sp);
 	free(w->sp_gen);
+	free(w->last_off);
 	free(w->last_cfa);
 	free(w->cfa_gen);
 	free(w);
@@ -594,6 +616,16 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
 
 /* ---- reader ---- */
 
+/* Per thread: its off-CPU times and the time base (vp_reader_set_time). */
+struct vp_tclock {
+	uint64_t off_last; /* previous off-CPU time in the chunk (0 at its start) */
+	uint64_t off_max;  /* the latest one in the file: they never decrease */
+	uint64_t off0;	   /* off-CPU time at the thread's first event */
+	uint64_t wall0;	   /* and that event's time */
+	uint64_t last;	   /* last time presented: kept monotonic */
+	int seen;
+};
+
 struct vp_reader {
 	char *path;
 	const uint8_t *map;
@@ -634,6 +666,11 @@ struct vp_reader {
 	int compensate;
 	uint64_t *in_win, *extra; /* per function */
 	uint64_t *debt, *last_out; /* per thread */
+	/* version 3: off-CPU times and the time base */
+	struct vp_tclock *tclock; /* per thread */
+	enum vp_time_base base;
+	int have_span;
+	uint64_t span_first, span_last;
 	char err[512];
 	char warn[512];
 };
@@ -830,6 +867,25 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 	}
 	case VP_META_MODE:
 		err = get_u32(r, c, &h->mode, "recording mode");
+		break;
+	case VP_META_BACKEND:
+		if (h->version < 3)
+			break; /* not a key of theirs: skipped like any unknown one */
+		err = get_u(r, c, &v, "probe backend");
+		if (!err && v > VP_BACKEND_BPF)
+			return rerr(r, c->base_off, -EBADMSG, "unknown probe backend %llu",
+				    (unsigned long long)v);
+		h->backend = (uint32_t)v;
+		break;
+	case VP_META_OFFCPU:
+		if (h->version < 3)
+			break;
+		err = get_u(r, c, &v, "off-CPU flag");
+		/* it changes the layout of every event: anything odd is fatal */
+		if (!err && v > 1)
+			return rerr(r, c->base_off, -EBADMSG,
+				    "bad OFFCPU value %llu (expected 0 or 1)", (unsigned long long)v);
+		h->offcpu = (uint32_t)v;
 		break;
 	case VP_META_SAMPLING:
 		err = get_u32(r, c, &h->sampling.event, "sampling event");
@@ -1124,6 +1180,7 @@ void vp_reader_free(struct vp_reader *r)
 	free(r->unprobed);
 	free(r->debt);
 	free(r->last_out);
+	free(r->tclock);
 	vp_header_release(&r->hdr);
 	if (r->map)
 		munmap((void *)r->map, r->size);
@@ -1286,9 +1343,31 @@ int vp_reader_compensate(struct vp_reader *r, int on)
 	return 0;
 }
 
+int vp_reader_set_time(struct vp_reader *r, enum vp_time_base base)
+{
+	if (base != VP_TIME_WALL && base != VP_TIME_CPU && base != VP_TIME_OFFCPU)
+		return -EINVAL;
+	if (base != VP_TIME_WALL && !r->hdr.offcpu)
+		return -ENODATA;
+	r->base = base;
+	return 0;
+}
+
+enum vp_time_base vp_reader_time(const struct vp_reader *r)
+{
+	return r->base;
+}
+
+void vp_reader_time_span(const struct vp_reader *r, uint64_t *first, uint64_t *last)
+{
+	*first = r->have_span ? r->span_first : 0;
+	*last = r->have_span ? r->span_last : 0;
+}
+
 int vp_reader_rewind(struct vp_reader *r)
 {
 	clear_defs(r);
+	r->have_span = 0;
 	r->pos = r->first_events;
 	r->dropped = 0;
 	r->cp = r->cend = NULL;
@@ -1426,6 +1505,10 @@ static int def_thread(struct vp_reader *r, struct cur *c)
 		if (grow_u64(&r->last_cfa, cap) || grow_u64(&r->debt, cap) ||
 		    grow_u64(&r->last_out, cap))
 			return -ENOMEM;
+		a = realloc(r->tclock, cap * sizeof(*r->tclock));
+		if (!a)
+			return -ENOMEM;
+		r->tclock = a;
 		r->threads_cap = cap;
 	}
 	r->threads[idx].tid = tid;
@@ -1434,6 +1517,7 @@ static int def_thread(struct vp_reader *r, struct cur *c)
 	r->last_cfa[idx] = 0;
 	r->debt[idx] = 0;
 	r->last_out[idx] = 0;
+	memset(&r->tclock[idx], 0, sizeof(r->tclock[idx]));
 	r->nthreads++;
 	return 0;
 }
@@ -1781,6 +1865,57 @@ static void compensate(struct vp_reader *r, struct vp_event *ev)
 	*debt += ev->kind == VP_EV_EXIT ? r->extra[ev->func] : r->in_win[ev->func];
 }
 
+/*
+ * The off-CPU time of an event of @thread, from its delta @d: it must
+ * stay a time (not below 0) and never decrease within the thread.
+ */
+static int decode_offcpu(struct vp_reader *r, uint64_t thread, uint64_t d, size_t at,
+			 uint64_t *ret)
+{
+	struct vp_tclock *tc = &r->tclock[thread];
+	int64_t delta = vp_unzigzag(d);
+	uint64_t off = tc->off_last + (uint64_t)delta;
+
+	if (delta < 0 && (uint64_t)0 - (uint64_t)delta > tc->off_last)
+		return rerr(r, at, -EBADMSG, "off-CPU time of thread %llu goes below 0",
+			    (unsigned long long)thread);
+	if (off < tc->off_max)
+		return rerr(r, at, -EBADMSG,
+			    "off-CPU time of thread %llu goes back by %llu ns (it never decreases)",
+			    (unsigned long long)thread, (unsigned long long)(tc->off_max - off));
+	tc->off_last = tc->off_max = off;
+	*ret = off;
+	return 0;
+}
+
+/*
+ * Move @ev's (compensated) time into the reader's time base: the thread's
+ * clock from its first event on, advanced by its on-CPU time only (the
+ * off-CPU time since then subtracted) or by its off-CPU time only.
+ */
+static void to_time_base(struct vp_reader *r, struct vp_event *ev)
+{
+	struct vp_tclock *tc = &r->tclock[ev->thread];
+	uint64_t d, t;
+
+	if (!tc->seen) {
+		tc->seen = 1;
+		tc->off0 = ev->offcpu;
+		tc->wall0 = ev->time;
+	}
+	d = ev->offcpu - tc->off0; /* never negative: decode_offcpu() */
+	if (r->base == VP_TIME_OFFCPU) {
+		t = tc->wall0 + d;
+	} else {
+		t = ev->time > d ? ev->time - d : 0;
+		/* compensation can take more than the on-CPU time had */
+		if (t < tc->last)
+			t = tc->last;
+	}
+	tc->last = t;
+	ev->time = t;
+}
+
 /* Decode records of the current chunk into @buf; returns events decoded. */
 static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 {
@@ -1849,8 +1984,26 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 					    (unsigned long long)cs);
 			ev->callsite = (uint32_t)cs;
 		}
+		ev->offcpu = 0;
+		if (r->hdr.offcpu) {
+			uint64_t d;
+
+			if (vp_uleb_get(&c.p, c.end, &d))
+				goto bad_number;
+			err = decode_offcpu(r, thread, d, base_off + (size_t)(rec - c.base),
+					    &ev->offcpu);
+			if (err)
+				return err;
+		}
 		if (r->compensate)
 			compensate(r, ev);
+		if (!r->have_span || ev->time < r->span_first)
+			r->span_first = ev->time;
+		if (!r->have_span || ev->time > r->span_last)
+			r->span_last = ev->time;
+		r->have_span = 1;
+		if (r->base != VP_TIME_WALL)
+			to_time_base(r, ev);
 		n++;
 	}
 	r->cp = c.p;
@@ -1930,11 +2083,14 @@ long vp_reader_next(struct vp_reader *r, struct vp_event *buf, size_t cap)
 		r->ctime = vp_get_le64(payload);
 		r->cp = payload + 8;
 		r->cend = payload + len;
-		/* stack pointers and CFAs are deltas within a chunk, from 0 */
+		/* stack pointers, CFAs and off-CPU times are deltas within a
+		 * chunk, from 0 */
 		if (r->nthreads) {
 			memset(r->last_sp, 0, r->nthreads * sizeof(*r->last_sp));
 			memset(r->last_cfa, 0, r->nthreads * sizeof(*r->last_cfa));
 		}
+		for (size_t i = 0; i < r->nthreads; i++)
+			r->tclock[i].off_last = 0;
 		r->pos += VP_CHUNK_HEADER_SIZE + len;
 	}
 	return total;

@@ -13,9 +13,11 @@
  * Chunk types: META (must come first, exactly once), EVENTS (any number),
  * END (last; missing when the recorder died).  Version 2 adds sampled call
  * stacks (SAMPLE records and the MODULE, SYMBOL and FRAME definitions they
- * use) and the PHASE marker; version-1 files are still read.  A reader stops at the last
- * complete chunk of a truncated file and says so; a chunk with a bad magic,
- * CRC or record is an error naming the file offset.
+ * use) and the PHASE marker.  Version 3 adds the probe backend and, with
+ * META OFFCPU, each thread's cumulative off-CPU time in every entry and
+ * exit record.  Files of versions 1 and 2 are still read.  A reader stops
+ * at the last complete chunk of a truncated file and says so; a chunk with
+ * a bad magic, CRC or record is an error naming the file offset.
  *
  * Integers inside payloads are ULEB128 ("u") or zig-zag SLEB ("s"); a
  * string is u length + bytes (no NUL).
@@ -29,7 +31,7 @@
 #define VP_DATA_MAGIC "VPDATA\0\0"
 #define VP_CHUNK_MAGIC "VPCK"
 /* Written version, and the oldest one readers still accept. */
-enum { VP_DATA_VERSION = 2, VP_DATA_VERSION_MIN = 1 };
+enum { VP_DATA_VERSION = 3, VP_DATA_VERSION_MIN = 1 };
 enum { VP_FILE_HEADER_SIZE = 16, VP_CHUNK_HEADER_SIZE = 16 };
 /* Largest payload a reader accepts; a writer flushes long before. */
 enum { VP_CHUNK_MAX_PAYLOAD = 64 << 20 };
@@ -87,6 +89,16 @@ enum vp_meta_key {
 	VP_META_NCPU = 10,	/* u: CPUs recorded */
 	VP_META_MODE = 11,	/* u: enum vp_record_mode (version 2) */
 	VP_META_SAMPLING = 12,	/* u event, u period, u frequency, u stack bytes (v2) */
+	VP_META_BACKEND = 13,	/* u: enum vp_probe_backend (version 3) */
+	VP_META_OFFCPU = 14,	/* u: 1 = every entry/exit record carries the
+				 * thread's off-CPU time (version 3) */
+};
+
+/* What placed the probes and collected their events (VP_META_BACKEND). */
+enum vp_probe_backend {
+	VP_BACKEND_NONE = 0, /* not said (files before version 3: perf) */
+	VP_BACKEND_PERF = 1, /* perf_event uprobes */
+	VP_BACKEND_BPF = 2,  /* BPF uprobe_multi links */
 };
 
 /* How the data were recorded (VP_META_MODE). */
@@ -177,10 +189,17 @@ enum {
  * Record encodings after the tag (EVENTS payload starts with u64le base time):
  *   entry: u thread, s dtime, s dsp, u callsite
  *   exit:  u thread, s dtime, s dsp
+ * and with META OFFCPU (version 3):
+ *   entry: u thread, s dtime, s dsp, u callsite, s doffcpu
+ *   exit:  u thread, s dtime, s dsp, s doffcpu
  * dtime is relative to the previous event record of the chunk (the first to
  * the chunk's base time); dsp to the previous stack pointer of the same
- * thread in the chunk (0 at chunk start), so every chunk decodes alone.
+ * thread in the chunk (0 at chunk start), and doffcpu likewise to the
+ * thread's previous off-CPU time, so every chunk decodes alone.
  * The entry's sp points at the return address; a matching exit has sp + 8.
+ * The off-CPU time is the thread's total time switched out so far, in the
+ * clock and unit of the event times, from any origin; it never decreases
+ * within a thread (a reader refuses a file where it does).
  */
 
 /* END payload: u wait-status, u flags, u events, u lost records,
@@ -251,6 +270,9 @@ struct vp_header {
 	/* version 2 (0 in a version-1 file) */
 	uint32_t mode; /* enum vp_record_mode; 0: not said (probe) */
 	struct vp_sampling sampling;
+	/* version 3 (0 before) */
+	uint32_t backend; /* enum vp_probe_backend, 0 unknown/none */
+	uint32_t offcpu;  /* 1: events carry offcpu */
 };
 
 /* Decoded trailer (END chunk). */
@@ -280,6 +302,9 @@ struct vp_event {
 	uint32_t callsite; /* entries only */
 	uint32_t thread;   /* thread index (see vp_reader_thread) */
 	uint32_t kind;	   /* enum vp_event_kind */
+	uint64_t offcpu;   /* the thread's cumulative off-CPU ns at this event
+			    * (hdr->offcpu), else 0; as in the file, whatever
+			    * the reader's time base */
 };
 
 struct vp_thread_info {
@@ -343,6 +368,11 @@ struct vp_writer *vp_writer_new(const char *path, const struct vp_header *hdr);
 int vp_writer_thread(struct vp_writer *w, uint32_t idx, uint32_t tid, uint32_t pid);
 int vp_writer_callsite(struct vp_writer *w, uint32_t id, const struct vp_callsite *cs);
 int vp_writer_lost(struct vp_writer *w, uint32_t cpu, uint64_t count);
+/*
+ * With hdr->offcpu, @ev->offcpu is written too: an off-CPU time below the
+ * thread's previous one is -EINVAL, sticky like the other errors, since
+ * readers would refuse the file.  Without it @ev->offcpu is ignored.
+ */
 int vp_writer_event(struct vp_writer *w, const struct vp_event *ev);
 /*
  * Version 2 records.  Definitions are numbered in order from 0; module ids
@@ -455,6 +485,38 @@ uint32_t vp_reader_phase(const struct vp_reader *r, uint32_t *pid);
  * Returns 0, or -ENOMEM (the times are then read as they are).
  */
 int vp_reader_compensate(struct vp_reader *r, int on);
+
+/* Which time the event times measure (vp_reader_set_time). */
+enum vp_time_base {
+	VP_TIME_WALL = 0,   /* the clock's time: on and off the CPU */
+	VP_TIME_CPU = 1,    /* on-CPU time: off-CPU time subtracted */
+	VP_TIME_OFFCPU = 2, /* off-CPU time only */
+};
+
+/*
+ * vp_reader_set_time - present event times in time base @base, so that
+ * the difference of a thread's two event times is the wall-clock, on-CPU
+ * or off-CPU time between them.  Per thread, from its first event: with
+ * VP_TIME_CPU an event's time is its (compensated) time less the thread's
+ * off-CPU time since then, with VP_TIME_OFFCPU the thread's first event
+ * time plus its off-CPU time since then (not compensated: the probes cost
+ * on-CPU time).  Either way a thread's times never decrease, and times of
+ * different threads are not comparable: only per-thread differences mean
+ * something (vp_reader_time_span() gives the wall-clock span).  Sample
+ * times and UNPROBED times stay in the file's clock.  Call it before
+ * reading (or after vp_reader_rewind()).
+ * Returns 0, -ENODATA when the file has no off-CPU times (hdr->offcpu 0)
+ * and @base is not VP_TIME_WALL, or -EINVAL for an unknown @base.
+ */
+int vp_reader_set_time(struct vp_reader *r, enum vp_time_base base);
+enum vp_time_base vp_reader_time(const struct vp_reader *r);
+/*
+ * vp_reader_time_span - the earliest and latest time of the events read so
+ * far (since opening or the last rewind) in the file's clock, compensated
+ * when vp_reader_compensate() is on, whatever the time base.  Both 0
+ * before any event.
+ */
+void vp_reader_time_span(const struct vp_reader *r, uint64_t *first, uint64_t *last);
 
 /*
  * vp_probe_cost_of - the calibrated cost of probing function @func of

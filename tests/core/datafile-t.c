@@ -9,7 +9,10 @@
  * back through the sample handler, version-1 files are still read (and
  * reject version-2 records), probe-cost compensation moves event times by
  * exactly the calibrated costs, and costs tracked while recording replace
- * them.
+ * them.  Version 3: the backend and off-CPU flag read back, off-CPU times
+ * round-trip across chunks and threads, version-2 files still read, odd
+ * values are errors with their offset, and the CPU and off-CPU time bases
+ * move event times by exactly the off-CPU times (-ENODATA without them).
  */
 #include <config.h>
 
@@ -21,6 +24,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/datafile.h"
 #include "tests/tap/basic.h"
@@ -67,6 +71,7 @@ static struct vp_event expect(size_t i)
 	ev.time = 1000000000ULL + i * 1500 + (i % 5);
 	ev.sp = 0x7ffc0000f000ULL - depth * 48 + (ev.kind == VP_EV_EXIT ? 8 : 0);
 	ev.callsite = ev.kind == VP_EV_ENTRY ? (uint32_t)(i % 2) : UINT32_MAX;
+	ev.offcpu = 0;
 	return ev;
 }
 
@@ -193,6 +198,35 @@ static void test_version1(const char *good)
 	if (n > 0) {
 		is_int(1, vp_reader_header(r)->version, "version 1: header says so");
 		is_int(0, vp_reader_header(r)->mode, "version 1: no recording mode");
+		vp_reader_free(r);
+	} else {
+		skip_block(2, "nothing read");
+	}
+	free(b);
+	free(p);
+}
+
+/* A version-2 file (a version-3 file without its keys) reads. */
+static void test_version2(const char *good)
+{
+	char err[512], *p = path_of("v2.data");
+	unsigned char *b;
+	struct vp_reader *r;
+	size_t len;
+	long n;
+
+	b = read_all(good, &len);
+	b[8] = 2;
+	write_bytes(p, b, len);
+	n = read_back(p, err, sizeof(err), &r);
+	is_int(NEV, n, "version 2: every event read");
+	if (n > 0) {
+		const struct vp_header *h = vp_reader_header(r);
+
+		ok(h->version == 2 && h->backend == VP_BACKEND_NONE && !h->offcpu,
+		   "version 2: no backend, no off-CPU times");
+		is_int(-ENODATA, vp_reader_set_time(r, VP_TIME_CPU),
+		       "version 2: no CPU time base");
 		vp_reader_free(r);
 	} else {
 		skip_block(2, "nothing read");
@@ -422,7 +456,7 @@ static void test_compensation(void)
 	vp_writer_thread(w, 0, 1, 1);
 	vp_writer_callsite(w, 0, &cs);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
-		struct vp_event ev = { evs[i].t, 0x7000 - 64 * i, evs[i].func, 0, 0, evs[i].kind };
+		struct vp_event ev = { evs[i].t, 0x7000 - 64 * i, evs[i].func, 0, 0, evs[i].kind, 0 };
 
 		ev.callsite = ev.kind == VP_EV_ENTRY ? 0 : UINT32_MAX;
 		vp_writer_event(w, &ev);
@@ -450,6 +484,352 @@ static void test_compensation(void)
 	is_int(0, vp_reader_compensate(r, 0), "compensation off");
 	n = vp_reader_next(r, got, 16);
 	ok(n == 8 && got[7].time == 100000 && got[3].time == 23000, "raw again after rewind");
+	vp_reader_free(r);
+	free(p);
+}
+
+/* ---- version 3: off-CPU times ---- */
+
+enum { NOFF = 60000, NOFF_THREADS = 3 };
+
+/* Event @i of the off-CPU file: thread i % 3, whose off-CPU time stays
+ * put every other event and grows unevenly in between. */
+static struct vp_event off_expect(size_t i)
+{
+	static const uint64_t base[NOFF_THREADS] = { 0, 5000000, 1ULL << 60 };
+	struct vp_event ev = expect(i);
+	uint64_t k = i / NOFF_THREADS, m = k / 2;
+
+	ev.thread = (uint32_t)(i % NOFF_THREADS);
+	ev.kind = (k & 1) ? VP_EV_EXIT : VP_EV_ENTRY;
+	ev.callsite = ev.kind == VP_EV_ENTRY ? (uint32_t)(i % 2) : UINT32_MAX;
+	ev.offcpu = base[ev.thread] + 700 * m + 13 * (m * m % 7);
+	return ev;
+}
+
+static void write_offcpu(const char *path)
+{
+	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_func funcs[3] = {
+		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_EMULATED, "a", "a", "a" },
+		{ 0, 0x1100, 16, 0x1100, 0, VP_INSN_EMULATED, "b", "b", "b" },
+		{ 0, 0x1200, 16, 0x1200, 0, VP_INSN_EMULATED, "c", "c", "c" },
+	};
+	struct vp_callsite cs = { 0, 0, 0x1010, "a+0x10", "prog.c", 7 };
+	struct vp_header h = { 0 };
+	struct vp_trailer tr = { 0 };
+	struct vp_writer *w;
+
+	h.unit = VP_UNIT_NS;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.nfuncs = 3;
+	h.funcs = funcs;
+	h.backend = VP_BACKEND_BPF;
+	h.offcpu = 1;
+	w = vp_writer_new(path, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	for (uint32_t t = 0; t < NOFF_THREADS; t++)
+		vp_writer_thread(w, t, 100 + t, 100);
+	vp_writer_callsite(w, 0, &cs);
+	vp_writer_callsite(w, 1, &cs);
+	for (size_t i = 0; i < NOFF; i++) {
+		struct vp_event ev = off_expect(i);
+
+		if (vp_writer_event(w, &ev))
+			sysbail("vp_writer_event %zu", i);
+	}
+	if (vp_writer_finish(w, &tr))
+		sysbail("vp_writer_finish");
+}
+
+/* Events of several threads across many chunks read back identically. */
+static void test_offcpu_round_trip(void)
+{
+	static struct vp_event buf[777];
+	char *p = path_of("offcpu.data"), err[512] = "";
+	const struct vp_header *h;
+	struct vp_reader *r;
+	size_t total = 0, bad = 0, chunks = 0;
+	unsigned char *b;
+	size_t len;
+	long n;
+
+	write_offcpu(p);
+	if (vp_reader_open(p, &r, err, sizeof(err)))
+		bail("cannot open the off-CPU file: %s", err);
+	h = vp_reader_header(r);
+	is_int(3, h->version, "off-CPU: written as version 3");
+	is_int(VP_BACKEND_BPF, h->backend, "off-CPU: backend read back");
+	is_int(1, h->offcpu, "off-CPU: flag read back");
+	while ((n = vp_reader_next(r, buf, 777)) > 0) {
+		for (long i = 0; i < n; i++) {
+			struct vp_event e = off_expect(total + (size_t)i);
+
+			if (memcmp(&e, &buf[i], sizeof(e)) && bad++ < 3)
+				diag("event %zu: offcpu %llu, wanted %llu", total + (size_t)i,
+				     (unsigned long long)buf[i].offcpu,
+				     (unsigned long long)e.offcpu);
+		}
+		total += (size_t)n;
+	}
+	ok(n == 0 && total == NOFF && !bad, "off-CPU: %zu events read back identically (%zu "
+	   "differ)", total, bad);
+	is_int(0, vp_reader_set_time(r, VP_TIME_WALL), "off-CPU: wall time base");
+	is_int(-EINVAL, vp_reader_set_time(r, (enum vp_time_base)7), "off-CPU: unknown base");
+	vp_reader_free(r);
+	/* the per-thread deltas restart in every chunk: there must be several */
+	b = read_all(p, &len);
+	for (size_t off = VP_FILE_HEADER_SIZE; off + VP_CHUNK_HEADER_SIZE <= len;
+	     off += VP_CHUNK_HEADER_SIZE + (b[off + 8] | b[off + 9] << 8 | (size_t)b[off + 10] << 16))
+		chunks += b[off + 4] == VP_CHUNK_EVENTS;
+	ok(chunks >= 4, "off-CPU: the events span %zu chunks", chunks);
+	free(b);
+	free(p);
+}
+
+/* Store the CRC of the chunk at @off again after a patch. */
+static void fix_crc(unsigned char *b, size_t off)
+{
+	uint32_t len = b[off + 8] | b[off + 9] << 8 | b[off + 10] << 16 | (uint32_t)b[off + 11] << 24;
+	uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b + off + VP_CHUNK_HEADER_SIZE, len);
+
+	for (int i = 0; i < 4; i++)
+		b[off + 12 + i] = (unsigned char)(crc >> (8 * i));
+}
+
+/* One thread, one call: entry at off-CPU time 100, exit at 200; no END
+ * chunk, so the exit record ends the file. */
+static unsigned char *write_one_call(const char *path, size_t *len, size_t *meta_end)
+{
+	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_func f = { 0, 0x1000, 16, 0x1000, 0, VP_INSN_EMULATED, "a", "a", "a" };
+	struct vp_callsite cs = { VP_CS_NONE, -1, 0, "", "", 0 };
+	struct vp_event ev = { 1000, 0x7000, 0, 0, 0, VP_EV_ENTRY, 100 };
+	struct vp_header h = { 0 };
+	struct vp_writer *w;
+	unsigned char *b;
+
+	h.unit = VP_UNIT_NS;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.nfuncs = 1;
+	h.funcs = &f;
+	h.backend = VP_BACKEND_BPF;
+	h.offcpu = 1;
+	w = vp_writer_new(path, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	vp_writer_thread(w, 0, 1, 1);
+	vp_writer_callsite(w, 0, &cs);
+	vp_writer_event(w, &ev);
+	ev = (struct vp_event){ 2000, 0x7008, 0, UINT32_MAX, 0, VP_EV_EXIT, 200 };
+	vp_writer_event(w, &ev);
+	ev.offcpu = 150;
+	is_int(-EINVAL, vp_writer_event(w, &ev), "writer refuses an off-CPU time going back");
+	vp_writer_free(w);
+	/* write it again, without the refused event */
+	w = vp_writer_new(path, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	vp_writer_thread(w, 0, 1, 1);
+	vp_writer_callsite(w, 0, &cs);
+	ev = (struct vp_event){ 1000, 0x7000, 0, 0, 0, VP_EV_ENTRY, 100 };
+	vp_writer_event(w, &ev);
+	ev = (struct vp_event){ 2000, 0x7008, 0, UINT32_MAX, 0, VP_EV_EXIT, 200 };
+	vp_writer_event(w, &ev);
+	vp_writer_flush(w);
+	vp_writer_free(w);
+	b = read_all(path, len);
+	*meta_end = 32 + (b[24] | b[25] << 8 | (size_t)b[26] << 16);
+	return b;
+}
+
+static void expect_read_error(const char *name, const unsigned char *b, size_t len,
+			      size_t off, const char *msg)
+{
+	char *p = path_of(name), err[512] = "", *want;
+	struct vp_event ev[4];
+	struct vp_reader *r;
+	long n = 0;
+
+	write_bytes(p, b, len);
+	if (vp_reader_open(p, &r, err, sizeof(err)) == 0) {
+		n = vp_reader_next(r, ev, 4);
+		snprintf(err, sizeof(err), "%s", n < 0 ? vp_reader_error(r) : "");
+		vp_reader_free(r);
+	} else {
+		n = -1;
+	}
+	want = basprintf("'%s': offset %zu: %s", p, off, msg);
+	ok(n < 0, "%s: rejected", name);
+	is_string(want, err, "%s: message", name);
+	free(want);
+	free(p);
+}
+
+/* Odd values: errors naming the file and the offset. */
+static void test_offcpu_damage(void)
+{
+	char *p = path_of("onecall.data");
+	size_t len, meta_end;
+	unsigned char *b = write_one_call(p, &len, &meta_end), *c = bmalloc(len);
+	static const unsigned char exit_rec[] = { 0x01, 0x00, 0xd0, 0x0f, 0x10, 0xc8, 0x01 };
+
+	ok(!memcmp(b + meta_end - 6, "\x0d\x01\x02\x0e\x01\x01", 6),
+	   "META ends with BACKEND 2 and OFFCPU 1");
+	ok(!memcmp(b + len - 7, exit_rec, 7), "the exit record ends the file: doffcpu 100");
+	memcpy(c, b, len);
+	c[meta_end - 1] = 2;
+	fix_crc(c, 16);
+	expect_read_error("offcpu-flag.data", c, len, meta_end - 1,
+			  "bad OFFCPU value 2 (expected 0 or 1)");
+	memcpy(c, b, len);
+	c[meta_end - 4] = 3;
+	fix_crc(c, 16);
+	expect_read_error("backend.data", c, len, meta_end - 4, "unknown probe backend 3");
+	memcpy(c, b, len);
+	c[len - 2] = 0x9f; /* zig-zag -80 */
+	fix_crc(c, meta_end);
+	expect_read_error("offcpu-back.data", c, len, len - 7,
+			  "off-CPU time of thread 0 goes back by 80 ns (it never decreases)");
+	memcpy(c, b, len);
+	c[len - 2] = 0xab; /* zig-zag -150 */
+	c[len - 1] = 0x02;
+	fix_crc(c, meta_end);
+	expect_read_error("offcpu-neg.data", c, len, len - 7,
+			  "off-CPU time of thread 0 goes below 0");
+	/* the same bytes in a version-2 file: keys 13 and 14 are unknown there */
+	memcpy(c, b, len);
+	c[8] = 2;
+	write_bytes(p, c, len);
+	{
+		struct vp_reader *r;
+		char err[512] = "";
+
+		if (vp_reader_open(p, &r, err, sizeof(err)))
+			bail("cannot open: %s", err);
+		ok(!vp_reader_header(r)->offcpu && !vp_reader_header(r)->backend,
+		   "version 2: keys 13 and 14 are skipped");
+		vp_reader_free(r);
+	}
+	free(c);
+	free(b);
+	free(p);
+}
+
+/*
+ * Two threads; thread 0 calls a (no cost) which calls b (emulated: in
+ * window 100, full 300), off the CPU for 2000 ns inside b; thread 1 calls
+ * a, off the CPU for 3000 ns.  Event order: 1000 T0 >a, 1500 T1 >a,
+ * 2000 T0 >b, 5000 T0 <b, 6000 T0 <a, 9500 T1 <a.
+ */
+static void test_time_bases(void)
+{
+	static const struct {
+		uint32_t thread, kind, func;
+		uint64_t t, off;
+	} evs[] = {
+		{ 0, VP_EV_ENTRY, 0, 1000, 500 },  { 1, VP_EV_ENTRY, 0, 1500, 7000 },
+		{ 0, VP_EV_ENTRY, 1, 2000, 500 },  { 0, VP_EV_EXIT, 1, 5000, 2500 },
+		{ 0, VP_EV_EXIT, 0, 6000, 2500 },  { 1, VP_EV_EXIT, 0, 9500, 10000 },
+	};
+	/* compensated: b's exit 100 early, a's exit 300 early (thread 0) */
+	static const uint64_t cpu[] = { 1000, 1500, 2000, 2900, 3700, 6500 };
+	static const uint64_t offcpu[] = { 1000, 1500, 1000, 3000, 3000, 4500 };
+	static const uint64_t cpu_raw[] = { 1000, 1500, 2000, 3000, 4000, 6500 };
+	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_func funcs[2] = {
+		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_UNKNOWN, "a", "a", "a" },
+		{ 0, 0x1100, 16, 0x1100, 0, VP_INSN_EMULATED, "b", "b", "b" },
+	};
+	struct vp_probe_cost cost = { VP_INSN_EMULATED, 100, 300 };
+	struct vp_callsite cs = { VP_CS_NONE, -1, 0, "", "", 0 };
+	struct vp_header h = { 0 };
+	struct vp_trailer tr = { 0 };
+	struct vp_event got[8];
+	char *p = path_of("bases.data"), err[512] = "";
+	struct vp_reader *r;
+	struct vp_writer *w;
+	uint64_t first, last;
+	int same_cpu = 1, same_off = 1, same_raw = 1, same_offcpu = 1;
+	long n;
+
+	h.unit = VP_UNIT_NS;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.nfuncs = 2;
+	h.funcs = funcs;
+	h.ncosts = 1;
+	h.costs = &cost;
+	h.backend = VP_BACKEND_BPF;
+	h.offcpu = 1;
+	w = vp_writer_new(p, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	vp_writer_thread(w, 0, 1, 1);
+	vp_writer_thread(w, 1, 2, 1);
+	vp_writer_callsite(w, 0, &cs);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		struct vp_event ev = { evs[i].t, 0x7000 - 64 * evs[i].func, evs[i].func, 0,
+				       evs[i].thread, evs[i].kind, evs[i].off };
+
+		if (ev.kind == VP_EV_EXIT) {
+			ev.sp += 8;
+			ev.callsite = UINT32_MAX;
+		}
+		vp_writer_event(w, &ev);
+	}
+	if (vp_writer_finish(w, &tr))
+		sysbail("vp_writer_finish");
+	if (vp_reader_open(p, &r, err, sizeof(err)))
+		bail("cannot open: %s", err);
+
+	is_int(0, vp_reader_set_time(r, VP_TIME_CPU), "time base: CPU");
+	is_int(VP_TIME_CPU, vp_reader_time(r), "time base: said");
+	vp_reader_compensate(r, 1);
+	n = vp_reader_next(r, got, 8);
+	is_int(6, n, "time base CPU: every event");
+	for (long i = 0; i < n && i < 6; i++) {
+		if (got[i].time != cpu[i]) {
+			diag("CPU event %ld: time %llu, wanted %llu", i,
+			     (unsigned long long)got[i].time, (unsigned long long)cpu[i]);
+			same_cpu = 0;
+		}
+		same_offcpu &= got[i].offcpu == evs[i].off;
+	}
+	ok(same_cpu, "time base CPU: compensated times less the off-CPU times");
+	ok(same_offcpu, "time base CPU: events keep their off-CPU times");
+	vp_reader_time_span(r, &first, &last);
+	ok(first == 1000 && last == 9500, "time base CPU: the wall-clock span (%llu to %llu)",
+	   (unsigned long long)first, (unsigned long long)last);
+
+	vp_reader_rewind(r);
+	vp_reader_compensate(r, 0);
+	n = vp_reader_next(r, got, 8);
+	for (long i = 0; i < n && i < 6; i++)
+		same_raw &= got[i].time == cpu_raw[i];
+	ok(n == 6 && same_raw, "time base CPU, not compensated: times less the off-CPU times");
+
+	vp_reader_rewind(r);
+	vp_reader_compensate(r, 1);
+	is_int(0, vp_reader_set_time(r, VP_TIME_OFFCPU), "time base: off-CPU");
+	n = vp_reader_next(r, got, 8);
+	for (long i = 0; i < n && i < 6; i++) {
+		if (got[i].time != offcpu[i]) {
+			diag("off-CPU event %ld: time %llu, wanted %llu", i,
+			     (unsigned long long)got[i].time, (unsigned long long)offcpu[i]);
+			same_off = 0;
+		}
+	}
+	ok(n == 6 && same_off, "time base off-CPU: first time plus the off-CPU time since");
+
+	vp_reader_rewind(r);
+	is_int(0, vp_reader_set_time(r, VP_TIME_WALL), "time base: wall again");
+	n = vp_reader_next(r, got, 8);
+	ok(n == 6 && got[3].time == 4900 && got[5].time == 9500,
+	   "time base wall: compensated times as they were");
 	vp_reader_free(r);
 	free(p);
 }
@@ -499,7 +879,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(47 + 36);
+	plan(47 + 36 + 37);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
@@ -529,6 +909,12 @@ int main(void)
 	is_int(42, vp_reader_callsite(r, 0)->line, "call-site line");
 	is_int(VP_CS_TRAMPOLINE, vp_reader_callsite(r, 1)->flags, "trampoline call site");
 	is_int(11, vp_reader_lost(r), "lost records");
+	ok(h->version == VP_DATA_VERSION && !h->backend && !h->offcpu,
+	   "version 3 without backend or off-CPU times");
+	is_int(-ENODATA, vp_reader_set_time(r, VP_TIME_CPU), "no off-CPU times: no CPU time base");
+	is_int(-ENODATA, vp_reader_set_time(r, VP_TIME_OFFCPU),
+	       "no off-CPU times: no off-CPU time base");
+	is_int(0, vp_reader_set_time(r, VP_TIME_WALL), "no off-CPU times: wall time base");
 	ok(vp_reader_trailer(r)->present, "trailer present");
 	is_int(NEV, vp_reader_trailer(r)->events, "trailer event count");
 	is_int(3 << 8, vp_reader_trailer(r)->wait_status, "trailer wait status");
@@ -560,7 +946,7 @@ int main(void)
 		v[8] = 99;
 		expect_open_error("version.data", v, 16,
 				  "offset 8: unsupported format version 99 (this varperf reads "
-				  "versions 1 to 2)");
+				  "versions 1 to 3)");
 	}
 	expect_open_error("short.data", bytes, 12,
 			  "offset 12: file ends inside the file header (truncated)");
@@ -629,9 +1015,13 @@ int main(void)
 	free(bytes);
 
 	test_version1(good);
+	test_version2(good);
 	test_samples();
 	test_compensation();
 	test_tracked_costs();
+	test_offcpu_round_trip();
+	test_offcpu_damage();
+	test_time_bases();
 	free(good);
 	test_tmpdir_free(dir);
 	return 0;
