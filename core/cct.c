@@ -2,7 +2,8 @@
 /*
  * cct.c - the calling-context tree, its exact merge, and the streaming
  * builder that turns entry/exit events into per-node statistics and
- * children covariance matrices in one pass.
+ * children covariance matrices in one pass, and the split of a node's
+ * variance into on-CPU and off-CPU time.
  */
 #include <config.h>
 
@@ -44,8 +45,10 @@ int vp_cct_init(struct vp_cct *t)
 	root->func = UINT32_MAX;
 	root->callsite = VP_NO_CALLSITE;
 	vp_stats_init(&root->stats);
+	vp_stats_init(&root->offcpu);
 	vp_covar_init(&root->cov);
 	t->nnodes = 1;
+	t->time_base = VP_TIME_WALL;
 	return 0;
 }
 
@@ -169,6 +172,7 @@ long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t cal
 	n->depth = t->nodes[parent].depth + 1;
 	n->slot = t->nodes[parent].nchildren;
 	vp_stats_init(&n->stats);
+	vp_stats_init(&n->offcpu);
 	vp_covar_init(&n->cov);
 	err = add_child_ref(&t->nodes[parent], n->id, key);
 	if (err)
@@ -211,6 +215,25 @@ static int cov_seed(struct vp_cct_node *n)
 	n->cov.mean[0] = n->stats.mean;
 	n->cov.com[0] = n->stats.m2;
 	return 0;
+}
+
+/*
+ * Fold @sn's off-CPU statistics into @dn's, before their durations are
+ * merged: Chan's update of a co-moment, C = Ca + Cb + dX dO na nb / n.
+ */
+static void merge_offcpu(struct vp_cct_node *dn, const struct vp_cct_node *sn)
+{
+	double na = (double)dn->stats.n, nb = (double)sn->stats.n;
+
+	if (!dn->stats.n) {
+		dn->offcpu = sn->offcpu;
+		dn->offcpu_com = sn->offcpu_com;
+		return;
+	}
+	dn->offcpu_com += sn->offcpu_com + (sn->stats.mean - dn->stats.mean) *
+						   (sn->offcpu.mean - dn->offcpu.mean) *
+						   (na * nb / (na + nb));
+	vp_stats_merge(&dn->offcpu, &sn->offcpu);
 }
 
 static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, uint32_t s,
@@ -269,6 +292,8 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 			return err;
 	}
 out_stats:
+	if (dst->offcpu && sn->stats.n)
+		merge_offcpu(dn, sn);
 	vp_stats_merge(&dn->stats, &sn->stats);
 	return 0;
 }
@@ -279,6 +304,14 @@ int vp_cct_merge(struct vp_cct *dst, const struct vp_cct *src)
 	size_t sp = 0;
 	int err = 0;
 
+	if (src->nnodes <= 1)
+		return 0;
+	if (dst->nnodes <= 1) {
+		dst->time_base = src->time_base;
+		dst->offcpu = src->offcpu;
+	} else if (dst->time_base != src->time_base || dst->offcpu != src->offcpu) {
+		return -EINVAL; /* durations of different kinds */
+	}
 	map = malloc(src->nnodes * sizeof(*map));
 	stack = malloc(src->nnodes * sizeof(*stack));
 	if (!map || !stack) {
@@ -304,11 +337,58 @@ out:
 	return err;
 }
 
+/* ---- on-CPU and off-CPU time ---- */
+
+int vp_cct_offcpu_split(const struct vp_cct *t, uint32_t id, struct vp_offcpu_split *ret)
+{
+	const struct vp_cct_node *n;
+	double cxo; /* Cov(X, O) of the node's durations X */
+
+	memset(ret, 0, sizeof(*ret));
+	if (id >= t->nnodes)
+		return -EINVAL;
+	if (!t->offcpu)
+		return -ENODATA;
+	n = &t->nodes[id];
+	if (!n->stats.n || n->offcpu.n != n->stats.n)
+		return 0;
+	ret->n = n->stats.n;
+	cxo = n->offcpu_com / (double)n->stats.n;
+	ret->off_mean = n->offcpu.mean;
+	ret->off_var = vp_stats_variance(&n->offcpu);
+	if (t->time_base == VP_TIME_CPU) {
+		/* X = C: W = X + O */
+		ret->on_mean = n->stats.mean;
+		ret->on_var = vp_stats_variance(&n->stats);
+		ret->cov = cxo;
+		ret->wall_mean = ret->on_mean + ret->off_mean;
+		ret->wall_var = ret->on_var + ret->off_var + 2 * cxo;
+	} else {
+		/* X = W: C = X - O */
+		ret->wall_mean = n->stats.mean;
+		ret->wall_var = vp_stats_variance(&n->stats);
+		ret->on_mean = ret->wall_mean - ret->off_mean;
+		ret->cov = cxo - ret->off_var;
+		ret->on_var = ret->wall_var - 2 * cxo + ret->off_var;
+	}
+	/* rounding can leave a tiny negative variance */
+	if (ret->on_var < 0)
+		ret->on_var = 0;
+	if (ret->wall_var < 0)
+		ret->wall_var = 0;
+	if (ret->wall_var > 0) {
+		ret->off_share = (ret->off_var + ret->cov) / ret->wall_var;
+		ret->on_share = 1 - ret->off_share;
+	}
+	return 0;
+}
+
 /* ---- builder ---- */
 
 struct vp_frame {
 	uint64_t sp;
 	uint64_t t0;
+	uint64_t o0; /* off-CPU time at the entry */
 	uint32_t node;
 	uint32_t func;
 	uint32_t cfunc, ccs, cnode; /* last child looked up: loops repeat it */
@@ -334,6 +414,8 @@ struct vp_builder {
 	size_t ncs;
 	double *yvec; /* scratch observation vector */
 	size_t yvec_cap;
+	int have_offcpu;	 /* the events carry off-CPU times */
+	enum vp_time_base base;	 /* of their times */
 	struct vp_build_totals tot;
 };
 
@@ -341,12 +423,24 @@ struct vp_builder *vp_builder_new(struct vp_cct *tree, size_t nfuncs, const stru
 {
 	struct vp_builder *b = calloc(1, sizeof(*b));
 
-	(void)hdr;
 	if (!b)
 		return NULL;
 	b->t = tree;
 	b->nfuncs = nfuncs;
+	b->have_offcpu = hdr && hdr->offcpu;
+	vp_builder_set_time(b, VP_TIME_WALL);
 	return b;
+}
+
+int vp_builder_set_time(struct vp_builder *b, enum vp_time_base base)
+{
+	if (base != VP_TIME_WALL && base != VP_TIME_CPU && base != VP_TIME_OFFCPU)
+		return -EINVAL;
+	b->base = base;
+	b->t->time_base = base;
+	/* in off-CPU time, a node's off-CPU statistics would be its own */
+	b->t->offcpu = b->have_offcpu && base != VP_TIME_OFFCPU;
+	return 0;
 }
 
 void vp_builder_free(struct vp_builder *b)
@@ -465,6 +559,7 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
 	f = &ts->frames[ts->depth++];
 	f->sp = ev->sp;
 	f->t0 = ev->time;
+	f->o0 = ev->offcpu;
 	f->node = (uint32_t)id;
 	f->func = ev->func;
 	f->cnode = VP_NO_NODE;
@@ -472,10 +567,29 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
 	return 0;
 }
 
-static int complete(struct vp_builder *b, struct vp_tstate *ts, uint64_t time)
+/*
+ * The off-CPU time @off of an invocation of @n that lasted @dur, added
+ * before @dur is: the co-moment's Welford update takes the duration's
+ * mean before it and the off-CPU time's after,
+ * C_n = C_n-1 + (x - mean_x,n-1)(o - mean_o,n).
+ */
+static void add_offcpu(struct vp_builder *b, struct vp_cct_node *n, uint64_t dur, uint64_t off)
+{
+	double dx = (double)dur - n->stats.mean;
+
+	/* compensation takes the probe costs from the wall-clock time only:
+	 * an invocation off the CPU nearly throughout may end up shorter */
+	if (b->base == VP_TIME_WALL && off > dur)
+		off = dur;
+	vp_stats_add(&n->offcpu, off);
+	n->offcpu_com += dx * ((double)off - n->offcpu.mean);
+}
+
+static int complete(struct vp_builder *b, struct vp_tstate *ts, const struct vp_event *ev)
 {
 	struct vp_frame *f = &ts->frames[ts->depth - 1];
 	struct vp_cct_node *n = &b->t->nodes[f->node];
+	uint64_t time = ev->time;
 	uint64_t dur = time >= f->t0 ? time - f->t0 : 0;
 	int err;
 
@@ -509,6 +623,8 @@ static int complete(struct vp_builder *b, struct vp_tstate *ts, uint64_t time)
 			return err;
 		vp_covar_add(&n->cov, b->yvec);
 	}
+	if (b->t->offcpu)
+		add_offcpu(b, n, dur, ev->offcpu >= f->o0 ? ev->offcpu - f->o0 : 0);
 	vp_stats_add(&n->stats, dur);
 	b->tot.invocations++;
 	ts->depth--;
@@ -535,7 +651,7 @@ static int on_return(struct vp_builder *b, struct vp_tstate *ts, const struct vp
 		b->tot.unmatched_exits++;
 		return 0;
 	}
-	return complete(b, ts, ev->time);
+	return complete(b, ts, ev);
 }
 
 int vp_builder_feed(struct vp_builder *b, const struct vp_event *ev, size_t n)
@@ -612,7 +728,9 @@ int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_tota
 
 	if (!b)
 		return -ENOMEM;
-	err = vp_reader_pump(r, &c);
+	err = vp_builder_set_time(b, vp_reader_time(r));
+	if (!err)
+		err = vp_reader_pump(r, &c);
 	if (!err)
 		err = vp_builder_finish(b, ret);
 	vp_builder_free(b);

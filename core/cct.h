@@ -8,6 +8,12 @@
  * pointer, so lost returns (longjmp, exceptions, the kernel's 64 pending
  * return probes, lost records) retire frames as unpaired instead of
  * producing wrong durations.  Memory grows with the tree, not the events.
+ *
+ * Durations are in the reader's time base (vp_reader_set_time).  When the
+ * events carry off-CPU times and the base is not off-CPU time itself, each
+ * node also keeps the off-CPU time of its invocations and its co-moment
+ * with their durations, which split the wall-clock variance into on-CPU
+ * and off-CPU parts (vp_cct_offcpu_split).
  */
 #ifndef VARPERF_CORE_CCT_H
 #define VARPERF_CORE_CCT_H
@@ -40,6 +46,11 @@ struct vp_cct_node {
 	struct vp_covar cov;   /* Y_0..Y_k once the node has children (cov.n is
 				* then stats.n); empty for leaves */
 	uint64_t unpaired;     /* invocations without a matching exit */
+	/* with tree->offcpu: the off-CPU time O of each paired invocation
+	 * (offcpu.n is then stats.n), and the co-moment
+	 * sum (X - mean X)(O - mean O) of it with the duration X of @stats */
+	struct vp_stats offcpu;
+	double offcpu_com;
 };
 
 struct vp_cct {
@@ -49,6 +60,8 @@ struct vp_cct {
 	/* (parent, func, callsite) -> node: open addressing */
 	uint32_t *hash;
 	size_t hash_mask;
+	uint32_t time_base; /* enum vp_time_base of the durations */
+	int offcpu;	    /* nodes have off-CPU statistics (see above) */
 };
 
 int vp_cct_init(struct vp_cct *t);
@@ -64,8 +77,44 @@ uint32_t vp_cct_find(const struct vp_cct *t, uint32_t parent, uint32_t func, uin
  * covariance merges.  Used to merge trees; 0 or -ENOMEM.
  */
 int vp_cct_merge(struct vp_cct *dst, const struct vp_cct *src);
+/*
+ * (An empty @dst takes @src's time base and off-CPU statistics; trees that
+ * differ in them do not merge: -EINVAL.)
+ */
 /* Index into node->cov of child @child_id's variable, or -1. */
 long vp_cct_child_slot(const struct vp_cct_node *node, uint32_t child_id);
+
+/*
+ * A node's wall-clock time W split into on-CPU time C and off-CPU time O,
+ * W = C + O per invocation, over its paired invocations (population
+ * moments, like struct vp_stats).  Since Var(W) = Var(C) + Var(O) +
+ * 2 Cov(C, O), each part is given the variance it brings with its share
+ * of the cross term:
+ *
+ *   off_share = (Var(O) + Cov(C, O)) / Var(W) = Cov(W, O) / Var(W)
+ *   on_share  = (Var(C) + Cov(C, O)) / Var(W) = Cov(W, C) / Var(W)
+ *
+ * which add up to 1 (both are 0 when Var(W) is 0).  Like the variance
+ * contributors of a node, a share can be below 0 or above 1: when the two
+ * parts move against each other (a call that waits less when it computes
+ * more), each varies more than their sum.
+ */
+struct vp_offcpu_split {
+	uint64_t n;	      /* paired invocations */
+	double wall_mean, on_mean, off_mean;
+	double wall_var, on_var, off_var;
+	double cov;	      /* Cov(C, O) */
+	double off_share;     /* see above */
+	double on_share;      /* 1 - off_share, or 0 */
+};
+
+/*
+ * vp_cct_offcpu_split - fill @ret for node @id of @t.  Returns 0, -ENODATA
+ * when @t has no off-CPU statistics (a file without off-CPU times, or
+ * durations in off-CPU time), or -EINVAL when @id is not a node.  A node
+ * without paired invocations gives all zeros.
+ */
+int vp_cct_offcpu_split(const struct vp_cct *t, uint32_t id, struct vp_offcpu_split *ret);
 
 /* Totals of a build. */
 struct vp_build_totals {
@@ -79,13 +128,23 @@ struct vp_build_totals {
 				     * unpaired_entries too) */
 	uint64_t out_of_order;	    /* per-thread time went backwards */
 	uint32_t threads;
+	/* earliest and latest event time, in the time base: with on-CPU or
+	 * off-CPU time, times of different threads do not compare, and the
+	 * span of the recording is vp_reader_time_span()'s */
 	uint64_t first_time, last_time;
 };
 
 struct vp_builder;
 
+/*
+ * vp_builder_new - a builder of @tree for events of @hdr's @nfuncs
+ * functions (@hdr may be NULL: no off-CPU times).  With hdr->offcpu the
+ * tree keeps off-CPU statistics, unless the time base is off-CPU time.
+ */
 struct vp_builder *vp_builder_new(struct vp_cct *tree, size_t nfuncs,
 				  const struct vp_header *hdr);
+/* The time base of the events to come (vp_reader_time(); default wall). */
+int vp_builder_set_time(struct vp_builder *b, enum vp_time_base base);
 /* Callsite flags are needed to recognise tail calls; call this for every
  * callsite id before events that use it (vp_build_file does). */
 int vp_builder_set_callsite_flags(struct vp_builder *b, uint32_t id, uint32_t flags);
@@ -96,8 +155,9 @@ int vp_builder_finish(struct vp_builder *b, struct vp_build_totals *ret);
 void vp_builder_free(struct vp_builder *b);
 
 /*
- * vp_build_file - the one streaming pass: read every event of @r into
- * @tree.  Returns 0 or a negative errno (vp_reader_error() explains).
+ * vp_build_file - the one streaming pass: read every event of @r, in its
+ * time base, into @tree.  Returns 0 or a negative errno
+ * (vp_reader_error() explains).
  */
 int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_totals *ret);
 

@@ -4,10 +4,13 @@
  * answers are known by construction: statistics and the covariance
  * identity, pairing by stack pointer (longjmp, tail call, more pending
  * returns than the kernel keeps, unmatched exits), threads, and exact
- * tree merges.
+ * tree merges; off-CPU statistics and the on/off-CPU split of a node's
+ * variance against values computed by hand, in wall-clock and on-CPU
+ * time, and their exact merge.
  */
 #include <config.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -48,6 +51,26 @@ static int build(struct vp_cct *t, const struct vp_event *ev, size_t n,
 	err = vp_builder_feed(b, ev, n);
 	if (!err)
 		err = vp_builder_finish(b, tot);
+	vp_builder_free(b);
+	return err;
+}
+
+/* build() with off-CPU times in the events, durations in @base. */
+static int build_base(struct vp_cct *t, const struct vp_event *ev, size_t n, enum vp_time_base base)
+{
+	struct vp_header h = { 0 };
+	struct vp_builder *b;
+	int err;
+
+	h.offcpu = 1;
+	b = vp_builder_new(t, NFUNCS, &h);
+	if (!b)
+		bail("out of memory");
+	err = vp_builder_set_time(b, base);
+	if (!err)
+		err = vp_builder_feed(b, ev, n);
+	if (!err)
+		err = vp_builder_finish(b, NULL);
 	vp_builder_free(b);
 	return err;
 }
@@ -370,9 +393,207 @@ static void test_late_children(void)
 	vp_cct_release(&t);
 }
 
+/* ---- off-CPU time ---- */
+
+/*
+ * P calls A once per invocation; P is off the CPU for po - ao before the
+ * call, A for ao inside it.  Wall-clock durations pw and aw.
+ */
+enum { NOFF = 4 };
+static const uint64_t off_pw[NOFF] = { 20, 60, 30, 130 };
+static const uint64_t off_po[NOFF] = { 0, 40, 5, 100 };
+static const uint64_t off_aw[NOFF] = { 10, 40, 20, 90 };
+static const uint64_t off_ao[NOFF] = { 0, 30, 5, 80 };
+
+/* Invocations @from..@to; times on-CPU only with @cpu, as the reader's
+ * VP_TIME_CPU presents them (the thread's off-CPU time subtracted). */
+static void emit_offcpu_stream(int from, int to, int cpu)
+{
+	uint64_t c = 1000, o = 77;
+
+	for (int i = 0; i < from; i++) {
+		c += off_pw[i] + 100;
+		o += off_po[i];
+	}
+	for (int i = from; i < to; i++) {
+		uint64_t ta = c + 2 + off_po[i] - off_ao[i], oa = o + off_po[i] - off_ao[i];
+		uint64_t sub = cpu ? o - 77 : 0;
+
+		ent(0, F_P, CS_NONE, 1000, c - sub);
+		evs[nev - 1].offcpu = o;
+		ent(0, F_A, CS_A, 980, ta - (cpu ? oa - 77 : 0));
+		evs[nev - 1].offcpu = oa;
+		ret(0, F_A, 980, ta + off_aw[i] - (cpu ? oa + off_ao[i] - 77 : 0));
+		evs[nev - 1].offcpu = oa + off_ao[i];
+		ret(0, F_P, 1000, c + off_pw[i] - (cpu ? o + off_po[i] - 77 : 0));
+		evs[nev - 1].offcpu = o + off_po[i];
+		c += off_pw[i] + 100;
+		o += off_po[i];
+	}
+}
+
+/* The split of @w (wall) and @o (off-CPU) durations, two-pass. */
+static void split_by_hand(const uint64_t *w, const uint64_t *o, struct vp_offcpu_split *ret)
+{
+	double mw = 0, mo = 0, vw = 0, vo = 0, cwo = 0;
+
+	for (int i = 0; i < NOFF; i++) {
+		mw += (double)w[i] / NOFF;
+		mo += (double)o[i] / NOFF;
+	}
+	for (int i = 0; i < NOFF; i++) {
+		vw += ((double)w[i] - mw) * ((double)w[i] - mw) / NOFF;
+		vo += ((double)o[i] - mo) * ((double)o[i] - mo) / NOFF;
+		cwo += ((double)w[i] - mw) * ((double)o[i] - mo) / NOFF;
+	}
+	memset(ret, 0, sizeof(*ret));
+	ret->n = NOFF;
+	ret->wall_mean = mw;
+	ret->off_mean = mo;
+	ret->on_mean = mw - mo;
+	ret->wall_var = vw;
+	ret->off_var = vo;
+	ret->cov = cwo - vo;		/* Cov(W - O, O) */
+	ret->on_var = vw - 2 * cwo + vo; /* Var(W - O) */
+	ret->off_share = cwo / vw;
+	ret->on_share = 1 - cwo / vw;
+}
+
+static void check_split(const struct vp_cct *t, uint32_t id, const struct vp_offcpu_split *want,
+			const char *what)
+{
+	struct vp_offcpu_split got;
+
+	is_int(0, vp_cct_offcpu_split(t, id, &got), "%s: split", what);
+	is_rel(want->on_mean, got.on_mean, 1e-12, "%s: on-CPU mean", what);
+	is_rel(want->off_mean, got.off_mean, 1e-12, "%s: off-CPU mean", what);
+	is_rel(want->wall_var, got.wall_var, 1e-12, "%s: wall-clock variance", what);
+	is_rel(want->on_var, got.on_var, 1e-9, "%s: on-CPU variance", what);
+	is_rel(want->cov, got.cov, 1e-9, "%s: Cov(on, off)", what);
+	is_rel(want->off_share, got.off_share, 1e-12, "%s: off-CPU share of the variance", what);
+	is_double(1.0, got.on_share + got.off_share, 1e-12, "%s: the shares add up to 1", what);
+	is_double(got.wall_var, got.on_var + got.off_var + 2 * got.cov, 1e-9,
+		  "%s: Var(W) = Var(C) + Var(O) + 2 Cov(C, O)", what);
+}
+
+static void test_offcpu(void)
+{
+	struct vp_offcpu_split want_p, want_a;
+	const struct vp_cct_node *p, *a;
+	struct vp_offcpu_split s;
+	struct vp_cct t;
+
+	split_by_hand(off_pw, off_po, &want_p);
+	split_by_hand(off_aw, off_ao, &want_a);
+
+	/* wall-clock time */
+	nev = 0;
+	emit_offcpu_stream(0, NOFF, 0);
+	vp_cct_init(&t);
+	is_int(0, build_base(&t, evs, nev, VP_TIME_WALL), "off-CPU stream builds");
+	ok(t.offcpu && t.time_base == VP_TIME_WALL, "the tree keeps off-CPU statistics");
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	a = p ? node_at(&t, p->id, F_A, CS_A) : NULL;
+	if (!p || !a)
+		bail("no P or A node");
+	ok(p->offcpu.n == NOFF && p->offcpu.total == 145 && a->offcpu.total == 115,
+	   "off-CPU totals per node");
+	is_rel(want_p.off_var, vp_stats_variance(&p->offcpu), 1e-12, "P's off-CPU variance");
+	check_split(&t, p->id, &want_p, "wall P");
+	check_split(&t, a->id, &want_a, "wall A");
+	is_int(-EINVAL, vp_cct_offcpu_split(&t, 99, &s), "no such node");
+	vp_cct_release(&t);
+
+	/* on-CPU time: the same split from the other side */
+	nev = 0;
+	emit_offcpu_stream(0, NOFF, 1);
+	vp_cct_init(&t);
+	is_int(0, build_base(&t, evs, nev, VP_TIME_CPU), "on-CPU stream builds");
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	a = p ? node_at(&t, p->id, F_A, CS_A) : NULL;
+	if (!p || !a)
+		bail("no P or A node");
+	is_rel(want_p.on_mean, p->stats.mean, 1e-12, "CPU: durations are on-CPU time");
+	check_split(&t, p->id, &want_p, "CPU P");
+	check_split(&t, a->id, &want_a, "CPU A");
+	vp_cct_release(&t);
+
+	/* off-CPU time: no split; no off-CPU times: none either */
+	nev = 0;
+	emit_offcpu_stream(0, NOFF, 0);
+	vp_cct_init(&t);
+	build_base(&t, evs, nev, VP_TIME_OFFCPU);
+	is_int(-ENODATA, vp_cct_offcpu_split(&t, 1, &s), "off-CPU time base: no split");
+	vp_cct_release(&t);
+	vp_cct_init(&t);
+	build(&t, evs, nev, NULL);
+	ok(!t.offcpu, "no off-CPU times in the header: no off-CPU statistics");
+	is_int(-ENODATA, vp_cct_offcpu_split(&t, 1, &s), "no off-CPU times: no split");
+	vp_cct_release(&t);
+
+	/* more off-CPU time than the (compensated) duration: capped */
+	nev = 0;
+	ent(0, F_P, CS_NONE, 1000, 100);
+	ret(0, F_P, 1000, 110);
+	evs[1].offcpu = 15;
+	vp_cct_init(&t);
+	build_base(&t, evs, nev, VP_TIME_WALL);
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	ok(p && p->offcpu.total == 10, "off-CPU time capped at the duration");
+	vp_cct_release(&t);
+}
+
+static void test_offcpu_merge(void)
+{
+	struct vp_cct whole, first, second, empty, other;
+	const struct vp_cct_node *x, *y;
+	int same = 1;
+
+	nev = 0;
+	emit_offcpu_stream(0, NOFF, 0);
+	vp_cct_init(&whole);
+	build_base(&whole, evs, nev, VP_TIME_WALL);
+	nev = 0;
+	emit_offcpu_stream(0, 1, 0);
+	vp_cct_init(&first);
+	build_base(&first, evs, nev, VP_TIME_WALL);
+	nev = 0;
+	emit_offcpu_stream(1, NOFF, 0);
+	vp_cct_init(&second);
+	build_base(&second, evs, nev, VP_TIME_WALL);
+	vp_cct_init(&empty);
+	is_int(0, vp_cct_merge(&empty, &first), "merge into an empty tree");
+	ok(empty.offcpu && empty.time_base == VP_TIME_WALL, "... which takes the off-CPU statistics");
+	is_int(0, vp_cct_merge(&first, &second), "off-CPU trees merge");
+	ok(trees_equal(&whole, &first), "merged tree equals the tree of the union");
+	for (uint32_t id = 1; id < whole.nnodes; id++) {
+		x = &whole.nodes[id];
+		/* one call chain: the nodes were made in the same order */
+		y = &first.nodes[vp_cct_find(&first, x->parent, x->func, x->callsite)];
+		if (x->offcpu.n != y->offcpu.n || x->offcpu.total != y->offcpu.total ||
+		    fabs(x->offcpu.mean - y->offcpu.mean) > 1e-9 ||
+		    fabs(x->offcpu.m2 - y->offcpu.m2) > 1e-6 ||
+		    fabs(x->offcpu_com - y->offcpu_com) > 1e-6) {
+			diag("node %u: co-moment %g, merged %g", id, x->offcpu_com, y->offcpu_com);
+			same = 0;
+		}
+	}
+	ok(same, "merged off-CPU statistics and co-moments equal the union's");
+	nev = 0;
+	emit_offcpu_stream(0, NOFF, 1);
+	vp_cct_init(&other);
+	build_base(&other, evs, nev, VP_TIME_CPU);
+	is_int(-EINVAL, vp_cct_merge(&first, &other), "wall and on-CPU trees do not merge");
+	vp_cct_release(&whole);
+	vp_cct_release(&first);
+	vp_cct_release(&second);
+	vp_cct_release(&empty);
+	vp_cct_release(&other);
+}
+
 int main(void)
 {
-	plan(48);
+	plan(48 + 53);
 	test_stats_and_covariance();
 	test_longjmp();
 	test_tail_call();
@@ -381,5 +602,7 @@ int main(void)
 	test_threads();
 	test_merge();
 	test_late_children();
+	test_offcpu();
+	test_offcpu_merge();
 	return 0;
 }
