@@ -12,7 +12,7 @@ set -euo pipefail
 
 packages=(build-essential g++ autoconf automake libtool pkg-config libelf-dev libdw-dev
 	zlib1g-dev libunwind-dev binutils-dev libiberty-dev libcapstone-dev mandoc gdb python3 graphviz
-	procps lld)
+	procps lld libbpf-dev clang)
 
 step() {
 	printf '==> %s\n' "$*"

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "probes-bpf.h"
 #include "probes.h"
 #include "util.h"
 
@@ -282,6 +283,45 @@ static int read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
+/* The calibration's probes, on the recording's backend. */
+struct calib_probes {
+	int bpf;
+	struct vp_probes p;
+	struct vp_bpf_probes b;
+};
+
+/* Records of the helper kept for probe_windows(). */
+enum { MAXRAW = 4 * NCLASSES * (WARMUP + CALLS) };
+struct raw_set {
+	struct vp_raw *raws;
+	size_t n;
+	pid_t pid;
+};
+
+static void keep_raw(void *ctx, struct vp_raw *raw)
+{
+	struct raw_set *set = ctx;
+
+	if ((raw->type == VP_RAW_ENTRY || raw->type == VP_RAW_EXIT) &&
+	    raw->pid == (uint32_t)set->pid && raw->func < NCLASSES && set->n < MAXRAW)
+		set->raws[set->n++] = *raw;
+}
+
+static void drop_raw(void *ctx, struct vp_raw *raw)
+{
+	(void)ctx;
+	(void)raw;
+}
+
+static void calib_probes_close(struct calib_probes *cp)
+{
+	if (cp->bpf)
+		vp_bpf_probes_close(&cp->b);
+	else if (cp->p.nfds)
+		vp_probes_close_detached(&cp->p, 0);
+	memset(cp, 0, sizeof(*cp));
+}
+
 static int cmp_raw_time(const void *a, const void *b)
 {
 	const struct vp_raw *x = a, *y = b;
@@ -293,36 +333,39 @@ static int cmp_raw_time(const void *a, const void *b)
  * Mean probe window (exit - entry) per class from the events of the
  * helper @pid, merged by time from every CPU's buffer (it may migrate).
  */
-static int probe_windows(struct vp_probes *p, pid_t pid, double window[NCLASSES])
+static int probe_windows(struct calib_probes *cp, pid_t pid, double window[NCLASSES])
 {
 	static double d[NCLASSES][WARMUP + CALLS];
-	enum { MAXRAW = 4 * NCLASSES * (WARMUP + CALLS) };
 	static struct vp_raw raws[MAXRAW];
+	struct raw_set set = { raws, 0, pid };
 	uint64_t entry[NCLASSES] = { 0 };
-	size_t n[NCLASSES] = { 0 }, nraw = 0;
+	size_t n[NCLASSES] = { 0 };
 	const struct perf_event_header *h;
 
-	for (int c = 0; c < p->ncpus; c++) {
-		struct vp_ring *r = &p->rings[c];
+	if (cp->bpf) {
+		vp_bpf_probes_read(&cp->b, keep_raw, &set);
+		if (vp_bpf_probes_lost(&cp->b))
+			return -ENOSPC;
+	}
+	for (int c = 0; !cp->bpf && c < cp->p.ncpus; c++) {
+		struct vp_ring *r = &cp->p.rings[c];
 
 		vp_ring_begin(r);
 		while ((h = vp_ring_next(r))) {
 			struct vp_raw raw;
 
-			if (!vp_probes_decode(p, h, r->cpu, &raw))
+			if (!vp_probes_decode(&cp->p, h, r->cpu, &raw))
 				continue;
 			if (raw.type == VP_RAW_MMAP)
 				free(raw.mmap);
 			if (raw.type == VP_RAW_LOST)
 				return -ENOSPC;
-			if ((raw.type == VP_RAW_ENTRY || raw.type == VP_RAW_EXIT) &&
-			    raw.pid == (uint32_t)pid && raw.func < NCLASSES && nraw < MAXRAW)
-				raws[nraw++] = raw;
+			keep_raw(&set, &raw);
 		}
 		vp_ring_end(r);
 	}
-	qsort(raws, nraw, sizeof(*raws), cmp_raw_time);
-	for (size_t i = 0; i < nraw; i++) {
+	qsort(raws, set.n, sizeof(*raws), cmp_raw_time);
+	for (size_t i = 0; i < set.n; i++) {
 		const struct vp_raw *raw = &raws[i];
 
 		if (raw->type == VP_RAW_ENTRY)
@@ -350,7 +393,7 @@ static uint64_t clamp_ns(double v)
 static struct {
 	int open;
 	struct calib_code code;
-	struct vp_probes p;
+	struct calib_probes p;
 	double unprobed[NCLASSES];
 	struct vp_probe_cost costs[NCLASSES];
 	double *pool[NCLASSES];
@@ -360,13 +403,14 @@ static struct {
 } track;
 
 /*
- * Probe the copy of the code as a recording probes: events on every CPU
- * for any process (only varperf and the helper map this file), an mmap
- * tracker on the helper; the cost per hit depends on that layout.  Then
- * let the helper time its probed calls.  The probes are left open in @p.
+ * Probe the copy of the code as a recording probes: perf events on every
+ * CPU for any process (only varperf and the helper map this file) and an
+ * mmap tracker on the helper, or BPF links without a pid filter; the cost
+ * per hit depends on that layout.  Then let the helper time its probed
+ * calls.  The probes are left open in @cp.
  */
 static int attach_and_run(const struct calib_code *cc, pid_t pid, int to_child, int from_child,
-			  int exit_sites, struct vp_probes *p, struct calib_result *res,
+			  int exit_sites, struct calib_probes *cp, struct calib_result *res,
 			  double window[NCLASSES])
 {
 	struct vp_module mod = { .path = (char *)cc->path };
@@ -387,7 +431,8 @@ static int attach_and_run(const struct calib_code *cc, pid_t pid, int to_child, 
 		exits[c].offs = &ret_off[c];
 	}
 	errno = 0;
-	if (vp_probes_open(p, funcs, NCLASSES, exits, &mod, pid, 256 << 10, 0) < 0) {
+	if (cp->bpf ? vp_bpf_probes_open(&cp->b, funcs, NCLASSES, exits, &mod, 0, 256 << 10)
+		    : vp_probes_open(&cp->p, funcs, NCLASSES, exits, &mod, pid, 256 << 10, 0)) {
 		/* It printed why; errno is still the failed call's. */
 		return errno ? -errno : -EIO;
 	}
@@ -395,7 +440,7 @@ static int attach_and_run(const struct calib_code *cc, pid_t pid, int to_child, 
 	if (!err)
 		err = read_full(from_child, res, sizeof(*res));
 	if (!err)
-		err = probe_windows(p, pid, window);
+		err = probe_windows(cp, pid, window);
 	return err;
 }
 
@@ -432,8 +477,10 @@ void vp_calibrate_track(void)
 		}
 	}
 	/* What the probes recorded is of no use: give the space back. */
-	for (int ci = 0; ci < track.p.ncpus; ci++) {
-		struct vp_ring *r = &track.p.rings[ci];
+	if (track.p.bpf)
+		vp_bpf_probes_read(&track.p.b, drop_raw, NULL);
+	for (int ci = 0; !track.p.bpf && ci < track.p.p.ncpus; ci++) {
+		struct vp_ring *r = &track.p.p.rings[ci];
 
 		vp_ring_begin(r);
 		r->tail = r->head;
@@ -475,7 +522,7 @@ void vp_calibrate_done(void)
 {
 	if (!track.open)
 		return;
-	vp_probes_close_detached(&track.p, 0);
+	calib_probes_close(&track.p);
 	calib_code_unmap(&track.code);
 	for (int c = 0; c < NCLASSES; c++) {
 		free(track.pool[c]);
@@ -487,7 +534,7 @@ void vp_calibrate_done(void)
 }
 
 /* Keep the code and its probes for vp_calibrate_track(). */
-static void track_start(const struct calib_code *cc, const struct vp_probes *p,
+static void track_start(const struct calib_code *cc, const struct calib_probes *p,
 			const struct calib_result *res, const struct vp_probe_cost *costs)
 {
 	track.code = *cc;
@@ -503,11 +550,11 @@ static void track_start(const struct calib_code *cc, const struct vp_probes *p,
 	track.open = 1;
 }
 
-int vp_calibrate(struct vp_probe_cost *costs, int exit_sites)
+int vp_calibrate(struct vp_probe_cost *costs, int exit_sites, int bpf)
 {
 	struct calib_result res;
 	struct calib_code cc;
-	struct vp_probes p;
+	struct calib_probes p;
 	double window[NCLASSES];
 	int up[2], down[2], err, status;
 	char ready;
@@ -515,6 +562,7 @@ int vp_calibrate(struct vp_probe_cost *costs, int exit_sites)
 
 	vp_calibrate_done(); /* a second calibration replaces the first */
 	memset(&p, 0, sizeof(p));
+	p.bpf = bpf;
 	err = calib_code_map(&cc);
 	if (err)
 		return err;
@@ -568,8 +616,7 @@ out_up:
 		close(up[1]);
 out_code:
 	if (err) {
-		if (p.nfds)
-			vp_probes_close_detached(&p, 0);
+		calib_probes_close(&p);
 		calib_code_unmap(&cc);
 	}
 	return err ? err : NCLASSES;

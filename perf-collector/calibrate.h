@@ -17,7 +17,8 @@ enum { VP_CALIBRATE_NCOSTS = 2 };
  * probes add inside the probed call's own window (in_window_ns) and to its
  * caller (full_ns).  The exits are return probes, or with @exit_sites
  * probes on the functions' ret instructions (single-stepped by the
- * kernel), as a recording with --exit-probes=ret places them.  The
+ * kernel), as a recording with --exit-probes=ret places them, on the BPF
+ * backend with @bpf (its links, its cost), else perf_event uprobes.  The
  * functions run from a private copy (a memfd): probes of other varperf
  * runs cannot reach them, nor ours other runs.  Fills @costs (room for
  * VP_CALIBRATE_NCOSTS) and returns how many it filled, or -errno (-EACCES
@@ -25,7 +26,7 @@ enum { VP_CALIBRATE_NCOSTS = 2 };
  * failures are for a warning, some printed too).  A second call replaces
  * the first calibration, and its tracking.
  */
-int vp_calibrate(struct vp_probe_cost *costs, int exit_sites);
+int vp_calibrate(struct vp_probe_cost *costs, int exit_sites, int bpf);
 
 /*
  * The cost of a trap drifts with the machine's load (15-22 us for a

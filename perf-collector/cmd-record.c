@@ -40,8 +40,9 @@ static const char *const cmd_record_usage[] = {
 	"        --overhead <pct>      auto: budget for the probes' cost (default: 5%)",
 	"        --phase1 <file>       auto: reuse the sampling run recorded in <file>",
 	"        --phase1-duration <secs>",
-	"                              auto with -p: sample <secs> seconds before probing",
-	"                              (default: 2, or a quarter of --duration)",
+	"                              auto: sample <secs> seconds before probing (default:",
+	"                              0.25 for a program, which runs again if it ends",
+	"                              sooner; with -p 2, or a quarter of --duration)",
 	"    -p, --pid <pid>           attach to the running process <pid>",
 	"        --duration <secs>     stop after <secs> seconds",
 	"    -f, --function <glob>     probe only the functions matching <glob> (repeatable)",
@@ -49,6 +50,8 @@ static const char *const cmd_record_usage[] = {
 	"        --lib <name>          also probe the shared library <name>, and name its",
 	"                              inlined functions in samples (repeatable)",
 	"        --exit-probes <how>   probe exits with auto, uretprobe or ret (default: auto)",
+	"        --backend <how>       place probes with auto (default: bpf where possible),",
+	"                              bpf (uprobe_multi links) or perf (perf_event uprobes)",
 	"    -m, --buffer-size <size>  ring buffer per CPU, with K/M/G suffix (default: 8M)",
 	"        --list                list the functions that would be probed and exit",
 	"        --no-calibrate        do not measure the cost of a probe first",
@@ -75,6 +78,7 @@ enum {
 	OPT_PHASE1,
 	OPT_PHASE1_DURATION,
 	OPT_DURATION,
+	OPT_BACKEND,
 };
 
 static const struct option cmd_record_options[] = {
@@ -95,6 +99,7 @@ static const struct option cmd_record_options[] = {
 	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "exit-probes", required_argument, NULL, OPT_EXIT_PROBES },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "buffer-size", required_argument, NULL, 'm' },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
@@ -129,6 +134,20 @@ static int parse_exit_mode(const char *s, enum exit_mode *ret)
 		}
 	}
 	return -1;
+}
+
+static int parse_backend(const char *s, enum probe_backend *ret)
+{
+	static const char *const names[] = { [BACKEND_AUTO] = "auto", [BACKEND_PERF] = "perf",
+					     [BACKEND_BPF] = "bpf" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			*ret = (enum probe_backend)i;
+			return 0;
+		}
+	}
+	return error("invalid value '%s' for --backend (auto, bpf or perf)", s);
 }
 
 static int parse_mode(const char *s, enum record_mode *ret)
@@ -188,8 +207,8 @@ static int check_options(struct record_opts *o, int nargs)
 			     o->plan_given);
 	if (o->phase1 && o->attach)
 		return error("--phase1 reuses a run of a program: it cannot go with -p");
-	if (o->phase1_duration > 0 && (o->mode != MODE_AUTO || !o->attach || o->phase1))
-		return error("--phase1-duration is for --mode=auto with -p");
+	if (o->phase1_duration > 0 && (o->mode != MODE_AUTO || o->phase1))
+		return error("--phase1-duration is for --mode=auto without --phase1");
 	/* Phase 2's plan turns samples into time: cycles are not time, and
 	 * in frequency mode each sample weighs a different number of them. */
 	if (o->mode == MODE_AUTO && o->sampling.event == VP_SEV_CYCLES)
@@ -197,6 +216,8 @@ static int check_options(struct record_opts *o, int nargs)
 			     "or task-clock, not cycles");
 	if (o->mode == MODE_AUTO && !o->sampling.event)
 		o->sampling.event = VP_SEV_CPU_CLOCK;
+	if (o->backend_given && o->mode == MODE_SAMPLE)
+		return error("--backend places probes: --mode=sample places none");
 	if (o->list && o->mode != MODE_PROBE && o->mode != MODE_AUTO)
 		return error("--list shows the functions to probe: not for --mode=%s",
 			     o->mode == MODE_SAMPLE ? "sample" : "combined");
@@ -316,6 +337,11 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				      "(auto, uretprobe or ret)", optarg);
 				return USAGE_ERROR;
 			}
+			break;
+		case OPT_BACKEND:
+			if (parse_backend(optarg, &o->backend) < 0)
+				return USAGE_ERROR;
+			o->backend_given = 1;
 			break;
 		case 'm':
 			if (parse_uint64(optarg, &o->buf_size) < 0 || o->buf_size < 4096 ||

@@ -43,6 +43,7 @@ struct vp_raw {
 	uint64_t seq;  /* read order, to keep sorting stable */
 	uint64_t sp;   /* entry/exit: user stack pointer */
 	uint64_t addr; /* entry: return address (0 unknown); exit: ip; lost: count */
+	uint64_t offcpu; /* entry/exit, BPF backend: the thread's off-CPU ns so far */
 	struct vp_raw_mmap *mmap; /* VP_RAW_MMAP only, malloc'ed */
 	struct vp_raw_sample *sample; /* VP_RAW_SAMPLE only, malloc'ed */
 	uint32_t pid, tid;

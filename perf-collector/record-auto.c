@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,23 +42,47 @@ static double func_cost(const struct record *rec, uint32_t f)
  * the rest fits.  Their calls until then stay in the file, marked as
  * partial; what they cost is spent and no longer counts against the rest.
  */
+/*
+ * On the BPF backend the kernel counts every entry, recorded or not (a
+ * full buffer, a record not read yet): the calls are those counts.
+ */
+static void count_calls(struct record *rec)
+{
+	for (uint32_t f = 0; rec->bpf_on && f < rec->hdr.nfuncs; f++)
+		rec->calls[f] = vp_bpf_probes_hits(&rec->bpf, f);
+}
+
 void record_watchdog(struct record *rec)
 {
 	uint64_t now = record_now_ns();
 	double total = 0, cpu, budget, *cost;
+	unsigned char *drop;
+	int ndrop = 0;
 	char a[32];
 
-	/* Every 40 ms, from 300 ms on: the first calls of a process cost
-	 * more, and a rate needs a few rounds to settle. */
-	if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
-	    now - rec->start_ns < 300000000)
+	/*
+	 * perf_event uprobes: every 40 ms, from 300 ms on: the first calls of
+	 * a process cost more, and a rate needs a few rounds to settle; and
+	 * removing a probe takes the kernel a while.  BPF links: from 20 ms
+	 * of the target's CPU time on, every round - the counts are exact and
+	 * new links replace the old ones in milliseconds.
+	 */
+	if (rec->bpf_on) {
+		record_update_cpu(rec);
+		if (rec->cpu < 20000000)
+			return;
+	} else if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
+		   now - rec->start_ns < 300000000) {
 		return;
+	}
 	rec->watched_ns = now;
 	record_update_cpu(rec);
+	count_calls(rec);
 	/* the wall time when the CPU time cannot be read */
 	cpu = (double)(rec->cpu ? rec->cpu : now - rec->start_ns);
 	budget = rec->opts.overhead * cpu;
 	cost = xcalloc(rec->hdr.nfuncs, sizeof(*cost));
+	drop = xcalloc(rec->hdr.nfuncs, 1);
 	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
 		if (rec->dropped[f])
 			continue;
@@ -81,7 +108,10 @@ void record_watchdog(struct record *rec)
 				wf = f;
 		if (wf < 0)
 			break;
-		vp_probes_drop(&rec->probes, (uint32_t)wf);
+		if (!rec->bpf_on)
+			vp_probes_drop(&rec->probes, (uint32_t)wf);
+		drop[wf] = 1;
+		ndrop++;
 		rec->dropped[wf] = 1;
 		record_write_failed(rec, vp_writer_unprobed(rec->w, (uint32_t)wf, now));
 		warning("phase 2: stopped probing '%s' after %llu calls in %s: its probes took "
@@ -93,17 +123,22 @@ void record_watchdog(struct record *rec)
 		total -= cost[wf];
 		cost[wf] = 0;
 	}
+	/* all at once: one new generation of links without them */
+	if (ndrop && rec->bpf_on && vp_bpf_probes_drop(&rec->bpf, drop) < 0)
+		warning("phase 2: the probes over the budget stay: new links failed");
 out:
+	free(drop);
 	free(cost);
 }
 
 /* Auto mode, phase 2: what the probes cost in all, measured. */
-void record_print_measured_cost(const struct record *rec)
+void record_print_measured_cost(struct record *rec)
 {
 	double total = 0;
 
 	if (!rec->calls || rec->opts.quiet || !rec->cpu)
 		return;
+	count_calls(rec);
 	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
 		total += (double)rec->calls[f] * func_cost(rec, f);
 	info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
@@ -221,6 +256,34 @@ static double phase1_seconds(const struct record_opts *o)
 }
 
 /*
+ * A program varperf runs: sample it this long (and PHASE1_MIN_SAMPLES),
+ * then probe it in the same run.  A quarter of a second of 1 kHz samples
+ * finds what takes more than a few percent of the time; the planner's
+ * estimate of call rates is then checked by the probes' own counts.
+ */
+static double phase1_window(const struct record_opts *o)
+{
+	return o->phase1_duration > 0 ? o->phase1_duration : 0.25;
+}
+
+/*
+ * Whether a second run can read what the first one read: a terminal, a
+ * regular file (rewound to where the first run started, @off), /dev/null
+ * or no standard input at all - not a pipe or a socket, whose data the
+ * first run consumed.
+ */
+static int stdin_again(off_t off)
+{
+	struct stat st;
+
+	if (fstat(STDIN_FILENO, &st) < 0)
+		return errno == EBADF;
+	if (isatty(STDIN_FILENO) || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
+		return 1;
+	return S_ISREG(st.st_mode) && off >= 0 && lseek(STDIN_FILENO, off, SEEK_SET) == off;
+}
+
+/*
  * Auto mode (seed 000 Section 2.2): sample a first run, then run again
  * probing only what the samples found significant within the budget; or,
  * attached to a running process, sample it for a while, then probe it.
@@ -266,7 +329,15 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	}
 	if (code)
 		goto out;
+	/* measured now: between the phases the target would run unobserved */
+	if (!o->phase1 && !o->attach && !o->list) {
+		code = record_calibrate(&r2);
+		if (code)
+			goto out;
+	}
 	if (!o->phase1) {
+		off_t in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
+
 		tmp = phase1_file(o->output);
 		code = 1;
 		if (!tmp)
@@ -277,18 +348,25 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		r1.mode = MODE_SAMPLE;
 		r1.prog = prog;
 		r1.announce = !o->quiet;
+		r1.min_samples = PHASE1_MIN_SAMPLES;
 		if (o->attach) {
 			r1.opts.duration = phase1_seconds(o);
-			r1.min_samples = PHASE1_MIN_SAMPLES;
 			r1.until_ns = o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
 			if (!o->quiet)
 				info("phase 1 of 2: sampling process %d (%s) for %.1f s",
 				     (int)o->attach, r2.path, r1.opts.duration);
-		} else if (!o->quiet) {
-			info("phase 1 of 2: sampling '%s'", prog);
+		} else {
+			r1.window_ns = (uint64_t)(phase1_window(o) * 1e9);
+			/* an idle program: plan from what there is after a while */
+			r1.until_ns = record_now_ns() + 10 * r1.window_ns;
+			if (!o->quiet)
+				info("phase 1 of 2: sampling '%s' for %.2f s, then probing it in the "
+				     "same run", prog, phase1_window(o));
 		}
 		p1code = record_one(&r1, argc, argv);
 		if (!r1.finished) {
+			if (r1.left_running)
+				kill(r1.pid, SIGKILL), waitpid(r1.pid, NULL, 0);
 			code = p1code ? p1code : 1;
 			goto out;
 		}
@@ -298,13 +376,28 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 				code = p1code ? p1code : 130;
 			goto out;
 		}
-		if (r1.gone) {
+		if (r1.gone && o->attach) {
 			code = keep_phase1(o, tmp, "the process exited in phase 1");
 			goto out;
 		}
-		if (p1code && !o->attach)
-			warning("phase 1: '%s' exited with status %d; phase 2 must do the same "
-				"work", prog, p1code);
+		if (r1.left_running) {
+			/* phase 2 probes the same process */
+			r2.opts.attach = r1.pid;
+			r2.child = 1;
+		} else if (!o->attach && !stdin_again(in_off)) {
+			code = keep_phase1(o, tmp, "the program ended within phase 1");
+			error("'%s' ended within phase 1 (%.2f s), and a second run cannot read its "
+			      "standard input again (a pipe): record it with --mode=probe, or "
+			      "give --phase1 a sampling run", prog, phase1_window(o));
+			code = 1;
+			goto out;
+		} else if (!o->attach) {
+			if (!o->quiet)
+				info("'%s' ended within phase 1: running it again for phase 2", prog);
+			if (p1code)
+				warning("phase 1: '%s' exited with status %d; phase 2 must do the "
+					"same work", prog, p1code);
+		}
 		r2.plan_from = tmp;
 		/* its sampling events and buffers are of no more use */
 		record_release(&r1);
@@ -318,9 +411,9 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	if (o->attach && !o->quiet)
 		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.path);
 	else if (!o->quiet && !o->list)
-		info("phase 2 of 2: probing '%s'", prog);
+		info("phase 2 of 2: probing '%s'%s", prog, r2.child ? " (the same run)" : "");
 	code = record_prepare_probes(&r2);
-	if (!code && o->attach && o->duration > 0) {
+	if (!code && (o->attach || r2.child) && o->duration > 0) {
 		/* what is left of --duration after phase 1 and the planning */
 		r2.opts.duration = o->duration - (double)(record_now_ns() - t0) / 1e9;
 		if (r2.opts.duration <= 0) {
@@ -330,6 +423,16 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	}
 	if (!code && !record_nsignals)
 		code = record_run(&r2, argc, argv);
+	if (r2.child && !r2.gone && !r2.finished) {
+		/* phase 2 never started: the program still runs its course */
+		int status;
+
+		while (waitpid(r2.opts.attach, &status, 0) < 0 && errno == EINTR)
+			;
+		if (code >= 0 && !keep_phase1(o, tmp, "phase 2 failed"))
+			code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		goto out;
+	}
 	if (code < 0) {
 		code = 0; /* --list */
 	} else if (!r2.finished && tmp) {

@@ -222,6 +222,11 @@ static void fill_header(struct record *rec, int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		h->argv[i] = xstrdup(argv[i]);
 	h->mode = rec->plan_from ? VP_MODE_AUTO : (uint32_t)rec->mode;
+	if (rec->mode != MODE_SAMPLE) {
+		h->backend = rec->bpf_on ? VP_BACKEND_BPF : VP_BACKEND_PERF;
+		/* the BPF programs follow the scheduler: off-CPU time per call */
+		h->offcpu = rec->bpf_on;
+	}
 	if (rec->plan_from) {
 		/* the sampling of phase 1, which the file holds too */
 		h->sampling = vp_plan_header(&rec->plan)->sampling;
@@ -239,7 +244,7 @@ static int calibrate(struct record *rec)
 {
 	struct vp_probe_cost *costs = xcalloc(VP_CALIBRATE_NCOSTS, sizeof(*costs));
 	char a[32], b[32];
-	int n = vp_calibrate(costs, rec->exits != NULL);
+	int n = vp_calibrate(costs, rec->exits != NULL, rec->bpf_on);
 
 	if (n == -EACCES || n == -EPERM) {
 		free(costs);
@@ -260,6 +265,11 @@ static int calibrate(struct record *rec)
 	return 0;
 }
 
+static const char *backend_name(const struct record *rec)
+{
+	return rec->bpf_on ? "BPF uprobe_multi links" : "perf_event uprobes";
+}
+
 /* What the "probing N functions" line says about exits. */
 static void print_probing(const struct record *rec)
 {
@@ -272,8 +282,8 @@ static void print_probing(const struct record *rec)
 	if (moved)
 		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
 	if (!rec->exits) {
-		info("probing %zu functions in '%s' (%zu on emulated instructions%s)",
-		     rec->hdr.nfuncs, rec->path, emulated, past);
+		info("probing %zu functions in '%s' (%zu on emulated instructions%s) with %s",
+		     rec->hdr.nfuncs, rec->path, emulated, past, backend_name(rec));
 		return;
 	}
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
@@ -298,8 +308,8 @@ static void print_probing(const struct record *rec)
 	}
 	what = rec->opts.exit_mode == EXIT_AUTO ? ": the program can throw C++ exceptions" : "";
 	info("probing %zu functions in '%s' (%zu on emulated instructions%s; exits at %zu "
-	     "ret and %zu tail-call jmp instructions%s)", rec->hdr.nfuncs, rec->path, emulated,
-	     past, rets, jmps, what);
+	     "ret and %zu tail-call jmp instructions%s) with %s", rec->hdr.nfuncs, rec->path,
+	     emulated, past, rets, jmps, what, backend_name(rec));
 	if (ret_probes)
 		info("%zu function%s with a return probe instead: code not decodable, or no "
 		     "way out that can be probed", ret_probes, ret_probes == 1 ? "" : "s");
@@ -372,6 +382,30 @@ static int attach_program(struct record *rec)
 }
 
 /*
+ * --backend: BPF uprobe_multi links where the kernel and varperf's rights
+ * allow (attach and detach in milliseconds, breakpoints in the target
+ * only, off-CPU time per call), else perf_event uprobes.  0, or -1 after
+ * printing why the backend asked for cannot be had.
+ */
+static int choose_backend(struct record *rec)
+{
+	char why[256] = "";
+
+	rec->bpf_on = 0;
+	if (rec->opts.backend == BACKEND_PERF)
+		return 0;
+	if (vp_bpf_probes_check(why, sizeof(why)) == 0) {
+		rec->bpf_on = 1;
+		return 0;
+	}
+	if (rec->opts.backend == BACKEND_BPF)
+		return error("cannot probe with --backend=bpf: %s", why);
+	if (!rec->opts.quiet || verbose)
+		info("probing with perf_event uprobes: %s", why);
+	return 0;
+}
+
+/*
  * What needs no target yet: the program, its functions and the probes'
  * prerequisites, so that auto mode fails before its first run, not after
  * it.  Returns 0, -1 (done: --list) or an exit code.
@@ -404,6 +438,10 @@ int record_prepare_static(struct record *rec)
 		return 1;
 	if (!probing)
 		return 0;
+	if (choose_backend(rec) < 0)
+		return 1;
+	if (rec->bpf_on)
+		return 0;
 	err = vp_uprobe_pmu(&type, &retbit);
 	if (err == -ENOENT) {
 		rec->unprobeable = xstrdup("the uprobe PMU is not available (no "
@@ -420,13 +458,23 @@ int record_prepare_static(struct record *rec)
  * phase 1 found worth probing.  Returns 0, -1 (done: --list) or an exit
  * code.
  */
+int record_calibrate(struct record *rec)
+{
+	if (rec->mode == MODE_SAMPLE || rec->calibrated)
+		return 0;
+	rec->calibrated = 1;
+	if (!rec->bpf_on && vp_probes_remove_stale() > 0)
+		warning("removed stale 'varperf' uprobes from tracefs");
+	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
+		return 1;
+	return 0;
+}
+
 int record_prepare_probes(struct record *rec)
 {
 	if (rec->mode == MODE_SAMPLE)
 		return 0;
-	if (vp_probes_remove_stale() > 0)
-		warning("removed stale 'varperf' uprobes from tracefs");
-	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
+	if (record_calibrate(rec))
 		return 1;
 	if (rec->plan_from && record_select_planned(rec) < 0)
 		return 1;
@@ -445,7 +493,7 @@ void record_header_cmdline(struct record *rec, int argc, char **argv)
 	char **pargv;
 	int pargc;
 
-	if (!rec->opts.attach) {
+	if (!rec->opts.attach || rec->child) {
 		fill_header(rec, argc, argv);
 		return;
 	}

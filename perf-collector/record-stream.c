@@ -247,6 +247,7 @@ static void emit(struct record *rec, struct vp_raw *r)
 	ev.sp = r->sp;
 	ev.func = r->func;
 	ev.kind = r->type == VP_RAW_ENTRY ? VP_EV_ENTRY : VP_EV_EXIT;
+	ev.offcpu = r->offcpu;
 	ev.thread = thread_index(rec, r);
 	if (ev.kind == VP_EV_ENTRY)
 		ev.callsite = callsite_id(rec, r->addr);
@@ -284,6 +285,39 @@ static void push_pending(struct record *rec, const struct vp_raw *r)
 	rec->pending[rec->npending++].seq = rec->seq++;
 }
 
+/* Queue a decoded record of the target; drop (and count) anyone else's. */
+static void take(struct record *rec, struct vp_raw *r)
+{
+	if (r->type != VP_RAW_LOST && r->pid != (uint32_t)rec->pid) {
+		/* Other processes run the probed code too (perf's pid = -1),
+		 * and the sampling events follow children. */
+		if (r->type == VP_RAW_MMAP)
+			free(r->mmap);
+		else if (r->type == VP_RAW_SAMPLE)
+			vp_raw_sample_free(r);
+		if (r->type != VP_RAW_MMAP)
+			rec->foreign++;
+		return;
+	}
+	push_pending(rec, r);
+	rec->nsamples += r->type == VP_RAW_SAMPLE;
+	if (r->type == VP_RAW_ENTRY && rec->calls)
+		rec->calls[r->func]++;
+	if (r->type == VP_RAW_ENTRY && (r->flags & VP_RAW_F_EXITS_TOO)) {
+		/* The probed instruction is the function's ret or tail-call
+		 * jmp: it leaves as soon as it entered. */
+		r->type = VP_RAW_EXIT;
+		r->sp = r->sp ? r->sp + 8 : 0;
+		r->addr = 0;
+		push_pending(rec, r);
+	}
+}
+
+static void take_bpf(void *ctx, struct vp_raw *r)
+{
+	take(ctx, r);
+}
+
 static void drain_ring(struct record *rec, struct vp_ring *ring)
 {
 	const struct perf_event_header *h;
@@ -297,31 +331,8 @@ static void drain_ring(struct record *rec, struct vp_ring *ring)
 			got = vp_sampler_decode(&rec->sampler, h, ring->cpu, &r);
 		if (!got && rec->probes.nfds)
 			got = vp_probes_decode(&rec->probes, h, ring->cpu, &r);
-		if (!got)
-			continue;
-		if (r.type != VP_RAW_LOST && r.pid != (uint32_t)rec->pid) {
-			/* Other processes run the probed code too (pid = -1),
-			 * and the sampling events follow children. */
-			if (r.type == VP_RAW_MMAP)
-				free(r.mmap);
-			else if (r.type == VP_RAW_SAMPLE)
-				vp_raw_sample_free(&r);
-			if (r.type != VP_RAW_MMAP)
-				rec->foreign++;
-			continue;
-		}
-		push_pending(rec, &r);
-		rec->nsamples += r.type == VP_RAW_SAMPLE;
-		if (r.type == VP_RAW_ENTRY && rec->calls)
-			rec->calls[r.func]++;
-		if (r.type == VP_RAW_ENTRY && (r.flags & VP_RAW_F_EXITS_TOO)) {
-			/* The probed instruction is the function's ret or
-			 * tail-call jmp: it leaves as soon as it entered. */
-			r.type = VP_RAW_EXIT;
-			r.sp = r.sp ? r.sp + 8 : 0;
-			r.addr = 0;
-			push_pending(rec, &r);
-		}
+		if (got)
+			take(rec, &r);
 	}
 	vp_ring_end(ring);
 }
@@ -340,6 +351,8 @@ static void round_trip(struct record *rec, int all)
 
 	for (int c = 0; c < rec->nrings; c++)
 		drain_ring(rec, &rec->rings[c]);
+	if (rec->bpf_on)
+		vp_bpf_probes_read(&rec->bpf, take_bpf, rec);
 	qsort(rec->pending, rec->npending, sizeof(*rec->pending), cmp_raw);
 	if (rec->npending && rec->pending[rec->npending - 1].time > rec->max_seen)
 		rec->max_seen = rec->pending[rec->npending - 1].time;
@@ -397,6 +410,17 @@ static void count_unseen(struct record *rec)
 {
 	uint64_t unseen = rec->probes.nfds ? vp_probes_unseen(&rec->probes) : 0;
 
+	if (rec->bpf_on) {
+		/* the BPF programs count what found no room, exactly */
+		uint64_t lost = vp_bpf_probes_lost(&rec->bpf);
+
+		if (lost) {
+			rec->lost += lost;
+			record_write_failed(rec, vp_writer_lost(rec->w, 0, lost));
+		}
+		return;
+	}
+
 	if (unseen > rec->lost) {
 		pr_debug("%llu probe hits have no record; LOST records said %llu",
 			 (unsigned long long)unseen, (unsigned long long)rec->lost);
@@ -411,6 +435,8 @@ static void disable_events(struct record *rec)
 		vp_sampler_disable(&rec->sampler);
 	for (size_t i = 0; i < rec->probes.nfds; i++)
 		ioctl(rec->probes.fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (rec->bpf_on)
+		vp_bpf_probes_stop(&rec->bpf);
 }
 
 /*
@@ -466,12 +492,28 @@ static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t 
 }
 
 /*
+ * Auto mode, phase 1 of a program in one run: enough seen to plan, once
+ * the window is over and there are samples enough (or far past it).
+ */
+static int phase1_window_over(struct record *rec)
+{
+	uint64_t now = record_now_ns();
+
+	if (!rec->window_ns || now < rec->start_ns + rec->window_ns)
+		return 0;
+	if (rec->nsamples < rec->min_samples && (!rec->until_ns || now < rec->until_ns))
+		return 0;
+	/* the samples still in the buffers count too */
+	return 1;
+}
+
+/*
  * Read the buffers until the end: the target's exit, or attached, a
  * signal to varperf, --duration or the process's exit.  Returns END flags.
  */
 static int wait_and_read(struct record *rec, int *status)
 {
-	size_t n = (size_t)rec->nrings + 1;
+	size_t n = (size_t)rec->nrings + 2;
 	struct pollfd *pfd = xcalloc(n, sizeof(*pfd));
 	uint64_t deadline = 0;
 	int forwarded = 0, flags = 0, timed_out = 0;
@@ -484,6 +526,8 @@ static int wait_and_read(struct record *rec, int *status)
 		pfd[c].fd = rec->rings[c].fd;
 		pfd[c].events = POLLIN;
 	}
+	pfd[n - 2].fd = rec->bpf_on ? vp_bpf_probes_fd(&rec->bpf) : -1;
+	pfd[n - 2].events = POLLIN;
 	pfd[n - 1].fd = rec->pidfd > 0 ? rec->pidfd : -1;
 	pfd[n - 1].events = POLLIN;
 	for (;;) {
@@ -493,7 +537,7 @@ static int wait_and_read(struct record *rec, int *status)
 				pfd[c].fd = -1;
 		if (poll(pfd, (nfds_t)n, POLL_MS) < 0 && errno != EINTR)
 			warning("poll failed: %s", strerror(errno));
-		if (rec->opts.attach) {
+		if (rec->opts.attach && !rec->child) {
 			if (attach_done(rec, &pfd[n - 1], deadline, &flags))
 				break;
 		} else {
@@ -511,7 +555,12 @@ static int wait_and_read(struct record *rec, int *status)
 			r = wait4(rec->pid, status, WNOHANG, &ru);
 			if (r == rec->pid || (r < 0 && errno == ECHILD)) {
 				if (r == rec->pid)
-					rec->cpu = rusage_ns(&ru);
+					rec->cpu = rusage_ns(&ru) - rec->start_cpu;
+				rec->gone = 1;
+				break;
+			}
+			if (phase1_window_over(rec)) {
+				rec->left_running = 1;
 				break;
 			}
 		}
@@ -523,10 +572,10 @@ static int wait_and_read(struct record *rec, int *status)
 	}
 	/* (the probes also fire for other processes that run the code) */
 	disable_events(rec);
-	if (rec->opts.attach)
+	if (rec->left_running || (rec->opts.attach && !rec->child))
 		record_update_cpu(rec);
 	/* The target is gone or no longer followed: every record is in. */
-	if (!rec->opts.attach || rec->gone)
+	if ((!rec->opts.attach && !rec->left_running) || rec->gone)
 		vp_addrspace_target_gone(rec->as);
 	round_trip(rec, 1);
 	flush_deferred(rec);
@@ -668,7 +717,9 @@ static int run(struct record *rec)
 	rec->start_cpu = rec->opts.attach ? target_cpu_ns(rec->pid) : 0;
 	memset(&tr, 0, sizeof(tr));
 	tr.flags = wait_and_read(rec, &status);
-	if (!rec->opts.attach) {
+	if (rec->left_running) {
+		tr.flags |= VP_END_DETACHED;
+	} else if (!rec->opts.attach || rec->child) {
 		tr.flags |= VP_END_EXITED;
 		tr.wait_status = (uint64_t)status;
 	} else {
@@ -687,10 +738,12 @@ static int run(struct record *rec)
 	rec->finished = !err;
 	print_summary(rec, &tr);
 	record_print_measured_cost(rec);
-	if (rec->opts.attach) {
+	if (rec->opts.attach && !rec->child) {
 		print_detach(rec);
 		return rec->write_err ? 1 : 0;
 	}
+	if (rec->left_running)
+		return rec->write_err ? 1 : 0;
 	code = exit_code(status);
 	return rec->write_err ? 1 : code;
 }
@@ -706,10 +759,16 @@ void record_release(struct record *rec)
 	 * for that, not the user.  Not for the return probes of a program
 	 * that can throw: until removed they would still end it (or another
 	 * run of it) at the first exception through a probed function. */
-	if (rec->probes.nfds)
+	if (rec->probes.nfds && rec->bpf_on)
+		vp_probes_close(&rec->probes); /* mmap tracking only: no uprobe */
+	else if (rec->probes.nfds)
 		vp_probes_close_detached(&rec->probes,
 					 rec->can_throw ? VP_CLOSE_RETURNS_NOW : 0);
-	vp_calibrate_done();
+	/* one RCU grace period per link: no need for a helper process */
+	vp_bpf_probes_close(&rec->bpf);
+	/* (auto mode calibrates phase 2 before phase 1 runs) */
+	if (rec->hdr.ncosts)
+		vp_calibrate_done();
 	for (size_t i = 0; i < rec->hdr.nmodules; i++)
 		vp_symfile_free(rec->symfiles ? rec->symfiles[i] : NULL);
 	free(rec->symfiles);
@@ -839,13 +898,24 @@ static int start(struct record *rec, int argc, char **argv)
 		}
 	}
 	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->hdr.nmodules);
-	if (rec->mode != MODE_SAMPLE) {
+	if (rec->mode != MODE_SAMPLE && rec->bpf_on) {
+		/* perf's part: the per-CPU buffers of the target's mappings */
+		if (vp_probes_open(&rec->probes, rec->hdr.funcs, 0, NULL, rec->hdr.modules,
+				   rec->pid, (size_t)rec->opts.buf_size, 0) < 0 ||
+		    vp_bpf_probes_open(&rec->bpf, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
+				       rec->hdr.modules, rec->pid,
+				       (size_t)rec->opts.buf_size *
+					       (rec->hdr.ncpu ? rec->hdr.ncpu : 1)) < 0)
+			goto out_unlink;
+	} else if (rec->mode != MODE_SAMPLE) {
 		need = vp_probes_fds_needed(rec->exits, rec->hdr.nfuncs,
 					    (int)(rec->hdr.ncpu ? rec->hdr.ncpu : 1));
 		if (raise_nofile(need) < 0 ||
 		    vp_probes_open(&rec->probes, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
 				   rec->hdr.modules, rec->pid, (size_t)rec->opts.buf_size, 0) < 0)
 			goto out_unlink;
+	}
+	if (rec->mode != MODE_SAMPLE) {
 		rec->rings = rec->probes.rings;
 		rec->nrings = rec->probes.ncpus;
 		if (rec->plan_from) {
@@ -858,7 +928,7 @@ static int start(struct record *rec, int argc, char **argv)
 		if (start_sampling(rec) < 0)
 			goto out_unlink;
 	}
-	if (rec->opts.attach) {
+	if (rec->opts.attach && !rec->child) {
 		rec->pidfd = vp_pidfd_open(rec->pid);
 		if (!rec->opts.quiet || rec->announce)
 			info("attached to process %d (%s)%s", (int)rec->pid, rec->path,

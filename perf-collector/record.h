@@ -17,6 +17,7 @@
 #include "../core/datafile.h"
 #include "launch.h"
 #include "plan.h"
+#include "probes-bpf.h"
 #include "probes.h"
 #include "sampling.h"
 #include "symbols.h"
@@ -38,6 +39,13 @@ enum exit_mode {
 	EXIT_RET,
 };
 
+/* --backend: how probes are placed */
+enum probe_backend {
+	BACKEND_AUTO = 0, /* BPF where the kernel and the rights allow, else perf */
+	BACKEND_PERF,	  /* perf_event uprobes */
+	BACKEND_BPF,	  /* BPF uprobe_multi links */
+};
+
 /* --mode */
 enum record_mode {
 	MODE_AUTO = VP_MODE_AUTO,
@@ -53,6 +61,8 @@ struct record_opts {
 	int list, quiet, no_calibrate, no_move;
 	enum exit_mode exit_mode;
 	enum record_mode mode;
+	enum probe_backend backend;
+	int backend_given;
 	struct vp_sampling_opts sampling;
 	double precision, confidence;
 	int precision_given;
@@ -83,7 +93,9 @@ struct record {
 	struct vp_exits *exits;
 	int can_throw;
 	struct vp_launch launch;
-	struct vp_probes probes;
+	struct vp_probes probes;   /* perf backend; with BPF only mmap tracking */
+	struct vp_bpf_probes bpf;  /* BPF backend */
+	int bpf_on;		   /* the probes are on the BPF backend */
 	enum record_mode mode;	   /* of this run: probe, sample or combined */
 	struct vp_sampler sampler; /* sample and combined modes */
 	struct vp_sample_sink *ss;
@@ -122,6 +134,13 @@ struct record {
 	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
 	int waiting_said;
 	int gone;		   /* attach: the process exited */
+	int child;		   /* "attached" to the program varperf runs (auto
+				    * mode's phase 2 in the same run): reaped, its
+				    * status passed on, signals forwarded */
+	uint64_t window_ns;	   /* auto, phase 1 of a program: leave it running
+				    * after this long (and min_samples) */
+	int left_running;	   /* ... and it did */
+	int calibrated;		   /* record_calibrate() ran */
 	/* Sample mode: unwinding waits until the target is gone, so that it
 	 * takes no CPU time from it; samples and mappings queue up here. */
 	int defer;
@@ -141,6 +160,12 @@ extern volatile sig_atomic_t record_signal, record_nsignals;
  * -1 (done: --list printed) or an exit code after printing why.
  */
 int record_prepare_static(struct record *rec);
+/*
+ * record_calibrate - the probes' cost on this machine (once; auto mode
+ * measures it before phase 1, so as not to leave its target unobserved
+ * between the phases).  0 or an exit code.
+ */
+int record_calibrate(struct record *rec);
 /*
  * record_prepare_probes - right before the target runs: the probes' cost
  * and, in auto mode, what phase 1 found worth probing.  Returns 0, -1
@@ -177,7 +202,7 @@ int record_select_planned(struct record *rec);
 /* Phase 2, every round: stop probing what costs more than the budget. */
 void record_watchdog(struct record *rec);
 /* Phase 2, at the end: what the probes cost in all. */
-void record_print_measured_cost(const struct record *rec);
+void record_print_measured_cost(struct record *rec);
 /* Seed 000's two phases, launched or attached; the exit code. */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
 

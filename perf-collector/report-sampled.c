@@ -250,8 +250,15 @@ static uint32_t probed_child(const struct report *r, uint32_t ctx, uint32_t func
 	return nmaybe == 1 ? maybe : VP_NO_NODE;
 }
 
+/*
+ * @outer: no probed function above @sid has matched yet.  Probes attached
+ * to a running process (-p, or auto mode's phase 2 in the same run) never
+ * saw the entries of the frames open then: the probed tree starts below
+ * them, so until one matches, an unmatched one leaves the root as the
+ * context.
+ */
 static void match(const struct report *r, const uint32_t *func_of, uint32_t *out, uint32_t sid,
-		  uint32_t ctx)
+		  uint32_t ctx, int outer)
 {
 	const struct vp_snode *n = &r->sampled->nodes[sid];
 
@@ -264,12 +271,14 @@ static void match(const struct report *r, const uint32_t *func_of, uint32_t *out
 			uint32_t c = ctx == VP_NO_NODE ? VP_NO_NODE : probed_child(r, ctx, f, sid);
 
 			out[sid] = c;
+			if (c != VP_NO_NODE)
+				outer = 0;
 			/* below an unmatched probed function nothing matches */
-			ctx = c;
+			ctx = c != VP_NO_NODE || !outer ? c : VP_NODE_ROOT;
 		}
 	}
 	for (uint32_t i = 0; i < n->nchildren; i++)
-		match(r, func_of, out, n->children[i], ctx);
+		match(r, func_of, out, n->children[i], ctx, outer);
 }
 
 uint32_t *report_match_probed(const struct report *r)
@@ -290,7 +299,7 @@ uint32_t *report_match_probed(const struct report *r)
 	for (uint32_t s = 0; s < nsyms; s++)
 		func_of[s] = probed_func(r, by_addr, s);
 	out = xmalloc(r->sampled->nnodes * sizeof(*out));
-	match(r, func_of, out, 0, VP_NODE_ROOT);
+	match(r, func_of, out, 0, VP_NODE_ROOT, 1);
 	free(func_of);
 	free(by_addr);
 	return out;

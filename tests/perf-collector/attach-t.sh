@@ -131,9 +131,9 @@ tap_like "$st $(grep warning err)" "^0 varperf: warning: no function symbols in 
 	"auto mode on a stripped program: nothing to probe, it samples"
 kill $idle
 wait $idle 2>/dev/null
-"$VARPERF" record --phase1-duration 1 -- "$FIXTURES/fx-attach" 10 >out 2>err
-tap_is "129 varperf: error: --phase1-duration is for --mode=auto with -p" "$? $(head -1 err)" \
-	"--phase1-duration without -p: a usage error"
+"$VARPERF" record --mode=probe --phase1-duration 1 -- "$FIXTURES/fx-attach" 10 >out 2>err
+tap_is "129 varperf: error: --phase1-duration is for --mode=auto without --phase1" \
+	"$? $(head -1 err)" "--phase1-duration in probe mode: a usage error"
 
 # ---- errors ----
 "$VARPERF" record --mode=sample -p $pid -o x.data >out 2>err

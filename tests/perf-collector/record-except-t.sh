@@ -72,8 +72,9 @@ tap_like "$(cat "$TMPDIR_T/out")" \
 tap_is 0 $? "record exits 0: the target ran to its end"
 re="^varperf: probing 7 functions in '.*fx-except' \\(7 on emulated instructions; "
 re="${re}exits at 4 ret and 1 tail-call jmp instructions: "
-tap_like "$(cat "$TMPDIR_T/err")" "${re}the program can throw C\\+\\+ exceptions\\)$" \
-	"it probes the ret and jmp instructions, and says why"
+tap_like "$(cat "$TMPDIR_T/err")" \
+	"${re}the program can throw C\\+\\+ exceptions\\) with (BPF uprobe_multi links|perf_event uprobes)$" \
+	"it probes the ret and jmp instructions, says why and with which backend"
 tap_like "$(cat "$TMPDIR_T/err")" \
 	"^varperf: 1 function without an exit instruction \\(never returns\\): no exit probe$" \
 	"raise_error() gets no exit probe"

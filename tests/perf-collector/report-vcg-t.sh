@@ -255,7 +255,7 @@ if [ "$(id -u)" -ne 0 ] || [ ! -e /sys/bus/event_source/devices/uprobe ]; then
 fi
 require_file "$FIXTURES/fx-vcg"
 # every function (probe mode), as the structure below assumes
-"$VARPERF" record -q -o fx.data -- "$FIXTURES/fx-vcg" >truth 2>err
+"$VARPERF" record -q --mode=probe -o fx.data -- "$FIXTURES/fx-vcg" >truth 2>err
 tap_is 0 "$?" "fx-vcg: recorded"
 [ -s err ] && tap_diag "$(cat err)"
 "$VARPERF" report -i fx.data --format json >fx.json 2>err

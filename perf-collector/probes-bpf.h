@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * probes-bpf.h - the BPF backend of probe mode: BPF_TRACE_UPROBE_MULTI
+ * links restricted to the target process, one BPF ring buffer, per
+ * function hit counts kept in the kernel, and each thread's off-CPU time.
+ *
+ * Against perf_event uprobes (probes.h) it attaches and detaches in
+ * milliseconds (one RCU grace period per link, not per probe and CPU),
+ * plants breakpoints in the target only (the link's pid filter, thread
+ * group wide from Linux 6.12), costs about half as much per emulated
+ * probe hit, and delivers one ordered stream.
+ */
+#ifndef VARPERF_PROBES_BPF_H
+#define VARPERF_PROBES_BPF_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../core/datafile.h"
+#include "probes.h"
+#include "symbols.h"
+
+struct bpf_object;
+struct bpf_link;
+struct ring_buffer;
+struct vp_bpf_reader;
+
+/* The links of one generation: per module, entries and returns. */
+struct vp_bpf_gen {
+	int *fds;
+	size_t n;
+};
+
+struct vp_bpf_probes {
+	struct bpf_object *obj;
+	struct bpf_link *sw;	/* the scheduler switch program (off-CPU time) */
+	struct ring_buffer *rb;
+	struct vp_bpf_reader *reader;
+	int entry_fd, return_fd; /* the programs */
+	int ctl_fd, hits_fd, stats_fd;
+	int ncpus;		/* possible CPUs: per-CPU map values */
+	uint32_t gen;		/* the generation recording now */
+	struct vp_bpf_gen live;	/* its links */
+	pid_t pid;		/* 0: no filter */
+	const struct vp_func *funcs;
+	const struct vp_exits *exits;
+	const struct vp_module *mods;
+	size_t nfuncs;
+	unsigned char *off;	/* per function: no longer probed */
+	uint64_t wake_bytes;	/* the reader's mark */
+	pthread_t *closers;	/* threads closing replaced links */
+	size_t nclosers;
+	uint64_t records;	/* decoded */
+	/* the consumer of vp_bpf_probes_read() */
+	void (*fn)(void *ctx, struct vp_raw *r);
+	void *ctx;
+};
+
+/**
+ * vp_bpf_probes_check - whether the BPF backend can record here: built
+ * with it, a kernel with uprobe_multi links whose pid filter covers every
+ * thread (6.12 or later), BTF, and the right to load BPF programs.
+ * Returns 0, or -errno with the reason in @why.
+ */
+int vp_bpf_probes_check(char *why, size_t len);
+
+/**
+ * vp_bpf_probes_open - load the programs and link an entry probe for each
+ * of @funcs (in @mods[func.module].path at func.probe_off) and exit probes
+ * as @exits[i] says (return probes when @exits is NULL), restricted to
+ * process @pid (0: any process; only for private code), recording into a
+ * ring buffer of @buf_size bytes.  The probes are live on return.  Prints
+ * the error and returns -1 on failure (nothing stays attached).  @funcs,
+ * @exits and @mods must outlive @b.
+ */
+int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, size_t nfuncs,
+		       const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
+		       size_t buf_size);
+
+/* What to poll for: readable when the buffer passed its mark. */
+int vp_bpf_probes_fd(const struct vp_bpf_probes *b);
+
+/*
+ * vp_bpf_probes_read - hand every record in the buffer to @fn, in the
+ * order written (time order, but for nanoseconds between CPUs).  Returns
+ * how many, or -errno.
+ */
+long vp_bpf_probes_read(struct vp_bpf_probes *b, void (*fn)(void *ctx, struct vp_raw *r),
+			void *ctx);
+
+/* Entries of function @func the kernel counted, recorded or not. */
+uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func);
+/* Records the buffer had no room for (counted exactly). */
+uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b);
+/* Context switches whose off-CPU time could not be kept (table full). */
+uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b);
+
+/**
+ * vp_bpf_probes_drop - stop probing the functions @drop marks: new links
+ * without them take over at once (a new generation), and a thread
+ * removes the old ones, return probes first.  Their hits so far stay
+ * counted.  0, or -1 after printing why (the old links then stay).
+ */
+int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop);
+
+/* No record from now on; the links stay until vp_bpf_probes_close(). */
+void vp_bpf_probes_stop(struct vp_bpf_probes *b);
+
+/* Detach everything (return probes first) and free; a zeroed @b is fine. */
+void vp_bpf_probes_close(struct vp_bpf_probes *b);
+
+#endif

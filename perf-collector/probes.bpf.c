@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * probes.bpf.c - the BPF side of varperf's probe backend: programs for
+ * BPF_TRACE_UPROBE_MULTI links (entries and exit sites in one link per
+ * file, returns in another) that write one record per probe hit into a
+ * ring buffer, count hits per function in the kernel, and keep each
+ * target thread's off-CPU time from the scheduler's switches.
+ *
+ * Compiled with clang -target bpf; loaded by probes-bpf.c, which sets the
+ * expected attach type (libbpf 1.1 knows no "uprobe.multi" section).
+ */
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "probes-bpf-abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* The fields read of the scheduler's tasks; CO-RE finds their offsets. */
+struct task_struct {
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+/* The target's process id: set by the loader before loading. */
+const volatile __u32 target_tgid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by the loader */
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vp_bpf_ctl);
+} ctl SEC(".maps");
+
+/* Entries per function, counted even when no record could be written. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized to the number of functions */
+	__type(key, __u32);
+	__type(value, __u64);
+} hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VP_BPF_NSTATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct offcpu {
+	__u64 total;  /* ns spent switched out so far */
+	__u64 out_at; /* when it was switched out, 0 while it runs */
+};
+
+/* Per target thread: its off-CPU time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct offcpu);
+} offcpu SEC(".maps");
+
+static __always_inline void count(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline int emit(struct pt_regs *ctx, int is_return)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), pid_tgid;
+	__u32 key = 0, func = VP_BPF_COOKIE_FUNC(cookie);
+	__u32 kind = is_return ? VP_BPF_RETURN : VP_BPF_COOKIE_KIND(cookie);
+	struct vp_bpf_ctl *c = bpf_map_lookup_elem(&ctl, &key);
+	struct vp_bpf_rec *r;
+	struct offcpu *o;
+	__u64 *n, avail;
+
+	/* a link being replaced: its successor records this call */
+	if (!c || c->gen != VP_BPF_COOKIE_GEN(cookie))
+		return 0;
+	if (kind == VP_BPF_ENTRY || kind == VP_BPF_ENTRY_EXITS) {
+		n = bpf_map_lookup_elem(&hits, &func);
+		if (n)
+			*n += 1;
+	}
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(VP_BPF_STAT_LOST);
+		return 0;
+	}
+	r->time = bpf_ktime_get_ns();
+	pid_tgid = bpf_get_current_pid_tgid();
+	r->pid = pid_tgid >> 32;
+	r->tid = (__u32)pid_tgid;
+	r->func = func;
+	r->kind = kind;
+	r->sp = PT_REGS_SP(ctx);
+	if (kind == VP_BPF_ENTRY || kind == VP_BPF_ENTRY_EXITS) {
+		if (bpf_probe_read_user(&r->addr, sizeof(r->addr), (void *)r->sp))
+			r->addr = 0;
+	} else {
+		r->addr = PT_REGS_IP(ctx);
+	}
+	o = bpf_map_lookup_elem(&offcpu, &r->tid);
+	r->offcpu = o ? o->total : 0;
+	/*
+	 * Wake the reader once, when the backlog crosses the mark (within a
+	 * 4 KiB window, as CPUs reserve concurrently), never per record: a
+	 * wake-up costs microseconds, the reader polls on a timer anyway.
+	 */
+	avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(r, avail >= c->wake_bytes && avail - c->wake_bytes < 4096
+				      ? BPF_RB_FORCE_WAKEUP
+				      : BPF_RB_NO_WAKEUP);
+	count(VP_BPF_STAT_RECORDS);
+	return 0;
+}
+
+SEC("uprobe")
+int vp_entry(struct pt_regs *ctx)
+{
+	return emit(ctx, 0);
+}
+
+SEC("uretprobe")
+int vp_return(struct pt_regs *ctx)
+{
+	return emit(ctx, 1);
+}
+
+/*
+ * Off-CPU time of the target's threads: from a switch out to the next
+ * switch in, whatever the reason (preempted, blocked, sleeping).  Probes
+ * run while their thread is on a CPU, so the total they read is exact.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct offcpu *o;
+	__u32 tid;
+
+	if (prev->tgid == (int)target_tgid) {
+		tid = prev->pid;
+		o = bpf_map_lookup_elem(&offcpu, &tid);
+		if (o) {
+			o->out_at = now;
+		} else {
+			struct offcpu v = { 0, now };
+
+			if (bpf_map_update_elem(&offcpu, &tid, &v, BPF_NOEXIST))
+				count(VP_BPF_STAT_NO_OFFCPU);
+		}
+	}
+	if (next->tgid == (int)target_tgid) {
+		tid = next->pid;
+		o = bpf_map_lookup_elem(&offcpu, &tid);
+		if (o && o->out_at) {
+			o->total += now - o->out_at;
+			o->out_at = 0;
+		}
+	}
+	return 0;
+}
