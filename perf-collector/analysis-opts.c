@@ -6,6 +6,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -82,4 +83,42 @@ int analysis_option(int c, const char *arg, struct vp_analysis_params *p)
 	default:
 		return 0;
 	}
+}
+
+static const char *const time_base_names[] = {
+	[VP_TIME_WALL] = "wall",
+	[VP_TIME_CPU] = "cpu",
+	[VP_TIME_OFFCPU] = "offcpu",
+};
+
+const char *time_base_name(enum vp_time_base base)
+{
+	if ((size_t)base < sizeof(time_base_names) / sizeof(time_base_names[0]))
+		return time_base_names[base];
+	return "?";
+}
+
+int opt_time_base(const char *arg, enum vp_time_base *ret)
+{
+	for (size_t i = 0; i < sizeof(time_base_names) / sizeof(time_base_names[0]); i++) {
+		if (!strcmp(arg, time_base_names[i])) {
+			*ret = (enum vp_time_base)i;
+			return 0;
+		}
+	}
+	return error("invalid value '%s' for '--time': must be 'wall', 'cpu' or 'offcpu'", arg);
+}
+
+int analysis_set_time(struct vp_reader *r, enum vp_time_base base, const char *path)
+{
+	int err = vp_reader_set_time(r, base);
+
+	if (err == -ENODATA)
+		return error("'%s': no off-CPU times in this recording (they need the BPF "
+			     "backend of varperf record): --time=%s cannot be used",
+			     path, time_base_name(base));
+	if (err < 0)
+		return error("'%s': cannot use --time=%s: %s", path, time_base_name(base),
+			     strerror(-err));
+	return 0;
 }

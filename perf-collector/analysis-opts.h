@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * analysis-opts.h - the options `varperf report` and `varperf compare`
- * share: seed 000's analysis parameters, and one range and one message
- * for every fraction-valued option of theirs and of `varperf record`.
+ * share: seed 000's analysis parameters and the time base, and one range
+ * and one message for every fraction-valued option of theirs and of
+ * `varperf record`.
  */
 #ifndef VARPERF_ANALYSIS_OPTS_H
 #define VARPERF_ANALYSIS_OPTS_H
 
 #include <getopt.h>
+
+#include "core/datafile.h"
 
 struct vp_analysis_params;
 
@@ -19,6 +22,7 @@ enum {
 	OPT_COV_THRESHOLD,
 	OPT_SIMILARITY,
 	OPT_BETA,
+	OPT_TIME,
 };
 
 /* The shared options' struct option entries, in their man pages' order. */
@@ -28,7 +32,8 @@ enum {
 	{ "window", required_argument, NULL, OPT_WINDOW },                      \
 	{ "cov-threshold", required_argument, NULL, OPT_COV_THRESHOLD },        \
 	{ "similarity", required_argument, NULL, OPT_SIMILARITY },              \
-	{ "beta", required_argument, NULL, OPT_BETA }
+	{ "beta", required_argument, NULL, OPT_BETA },                          \
+	{ "time", required_argument, NULL, OPT_TIME }
 
 /*
  * opt_fraction - the value of option --@name: a number, or a percentage
@@ -43,5 +48,19 @@ int opt_fraction(const char *name, const char *arg, double *ret);
  * when @c is none of them.
  */
 int analysis_option(int c, const char *arg, struct vp_analysis_params *p);
+
+/*
+ * opt_time_base - the value of --time: "wall", "cpu" or "offcpu".  Returns
+ * 0, or -1 after an error naming the value.
+ */
+int opt_time_base(const char *arg, enum vp_time_base *ret);
+/* The option value of @base ("wall", "cpu", "offcpu"). */
+const char *time_base_name(enum vp_time_base base);
+/*
+ * analysis_set_time - read @r, the data file @path, in time base @base.
+ * Returns 0, or -1 after an error naming the file: one without off-CPU
+ * times has no other base than wall-clock time.
+ */
+int analysis_set_time(struct vp_reader *r, enum vp_time_base base, const char *path);
 
 #endif

@@ -68,6 +68,7 @@ static const char *const cmd_compare_usage[] = {
 	"    --cov-threshold <c>        CoV for high variance (default: derived, 0.4)",
 	"    --similarity <pct>         pattern similarity (default: 10%)",
 	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM (default: 0.1)",
+	"    --time <wall|cpu|offcpu>   compare wall-clock (default), on-CPU or off-CPU time",
 	"    --all                      list every pattern of the profile",
 	"    --strict                   treat an incomplete data file as an error",
 	"    -h, --help                 show this help",
@@ -84,6 +85,7 @@ struct cmd_compare_opts {
 	struct vp_compare_params cmp;
 	int all;
 	int strict;
+	enum vp_time_base time;
 };
 
 static void cmd_compare_print_usage(FILE *f, int full)
@@ -135,6 +137,9 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 		case OPT_SIMILARITY:
 		case OPT_BETA:
 			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
+			break;
+		case OPT_TIME:
+			ret = opt_time_base(optarg, &o->time);
 			break;
 		case OPT_ALL:
 			o->all = 1;
@@ -188,6 +193,8 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 		return error("%s", msg);
 	if (err < 0)
 		return error("cannot read '%s': %s", path, strerror(-err));
+	if (analysis_set_time(s->reader, o->time, path) < 0)
+		return -1;
 	err = vp_cct_init(&s->tree);
 	if (err < 0)
 		return error("cannot build the calling-context tree: %s", strerror(-err));
@@ -285,7 +292,10 @@ static void cmd_compare_text(FILE *f, const struct cmd_compare_opts *o,
 	report_put(f, o->path[0]);
 	fputs("', regression '", f);
 	report_put(f, o->path[1]);
-	fputs("'\n", f);
+	fputc('\'', f);
+	if (o->time != VP_TIME_WALL)
+		fprintf(f, ", in %s time", o->time == VP_TIME_CPU ? "on-CPU" : "off-CPU");
+	fputc('\n', f);
 	fprintf(f, "Pattern Set overlap: %.1f%% (%zu of the profile's %zu patterns are in the "
 		   "regression Pattern Set; --min-overlap %g%%)\n",
 		100.0 * c->overlap, c->ncommon, c->nset_a, 100.0 * c->params.min_overlap);
@@ -399,6 +409,7 @@ static void cmd_compare_json(FILE *f, const struct cmd_compare_opts *o,
 	cmd_compare_jnum(f, "cov_threshold", side[0].an.cov_threshold, 1);
 	cmd_compare_jnum(f, "beta", o->params.beta, 1);
 	cmd_compare_jnum(f, "k", side[0].an.k, 1);
+	fprintf(f, ", \"time\": \"%s\"", time_base_name(o->time));
 	fputs("},\n  ", f);
 	cmd_compare_jnum(f, "overlap", c->overlap, 0);
 	fputs(",\n  ", f);

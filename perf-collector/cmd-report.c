@@ -84,6 +84,9 @@ static const char *const cmd_report_usage[] = {
 	"                               <pct> of each other (default: 10%)",
 	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM; the graph trims",
 	"                               below <b> times the best at each level (default: 0.1)",
+	"    --time <wall|cpu|offcpu>   analyse wall-clock time (default), on-CPU time or",
+	"                               off-CPU time (these two need a file with off-CPU",
+	"                               times: the BPF backend of varperf record)",
 	"    --vcg                      print the Variance Characterization Graph only",
 	"    --tau <t>                  summarisation pressure tau_S of the graph, 0 to 1",
 	"                               (default: 0.4)",
@@ -127,6 +130,7 @@ struct cmd_report_opts {
 	int contexts;
 	double precision, confidence;
 	int raw;
+	enum vp_time_base time;
 };
 
 /* --max-passes: a plain decimal count. */
@@ -192,6 +196,9 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
 			/* the same beta trims the graph (seed 001 Section 4) */
 			o->vcg.beta = p->beta;
+			break;
+		case OPT_TIME:
+			ret = opt_time_base(optarg, &o->time);
 			break;
 		case OPT_VCG:
 			o->vcg_only = 1;
@@ -429,6 +436,8 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 			error("cannot read '%s': %s", o->input, strerror(-err));
 		goto out;
 	}
+	if (analysis_set_time(reader, o->time, o->input) < 0)
+		goto out_reader;
 	err = vp_cct_init(&tree);
 	if (err < 0) {
 		error("cannot build the calling-context tree: %s", strerror(-err));
@@ -460,6 +469,10 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		goto out_tree;
 	}
 
+	/* per-thread times of another base do not tell the recording's span */
+	if (o->time != VP_TIME_WALL)
+		vp_reader_time_span(reader, &totals.first_time, &totals.last_time);
+
 	memset(&r, 0, sizeof(r));
 	r.input = o->input;
 	r.reader = reader;
@@ -475,7 +488,9 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.precision = o->precision;
 	r.confidence = o->confidence;
 	r.z = vp_confidence_z(o->confidence);
-	r.compensated = !o->raw && r.hdr->ncosts && r.hdr->nfuncs;
+	r.time = o->time;
+	/* the probes cost on-CPU time: off-CPU durations hold none of it */
+	r.compensated = !o->raw && r.hdr->ncosts && r.hdr->nfuncs && o->time != VP_TIME_OFFCPU;
 	/* a sampling run that caught nothing still reports its samples: none */
 	if (stree.samples || vp_reader_samples(reader) || r.hdr->mode == VP_MODE_SAMPLE ||
 	    r.hdr->mode == VP_MODE_COMBINED || r.hdr->mode == VP_MODE_AUTO)
@@ -494,7 +509,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		goto out_analysis;
 	probed_of = report_match_probed(&r);
 	r.probed_of = probed_of;
-	probe_cost = report_probe_costs(&r);
+	probe_cost = o->time != VP_TIME_OFFCPU ? report_probe_costs(&r) : NULL;
 	r.probe_cost = probe_cost;
 	if (!cmd_report_print(o, &r))
 		ret = 0;

@@ -19,6 +19,7 @@
 #include "core/sources.h"
 #include "core/stats.h"
 #include "core/vcg.h"
+#include "analysis-opts.h"
 #include "report.h"
 #include "util.h"
 
@@ -261,11 +262,27 @@ static void json_stats(struct json *j, const struct vp_stats *s, int variance)
 	}
 }
 
+static void json_backend(struct json *j, uint32_t backend)
+{
+	switch (backend) {
+	case VP_BACKEND_PERF:
+		json_str(j, "backend", "perf");
+		break;
+	case VP_BACKEND_BPF:
+		json_str(j, "backend", "bpf");
+		break;
+	default:
+		json_null(j, "backend");
+		break;
+	}
+}
+
 static void json_header(struct json *j, const struct report *r)
 {
 	const struct vp_header *h = r->hdr;
 	const char *clock = report_clock_name(h->clock);
 	size_t emulated, moved;
+	double share;
 	char buf[32];
 
 	json_u64(j, "json_version", JSON_VERSION);
@@ -304,6 +321,12 @@ static void json_header(struct json *j, const struct report *r)
 	json_arr_end(j);
 	json_bool(j, "compensated", r->compensated);
 	json_u64(j, "mode", h->mode);
+	json_backend(j, h->backend);
+	json_str(j, "time", time_base_name(r->time));
+	if (report_offcpu_share(r, &share))
+		json_double(j, "offcpu_share", share);
+	else
+		json_null(j, "offcpu_share");
 }
 
 static void json_parameters(struct json *j, const struct report *r)
@@ -452,6 +475,20 @@ static void json_covariance(struct json *j, const struct report *r, const struct
 	free(child_of);
 }
 
+/* The node's off-CPU time and share of the variance; absent without. */
+static void json_offcpu(struct json *j, const struct report *r, uint32_t id)
+{
+	struct vp_offcpu_split sp;
+
+	if (vp_cct_offcpu_split(r->tree, id, &sp) < 0)
+		return;
+	json_obj(j, "offcpu");
+	json_double(j, "mean", sp.off_mean);
+	json_double(j, "stddev", sqrt(sp.off_var));
+	json_double(j, "variance_share", sp.wall_var > 0 ? sp.off_share : NAN);
+	json_obj_end(j);
+}
+
 static void json_nodes(struct json *j, const struct report *r)
 {
 	const struct vp_analysis *an = r->an;
@@ -473,6 +510,7 @@ static void json_nodes(struct json *j, const struct report *r)
 		json_callsite(j, r, "callsite", n->callsite);
 		json_stats(j, &n->stats, 1);
 		json_u64(j, "unpaired", n->unpaired);
+		json_offcpu(j, r, id);
 		json_bool(j, "unreliable", report_node_unreliable(r, id));
 		json_bool(j, "partial", vp_reader_unprobed(r->reader, n->func) != 0);
 		json_bool(j, "significant", known && an->significant[id]);

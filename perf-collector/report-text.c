@@ -172,6 +172,31 @@ static const char *text_mode_name(uint32_t mode)
 	}
 }
 
+static const char *text_backend_name(uint32_t backend)
+{
+	switch (backend) {
+	case VP_BACKEND_PERF:
+		return "perf_event uprobes";
+	case VP_BACKEND_BPF:
+		return "BPF uprobe_multi";
+	default:
+		return NULL;
+	}
+}
+
+static const char *text_time_base(const struct report *r)
+{
+	switch (r->time) {
+	case VP_TIME_CPU:
+		return "on-CPU (--time=cpu): the time threads were off the CPU is left out";
+	case VP_TIME_OFFCPU:
+		return "off-CPU (--time=offcpu): only the time threads were off the CPU";
+	default:
+		return r->tree->offcpu ? "wall clock, with its off-CPU part (see --time)"
+				       : "wall clock";
+	}
+}
+
 static void text_header(const struct report *r)
 {
 	const struct vp_header *h = r->hdr;
@@ -229,6 +254,10 @@ static void text_header(const struct report *r)
 	if (moved)
 		fprintf(f, ", %zu of them past the first instruction", moved);
 	fputc('\n', f);
+	if (text_backend_name(h->backend))
+		fprintf(f, "  probes:            %s%s\n", text_backend_name(h->backend),
+			h->offcpu ? ", with the threads' off-CPU times" : "");
+	fprintf(f, "  time:              %s\n", text_time_base(r));
 	if (!h->ncosts) {
 		fprintf(f, "  probe cost: not calibrated\n");
 		return;
@@ -240,6 +269,8 @@ static void text_header(const struct report *r)
 			report_insn_class_name(h->costs[i].insn_class));
 	if (r->compensated)
 		fprintf(f, "; subtracted from the durations (--raw: as measured)\n");
+	else if (r->time == VP_TIME_OFFCPU)
+		fprintf(f, "; none of it is off-CPU time\n");
 	else
 		fprintf(f, "; durations include it \xe2\x80\x94 see varperf-report(1)\n");
 }
@@ -354,6 +385,8 @@ static void text_push_children(struct text_tree *t, uint32_t id)
 	}
 }
 
+static double text_pct(double part, double whole);
+
 static void text_node_row(struct text_tree *t, uint32_t id)
 {
 	const struct report *r = t->r;
@@ -364,7 +397,18 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 	int hv = r->an->high_variance[id];
 	uint32_t depth = n->depth ? n->depth - 1 : 0;
 
-	if (s->n) {
+	if (r->tree->offcpu) {
+		/* the off-CPU columns take the place of min and max */
+		struct vp_offcpu_split sp;
+
+		vp_cct_offcpu_split(r->tree, id, &sp);
+		strcpy(min, "-");
+		strcpy(max, "-");
+		if (sp.n)
+			text_time(r, sp.off_mean, min, sizeof(min));
+		if (sp.wall_var > 0)
+			snprintf(max, sizeof(max), "%.1f%%", text_pct(sp.off_share, 1));
+	} else if (s->n) {
 		text_time(r, (double)s->min, min, sizeof(min));
 		text_time(r, (double)s->max, max, sizeof(max));
 	} else {
@@ -435,6 +479,7 @@ static void text_contributors(const struct report *r, uint32_t id)
 	uint32_t *child_of = xcalloc(dim, sizeof(*child_of));
 	double var = vp_covar_sum(&n->cov), rest = 0;
 	char label[600], sigma[32];
+	struct vp_offcpu_split sp;
 
 	for (uint32_t i = 0; i < n->nchildren; i++) {
 		long slot = vp_cct_child_slot(n, n->children[i]);
@@ -453,8 +498,12 @@ static void text_contributors(const struct report *r, uint32_t id)
 	text_put(r->out, report_func_name(r, n->func));
 	text_put_callsite(r, n->callsite);
 	text_time(r, sqrt(var > 0 ? var : 0), sigma, sizeof(sigma));
-	fprintf(r->out, " (node %" PRIu32 ", depth %" PRIu32 "): sigma %s over %" PRIu64 " calls\n",
+	fprintf(r->out, " (node %" PRIu32 ", depth %" PRIu32 "): sigma %s over %" PRIu64 " calls",
 		id, n->depth, sigma, n->cov.n);
+	if (r->tree->offcpu && vp_cct_offcpu_split(r->tree, id, &sp) == 0 && sp.wall_var > 0)
+		fprintf(r->out, ", %.1f%% of the wall-clock variance off-CPU",
+			text_pct(sp.off_share, 1));
+	fputc('\n', r->out);
 	if (!(var > 0)) {
 		fprintf(r->out, "    (no variance)\n");
 		goto out;
@@ -514,9 +563,12 @@ static void text_tree(const struct report *r)
 		fprintf(f, "  (none)\n");
 		goto out;
 	}
-	fprintf(f, "          N      mean     sigma    CoV       min       max     total   share  "
-		   "calling context\n");
-	if (r->hdr->ncosts)
+	fprintf(f, "          N      mean     sigma    CoV %9s %9s     total   share  calling context\n",
+		r->tree->offcpu ? "off-mean" : "min", r->tree->offcpu ? "off-var" : "max");
+	if (r->tree->offcpu)
+		fprintf(f, "  off-mean: mean time off the CPU per call; off-var: its share of the "
+			   "wall-clock variance\n");
+	if (r->hdr->ncosts && r->probe_cost)
 		fprintf(f, "  (!): mean under 10 times what the probes cost inside it (its own and "
 			   "its probed callees'): unreliable\n");
 	if (nnodes)
@@ -537,6 +589,51 @@ out:
 	free(t.order);
 	free(t.stack);
 	free(t.shown);
+}
+
+/* ---- off-CPU time ---- */
+
+int report_offcpu_share(const struct report *r, double *ret)
+{
+	const struct vp_analysis *an = r->an;
+	size_t nnodes = r->tree->nnodes < an->nnodes ? r->tree->nnodes : an->nnodes;
+	uint8_t *below;
+	double num = 0, den = 0;
+
+	if (!r->tree->offcpu || nnodes < 2)
+		return 0;
+	/* a parent's id is below its children's: one pass marks the nodes
+	 * inside a high-variance node, whose variance is part of its */
+	below = xcalloc(nnodes, 1);
+	for (uint32_t id = 1; id < nnodes; id++) {
+		const struct vp_cct_node *n = &r->tree->nodes[id];
+		struct vp_offcpu_split sp;
+
+		if (n->parent != VP_NODE_ROOT && n->parent < nnodes)
+			below[id] = below[n->parent] || an->high_variance[n->parent];
+		if (!an->high_variance[id] || below[id] ||
+		    vp_cct_offcpu_split(r->tree, id, &sp) < 0)
+			continue;
+		num += (double)sp.n * (sp.off_var + sp.cov);
+		den += (double)sp.n * sp.wall_var;
+	}
+	free(below);
+	if (!(den > 0))
+		return 0;
+	*ret = num / den;
+	return 1;
+}
+
+/* When off-CPU time makes most of the variance, the code is not to blame. */
+static void text_offcpu_note(const struct report *r)
+{
+	double share;
+
+	if (r->time != VP_TIME_WALL || !report_offcpu_share(r, &share) || share <= 0.5)
+		return;
+	fprintf(r->out, "note: %.0f%% of the high-variance nodes' variance is off-CPU time "
+			"(preemption, blocking), not code\n",
+		100 * share);
 }
 
 /* ---- totals ---- */
@@ -620,6 +717,8 @@ static void text_totals(const struct report *r)
 int report_text(const struct report *r)
 {
 	text_header(r);
+	if (r->hdr->nfuncs)
+		text_offcpu_note(r);
 	fputc('\n', r->out);
 	if (r->sampled && !r->hdr->nfuncs) {
 		/* samples only: nothing probed to analyse */

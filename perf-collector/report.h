@@ -42,6 +42,7 @@ struct report {
 	double confidence, z;		/* of the shares' intervals */
 	double precision;		/* --precision: wider intervals are flagged */
 	int compensated;		/* probe costs subtracted (not --raw) */
+	enum vp_time_base time;		/* --time: what the durations measure */
 	/* per CCT node: what the probes cost per call inside its window, its
 	 * own and its probed descendants' (0: unknown); see report_probe_costs */
 	const double *probe_cost;
@@ -110,5 +111,13 @@ const char *report_insn_class_name(uint32_t insn_class);
 const char *report_time(const struct report *r, double v, char *buf, size_t len);
 /* Write @s with control characters as '?' (names come from the binary). */
 void report_put(FILE *f, const char *s);
+/*
+ * report_offcpu_share - the off-CPU share of the variance of the outermost
+ * high-variance nodes (those below no other), weighted by N Var(W): sum
+ * of N (Var(O) + Cov(C, O)) over sum of N Var(W) (see vp_cct_offcpu_split).
+ * Returns 1 with @ret set, or 0 when there is none (no off-CPU
+ * statistics, no such node with variance).
+ */
+int report_offcpu_share(const struct report *r, double *ret);
 
 #endif
