@@ -267,10 +267,16 @@ out:
 	return err;
 }
 
+static const char *const time_names[] = {
+	[VP_TIME_WALL] = "wall",
+	[VP_TIME_CPU] = "cpu",
+	[VP_TIME_OFFCPU] = "offcpu",
+};
+
 /*
  * Read, build and analyse @r->path as `varperf report` does (@compensate:
- * without --raw); on failure return a negative errno with the message in
- * @msg.
+ * without --raw; r->time: its --time); on failure return a negative errno
+ * with the message in @msg.
  */
 static int rec_load(struct rec *r, const struct vp_analysis_params *p, int compensate,
 		    char *msg, size_t len)
@@ -293,13 +299,26 @@ static int rec_load(struct rec *r, const struct vp_analysis_params *p, int compe
 		return err;
 	}
 	r->hdr = vp_reader_header(r->reader);
+	err = vp_reader_set_time(r->reader, r->time);
+	if (err < 0) {
+		if (err == -ENODATA)
+			snprintf(msg, len, "'%s': no off-CPU times in this recording (they need the "
+				 "BPF backend of varperf record): no %s time to analyse",
+				 r->path, r->time == VP_TIME_CPU ? "on-CPU" : "off-CPU");
+		else
+			snprintf(msg, len, "'%s': cannot use time '%s': %s", r->path,
+				 time_names[r->time], strerror(-err));
+		return err;
+	}
 	err = vp_reader_compensate(r->reader, compensate);
 	if (err < 0) {
 		snprintf(msg, len, "cannot subtract the probe costs: %s", strerror(-err));
 		return err;
 	}
-	/* as cmd-report.c says it: only what has a calibrated cost changes */
-	r->compensated = compensate && r->hdr->ncosts && r->hdr->nfuncs;
+	/* as cmd-report.c says it: only what has a calibrated cost changes,
+	 * and off-CPU time holds none of it */
+	r->compensated = compensate && r->hdr->ncosts && r->hdr->nfuncs &&
+			 r->time != VP_TIME_OFFCPU;
 	err = vp_cct_init(&r->tree);
 	if (err < 0) {
 		snprintf(msg, len, "cannot build the calling-context tree: %s", strerror(-err));
@@ -316,6 +335,9 @@ static int rec_load(struct rec *r, const struct vp_analysis_params *p, int compe
 			snprintf(msg, len, "cannot read '%s': %s", r->path, strerror(-err));
 		return err;
 	}
+	/* per-thread times of another base do not tell the recording's span */
+	if (r->time != VP_TIME_WALL)
+		vp_reader_time_span(r->reader, &r->totals.first_time, &r->totals.last_time);
 	r->trailer = vp_reader_trailer(r->reader);
 	/* The kernel's count arrives twice: LOST records and the trailer. */
 	r->lost = vp_reader_lost(r->reader);
@@ -378,24 +400,37 @@ static PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "path",	   "cutoff",	 "probability", "window",
 				  "cov_threshold", "similarity", "beta",	"compensate",
-				  NULL };
+				  "time",	   NULL };
 	struct vp_analysis_params p;
 	PyObject *pathobj = NULL;
 	char msg[VPMOD_MSG_LEN] = "";
+	const char *time = "wall";
 	struct rec *r;
 	int compensate = 1;
+	size_t base;
 	int err;
 
 	vp_analysis_params_default(&p);
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ddddddp:open", kwlist, PyUnicode_FSConverter,
-					 &pathobj, &p.cutoff, &p.probability, &p.window,
-					 &p.cov_threshold, &p.similarity, &p.beta, &compensate))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ddddddps:open", kwlist,
+					 PyUnicode_FSConverter, &pathobj, &p.cutoff,
+					 &p.probability, &p.window, &p.cov_threshold,
+					 &p.similarity, &p.beta, &compensate, &time))
 		return NULL;
+	for (base = 0; base < sizeof(time_names) / sizeof(time_names[0]); base++)
+		if (!strcmp(time, time_names[base]))
+			break;
+	if (base == sizeof(time_names) / sizeof(time_names[0])) {
+		PyErr_Format(PyExc_ValueError, "time must be 'wall', 'cpu' or 'offcpu', not '%s'",
+			     time);
+		Py_DECREF(pathobj);
+		return NULL;
+	}
 	r = (struct rec *)vpmod_alloc(vpmod_rec_type);
 	if (!r) {
 		Py_DECREF(pathobj);
 		return NULL;
 	}
+	r->time = (enum vp_time_base)base;
 	r->path = strdup(PyBytes_AsString(pathobj));
 	Py_DECREF(pathobj);
 	if (!r->path) {
@@ -496,7 +531,9 @@ static PyObject *rec_get_header(PyObject *self, void *closure)
 	    vpmod_put(d, "clock", vpmod_u64(h->clock)) ||
 	    vpmod_put(d, "start_time", vpmod_u64(h->start_time)) ||
 	    vpmod_put(d, "pid", vpmod_u64(h->pid)) || vpmod_put(d, "ncpu", vpmod_u64(h->ncpu)) ||
-	    vpmod_put(d, "host", vpmod_str(h->host)))
+	    vpmod_put(d, "host", vpmod_str(h->host)) ||
+	    vpmod_put(d, "backend", vpmod_u64(h->backend)) ||
+	    vpmod_put(d, "offcpu", vpmod_bool(h->offcpu)))
 		goto fail;
 	if (!(l = PyList_New(0)))
 		goto fail;
@@ -655,6 +692,11 @@ static PyObject *rec_get_nfuncs(PyObject *self, void *closure)
 static PyObject *rec_get_compensated(PyObject *self, void *closure)
 {
 	return vpmod_bool(((const struct rec *)self)->compensated);
+}
+
+static PyObject *rec_get_time(PyObject *self, void *closure)
+{
+	return PyUnicode_FromString(time_names[((const struct rec *)self)->time]);
 }
 
 static PyObject *rec_get_nnodes(PyObject *self, void *closure)
@@ -970,6 +1012,31 @@ static PyObject *rec_callsites_where(PyObject *self, PyObject *args, PyObject *k
 
 /* ---- nodes ---- */
 
+/* The split of node @id's time into on-CPU and off-CPU time, or None. */
+static PyObject *offcpu_dict(const struct rec *r, uint32_t id)
+{
+	struct vp_offcpu_split sp;
+	PyObject *d;
+
+	if (vp_cct_offcpu_split(&r->tree, id, &sp) < 0)
+		return vpmod_none();
+	d = PyDict_New();
+	if (d && (vpmod_put(d, "count", vpmod_u64(sp.n)) ||
+		  vpmod_put(d, "wall_mean", PyFloat_FromDouble(sp.wall_mean)) ||
+		  vpmod_put(d, "on_mean", PyFloat_FromDouble(sp.on_mean)) ||
+		  vpmod_put(d, "off_mean", PyFloat_FromDouble(sp.off_mean)) ||
+		  vpmod_put(d, "wall_variance", PyFloat_FromDouble(sp.wall_var)) ||
+		  vpmod_put(d, "on_variance", PyFloat_FromDouble(sp.on_var)) ||
+		  vpmod_put(d, "off_variance", PyFloat_FromDouble(sp.off_var)) ||
+		  vpmod_put(d, "covariance", PyFloat_FromDouble(sp.cov)) ||
+		  vpmod_put(d, "off_share",
+			    sp.wall_var > 0 ? PyFloat_FromDouble(sp.off_share) : vpmod_none()) ||
+		  vpmod_put(d, "on_share",
+			    sp.wall_var > 0 ? PyFloat_FromDouble(sp.on_share) : vpmod_none())))
+		Py_CLEAR(d);
+	return d;
+}
+
 static PyObject *rec_node(PyObject *self, PyObject *args)
 {
 	const struct rec *r = (const struct rec *)self;
@@ -1014,6 +1081,7 @@ static PyObject *rec_node(PyObject *self, PyObject *args)
 	    vpmod_put(d, "vim", PyFloat_FromDouble(id < r->an.nnodes ? r->an.vim[id] : 0)) ||
 	    vpmod_put(d, "share", PyFloat_FromDouble(share)) ||
 	    vpmod_put(d, "children", vpmod_ids(n->children, n->nchildren)) ||
+	    vpmod_put(d, "offcpu", offcpu_dict(r, (uint32_t)id)) ||
 	    vpmod_put(d, "patterns", pats)) {
 		Py_DECREF(d);
 		return NULL;
@@ -1290,6 +1358,8 @@ static PyGetSetDef rec_getset[] = {
 	{ "nnodes", rec_get_nnodes, NULL, "tree nodes, with the root (node 0)", NULL },
 	{ "compensated", rec_get_compensated, NULL,
 	  "whether the calibrated probe costs were subtracted from the durations", NULL },
+	{ "time", rec_get_time, NULL,
+	  "what the durations measure: 'wall', 'cpu' (on-CPU) or 'offcpu' (off-CPU) time", NULL },
 	{ "ncallsites", rec_get_ncallsites, NULL, "call sites", NULL },
 	{ "npatterns", rec_get_npatterns, NULL, "patterns", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
@@ -1313,10 +1383,11 @@ static PyType_Spec rec_spec = {
 static PyMethodDef vpmod_methods[] = {
 	{ "open", (PyCFunction)(void (*)(void))vpmod_open, METH_VARARGS | METH_KEYWORDS,
 	  "open(path, cutoff=0.0002, probability=0.96, window=2.0, cov_threshold=0,\n"
-	  "     similarity=0.1, beta=0.1, compensate=True) -> Recording\n\n"
+	  "     similarity=0.1, beta=0.1, compensate=True, time='wall') -> Recording\n\n"
 	  "Read a varperf data file, build its calling-context tree and run the\n"
 	  "variance analysis with these parameters (varperf report's options;\n"
-	  "compensate=False is its --raw: durations as measured, probe costs in).\n"
+	  "compensate=False is its --raw: durations as measured, probe costs in;\n"
+	  "time is its --time: 'wall', 'cpu' or 'offcpu').\n"
 	  "Raises varperf.Error with core's message when the file cannot be used." },
 	{ "create", vpmod_create, METH_VARARGS,
 	  "create(path, header) -> Writer: write a data file with core's writer." },
@@ -1370,6 +1441,8 @@ PyMODINIT_FUNC PyInit__varperf(void)
 	    add_int(m, "END_WRITE_ERROR", VP_END_WRITE_ERROR) ||
 	    add_int(m, "INSN_EMULATED", VP_INSN_EMULATED) ||
 	    add_int(m, "INSN_STEPPED", VP_INSN_STEPPED) ||
+	    add_int(m, "BACKEND_PERF", VP_BACKEND_PERF) ||
+	    add_int(m, "BACKEND_BPF", VP_BACKEND_BPF) ||
 	    PyModule_AddStringConstant(m, "VERSION", PACKAGE_VERSION))
 		goto fail;
 #ifdef VPMOD_HAVE_VCG

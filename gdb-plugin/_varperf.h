@@ -51,6 +51,7 @@ struct rec {
 	struct vp_analysis an;
 	uint64_t lost;
 	int compensated; /* probe costs subtracted from the durations */
+	enum vp_time_base time; /* what the durations measure */
 	int have_tree;
 	int have_an;
 	/* indexes built once after the analysis */

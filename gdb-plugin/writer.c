@@ -86,15 +86,16 @@ static PyObject *writer_callsite(PyObject *self, PyObject *args, PyObject *kw)
 
 static PyObject *writer_event(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "kind", "func", "thread", "time", "sp", "callsite", NULL };
+	static char *kwlist[] = { "kind", "func",     "thread", "time",
+				  "sp",	  "callsite", "offcpu", NULL };
 	struct writer *w = (struct writer *)self;
 	struct vp_event ev = { 0 };
 	const char *kind;
 	unsigned int func, thread, cs = 0;
-	unsigned long long time, sp;
+	unsigned long long time, sp, offcpu = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "sIIKK|I:event", kwlist, &kind, &func, &thread,
-					 &time, &sp, &cs) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "sIIKK|IK:event", kwlist, &kind, &func, &thread,
+					 &time, &sp, &cs, &offcpu) ||
 	    writer_open(w) < 0)
 		return NULL;
 	if (!strcmp(kind, "entry")) {
@@ -110,6 +111,7 @@ static PyObject *writer_event(PyObject *self, PyObject *args, PyObject *kw)
 	ev.time = time;
 	ev.sp = sp;
 	ev.callsite = cs;
+	ev.offcpu = offcpu;
 	return writer_status(w, vp_writer_event(w->w, &ev));
 }
 
@@ -172,7 +174,8 @@ static PyMethodDef writer_methods[] = {
 	{ "callsite", (PyCFunction)(void (*)(void))writer_callsite, METH_VARARGS | METH_KEYWORDS,
 	  "callsite(id, flags=0, module=-1, offset=0, caller='', file='', line=0)" },
 	{ "event", (PyCFunction)(void (*)(void))writer_event, METH_VARARGS | METH_KEYWORDS,
-	  "event(kind, func, thread, time, sp, callsite=0): kind 'entry' or 'exit'" },
+	  "event(kind, func, thread, time, sp, callsite=0, offcpu=0): kind 'entry' or 'exit';\n"
+	  "offcpu: the thread's off-CPU ns so far, in a file whose header has offcpu" },
 	{ "lost", writer_lost, METH_VARARGS, "lost(cpu, count)" },
 	{ "flush", writer_flush, METH_NOARGS, "flush(): write out the current EVENTS chunk" },
 	{ "finish", (PyCFunction)(void (*)(void))writer_finish, METH_VARARGS | METH_KEYWORDS,
@@ -278,6 +281,14 @@ static int create_header(PyObject *keep, PyObject *hd, struct vp_header *h)
 	if (dict_u64(hd, "ncpu", &v) < 0)
 		return -1;
 	h->ncpu = (uint32_t)v;
+	v = 0;
+	if (dict_u64(hd, "backend", &v) < 0)
+		return -1;
+	h->backend = (uint32_t)v;
+	v = 0;
+	if (dict_u64(hd, "offcpu", &v) < 0)
+		return -1;
+	h->offcpu = v != 0;
 	h->host = dict_str(keep, hd, "host", "", &err);
 	if (err)
 		return -1;
@@ -383,8 +394,10 @@ nomem:
 /*
  * create(path, header) -> Writer.  header: a dict with unit, clock,
  * start_time, pid, ncpu, host, argv, modules [(path, build-id bytes)],
- * functions [{name, display, base, module, addr, size, flags, ...}] and
- * probe_costs [(class, in-window ns, full ns)]; all optional.
+ * functions [{name, display, base, module, addr, size, flags, ...}],
+ * probe_costs [(class, in-window ns, full ns)], backend (BACKEND_*) and
+ * offcpu (true: events carry off-CPU times, event(..., offcpu=ns)); all
+ * optional.
  */
 PyObject *vpmod_create(PyObject *mod, PyObject *args)
 {

@@ -53,7 +53,8 @@ __all__ = [
     "Error", "Recording", "Writer", "create", "load", "format_duration", "format_exact",
     "format_time", "parse_duration", "parse_fraction", "chebyshev_k", "Threshold",
     "threshold", "parse_context", "match_context", "chain_label", "node_lines",
-    "pattern_lines", "function_lines", "vcg_lines", "HAVE_VCG", "find_program",
+    "pattern_lines", "function_lines", "vcg_lines", "offcpu_lines", "HAVE_VCG",
+    "TIME_NAMES", "find_program",
     "has_build_option", "RecordProcess",
 ]
 
@@ -61,12 +62,18 @@ __all__ = [
 HAVE_VCG = bool(getattr(_varperf, "HAVE_VCG", False))
 
 
-def load(path, compensate=True, **params):
+def load(path, compensate=True, time="wall", **params):
     """Read, build and analyse a data file (see _varperf.open); raises
     Error.  With @compensate (the default) the calibrated probe costs are
     subtracted from the durations as `varperf report` does; False is its
-    --raw: durations as measured."""
-    return _varperf.open(path, compensate=compensate, **params)
+    --raw: durations as measured.  @time is its --time: "wall", "cpu" (on-CPU
+    time only) or "offcpu" (off-CPU time only; the last two need a file
+    with off-CPU times)."""
+    return _varperf.open(path, compensate=compensate, time=time, **params)
+
+
+# What Recording.time says the durations measure.
+TIME_NAMES = {"wall": "wall-clock", "cpu": "on-CPU", "offcpu": "off-CPU"}
 
 
 # ---- the varperf program ----
@@ -421,6 +428,8 @@ def node_lines(rec, nid, raw=False, contributors=5):
     lines = []
     add = lines.append
     add("  calls     %d" % n["count"])
+    if rec.time != "wall":
+        add("  time      %s only (loaded with --time=%s)" % (TIME_NAMES[rec.time], rec.time))
     if not n["count"]:
         add("  (no completed invocation: %d unpaired)" % n["unpaired"])
         return lines
@@ -435,6 +444,7 @@ def node_lines(rec, nid, raw=False, contributors=5):
                                            "%.3g" % p["cov_threshold"]))
     add("  min       %s" % t(n["min"]))
     add("  max       %s" % t(n["max"]))
+    lines.extend(offcpu_lines(rec, n, raw))
     share = format_exact(n["share"]) if raw else "%.1f%%" % (100.0 * n["share"])
     add("  total     %s, %s of the recorded time" % (t(n["total"]), share))
     if n["unpaired"]:
@@ -456,6 +466,29 @@ def node_lines(rec, nid, raw=False, contributors=5):
         add("  pattern   none of the %d (only high-variance contexts make patterns)"
             % rec.npatterns)
     lines.extend(contributor_lines(rec, nid, raw, contributors))
+    return lines
+
+
+def offcpu_lines(rec, n, raw=False):
+    """The split of node @n's time into on-CPU and off-CPU time (none
+    without off-CPU times): their means and the off-CPU share of the
+    wall-clock variance, (Var(off) + Cov(on, off)) / Var(wall)."""
+    o = n.get("offcpu")
+    if not o or not o["count"]:
+        return []
+    t = lambda v: format_time(rec, v, raw)
+    share = o["off_share"]
+    if share is None:
+        said = "no wall-clock variance to split"
+    elif raw:
+        said = "share %s of the wall-clock variance" % format_exact(share)
+    else:
+        said = "%.1f%% of the wall-clock variance" % _pct(share, 1.0)
+    lines = ["  on-CPU    mean %s" % t(o["on_mean"]),
+             "  off-CPU   mean %s, %s" % (t(o["off_mean"]), said)]
+    if share is not None and share > 0.5:
+        lines.append("            (mostly off the CPU: preempted, blocked or sleeping, "
+                     "not running its code)")
     return lines
 
 

@@ -369,6 +369,82 @@ else:
     print("ok %d # skip VARPERF is not set: no comparison with varperf report" % (_count + 1))
     _count += 1
 
+# ---- off-CPU times (format version 3) ----
+#
+# main calls work 6 times from line 11; call i runs 100 + 10 i ns on the
+# CPU and is off it for OFF[i] ns in the middle.  No probe costs.
+OFF = [0, 500, 0, 2000, 50, 900]
+opath = os.path.join(tmp, "offcpu.data")
+oh = header()
+oh.update(probe_costs=[], backend=varperf._varperf.BACKEND_BPF, offcpu=True)
+w = varperf.create(opath, oh)
+w.thread(0, 4242, 4242)
+for i, cs in enumerate(CALLSITES):
+    w.callsite(i, **cs)
+t, off = 1000, 7
+w.event("entry", 0, 0, t, 0x7000, 5, offcpu=off)
+for i, o in enumerate(OFF):
+    t += 10
+    w.event("entry", 2, 0, t, 0x6f00, 4, offcpu=off)
+    t += 50
+    off += o
+    t += o + 50 + 10 * i
+    w.event("exit", 2, 0, t, 0x6f08, offcpu=off)
+t += 10
+w.event("exit", 0, 0, t, 0x7008, offcpu=off)
+w.finish(wait_status=0)
+wall = [100 + 10 * i + o for i, o in enumerate(OFF)]
+on = [100 + 10 * i for i in range(len(OFF))]
+orec = varperf.load(opath)
+is_((varperf._varperf.BACKEND_BPF, True, "wall"),
+    (orec.header["backend"], orec.header["offcpu"], orec.time), "off-CPU: header and time")
+onid = varperf.match_context(orec, [("main", None), ("work", None)])[0]
+o = orec.node(onid)["offcpu"]
+sw, so = stats(wall), stats(OFF)
+cwo = math.fsum((x - sw["mean"]) * (y - so["mean"]) for x, y in zip(wall, OFF)) / len(OFF)
+close(sw["mean"], orec.node(onid)["mean"], "off-CPU: wall-clock mean", 1e-12)
+close(so["mean"], o["off_mean"], "off-CPU: off-CPU mean", 1e-12)
+close(stats(on)["mean"], o["on_mean"], "off-CPU: on-CPU mean", 1e-12)
+close(cwo / sw["variance"], o["off_share"], "off-CPU: share Cov(W, O) / Var(W)", 1e-12)
+close(1.0, o["off_share"] + o["on_share"], "off-CPU: the shares add up to 1", 1e-12)
+lines = varperf.node_lines(orec, onid)
+ok(any(line.startswith("  off-CPU   mean ") and "of the wall-clock variance" in line
+       for line in lines), "node_lines: the off-CPU line", "\n".join(lines))
+crec = varperf.load(opath, time="cpu")
+is_("cpu", crec.time, "time='cpu'")
+close(stats(on)["mean"], crec.node(onid)["mean"], "time='cpu': on-CPU durations", 1e-12)
+close(stats(on)["variance"], crec.node(onid)["variance"], "time='cpu': their variance", 1e-9)
+close(o["off_share"], crec.node(onid)["offcpu"]["off_share"],
+      "time='cpu': the same split of the wall-clock variance", 1e-9)
+frec = varperf.load(opath, time="offcpu")
+close(so["mean"], frec.node(onid)["mean"], "time='offcpu': off-CPU durations", 1e-12)
+is_(None, frec.node(onid)["offcpu"], "time='offcpu': no split")
+is_(None, rec.node(byctx["main/run"])["offcpu"], "no off-CPU times: no split")
+e = raises(varperf.Error, lambda: varperf.load(path, time="cpu"),
+           "time='cpu' without off-CPU times raises varperf.Error")
+ok(e is not None and e.errno == errno.ENODATA and e.strerror.startswith("'%s': no off-CPU" % path),
+   "ENODATA, and the message names the file", e)
+raises(ValueError, lambda: varperf.load(opath, time="user"), "an unknown time base")
+if VARPERF and os.access(VARPERF, os.X_OK):
+    out = subprocess.run([VARPERF, "report", "-i", opath, "--format", "json"],
+                         stdout=subprocess.PIPE, check=False)
+    doc = json.loads(out.stdout) if out.returncode == 0 else {"nodes": []}
+    jn = [n for n in doc["nodes"] if n["id"] == onid]
+    is_(("bpf", "wall"), (doc.get("backend"), doc.get("time")),
+        "JSON report: backend and time")
+    is_({"mean": o["off_mean"], "stddev": math.sqrt(o["off_variance"]),
+         "variance_share": o["off_share"]}, jn[0].get("offcpu") if jn else None,
+        "JSON report: the node's offcpu object, bit for bit")
+    out = subprocess.run([VARPERF, "report", "-i", path, "--time=cpu"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    ok(out.returncode == 1 and b"'%s': no off-CPU times" % path.encode() in out.stderr,
+       "varperf report --time=cpu without off-CPU times: an error naming the file",
+       out.stderr)
+else:
+    for _ in range(3):
+        _count += 1
+        print("ok %d # skip VARPERF is not set: no comparison with varperf report" % _count)
+
 # ---- imperfect and broken files ----
 path2 = os.path.join(tmp, "killed.data")
 write_main(path2, finish=False)

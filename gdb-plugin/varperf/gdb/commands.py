@@ -187,9 +187,12 @@ onto the calling-context tree of the recording that 'varperf load' loaded,
 and print for the innermost frame that has a recorded context its number
 of calls, mean, standard deviation (sigma), coefficient of variation,
 min, max, its rank among the variance patterns and the children that
-contribute most to its variance.  Frames of functions the recording did
-not probe are skipped.  When the stack differs from every recorded
-context, the nearest recorded context is shown with what differs.
+contribute most to its variance.  With a recording that holds off-CPU
+times (the BPF backend), also its mean on-CPU and off-CPU time and how
+much of its variance is off-CPU time (preempted, blocked, sleeping).
+Frames of functions the recording did not probe are skipped.  When the
+stack differs from every recorded context, the nearest recorded context
+is shown with what differs.
 
 'set variance raw on' prints exact numbers as 'varperf report --format
 json' does; 'set variance contributors N' sets how many children are
@@ -389,7 +392,7 @@ def _context_report(cmd, start):
 class Varperf(gdb.Command):
     """Commands of the varperf variance profiler.
 
-Usage: varperf load [--raw] [FILE]
+Usage: varperf load [--raw] [--time=wall|cpu|offcpu] [FILE]
        varperf break FUNCTION [--sigma K | --percentile P | --slower-than TIME]
                               [--context CHAIN]
        varperf record [--duration SECONDS] [-o FILE] [RECORD-OPTIONS...]
@@ -400,16 +403,16 @@ See also 'info variance' and 'show variance'."""
         super().__init__("varperf", gdb.COMMAND_RUNNING, gdb.COMPLETE_NONE, True)
 
 
-def load_recording(cmd, path, raw=False, since=None):
+def load_recording(cmd, path, raw=False, since=None, time="wall"):
     """Load @path for command @cmd ('varperf load', 'varperf record'): read,
     build and analyse it as 'varperf report' does (@raw: as its --raw, the
-    probe costs not subtracted), make it the recording of the session,
-    print what it holds and warn about what does not fit.  Returns the
-    Recording; a file that cannot be used raises gdb.GdbError (the
-    message starts with @cmd) and keeps the previous recording.  @since:
-    warn about the probes of a varperf started then or later only."""
+    probe costs not subtracted; @time: its --time), make it the recording
+    of the session, print what it holds and warn about what does not fit.
+    Returns the Recording; a file that cannot be used raises gdb.GdbError
+    (the message starts with @cmd) and keeps the previous recording.
+    @since: warn about the probes of a varperf started then or later only."""
     try:
-        rec = varperf.load(path, compensate=not raw)
+        rec = varperf.load(path, compensate=not raw, time=time)
     except varperf.Error as e:
         raise gdb.GdbError("%s: %s" % (cmd, e.strerror)) from None
     _session.set(rec, path)
@@ -421,6 +424,8 @@ def load_recording(cmd, path, raw=False, since=None):
         costs = "; durations as measured, probe costs included (--raw)"
     else:
         costs = ""
+    if rec.time != "wall":
+        costs += "; %s time only" % varperf.TIME_NAMES[rec.time]
     gdb.write("Loaded '%s': %d calling contexts of %d probed functions, %d calls, "
               "%d pattern%s (%d in the Pattern Set)%s.\n" % (
                   path, rec.nnodes - 1, rec.nfuncs, t["invocations"], rec.npatterns,
@@ -434,14 +439,18 @@ def load_recording(cmd, path, raw=False, since=None):
 class VarperfLoad(gdb.Command):
     """Load a varperf recording of the program being debugged.
 
-Usage: varperf load [--raw] [FILE]
+Usage: varperf load [--raw] [--time=wall|cpu|offcpu] [FILE]
 
 FILE is a data file written by 'varperf record' (default: the setting
 'variance data-file', varperf.data).  The file's calling-context tree is
 built and analysed as 'varperf report' does, with the probe costs that
 'varperf record' calibrated subtracted from the durations; 'info
 variance' then maps stops onto it.  With --raw, durations are taken as
-measured, probe costs included, as 'varperf report --raw' does.  Warns
+measured, probe costs included, as 'varperf report --raw' does.  With
+--time=cpu or --time=offcpu, the durations are on-CPU or off-CPU time
+only, as with 'varperf report --time' (a recording with off-CPU times,
+made with the BPF backend, is needed); with such a recording 'info
+variance' shows each context's on-CPU and off-CPU time anyway.  Warns
 when the program GDB debugs is not the recorded one or another build of
 it (its build-id differs).  A recording that only sampled has no probed
 function: 'info variance' and 'varperf break' need probed calls."""
@@ -452,11 +461,24 @@ function: 'info variance' and 'varperf break' need probed calls."""
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         raw = False
+        time = "wall"
         files = []
         options = True
-        for a in gdb.string_to_argv(arg):
+        argv = gdb.string_to_argv(arg)
+        while argv:
+            a = argv.pop(0)
             if options and a == "--raw":
                 raw = True
+            elif options and (a == "--time" or a.startswith("--time=")):
+                if a == "--time":
+                    if not argv:
+                        raise gdb.GdbError("varperf load: option '--time' needs a value")
+                    time = argv.pop(0)
+                else:
+                    time = a[len("--time="):]
+                if time not in varperf.TIME_NAMES:
+                    raise gdb.GdbError("varperf load: invalid value '%s' for '--time': must "
+                                       "be 'wall', 'cpu' or 'offcpu'" % time)
             elif options and a == "--":
                 options = False
             elif options and a.startswith("-") and a != "-":
@@ -464,9 +486,10 @@ function: 'info variance' and 'varperf break' need probed calls."""
             else:
                 files.append(a)
         if len(files) > 1:
-            raise gdb.GdbError("varperf load: usage: varperf load [--raw] [FILE]")
+            raise gdb.GdbError("varperf load: usage: varperf load [--raw] "
+                               "[--time=wall|cpu|offcpu] [FILE]")
         path = os.path.expanduser(files[0] if files else _params["data-file"].value)
-        rec = load_recording("varperf load", path, raw)
+        rec = load_recording("varperf load", path, raw, time=time)
         if not rec.nfuncs:
             gdb.write("'%s' has no probed function, only samples: 'info variance' and "
                       "'varperf break' need the calls of probed functions (record with "
