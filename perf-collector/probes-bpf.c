@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "probes-bpf.h"
@@ -58,6 +59,14 @@ _Static_assert(offsetof(struct uprobe_multi_attr, pid) == 56, "bpf_attr layout")
 
 /* The generation no record matches (vp_bpf_probes_stop). */
 static const uint64_t GEN_NONE = 1ULL << 32;
+
+static uint64_t vp_bpf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static int link_create(int prog_fd, const char *path, const uint64_t *offs,
 		       const uint64_t *cookies, uint32_t n, int is_return, pid_t pid)
@@ -425,6 +434,11 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 			      strerror(errno));
 			goto out_close;
 		}
+		b->fork = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_fork"));
+		if (!b->fork) {
+			error("cannot count the target's child processes: %s", strerror(errno));
+			goto out_close;
+		}
 	}
 	if (gen_link(b, b->gen, &b->live) < 0)
 		goto out_close;
@@ -487,6 +501,11 @@ uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_OFFCPU);
 }
 
+uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
+{
+	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_FORKS);
+}
+
 static void *closer_main(void *arg)
 {
 	struct vp_bpf_gen *g = arg;
@@ -496,17 +515,34 @@ static void *closer_main(void *arg)
 	return NULL;
 }
 
-int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop)
+int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int wait)
 {
 	struct vp_bpf_gen next, *old;
 	pthread_t t;
+	uint64_t t0;
 
 	for (size_t i = 0; i < b->nfuncs; i++)
 		if (drop[i] && !b->off[i])
 			b->off[i] = 2; /* dropped now: not in the next links */
+	if (wait) {
+		/*
+		 * Old links first: removing one waits for the target's
+		 * pending returns through any uretprobe, and new links'
+		 * return probes would keep making more (seconds, measured).
+		 */
+		t0 = vp_bpf_now_ns();
+		set_ctl(b, GEN_NONE, b->wake_bytes);
+		gen_close(&b->live);
+		pr_debug("BPF probes: old links removed in %.1f ms",
+			 (double)(vp_bpf_now_ns() - t0) / 1e6);
+	}
 	if (gen_link(b, b->gen + 1, &next) < 0) {
 		for (size_t i = 0; i < b->nfuncs; i++)
 			b->off[i] = b->off[i] == 2 ? 0 : b->off[i];
+		if (wait && gen_link(b, b->gen, &b->live) < 0)
+			return -1;
+		if (wait)
+			set_ctl(b, b->gen, b->wake_bytes);
 		return -1;
 	}
 	/* From here the new links record, the old ones are silent. */
@@ -546,6 +582,8 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 	gen_close(&b->live);
 	if (b->sw)
 		bpf_link__destroy(b->sw);
+	if (b->fork)
+		bpf_link__destroy(b->fork);
 	ring_buffer__free(b->rb);
 	free(b->reader);
 	bpf_object__close(b->obj);
@@ -596,7 +634,12 @@ uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 	return 0;
 }
 
-int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop)
+uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
+{
+	return 0;
+}
+
+int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int wait)
 {
 	return -1;
 }

@@ -36,6 +36,7 @@ struct vp_bpf_gen {
 struct vp_bpf_probes {
 	struct bpf_object *obj;
 	struct bpf_link *sw;	/* the scheduler switch program (off-CPU time) */
+	struct bpf_link *fork;	/* the fork counter */
 	struct ring_buffer *rb;
 	struct vp_bpf_reader *reader;
 	int entry_fd, return_fd; /* the programs */
@@ -96,14 +97,19 @@ uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func);
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b);
 /* Context switches whose off-CPU time could not be kept (table full). */
 uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b);
+/* Processes the target forked: not recorded (threads are). */
+uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b);
 
 /**
  * vp_bpf_probes_drop - stop probing the functions @drop marks: new links
  * without them take over at once (a new generation), and a thread
- * removes the old ones, return probes first.  Their hits so far stay
- * counted.  0, or -1 after printing why (the old links then stay).
+ * removes the old ones, return probes first - or, with @wait, the old
+ * ones go first and then the new ones come, before this returns (no
+ * record in between).  Their hits
+ * so far stay counted.  0, or -1 after printing why (the old links then
+ * stay).
  */
-int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop);
+int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int wait);
 
 /* No record from now on; the links stay until vp_bpf_probes_close(). */
 void vp_bpf_probes_stop(struct vp_bpf_probes *b);

@@ -69,7 +69,8 @@ void record_watchdog(struct record *rec)
 	 */
 	if (rec->bpf_on) {
 		record_update_cpu(rec);
-		if (rec->cpu < 20000000)
+		/* (an idle target: its calls are counted after 200 ms anyway) */
+		if (rec->cpu < 20000000 && now - rec->start_ns < 200000000)
 			return;
 	} else if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
 		   now - rec->start_ns < 300000000) {
@@ -124,9 +125,25 @@ void record_watchdog(struct record *rec)
 		cost[wf] = 0;
 	}
 	/* all at once: one new generation of links without them */
-	if (ndrop && rec->bpf_on && vp_bpf_probes_drop(&rec->bpf, drop) < 0)
+	if (ndrop && rec->bpf_on && vp_bpf_probes_drop(&rec->bpf, drop, rec->holding) < 0)
 		warning("phase 2: the probes over the budget stay: new links failed");
+	/*
+	 * The first look decides what was held back: every call, if the
+	 * probes fit the budget; if not, nothing from before the costly ones
+	 * were gone - those probes stretched every call around theirs, and
+	 * the report would show their cost as the program's variance.
+	 */
+	if (rec->holding && ndrop) {
+		uint64_t t = record_now_ns();
+
+		record_discard_before(rec, t);
+		if (!rec->opts.quiet)
+			info("phase 2: the calls of its first %s are left out: their times hold "
+			     "the cost of the probes removed then",
+			     fmt_duration((double)(t - rec->start_ns), a, sizeof(a)));
+	}
 out:
+	rec->holding = 0;
 	free(drop);
 	free(cost);
 }

@@ -353,6 +353,8 @@ static void round_trip(struct record *rec, int all)
 		drain_ring(rec, &rec->rings[c]);
 	if (rec->bpf_on)
 		vp_bpf_probes_read(&rec->bpf, take_bpf, rec);
+	if (rec->holding && !all)
+		return;
 	qsort(rec->pending, rec->npending, sizeof(*rec->pending), cmp_raw);
 	if (rec->npending && rec->pending[rec->npending - 1].time > rec->max_seen)
 		rec->max_seen = rec->pending[rec->npending - 1].time;
@@ -360,6 +362,29 @@ static void round_trip(struct record *rec, int all)
 		emit(rec, &rec->pending[i]);
 	memmove(rec->pending, rec->pending + i, (rec->npending - i) * sizeof(*rec->pending));
 	rec->npending -= i;
+}
+
+void record_discard_before(struct record *rec, uint64_t t)
+{
+	size_t k = 0;
+	uint64_t n = 0;
+
+	for (int c = 0; c < rec->nrings; c++)
+		drain_ring(rec, &rec->rings[c]);
+	if (rec->bpf_on)
+		vp_bpf_probes_read(&rec->bpf, take_bpf, rec);
+	for (size_t i = 0; i < rec->npending; i++) {
+		struct vp_raw *r = &rec->pending[i];
+
+		if ((r->type == VP_RAW_ENTRY || r->type == VP_RAW_EXIT) && r->time < t) {
+			n++;
+			continue;
+		}
+		rec->pending[k++] = *r;
+	}
+	rec->npending = k;
+	pr_debug("phase 2: %llu records before the probes settled left out",
+		 (unsigned long long)n);
 }
 
 static void on_signal(int sig)
@@ -667,6 +692,7 @@ static void print_detach(const struct record *rec)
 
 static void print_summary(struct record *rec, const struct vp_trailer *tr)
 {
+	uint64_t forks, missed;
 	struct stat st;
 	long long bytes = stat(rec->opts.output, &st) == 0 ? (long long)st.st_size : -1;
 
@@ -690,6 +716,12 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 	if (rec->foreign)
 		info("%llu events from other processes were not recorded (children are not "
 		     "followed)", (unsigned long long)rec->foreign);
+	if (rec->bpf_on && (forks = vp_bpf_probes_forks(&rec->bpf)))
+		info("'%s' forked %llu process%s, not followed: only its own threads are "
+		     "recorded", rec->prog, (unsigned long long)forks, forks == 1 ? "" : "es");
+	if (rec->bpf_on && (missed = vp_bpf_probes_offcpu_missed(&rec->bpf)))
+		warning("%llu context switches found no room in the off-CPU table: off-CPU "
+			"times are too low", (unsigned long long)missed);
 }
 
 /* Run the target under the probes and write the file; returns the exit code. */
@@ -899,9 +931,15 @@ static int start(struct record *rec, int argc, char **argv)
 	}
 	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->hdr.nmodules);
 	if (rec->mode != MODE_SAMPLE && rec->bpf_on) {
-		/* perf's part: the per-CPU buffers of the target's mappings */
+		/*
+		 * perf's part: per-CPU buffers for the target's mappings (and
+		 * in combined mode its samples).  Mappings alone need little:
+		 * small enough for the unprivileged mlock limit (516 KiB).
+		 */
+		size_t mmap_buf = rec->mode == MODE_PROBE ? 128 << 10 : (size_t)rec->opts.buf_size;
+
 		if (vp_probes_open(&rec->probes, rec->hdr.funcs, 0, NULL, rec->hdr.modules,
-				   rec->pid, (size_t)rec->opts.buf_size, 0) < 0 ||
+				   rec->pid, mmap_buf, 0) < 0 ||
 		    vp_bpf_probes_open(&rec->bpf, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
 				       rec->hdr.modules, rec->pid,
 				       (size_t)rec->opts.buf_size *
@@ -921,6 +959,8 @@ static int start(struct record *rec, int argc, char **argv)
 		if (rec->plan_from) {
 			rec->calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->calls));
 			rec->dropped = xcalloc(rec->hdr.nfuncs, 1);
+			/* until the watchdog's first look: record_watchdog() */
+			rec->holding = rec->bpf_on;
 		}
 	}
 	if (rec->mode != MODE_PROBE) {

@@ -141,6 +141,8 @@ struct record {
 				    * after this long (and min_samples) */
 	int left_running;	   /* ... and it did */
 	int calibrated;		   /* record_calibrate() ran */
+	int holding;		   /* auto, phase 2 on BPF: records held back until
+				    * the watchdog's first look */
 	/* Sample mode: unwinding waits until the target is gone, so that it
 	 * takes no CPU time from it; samples and mappings queue up here. */
 	int defer;
@@ -183,6 +185,9 @@ uint64_t record_now_ns(void);
 void record_write_failed(struct record *rec, int err);
 /* The target's CPU time since the recording began, as far as known. */
 void record_update_cpu(struct record *rec);
+/* Read what the buffers hold and drop the entries and exits held back
+ * from before @t (auto mode: the probes of the first look were costly). */
+void record_discard_before(struct record *rec, uint64_t t);
 /*
  * record_run - start the target (or attach), record until it ends, write
  * the file; returns the exit code.  Signals from now on mean "stop the
