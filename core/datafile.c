@@ -598,6 +598,9 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
 			e2 = buf_uleb(&end, tr->costs[i].insn_class) ||
 			     buf_uleb(&end, tr->costs[i].in_window_ns) ||
 			     buf_uleb(&end, tr->costs[i].full_ns);
+		if (!e2)
+			e2 = buf_uleb(&end, tr->probe_cost_ns) || buf_uleb(&end, tr->target_cpu_ns) ||
+			     buf_uleb(&end, tr->budget_ppm);
 		if (e2)
 			e2 = -ENOMEM;
 		else
@@ -661,6 +664,7 @@ struct vp_reader {
 	void *sample_ctx;
 	uint64_t samples;
 	uint32_t phase, phase_pid;
+	uint32_t phase1_pid; /* of the PHASE 1 record, 0 before one */
 	uint64_t *unprobed; /* per function, 0: probed throughout */
 	/* probe-cost compensation (vp_reader_compensate) */
 	int compensate;
@@ -1297,6 +1301,11 @@ uint32_t vp_reader_phase(const struct vp_reader *r, uint32_t *pid)
 	return r->phase;
 }
 
+uint32_t vp_reader_phase1_pid(const struct vp_reader *r)
+{
+	return r->phase1_pid;
+}
+
 int vp_probe_cost_of(const struct vp_header *hdr, uint32_t func, uint64_t *in_window,
 		     uint64_t *full)
 {
@@ -1418,6 +1427,13 @@ static int parse_end_into(struct vp_reader *r, const uint8_t *p, uint32_t len, s
 	}
 	if (t->ncosts > 4)
 		t->ncosts = 4;
+	/* version 3: auto mode's accounting */
+	if (!err && c.p < c.end)
+		err = get_u(r, &c, &t->probe_cost_ns, "probe cost total");
+	if (!err && c.p < c.end)
+		err = get_u(r, &c, &t->target_cpu_ns, "target CPU time");
+	if (!err && c.p < c.end)
+		err = get_u32(r, &c, &t->budget_ppm, "overhead budget");
 	if (err)
 		return err;
 	t->flags = (uint32_t)flags;
@@ -1706,6 +1722,8 @@ static int ctl_phase(struct vp_reader *r, struct cur *c)
 
 	if (!err)
 		err = get_u32(r, c, &r->phase_pid, "phase pid");
+	if (!err && r->phase == 1)
+		r->phase1_pid = r->phase_pid;
 	return err;
 }
 

@@ -206,7 +206,10 @@ enum {
  * u foreign records (other processes, not followed), u end time; version 2
  * adds u samples, u truncated samples, u broken samples, then u count and
  * that many probe costs (u class, u in-window ns, u full ns) tracked while
- * recording, which readers use instead of the META chunk's. */
+ * recording, which readers use instead of the META chunk's; version 3 adds
+ * auto mode's accounting of phase 2: u the probes' estimated cost in ns,
+ * u the target's CPU time in ns, u the budget (--overhead) in parts per
+ * million (0: no budget, not auto mode). */
 enum {
 	VP_END_EXITED = 1 << 0,      /* wait-status is valid */
 	VP_END_INTERRUPTED = 1 << 1, /* stopped by SIGINT/SIGTERM to varperf */
@@ -215,6 +218,8 @@ enum {
 				      * left it running (version 2) */
 	VP_END_GONE = 1 << 4,	     /* attached, and the process exited: its
 				      * status is its parent's (version 2) */
+	VP_END_OVER_BUDGET = 1 << 5, /* auto mode: the probes cost more than
+				      * the budget allowed (version 3) */
 };
 
 struct vp_module {
@@ -290,6 +295,10 @@ struct vp_trailer {
 	uint64_t broken;    /* samples with VP_SAMPLE_BROKEN */
 	uint32_t ncosts;    /* probe costs as tracked during the recording */
 	struct vp_probe_cost costs[4];
+	/* version 3: auto mode's phase 2, as measured (0: not said) */
+	uint64_t probe_cost_ns;	 /* calls of the probed functions x their cost */
+	uint64_t target_cpu_ns;	 /* the target's CPU time meanwhile */
+	uint32_t budget_ppm;	 /* --overhead, in millionths */
 };
 
 enum vp_event_kind { VP_EV_ENTRY = 0, VP_EV_EXIT = 1 };
@@ -473,6 +482,9 @@ uint64_t vp_reader_samples(const struct vp_reader *r);
 uint64_t vp_reader_unprobed(const struct vp_reader *r, uint32_t func);
 /* Phase of the last PHASE record read (0: none yet) and its pid. */
 uint32_t vp_reader_phase(const struct vp_reader *r, uint32_t *pid);
+/* The pid of the PHASE 1 record read so far (0: none): an auto recording
+ * whose phase 2 (the header's pid) probed the same process ran once. */
+uint32_t vp_reader_phase1_pid(const struct vp_reader *r);
 
 /*
  * vp_reader_compensate - with @on, subtract the calibrated probe cost from

@@ -291,6 +291,14 @@ static int cmd_report_file_warnings(const struct cmd_report_opts *o, struct repo
 		warning("'%s': the recorder could not write all data; some events are missing",
 			o->input);
 	}
+	if (r->trailer->present && (r->trailer->flags & VP_END_OVER_BUDGET) &&
+	    r->trailer->target_cpu_ns)
+		warning("'%s': phase 2's probes cost about %.1f%% of the program's CPU time, over "
+			"the %g%% budget: the recorded run took that much longer than the program "
+			"alone",
+			o->input,
+			(double)r->trailer->probe_cost_ns / (double)r->trailer->target_cpu_ns * 100,
+			(double)r->trailer->budget_ppm / 1e4);
 	if (r->lost)
 		warning("'%s': %llu records were lost while recording; their invocations are "
 			"counted as unpaired",

@@ -148,18 +148,38 @@ out:
 	free(cost);
 }
 
-/* Auto mode, phase 2: what the probes cost in all, measured. */
-void record_print_measured_cost(struct record *rec)
+/* Auto mode, phase 2: what the probes cost in all, measured, for the file. */
+void record_account_cost(struct record *rec, struct vp_trailer *tr)
 {
 	double total = 0;
 
-	if (!rec->calls || rec->opts.quiet || !rec->cpu)
+	if (!rec->calls || !rec->cpu)
 		return;
 	count_calls(rec);
 	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
 		total += (double)rec->calls[f] * func_cost(rec, f);
-	info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
-	     total / (double)rec->cpu * 100, rec->opts.overhead * 100);
+	tr->probe_cost_ns = (uint64_t)total;
+	tr->target_cpu_ns = rec->cpu;
+	tr->budget_ppm = (uint32_t)(rec->opts.overhead * 1e6 + 0.5);
+	if (total > rec->opts.overhead * (double)rec->cpu * (1 + WATCHDOG_SLACK))
+		tr->flags |= VP_END_OVER_BUDGET;
+}
+
+/* ... and for the user: over the budget, a warning (report repeats it). */
+void record_print_measured_cost(const struct record *rec, const struct vp_trailer *tr)
+{
+	double share;
+
+	if (!tr->target_cpu_ns || !tr->budget_ppm)
+		return;
+	share = (double)tr->probe_cost_ns / (double)tr->target_cpu_ns * 100;
+	if (tr->flags & VP_END_OVER_BUDGET)
+		warning("phase 2: the probes cost about %.1f%% of the target's CPU time, over the "
+			"%g%% budget: the run took that much longer than the program alone", share,
+			rec->opts.overhead * 100);
+	else if (!rec->opts.quiet)
+		info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
+		     share, rec->opts.overhead * 100);
 }
 
 static const char *base_name(const char *p)

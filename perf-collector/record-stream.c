@@ -762,6 +762,7 @@ static int run(struct record *rec)
 	if (rec->hdr.ncosts)
 		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
 	tr.end_time = record_now_ns();
+	record_account_cost(rec, &tr);
 	if (rec->write_err)
 		tr.flags |= VP_END_WRITE_ERROR;
 	err = vp_writer_finish(rec->w, &tr);
@@ -769,7 +770,7 @@ static int run(struct record *rec)
 	record_write_failed(rec, err);
 	rec->finished = !err;
 	print_summary(rec, &tr);
-	record_print_measured_cost(rec);
+	record_print_measured_cost(rec, &tr);
 	if (rec->opts.attach && !rec->child) {
 		print_detach(rec);
 		return rec->write_err ? 1 : 0;

@@ -206,8 +206,10 @@ void record_release(struct record *rec);
 int record_select_planned(struct record *rec);
 /* Phase 2, every round: stop probing what costs more than the budget. */
 void record_watchdog(struct record *rec);
-/* Phase 2, at the end: what the probes cost in all. */
-void record_print_measured_cost(struct record *rec);
+/* Phase 2, at the end: what the probes cost in all, into the trailer
+ * (and VP_END_OVER_BUDGET), then said. */
+void record_account_cost(struct record *rec, struct vp_trailer *tr);
+void record_print_measured_cost(const struct record *rec, const struct vp_trailer *tr);
 /* Seed 000's two phases, launched or attached; the exit code. */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
 

@@ -321,6 +321,13 @@ static void json_header(struct json *j, const struct report *r)
 	json_arr_end(j);
 	json_bool(j, "compensated", r->compensated);
 	json_u64(j, "mode", h->mode);
+	/* auto mode: phase 2 probed the process phase 1 sampled */
+	if (h->mode == VP_MODE_AUTO)
+		json_bool(j, "one_run", (r->trailer->present &&
+					 (r->trailer->flags & (VP_END_DETACHED | VP_END_GONE))) ||
+						vp_reader_phase1_pid(r->reader) == h->pid);
+	else
+		json_null(j, "one_run");
 	json_backend(j, h->backend);
 	json_str(j, "time", time_base_name(r->time));
 	if (report_offcpu_share(r, &share))
@@ -365,6 +372,17 @@ static void json_totals(struct json *j, const struct report *r)
 	json_u64(j, "total_time", r->an->total_time);
 	json_u64(j, "duration", bt->events ? bt->last_time - bt->first_time : 0);
 	json_bool(j, "complete", tr->present);
+	/* auto mode's phase 2, as the recorder measured it */
+	if (tr->present && tr->budget_ppm) {
+		json_obj(j, "probe_overhead");
+		json_u64(j, "probe_cost_ns", tr->probe_cost_ns);
+		json_u64(j, "target_cpu_ns", tr->target_cpu_ns);
+		json_double(j, "budget", (double)tr->budget_ppm / 1e6);
+		json_bool(j, "over_budget", !!(tr->flags & VP_END_OVER_BUDGET));
+		json_obj_end(j);
+	} else {
+		json_null(j, "probe_overhead");
+	}
 	json_obj_end(j);
 }
 

@@ -204,7 +204,7 @@ static void text_header(const struct report *r)
 	char buf[64], tbuf[64];
 	struct tm tm;
 	time_t t;
-	int attached;
+	int attached, one_run;
 	size_t emulated, moved;
 
 	fprintf(f, "varperf report of '");
@@ -234,6 +234,9 @@ static void text_header(const struct report *r)
 	/* auto mode attached to a process samples it, then probes it */
 	attached = r->trailer->present &&
 		   (r->trailer->flags & (VP_END_DETACHED | VP_END_GONE));
+	/* ... and so does one run of a program (phase 1 of the same pid) */
+	one_run = !attached && h->mode == VP_MODE_AUTO &&
+		  vp_reader_phase1_pid(r->reader) == h->pid;
 	if (r->sampled)
 		fprintf(f, "  sampled:           %" PRIu64 " samples of %s every %s%s\n",
 			r->sampled->samples, vp_sample_event_name(h->sampling.event),
@@ -242,6 +245,7 @@ static void text_header(const struct report *r)
 				: "(varying period)",
 			h->mode != VP_MODE_AUTO ? ""
 			: attached	       ? " (phase 1: the process's first seconds)"
+			: one_run	       ? " (phase 1: the run's start)"
 					       : " (phase 1: a run of its own)");
 	if (h->mode == VP_MODE_SAMPLE || (!h->nfuncs && r->sampled))
 		return;
@@ -249,6 +253,7 @@ static void text_header(const struct report *r)
 	fprintf(f, "  probed functions:  %zu%s; %zu on emulated instructions", h->nfuncs,
 		h->mode != VP_MODE_AUTO ? ""
 		: attached		 ? " (phase 2: the rest of the recording)"
+		: one_run		 ? " (phase 2: the rest of the same run)"
 					 : " (phase 2: a run of its own)",
 		emulated);
 	if (moved)

@@ -187,9 +187,16 @@ tap_like "$(cat err)" "^varperf: warning: phase 2: stopped probing 'hot' after [
 	"the watchdog stops probing hot()"
 tap_unlike "$(cat err)" "stopped probing '(medium|main)'" "... and nothing that costs little"
 "$VARPERF" report -i wd.data --format json >wd.json 2>/dev/null
-tap_is "$("$AWK" '$1 == "calls" { print $5 }' out | tail -n 1) True" \
-	"$(q wd.json "'%d %s' % (node('medium')[0]['count'], node('hot')[0]['partial'])")" \
-	"medium: every call of phase 2; hot: partial"
+# The first look found hot() too costly: what came before it was left out
+# (on the BPF backend; the perf backend keeps it, and hot()'s calls are
+# then in the file, partial): medium() is 3 ms a call, so every call but
+# those of the time left out.
+medium=$("$AWK" '$1 == "calls" { print $5 }' out | tail -n 1)
+left=$(sed -n "s/^varperf: phase 2: the calls of its first \([0-9.]*\) ms are left out.*/\1/p" err)
+tap_is True "$(q wd.json "(node('medium')[0]['count'] <= $medium and
+	node('medium')[0]['count'] >= $medium - int(${left:-0} / 3) - 1 and
+	(${left:-0} > 0 or node('hot')[0]['partial']))")" \
+	"medium: every call of phase 2 but those left out (${left:-0} ms); hot: dropped"
 
 # ---- a second run, and the standard input ----
 # From a file, both runs read it whole from where the first began.
