@@ -522,6 +522,9 @@ void vp_calibrate_done(void)
 {
 	if (!track.open)
 		return;
+	/* varperf's own calls of the code have returned: none is pending */
+	if (track.p.bpf)
+		vp_bpf_probes_target_gone(&track.p.b);
 	calib_probes_close(&track.p);
 	calib_code_unmap(&track.code);
 	for (int c = 0; c < NCLASSES; c++) {

@@ -157,10 +157,17 @@ static int object_load(struct bpf_object *obj, pid_t pid, size_t buf_size, size_
 
 int vp_bpf_probes_check(char *why, size_t len)
 {
+	/* r0 = 0; exit */
+	static const struct bpf_insn check_insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = (enum bpf_attach_type)X_BPF_TRACE_UPROBE_MULTI);
 	static int checked, result;
 	static char reason[256];
-	struct bpf_object *obj;
 	char rel[128] = "";
+	int fd;
 
 	if (checked)
 		goto out;
@@ -178,22 +185,22 @@ int vp_bpf_probes_check(char *why, size_t len)
 		result = -ENOTSUP;
 		goto out;
 	}
-	obj = object_open();
-	if (!obj) {
-		result = -errno;
-		snprintf(reason, sizeof(reason), "cannot open the BPF object: %s",
-			 strerror(errno));
-		goto out;
-	}
-	result = object_load(obj, 1, 4096, 1);
+	/*
+	 * The rights and the link type, with a program of two instructions:
+	 * loading varperf's own object here would parse the kernel's BTF
+	 * (tens of milliseconds) only to do it again.
+	 */
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "vp_check", "GPL", check_insns, 2, &opts);
+	result = fd < 0 ? fd : 0;
+	if (fd >= 0)
+		close(fd);
 	if (result == -EPERM || result == -EACCES)
 		snprintf(reason, sizeof(reason),
 			 "loading BPF programs is not permitted (it needs CAP_BPF and "
 			 "CAP_PERFMON, or root)");
 	else if (result)
-		snprintf(reason, sizeof(reason), "the kernel refused varperf's BPF programs: %s",
+		snprintf(reason, sizeof(reason), "the kernel has no uprobe_multi links: %s",
 			 strerror(-result));
-	bpf_object__close(obj);
 out:
 	if (result && why)
 		snprintf(why, len, "%s", reason);
@@ -218,6 +225,43 @@ static void gen_close(struct vp_bpf_gen *g)
 			close(g->fds[i]);
 	free(g->fds);
 	memset(g, 0, sizeof(*g));
+}
+
+static void *close_one(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/*
+ * With the target gone no return is pending: every link's removal (a
+ * grace period each) can overlap the others', in threads.
+ */
+static void gen_close_parallel(struct vp_bpf_gen *g)
+{
+	pthread_t *t = xcalloc(g->n ? g->n : 1, sizeof(*t));
+	unsigned char *started = xcalloc(g->n ? g->n : 1, 1);
+
+	for (size_t i = 1; i < g->n; i++) {
+		started[i] = pthread_create(&t[i], NULL, close_one, (void *)(intptr_t)g->fds[i]) == 0;
+		if (started[i])
+			g->fds[i] = -1;
+	}
+	if (g->n && g->fds[0] >= 0) {
+		close(g->fds[0]);
+		g->fds[0] = -1;
+	}
+	for (size_t i = 1; i < g->n; i++)
+		if (started[i])
+			pthread_join(t[i], NULL);
+	free(started);
+	free(t);
+	gen_close(g);
+}
+
+void vp_bpf_probes_target_gone(struct vp_bpf_probes *b)
+{
+	b->gone = 1;
 }
 
 /* The function a probe of @cookie belongs to, for messages. */
@@ -579,7 +623,10 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 	for (size_t i = 0; i < b->nclosers; i++)
 		pthread_join(b->closers[i], NULL);
 	free(b->closers);
-	gen_close(&b->live);
+	if (b->gone)
+		gen_close_parallel(&b->live);
+	else
+		gen_close(&b->live);
 	if (b->sw)
 		bpf_link__destroy(b->sw);
 	if (b->fork)
@@ -645,6 +692,10 @@ int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int w
 }
 
 void vp_bpf_probes_stop(struct vp_bpf_probes *b)
+{
+}
+
+void vp_bpf_probes_target_gone(struct vp_bpf_probes *b)
 {
 }
 

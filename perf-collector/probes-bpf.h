@@ -51,6 +51,7 @@ struct vp_bpf_probes {
 	size_t nfuncs;
 	unsigned char *off;	/* per function: no longer probed */
 	uint64_t wake_bytes;	/* the reader's mark */
+	int gone;		/* the target has exited */
 	pthread_t *closers;	/* threads closing replaced links */
 	size_t nclosers;
 	uint64_t records;	/* decoded */
@@ -114,7 +115,11 @@ int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int w
 /* No record from now on; the links stay until vp_bpf_probes_close(). */
 void vp_bpf_probes_stop(struct vp_bpf_probes *b);
 
-/* Detach everything (return probes first) and free; a zeroed @b is fine. */
+/* The target has exited: no return is pending, the links can go at once. */
+void vp_bpf_probes_target_gone(struct vp_bpf_probes *b);
+
+/* Detach everything (return probes first, while the target may run) and
+ * free; a zeroed @b is fine. */
 void vp_bpf_probes_close(struct vp_bpf_probes *b);
 
 #endif

@@ -8,6 +8,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,8 +328,24 @@ static int stdin_again(off_t off)
  * Both phases go into the one output file.  Whatever stops phase 2 from
  * happening, phase 1 is kept.
  */
+struct calib_job {
+	struct record *rec;
+	int code;
+};
+
+static void *calibrate_main(void *arg)
+{
+	struct calib_job *j = arg;
+
+	j->code = record_calibrate(j->rec);
+	return NULL;
+}
+
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv)
 {
+	struct calib_job calib = { NULL, 0 };
+	pthread_t calib_thread;
+	int calibrating = 0;
 	struct record r1, r2;
 	char *tmp = NULL;
 	uint64_t t0 = record_now_ns();
@@ -366,10 +383,15 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	}
 	if (code)
 		goto out;
-	/* measured now: between the phases the target would run unobserved */
-	if (!o->phase1 && !o->attach && !o->list) {
-		code = record_calibrate(&r2);
-		if (code)
+	/*
+	 * The probes' cost is measured while phase 1 samples, in a thread:
+	 * not before it (the program would start later) nor after it (it
+	 * would run unobserved meanwhile).
+	 */
+	if (!o->phase1 && !o->list) {
+		calib.rec = &r2;
+		calibrating = pthread_create(&calib_thread, NULL, calibrate_main, &calib) == 0;
+		if (!calibrating && (code = record_calibrate(&r2)))
 			goto out;
 	}
 	if (!o->phase1) {
@@ -401,6 +423,16 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 				     "same run", prog, phase1_window(o));
 		}
 		p1code = record_one(&r1, argc, argv);
+		if (calibrating) {
+			pthread_join(calib_thread, NULL);
+			calibrating = 0;
+			if (calib.code) {
+				if (r1.left_running)
+					kill(r1.pid, SIGKILL), waitpid(r1.pid, NULL, 0);
+				code = calib.code;
+				goto out;
+			}
+		}
 		if (!r1.finished) {
 			if (r1.left_running)
 				kill(r1.pid, SIGKILL), waitpid(r1.pid, NULL, 0);
@@ -484,6 +516,8 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			code = 1;
 	}
 out:
+	if (calibrating)
+		pthread_join(calib_thread, NULL);
 	record_release(&r1);
 	record_release(&r2);
 	if (tmp) {

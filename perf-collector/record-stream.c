@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,8 +601,10 @@ static int wait_and_read(struct record *rec, int *status)
 	if (rec->left_running || (rec->opts.attach && !rec->child))
 		record_update_cpu(rec);
 	/* The target is gone or no longer followed: every record is in. */
-	if ((!rec->opts.attach && !rec->left_running) || rec->gone)
+	if ((!rec->opts.attach && !rec->left_running) || rec->gone) {
 		vp_addrspace_target_gone(rec->as);
+		vp_bpf_probes_target_gone(&rec->bpf);
+	}
 	round_trip(rec, 1);
 	flush_deferred(rec);
 	count_unseen(rec);
@@ -781,8 +784,18 @@ static int run(struct record *rec)
 	return rec->write_err ? 1 : code;
 }
 
+static void *calibrate_done_main(void *arg)
+{
+	(void)arg;
+	vp_calibrate_done();
+	return NULL;
+}
+
 void record_release(struct record *rec)
 {
+	int calibrating = 0;
+	pthread_t calib;
+
 	/* The sampling events first: the probes' clean-up child must not
 	 * inherit them (they would sample on until it is done). */
 	if (rec->sampler.nfds)
@@ -797,10 +810,18 @@ void record_release(struct record *rec)
 	else if (rec->probes.nfds)
 		vp_probes_close_detached(&rec->probes,
 					 rec->can_throw ? VP_CLOSE_RETURNS_NOW : 0);
-	/* one RCU grace period per link: no need for a helper process */
+	/*
+	 * One RCU grace period per link: no need for a helper process.  The
+	 * calibration's links go at the same time, in a thread: the grace
+	 * periods overlap.
+	 */
+	if (rec->hdr.ncosts && rec->bpf_on &&
+	    pthread_create(&calib, NULL, calibrate_done_main, NULL) == 0)
+		calibrating = 1;
 	vp_bpf_probes_close(&rec->bpf);
-	/* (auto mode calibrates phase 2 before phase 1 runs) */
-	if (rec->hdr.ncosts)
+	if (calibrating)
+		pthread_join(calib, NULL);
+	else if (rec->hdr.ncosts)
 		vp_calibrate_done();
 	for (size_t i = 0; i < rec->hdr.nmodules; i++)
 		vp_symfile_free(rec->symfiles ? rec->symfiles[i] : NULL);
@@ -969,8 +990,10 @@ static int start(struct record *rec, int argc, char **argv)
 		if (start_sampling(rec) < 0)
 			goto out_unlink;
 	}
+	/* readable when the target exits: the loop wakes at once, not at its
+	 * next round (a negative errno where the kernel has none: rounds) */
+	rec->pidfd = vp_pidfd_open(rec->pid);
 	if (rec->opts.attach && !rec->child) {
-		rec->pidfd = vp_pidfd_open(rec->pid);
 		if (!rec->opts.quiet || rec->announce)
 			info("attached to process %d (%s)%s", (int)rec->pid, rec->path,
 			     rec->opts.duration > 0 ? "" : ": Ctrl-C to stop");
