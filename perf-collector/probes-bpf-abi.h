@@ -43,9 +43,8 @@ struct vp_bpf_rec {
 enum vp_bpf_stat {
 	VP_BPF_STAT_LOST = 0,	     /* no room in the ring buffer */
 	VP_BPF_STAT_NO_OFFCPU = 1,   /* a switch the off-CPU table had no room for */
-	VP_BPF_STAT_RECORDS = 2,     /* records written */
-	VP_BPF_STAT_FORKS = 3,	     /* processes the target forked (not followed) */
-	VP_BPF_NSTATS = 4,
+	VP_BPF_STAT_FORKS = 2,	     /* processes the target forked (not followed) */
+	VP_BPF_NSTATS = 3,
 };
 
 /* The "ctl" array's one value. */

@@ -122,7 +122,6 @@ static __always_inline int emit(struct pt_regs *ctx, int is_return)
 	bpf_ringbuf_submit(r, avail >= c->wake_bytes && avail - c->wake_bytes < 4096
 				      ? BPF_RB_FORCE_WAKEUP
 				      : BPF_RB_NO_WAKEUP);
-	count(VP_BPF_STAT_RECORDS);
 	return 0;
 }
 

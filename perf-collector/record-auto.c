@@ -64,14 +64,15 @@ void record_watchdog(struct record *rec)
 	/*
 	 * perf_event uprobes: every 40 ms, from 300 ms on: the first calls of
 	 * a process cost more, and a rate needs a few rounds to settle; and
-	 * removing a probe takes the kernel a while.  BPF links: from 20 ms
+	 * removing a probe takes the kernel a while.  BPF links: from 10 ms
 	 * of the target's CPU time on, every round - the counts are exact and
 	 * new links replace the old ones in milliseconds.
 	 */
 	if (rec->bpf_on) {
 		record_update_cpu(rec);
-		/* (an idle target: its calls are counted after 200 ms anyway) */
-		if (rec->cpu < 20000000 && now - rec->start_ns < 200000000)
+		/* 10 ms of CPU give thousands of calls of anything too costly
+		 * (an idle target: its calls are counted after 200 ms anyway) */
+		if (rec->cpu < 10000000 && now - rec->start_ns < 200000000)
 			return;
 	} else if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
 		   now - rec->start_ns < 300000000) {

@@ -28,6 +28,9 @@
 
 enum {
 	POLL_MS = 50,
+	/* auto mode's first look comes sooner: a probe too costly for the
+	 * budget costs the target all the while */
+	POLL_MS_HOLDING = 5,
 	/* how long a sampling run waits for an earlier one's probes to go */
 	UNPROBE_WAIT_MS = 10000,
 };
@@ -561,7 +564,8 @@ static int wait_and_read(struct record *rec, int *status)
 		for (int c = 0; c < rec->nrings; c++)
 			if (pfd[c].revents & (POLLHUP | POLLERR))
 				pfd[c].fd = -1;
-		if (poll(pfd, (nfds_t)n, POLL_MS) < 0 && errno != EINTR)
+		if (poll(pfd, (nfds_t)n, rec->holding ? POLL_MS_HOLDING : POLL_MS) < 0 &&
+		    errno != EINTR)
 			warning("poll failed: %s", strerror(errno));
 		if (rec->opts.attach && !rec->child) {
 			if (attach_done(rec, &pfd[n - 1], deadline, &flags))
