@@ -59,7 +59,7 @@ void record_watchdog(struct record *rec)
 	double total = 0, cpu, budget, *cost;
 	unsigned char *drop;
 	int ndrop = 0;
-	char a[32];
+	char a[32], b[32];
 
 	/*
 	 * perf_event uprobes: every 40 ms, from 300 ms on: the first calls of
@@ -127,7 +127,7 @@ void record_watchdog(struct record *rec)
 		cost[wf] = 0;
 	}
 	/* all at once: one new generation of links without them */
-	if (ndrop && rec->bpf_on && vp_bpf_probes_drop(&rec->bpf, drop, rec->holding) < 0)
+	if (ndrop && rec->bpf_on && vp_bpf_probes_drop(&rec->bpf, drop, 1) < 0)
 		warning("phase 2: the probes over the budget stay: new links failed");
 	/*
 	 * The first look decides what was held back: every call, if the
@@ -143,6 +143,18 @@ void record_watchdog(struct record *rec)
 			info("phase 2: the calls of its first %s are left out: their times hold "
 			     "the cost of the probes removed then",
 			     fmt_duration((double)(t - rec->start_ns), a, sizeof(a)));
+	} else if (rec->hold_ns && ndrop) {
+		/* later: what the last rounds held back, since before the look */
+		uint64_t t = record_now_ns();
+		uint64_t from = record_discard_before(rec, t);
+
+		if (from < rec->start_ns)
+			from = rec->start_ns;
+		if (!rec->opts.quiet)
+			info("phase 2: the calls from %s to %s are left out: their times hold the "
+			     "cost of the probes removed then",
+			     fmt_duration((double)(from - rec->start_ns), a, sizeof(a)),
+			     fmt_duration((double)(t - rec->start_ns), b, sizeof(b)));
 	}
 out:
 	rec->holding = 0;

@@ -35,6 +35,13 @@ enum {
 	UNPROBE_WAIT_MS = 10000,
 };
 
+/*
+ * Auto mode on BPF: how long records wait before they are written, so
+ * that when a probe turns out too costly what it stretched can be left
+ * out (the watchdog looks every round, 50 ms).
+ */
+static const uint64_t HOLD_NS = 200000000ULL;
+
 /* --duration with a program: how long it may take to stop after SIGINT */
 static const uint64_t GRACE_NS = 5000000000ULL;
 
@@ -353,6 +360,10 @@ static void round_trip(struct record *rec, int all)
 	uint64_t limit = rec->max_seen;
 	size_t i;
 
+	/* auto mode on BPF: the last HOLD_NS stay, for a drop to leave out */
+	if (rec->hold_ns && record_now_ns() - rec->hold_ns < limit)
+		limit = record_now_ns() - rec->hold_ns;
+
 	for (int c = 0; c < rec->nrings; c++)
 		drain_ring(rec, &rec->rings[c]);
 	if (rec->bpf_on)
@@ -368,10 +379,10 @@ static void round_trip(struct record *rec, int all)
 	rec->npending -= i;
 }
 
-void record_discard_before(struct record *rec, uint64_t t)
+uint64_t record_discard_before(struct record *rec, uint64_t t)
 {
+	uint64_t n = 0, first = t;
 	size_t k = 0;
-	uint64_t n = 0;
 
 	for (int c = 0; c < rec->nrings; c++)
 		drain_ring(rec, &rec->rings[c]);
@@ -381,6 +392,8 @@ void record_discard_before(struct record *rec, uint64_t t)
 		struct vp_raw *r = &rec->pending[i];
 
 		if ((r->type == VP_RAW_ENTRY || r->type == VP_RAW_EXIT) && r->time < t) {
+			if (r->time < first)
+				first = r->time;
 			n++;
 			continue;
 		}
@@ -389,6 +402,7 @@ void record_discard_before(struct record *rec, uint64_t t)
 	rec->npending = k;
 	pr_debug("phase 2: %llu records before the probes settled left out",
 		 (unsigned long long)n);
+	return first;
 }
 
 static void on_signal(int sig)
@@ -987,6 +1001,7 @@ static int start(struct record *rec, int argc, char **argv)
 			rec->dropped = xcalloc(rec->hdr.nfuncs, 1);
 			/* until the watchdog's first look: record_watchdog() */
 			rec->holding = rec->bpf_on;
+			rec->hold_ns = rec->bpf_on ? HOLD_NS : 0;
 		}
 	}
 	if (rec->mode != MODE_PROBE) {

@@ -143,6 +143,7 @@ struct record {
 	int calibrated;		   /* record_calibrate() ran */
 	int holding;		   /* auto, phase 2 on BPF: records held back until
 				    * the watchdog's first look */
+	uint64_t hold_ns;	   /* ... and after it, this long */
 	/* Sample mode: unwinding waits until the target is gone, so that it
 	 * takes no CPU time from it; samples and mappings queue up here. */
 	int defer;
@@ -186,8 +187,9 @@ void record_write_failed(struct record *rec, int err);
 /* The target's CPU time since the recording began, as far as known. */
 void record_update_cpu(struct record *rec);
 /* Read what the buffers hold and drop the entries and exits held back
- * from before @t (auto mode: the probes of the first look were costly). */
-void record_discard_before(struct record *rec, uint64_t t);
+ * from before @t (auto mode: probes found too costly were on until then);
+ * returns the earliest time dropped (@t if none). */
+uint64_t record_discard_before(struct record *rec, uint64_t t);
 /*
  * record_run - start the target (or attach), record until it ends, write
  * the file; returns the exit code.  Signals from now on mean "stop the
