@@ -2,9 +2,9 @@
 /*
  * cmd-record.c - "varperf record": run a program (or attach to a running
  * one) and write what it does to a data file: sampled call stacks, the
- * entries and exits of probed functions, or - by default - both in two
- * runs, a sampling run that finds the functions that matter and a probed
- * run that times only those.  This file reads the command line; the
+ * entries and exits of probed functions, or - by default - both, a
+ * sampling phase that finds the functions that matter and, in the same
+ * run where it can, probes that time only those.  This file reads the command line; the
  * steps are in record-setup.c, record-stream.c and record-auto.c.
  */
 #include <config.h>
@@ -28,8 +28,9 @@ static const char *const cmd_record_usage[] = {
 	"   or: varperf record [<options>] -p <pid>",
 	"",
 	"    -o, --output <file>       write the data to <file> (default: varperf.data)",
-	"        --mode <mode>         auto (default: sample, then probe what matters),",
-	"                              probe, sample or combined",
+	"        --mode <mode>         auto (default: sample, then probe what matters in",
+	"                              the same run; a program that ends within the",
+	"                              sampling runs again), probe, sample or combined",
 	"    -F, --freq <hz>           samples per second (default: 1000)",
 	"        --stack-size <bytes>  user stack copied per sample (default: 8192)",
 	"    -e, --event <event>       sampling event: auto, cpu-clock, task-clock or cycles",
