@@ -78,6 +78,10 @@ tap_is True "$(q auto.json "{p['functions'][-1] for p in j['patterns']} >= {'phy
 tap_is "3 True" "$(q auto.json "'%d %s' % (j['mode'], 0 < big('frame')['count'] < 600 and
 	sum(n['count'] for n in node('physics')) - big('frame')['count'] in (0, 1))")" \
 	"mode auto; frame and physics probed: each frame from phase 2 on, paired"
+tap_is "True 0.15 True" "$(q auto.json "'%s %g %s' % (j['one_run'],
+	j['totals']['probe_overhead']['budget'],
+	j['totals']['probe_overhead']['target_cpu_ns'] > 0)")" \
+	"... one run, and the file has phase 2's probe cost against its 15% budget"
 tap_is True "$(q auto.json "(s['samples'] >= 200 and any(n['function'] == 'frame' and
 	n['probed_node'] == big('frame')['id'] for n in s['nodes']))")" \
 	"the sampled frame() is matched to its probed node"
@@ -126,6 +130,7 @@ tap_like "$(cat err)" "^varperf: '.*fx-o2' ended within phase 1: running it agai
 	"a program shorter than phase 1 runs again, and varperf says so"
 tap_is 4 "$(grep -c '^thread [12] requests 1000 ' out)" "both threads ran in both phases"
 "$VARPERF" report -i o2.data --format json >o2.json 2>/dev/null
+tap_is False "$(q o2.json "j['one_run']")" "... and the file says it was two runs"
 tap_is "124 True" "$(q o2.json "'%d %s' % (sum(n['count'] for n in node('compress')),
 	j['totals']['threads'] >= 2)")" \
 	"compress probed: every one of its 124 calls, in two threads"

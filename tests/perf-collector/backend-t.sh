@@ -73,7 +73,7 @@ for b in perf ${have_bpf:+bpf}; do
 	tap_like "$(cat $b.txt)" "^  probes: +$want" "... and in the text report's header"
 done
 [ -n "$have_bpf" ] || {
-	tap_skip "no BPF backend here" 13
+	tap_skip "no BPF backend here" 19
 	tap_done
 }
 
@@ -164,5 +164,18 @@ tap_is True "$(python3 -c "print($took < 4 * $plain + 2e9)")" \
 "$VARPERF" report -i hot.data --format json >hot.json 2>/dev/null
 tap_is True "$(j hot.json "abs(node('parent')[0]['mean'] - $plain_mean) <= 0.15 * $plain_mean")" \
 	"... parent's mean as the fixture measures it unprobed ($plain_mean ns)"
+# what phase 2's probes cost, in the file, and the warning when over
+"$VARPERF" report -i hot.data >/dev/null 2>rep.err
+over=$(j hot.json "j['totals']['probe_overhead']['over_budget']")
+if [ "$over" = True ]; then
+	tap_like "$(cat err)" "^varperf: warning: phase 2: the probes cost about [0-9.]+% of the target's CPU time, over the 5% budget" \
+		"... over its budget: record warns"
+	tap_like "$(cat rep.err)" "phase 2's probes cost about [0-9.]+% of the program's CPU time, over the 5% budget" \
+		"... and report repeats it"
+else
+	tap_like "$(cat err)" "^varperf: phase 2: the probes cost about [0-9.]+% of the target's CPU time \(5% budget\)$" \
+		"... within its budget: record says what the probes cost"
+	tap_unlike "$(cat rep.err)" "over the" "... and report does not warn"
+fi
 
 tap_done
