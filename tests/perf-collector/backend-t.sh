@@ -8,7 +8,8 @@
 # records as a user with CAP_BPF and CAP_PERFMON only, and, in auto mode,
 # stops probing a function called 5 * 10^7 times (fx-hot) at once while
 # still timing its parent.  Where the BPF backend cannot run here (an old
-# kernel, no BTF) those tests skip and the fallback is what is tested.
+# kernel, no BTF) those tests skip and the fallback is what is tested;
+# here it is also tested by taking away the right to load BPF programs.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
@@ -44,6 +45,28 @@ tap_is "129 varperf: error: invalid value 'nope' for --backend (auto, bpf or per
 "$VARPERF" record --mode=sample --backend=bpf -- "$FIXTURES/fx-threads" >out 2>err
 tap_is "129 varperf: error: --backend places probes: --mode=sample places none" \
 	"$? $(head -1 err)" "--backend in sample mode: a usage error"
+
+# ---- the choice: without the right to load BPF programs ----
+# (CAP_PERFMON alone: auto falls back to perf and says why, which then
+# needs CAP_SYS_ADMIN; --backend=bpf is an error that says why)
+if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	np=$(mktemp -d "${TMPDIR:-/tmp}/varperf-np.XXXXXX") && chmod 777 "$np"
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		--inh-caps=+perfmon --ambient-caps=+perfmon -- \
+		"$VARPERF" record --mode=probe -o "$np/x.data" -- "$FIXTURES/fx-threads" >out 2>err
+	tap_is "1 varperf: probing with perf_event uprobes: loading BPF programs is not permitted (it needs CAP_BPF and CAP_PERFMON, or root)" \
+		"$? $(head -1 err)" "CAP_PERFMON only, --backend=auto: perf, and why not BPF"
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		--inh-caps=+perfmon --ambient-caps=+perfmon -- \
+		"$VARPERF" record --mode=probe --backend=bpf -o "$np/x.data" -- "$FIXTURES/fx-threads" \
+		>out 2>err
+	tap_is "1 varperf: error: cannot probe with --backend=bpf: loading BPF programs is not permitted (it needs CAP_BPF and CAP_PERFMON, or root)" \
+		"$? $(cat err)" "CAP_PERFMON only, --backend=bpf: an error that says why"
+	tap_is "" "$(ls "$np")" "... neither leaves a file"
+	rm -rf "$np"
+else
+	tap_skip "no setpriv or no user nobody" 3
+fi
 
 # ---- both backends: exact counts, and the report names the backend ----
 if "$VARPERF" record -q --mode=probe --backend=bpf -f work -o probe.data -- "$FIXTURES/fx-threads" \
