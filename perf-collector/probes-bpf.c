@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "probes-bpf.h"
@@ -59,14 +58,6 @@ _Static_assert(offsetof(struct uprobe_multi_attr, pid) == 56, "bpf_attr layout")
 
 /* The generation no record matches (vp_bpf_probes_stop). */
 static const uint64_t GEN_NONE = 1ULL << 32;
-
-static uint64_t vp_bpf_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int link_create(int prog_fd, const char *path, const uint64_t *offs,
 		       const uint64_t *cookies, uint32_t n, int is_return, pid_t pid)
@@ -563,7 +554,6 @@ int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int w
 {
 	struct vp_bpf_gen next, *old;
 	pthread_t t;
-	uint64_t t0;
 
 	for (size_t i = 0; i < b->nfuncs; i++)
 		if (drop[i] && !b->off[i])
@@ -574,11 +564,8 @@ int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int w
 		 * pending returns through any uretprobe, and new links'
 		 * return probes would keep making more (seconds, measured).
 		 */
-		t0 = vp_bpf_now_ns();
 		set_ctl(b, GEN_NONE, b->wake_bytes);
 		gen_close(&b->live);
-		pr_debug("BPF probes: old links removed in %.1f ms",
-			 (double)(vp_bpf_now_ns() - t0) / 1e6);
 	}
 	if (gen_link(b, b->gen + 1, &next) < 0) {
 		for (size_t i = 0; i < b->nfuncs; i++)

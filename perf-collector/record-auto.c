@@ -127,8 +127,14 @@ void record_watchdog(struct record *rec)
 		cost[wf] = 0;
 	}
 	/* all at once: one new generation of links without them */
-	if (ndrop && rec->bpf_on && vp_bpf_probes_drop(&rec->bpf, drop, 1) < 0)
-		warning("phase 2: the probes over the budget stay: new links failed");
+	if (ndrop && rec->bpf_on) {
+		uint64_t t0 = record_now_ns();
+
+		if (vp_bpf_probes_drop(&rec->bpf, drop, 1) < 0)
+			warning("phase 2: the probes over the budget stay: new links failed");
+		pr_debug("phase 2: links replaced in %.1f ms",
+			 (double)(record_now_ns() - t0) / 1e6);
+	}
 	/*
 	 * The first look decides what was held back: every call, if the
 	 * probes fit the budget; if not, nothing from before the costly ones
@@ -341,6 +347,15 @@ static int stdin_again(off_t off)
  * Both phases go into the one output file.  Whatever stops phase 2 from
  * happening, phase 1 is kept.
  */
+/* Phase 1 left the program running, and there will be no phase 2. */
+static void abandon_child(struct record *r1)
+{
+	if (r1->left_running) {
+		kill(r1->pid, SIGKILL);
+		waitpid(r1->pid, NULL, 0);
+	}
+}
+
 struct calib_job {
 	struct record *rec;
 	int code;
@@ -440,15 +455,13 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			pthread_join(calib_thread, NULL);
 			calibrating = 0;
 			if (calib.code) {
-				if (r1.left_running)
-					kill(r1.pid, SIGKILL), waitpid(r1.pid, NULL, 0);
+				abandon_child(&r1);
 				code = calib.code;
 				goto out;
 			}
 		}
 		if (!r1.finished) {
-			if (r1.left_running)
-				kill(r1.pid, SIGKILL), waitpid(r1.pid, NULL, 0);
+			abandon_child(&r1);
 			code = p1code ? p1code : 1;
 			goto out;
 		}

@@ -312,7 +312,8 @@ static void take(struct record *rec, struct vp_raw *r)
 	}
 	push_pending(rec, r);
 	rec->nsamples += r->type == VP_RAW_SAMPLE;
-	if (r->type == VP_RAW_ENTRY && rec->calls)
+	/* (on BPF the kernel counts them: count_calls() in record-auto.c) */
+	if (r->type == VP_RAW_ENTRY && rec->calls && !rec->bpf_on)
 		rec->calls[r->func]++;
 	if (r->type == VP_RAW_ENTRY && (r->flags & VP_RAW_F_EXITS_TOO)) {
 		/* The probed instruction is the function's ret or tail-call
@@ -355,19 +356,28 @@ static void drain_ring(struct record *rec, struct vp_ring *ring)
  * its time exceeds every time seen before this round (perf's "finished
  * round" rule).  @all writes everything (the target is gone).
  */
+/* Queue what every buffer holds: each CPU's perf ring, the BPF ring. */
+static void read_buffers(struct record *rec)
+{
+	for (int c = 0; c < rec->nrings; c++)
+		drain_ring(rec, &rec->rings[c]);
+	if (rec->bpf_on)
+		vp_bpf_probes_read(&rec->bpf, take_bpf, rec);
+}
+
 static void round_trip(struct record *rec, int all)
 {
 	uint64_t limit = rec->max_seen;
 	size_t i;
 
 	/* auto mode on BPF: the last HOLD_NS stay, for a drop to leave out */
-	if (rec->hold_ns && record_now_ns() - rec->hold_ns < limit)
-		limit = record_now_ns() - rec->hold_ns;
+	if (rec->hold_ns) {
+		uint64_t held = record_now_ns() - rec->hold_ns;
 
-	for (int c = 0; c < rec->nrings; c++)
-		drain_ring(rec, &rec->rings[c]);
-	if (rec->bpf_on)
-		vp_bpf_probes_read(&rec->bpf, take_bpf, rec);
+		if (held < limit)
+			limit = held;
+	}
+	read_buffers(rec);
 	if (rec->holding && !all)
 		return;
 	qsort(rec->pending, rec->npending, sizeof(*rec->pending), cmp_raw);
@@ -384,10 +394,7 @@ uint64_t record_discard_before(struct record *rec, uint64_t t)
 	uint64_t n = 0, first = t;
 	size_t k = 0;
 
-	for (int c = 0; c < rec->nrings; c++)
-		drain_ring(rec, &rec->rings[c]);
-	if (rec->bpf_on)
-		vp_bpf_probes_read(&rec->bpf, take_bpf, rec);
+	read_buffers(rec);
 	for (size_t i = 0; i < rec->npending; i++) {
 		struct vp_raw *r = &rec->pending[i];
 
@@ -544,10 +551,7 @@ static int phase1_window_over(struct record *rec)
 
 	if (!rec->window_ns || now < rec->start_ns + rec->window_ns)
 		return 0;
-	if (rec->nsamples < rec->min_samples && (!rec->until_ns || now < rec->until_ns))
-		return 0;
-	/* the samples still in the buffers count too */
-	return 1;
+	return rec->nsamples >= rec->min_samples || (rec->until_ns && now >= rec->until_ns);
 }
 
 /*
