@@ -217,20 +217,28 @@ out:
 
 struct vp_writer *vp_writer_new(const char *path, const struct vp_header *hdr)
 {
+	/* what any new file gets (0666 less the umask): the data holds
+	 * nothing the program's own output would not */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+
+	if (fd < 0)
+		return NULL;
+	return vp_writer_new_fd(fd, hdr);
+}
+
+struct vp_writer *vp_writer_new_fd(int fd, const struct vp_header *hdr)
+{
 	struct vp_writer *w = calloc(1, sizeof(*w));
 	struct vp_buf meta = { 0 };
 	uint8_t fh[VP_FILE_HEADER_SIZE];
 	int err;
 
 	if (!w) {
+		close(fd);
 		errno = ENOMEM;
 		return NULL;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		err = -errno;
-		goto fail;
-	}
+	w->fd = fd;
 	memcpy(fh, VP_DATA_MAGIC, 8);
 	vp_put_le32(fh + 8, VP_DATA_VERSION);
 	vp_put_le32(fh + 12, 0);
@@ -248,8 +256,7 @@ struct vp_writer *vp_writer_new(const char *path, const struct vp_header *hdr)
 	chunk_reset(w);
 	return w;
 fail:
-	if (w->fd >= 0)
-		close(w->fd);
+	close(w->fd);
 	free(w->chunk.p);
 	free(w);
 	errno = -err;

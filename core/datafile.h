@@ -368,11 +368,18 @@ struct vp_sample {
 struct vp_writer;
 
 /**
- * vp_writer_new - create @path and write the file header and META chunk.
+ * vp_writer_new - create @path (mode 0666 less the umask; an existing file
+ * is truncated) and write the file header and META chunk.
  * @hdr is copied as needed; the caller keeps ownership.
  * Returns NULL with errno set on failure.
  */
 struct vp_writer *vp_writer_new(const char *path, const struct vp_header *hdr);
+/*
+ * vp_writer_new_fd - the same on @fd, open for writing at its start (a
+ * file the caller names when it chooses: see perf-collector/output.h).
+ * @fd belongs to the writer from now on, also when this fails.
+ */
+struct vp_writer *vp_writer_new_fd(int fd, const struct vp_header *hdr);
 /* Records are buffered; each returns 0 or -errno (first write error sticks). */
 int vp_writer_thread(struct vp_writer *w, uint32_t idx, uint32_t tid, uint32_t pid);
 int vp_writer_callsite(struct vp_writer *w, uint32_t id, const struct vp_callsite *cs);
