@@ -20,6 +20,7 @@
 #include "core/patterns.h"
 #include "analysis-opts.h"
 #include "builtin.h"
+#include "output.h"
 #include "report.h"
 #include "util.h"
 
@@ -518,6 +519,12 @@ int cmd_compare(int argc, char **argv)
 	if (vp_analysis_params_check(&o.params, msg, sizeof(msg)) < 0) {
 		error("invalid analysis parameters: %s", msg);
 		return EXIT_USAGE;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (o.output && vp_output_same(o.output, o.path[i])) {
+			error("cannot write '%s': it is the input '%s'", o.output, o.path[i]);
+			return EXIT_USAGE;
+		}
 	}
 	return cmd_compare_run(&o);
 }

@@ -23,6 +23,7 @@
 #include "core/vcg.h"
 #include "analysis-opts.h"
 #include "builtin.h"
+#include "output.h"
 #include "report.h"
 #include "util.h"
 
@@ -559,5 +560,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (ret < 0 || cmd_report_check_params(&o) < 0)
 		return EXIT_USAGE;
+	/* fopen() would empty the recording before it is read */
+	if (o.output && vp_output_same(o.output, o.input)) {
+		error("cannot write '%s': it is the input '%s'", o.output, o.input);
+		return EXIT_USAGE;
+	}
 	return cmd_report_run(&o);
 }

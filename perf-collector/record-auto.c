@@ -266,39 +266,14 @@ int record_select_planned(struct record *rec)
 	return 0;
 }
 
-/* Whether @a and @b name the same existing file. */
-static int same_file(const char *a, const char *b)
+/*
+ * Phase 1 is the output until phase 2 begins, and then phase 2's file
+ * (phase 1 copied, and its own records) replaces it: whatever stops
+ * phase 2 before that leaves phase 1 as the result.  Say so.
+ */
+static void keep_phase1(const struct record_opts *o, const char *why)
 {
-	struct stat x, y;
-
-	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
-	       x.st_ino == y.st_ino;
-}
-
-/* A new file next to @output for phase 1 (malloc'ed name), or NULL. */
-static char *phase1_file(const char *output)
-{
-	char *tmp = xasprintf("%s.phase1.XXXXXX", output);
-	int fd = mkstemp(tmp);
-
-	if (fd < 0) {
-		error("cannot create '%s': %s", tmp, strerror(errno));
-		free(tmp);
-		return NULL;
-	}
-	close(fd);
-	return tmp;
-}
-
-/* Keep phase 1, in @tmp, as the result: say why there is no phase 2. */
-static int keep_phase1(const struct record_opts *o, char *tmp, const char *why)
-{
-	if (rename(tmp, o->output) < 0) {
-		error("cannot rename '%s' to '%s': %s", tmp, o->output, strerror(errno));
-		return 1;
-	}
 	warning("%s: '%s' holds the sampling run (phase 1) only", why, o->output);
-	return 0;
 }
 
 /*
@@ -375,7 +350,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	pthread_t calib_thread;
 	int calibrating = 0;
 	struct record r1, r2;
-	char *tmp = NULL;
+	int ran_phase1 = 0;
 	uint64_t t0 = record_now_ns();
 	int code, p1code = 0;
 
@@ -386,7 +361,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	r2.prog = prog;
 	r2.argc = argc;
 	r2.argv = argv;
-	if (o->phase1 && same_file(o->phase1, o->output)) {
+	if (o->phase1 && vp_output_same(o->phase1, o->output)) {
 		error("--phase1 '%s' is also the output: give another -o", o->phase1);
 		return USAGE_ERROR;
 	}
@@ -425,12 +400,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	if (!o->phase1) {
 		off_t in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
 
-		tmp = phase1_file(o->output);
-		code = 1;
-		if (!tmp)
-			goto out;
 		r1.opts = *o;
-		r1.opts.output = tmp;
 		r1.opts.quiet = 1;
 		r1.mode = MODE_SAMPLE;
 		r1.prog = prog;
@@ -451,28 +421,35 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 				     "same run", prog, phase1_window(o));
 		}
 		p1code = record_one(&r1, argc, argv);
+		ran_phase1 = r1.out.committed;
 		if (calibrating) {
 			pthread_join(calib_thread, NULL);
 			calibrating = 0;
 			if (calib.code) {
 				abandon_child(&r1);
+				if (r1.finished)
+					keep_phase1(o, "the probes' cost could not be measured");
 				code = calib.code;
 				goto out;
 			}
 		}
 		if (!r1.finished) {
+			/* a file it could not write whole stays, as in any mode */
+			if (ran_phase1)
+				warning("no phase 2: '%s' holds what phase 1 could write",
+					o->output);
 			abandon_child(&r1);
 			code = p1code ? p1code : 1;
 			goto out;
 		}
 		if (record_nsignals) {
-			code = keep_phase1(o, tmp, "interrupted in phase 1");
-			if (!code && !o->attach)
-				code = p1code ? p1code : 130;
+			keep_phase1(o, "interrupted in phase 1");
+			code = o->attach ? 0 : p1code ? p1code : 130;
 			goto out;
 		}
 		if (r1.gone && o->attach) {
-			code = keep_phase1(o, tmp, "the process exited in phase 1");
+			keep_phase1(o, "the process exited in phase 1");
+			code = 0;
 			goto out;
 		}
 		if (r1.left_running) {
@@ -480,7 +457,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			r2.opts.attach = r1.pid;
 			r2.child = 1;
 		} else if (!o->attach && !stdin_again(in_off)) {
-			code = keep_phase1(o, tmp, "the program ended within phase 1");
+			keep_phase1(o, "the program ended within phase 1");
 			error("'%s' ended within phase 1 (%.2f s), and a second run cannot read its "
 			      "standard input again (a pipe): record it with --mode=probe, or "
 			      "give --phase1 a sampling run", prog, phase1_window(o));
@@ -493,14 +470,15 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 				warning("phase 1: '%s' exited with status %d; phase 2 must do the "
 					"same work", prog, p1code);
 		}
-		r2.plan_from = tmp;
+		r2.plan_from = o->output;
 		/* its sampling events and buffers are of no more use */
 		record_release(&r1);
 		memset(&r1, 0, sizeof(r1));
 	}
 	if (o->attach && o->duration > 0 &&
 	    (double)(record_now_ns() - t0) / 1e9 >= o->duration) {
-		code = keep_phase1(o, tmp, "--duration ended in phase 1");
+		keep_phase1(o, "--duration ended in phase 1");
+		code = 0;
 		goto out;
 	}
 	if (o->attach && !o->quiet)
@@ -512,31 +490,32 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		/* what is left of --duration after phase 1 and the planning */
 		r2.opts.duration = o->duration - (double)(record_now_ns() - t0) / 1e9;
 		if (r2.opts.duration <= 0) {
-			code = keep_phase1(o, tmp, "--duration ended before phase 2");
+			keep_phase1(o, "--duration ended before phase 2");
+			code = 0;
 			goto out;
 		}
 	}
 	if (!code && !record_nsignals)
 		code = record_run(&r2, argc, argv);
-	if (r2.child && !r2.gone && !r2.finished) {
+	if (r2.child && !r2.gone && !r2.finished && !r2.out.committed) {
 		/* phase 2 never started: the program still runs its course */
 		int status;
 
 		while (waitpid(r2.opts.attach, &status, 0) < 0 && errno == EINTR)
 			;
-		if (code >= 0 && !keep_phase1(o, tmp, "phase 2 failed"))
+		if (code >= 0) {
+			keep_phase1(o, "phase 2 failed");
 			code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
 		goto out;
 	}
 	if (code < 0) {
 		code = 0; /* --list */
-	} else if (!r2.finished && tmp) {
+	} else if (!r2.finished && ran_phase1 && !r2.out.committed) {
 		int interrupted = record_nsignals != 0;
 
-		if (keep_phase1(o, tmp, interrupted ? "interrupted before phase 2"
-						    : "phase 2 failed"))
-			code = 1;
-		else if (interrupted)
+		keep_phase1(o, interrupted ? "interrupted before phase 2" : "phase 2 failed");
+		if (interrupted)
 			code = o->attach ? 0 : 128 + (int)record_signal;
 		else if (!code)
 			code = 1;
@@ -546,9 +525,5 @@ out:
 		pthread_join(calib_thread, NULL);
 	record_release(&r1);
 	record_release(&r2);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
 	return code < 0 ? 0 : code;
 }

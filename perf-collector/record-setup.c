@@ -325,34 +325,6 @@ static void print_probing(const struct record *rec)
 		     unseen == 1 ? "" : "s");
 }
 
-/*
- * Fail before the costly part when the data file cannot be created.  The
- * file itself is only created (truncated) once everything else worked.
- */
-static int check_output(const char *path)
-{
-	struct stat st;
-	char *dir, *slash;
-	int ok;
-
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return error("cannot create '%s': %s", path, strerror(EISDIR));
-		if (access(path, W_OK) < 0)
-			return error("cannot create '%s': %s", path, strerror(errno));
-		return 0;
-	}
-	dir = xstrdup(path);
-	slash = strrchr(dir, '/');
-	if (slash)
-		slash[slash == dir] = '\0';
-	ok = access(slash ? dir : ".", W_OK | X_OK) == 0;
-	free(dir);
-	if (!ok)
-		return error("cannot create '%s': %s", path, strerror(errno));
-	return 0;
-}
-
 /* -p: the program of the running process, and whether we may record it. */
 static int attach_program(struct record *rec)
 {
@@ -431,8 +403,9 @@ int record_prepare_static(struct record *rec)
 		list_functions(rec);
 		return -1;
 	}
-	if (check_output(rec->opts.output) < 0)
-		return 1;
+	err = record_check_output(rec);
+	if (err)
+		return err;
 	if (rec->mode != MODE_PROBE &&
 	    vp_sampling_resolve(&rec->opts.sampling, rec->opts.quiet || rec->plan_from) < 0)
 		return 1;

@@ -522,6 +522,9 @@ static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t 
 		*flags |= VP_END_INTERRUPTED;
 		return 1;
 	}
+	/* auto, phase 1: the file cannot take it whole, no phase 2 follows */
+	if (rec->min_samples && rec->write_err)
+		return 1;
 	/* auto, phase 1: an idle process has shown nothing to plan from yet */
 	if (deadline && now >= deadline && rec->nsamples < rec->min_samples &&
 	    (!rec->until_ns || now < rec->until_ns)) {
@@ -549,7 +552,12 @@ static int phase1_window_over(struct record *rec)
 {
 	uint64_t now = record_now_ns();
 
-	if (!rec->window_ns || now < rec->start_ns + rec->window_ns)
+	if (!rec->window_ns)
+		return 0;
+	/* the file cannot take phase 1 whole: no phase 2 will follow */
+	if (rec->write_err)
+		return 1;
+	if (now < rec->start_ns + rec->window_ns)
 		return 0;
 	return rec->nsamples >= rec->min_samples || (rec->until_ns && now >= rec->until_ns);
 }
@@ -765,9 +773,21 @@ static int run(struct record *rec)
 				error("cannot run '%s': %s", rec->prog, strerror(-err));
 			vp_writer_free(rec->w);
 			rec->w = NULL;
-			unlink(rec->opts.output);
+			vp_output_release(&rec->out);
 			return err == -EINTR ? 128 + (int)record_signal : 1;
 		}
+	}
+	/* The recording begins: the file takes the output's name.  (After
+	 * the exec: if that fails, an existing file stays as it was.) */
+	if (vp_output_commit(&rec->out) < 0) {
+		vp_writer_free(rec->w);
+		rec->w = NULL;
+		vp_output_release(&rec->out);
+		if (!rec->opts.attach) {
+			kill(rec->pid, SIGKILL);
+			waitpid(rec->pid, NULL, 0);
+		}
+		return 1;
 	}
 	rec->start_ns = record_now_ns();
 	/* attached, the process has a past; launched, it has just exec'd */
@@ -868,6 +888,7 @@ void record_release(struct record *rec)
 	}
 	free(rec->deferred);
 	vp_sample_sink_free(rec->ss);
+	vp_output_release(&rec->out);
 	vp_plan_release(&rec->plan);
 	free(rec->calls);
 	free(rec->dropped);
@@ -959,10 +980,14 @@ static int start(struct record *rec, int argc, char **argv)
 		rec->pid = rec->launch.pid;
 	}
 	record_header_cmdline(rec, argc, argv);
-	rec->w = vp_writer_new(rec->opts.output, &rec->hdr);
+	/* unnamed until the recording begins (run()): an existing file stays
+	 * as it was if it never does */
+	if (vp_output_create(&rec->out, rec->opts.output) < 0)
+		goto out_abort;
+	rec->w = vp_writer_new_fd(dup(rec->out.fd), &rec->hdr);
 	if (!rec->w) {
 		error("cannot create '%s': %s", rec->opts.output, strerror(errno));
-		goto out_abort;
+		goto out_unlink;
 	}
 	if (rec->plan_from) {
 		err = vp_plan_copy(&rec->plan, rec->w, &rec->hdr, &rec->thread_base);
@@ -1025,7 +1050,7 @@ static int start(struct record *rec, int argc, char **argv)
 out_unlink:
 	vp_writer_free(rec->w);
 	rec->w = NULL;
-	unlink(rec->opts.output);
+	vp_output_release(&rec->out);
 out_abort:
 	if (!rec->opts.attach)
 		vp_launch_abort(&rec->launch);
@@ -1063,6 +1088,24 @@ int record_run(struct record *rec, int argc, char **argv)
 	if (!code)
 		code = run(rec);
 	return code;
+}
+
+int record_check_output(const struct record *rec)
+{
+	const char *o = rec->opts.output;
+
+	for (size_t i = 0; i < rec->hdr.nmodules; i++) {
+		if (vp_output_same(o, rec->hdr.modules[i].path)) {
+			error("cannot write '%s': it is %s '%s'", o,
+			      i ? "the library" : "the program", rec->hdr.modules[i].path);
+			return USAGE_ERROR;
+		}
+	}
+	if (rec->opts.phase1 && vp_output_same(o, rec->opts.phase1)) {
+		error("--phase1 '%s' is also the output: give another -o", rec->opts.phase1);
+		return USAGE_ERROR;
+	}
+	return vp_output_check(o) < 0 ? 1 : 0;
 }
 
 /* One recording (a whole run in probe, sample or combined mode, or one

@@ -16,6 +16,7 @@
 
 #include "../core/datafile.h"
 #include "launch.h"
+#include "output.h"
 #include "plan.h"
 #include "probes-bpf.h"
 #include "probes.h"
@@ -115,6 +116,7 @@ struct record {
 	int pidfd;		   /* attach: readable when the process exits */
 	uint64_t start_ns;
 	struct vp_writer *w;
+	struct vp_output out;	   /* the file @w writes, named once the run begins */
 	struct vp_addrspace *as;
 	pid_t pid;
 	/* Records read but not yet written, sorted by time each round. */
@@ -196,6 +198,9 @@ uint64_t record_discard_before(struct record *rec, uint64_t t);
  * target and finish the file".
  */
 int record_run(struct record *rec, int argc, char **argv);
+/* Refuse an output that is no regular file, or is one of the recording's
+ * inputs (the program, a --lib, --phase1); 0 or an exit code. */
+int record_check_output(const struct record *rec);
 /* One recording (a whole run in probe, sample or combined mode, or one
  * phase of auto mode): prepare, then record_run(); the exit code. */
 int record_one(struct record *rec, int argc, char **argv);
