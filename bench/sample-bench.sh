@@ -41,7 +41,7 @@ median() {
 }
 
 wait_unprobed
-echo "== unwinding throughput (one core, after the run) =="
+echo "== unwinding throughput (one core, a second of samples at a time) =="
 "$VARPERF" -v record --mode=sample -F 10000 -o "$work/u.data" -- "$FX_O2" 2>&1 >/dev/null |
 	sed -n 's/^varperf: unwound /unwound /p'
 

@@ -42,6 +42,13 @@ enum {
  */
 static const uint64_t HOLD_NS = 200000000ULL;
 
+/*
+ * How often what was read goes into the file (samples unwound, the chunk
+ * written): what a varperf killed with SIGKILL, or by the OOM killer,
+ * loses at most.  Unwinding a second of samples at 1 kHz takes some 2 ms.
+ */
+static const uint64_t FLUSH_NS = 1000000000ULL;
+
 /* --duration with a program: how long it may take to stop after SIGINT */
 static const uint64_t GRACE_NS = 5000000000ULL;
 
@@ -170,15 +177,22 @@ uint64_t record_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time of this thread in ns: what unwinding costs, whatever the load. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Unwind and write what was deferred, in the order it came. */
 static void flush_deferred(struct record *rec)
 {
-	uint64_t t0 = record_now_ns(), nsamples = 0;
-	struct vp_unwind_stats a, b;
+	uint64_t t0 = thread_cpu_ns(), nsamples = 0;
 
 	if (!rec->ndeferred)
 		return;
-	vp_sample_sink_stats(rec->ss, &a);
 	for (size_t i = 0; i < rec->ndeferred; i++) {
 		struct vp_raw *r = &rec->deferred[i];
 
@@ -194,12 +208,38 @@ static void flush_deferred(struct record *rec)
 	}
 	rec->ndeferred = 0;
 	rec->deferred_bytes = 0;
-	vp_sample_sink_stats(rec->ss, &b);
-	/* make bench reads this line: unwinding and naming on one core */
-	pr_debug("unwound %llu samples in %.3f s: %.0f samples/s, %.1f frames each",
-		 (unsigned long long)nsamples, (double)(record_now_ns() - t0) / 1e9,
-		 (double)nsamples / ((double)(record_now_ns() - t0) / 1e9),
-		 nsamples ? (double)(b.frames - a.frames) / (double)nsamples : 0.0);
+	rec->unwound += nsamples;
+	rec->unwind_ns += thread_cpu_ns() - t0;
+}
+
+/*
+ * Once a second: what was read goes into the file, so that a varperf
+ * that is killed leaves it there (the reader takes a file without its
+ * END chunk, up to the last whole chunk).
+ */
+static void flush_file(struct record *rec)
+{
+	uint64_t now = record_now_ns();
+
+	if (now - rec->flushed_ns < FLUSH_NS)
+		return;
+	rec->flushed_ns = now;
+	flush_deferred(rec);
+	record_write_failed(rec, vp_writer_flush(rec->w));
+}
+
+/* make bench reads this line: unwinding and naming on one core */
+static void print_unwound(struct record *rec)
+{
+	struct vp_unwind_stats us;
+
+	if (!rec->unwound || !rec->ss)
+		return;
+	vp_sample_sink_stats(rec->ss, &us);
+	pr_debug("unwound %llu samples in %.3f s of CPU time: %.0f samples/s, %.1f frames each",
+		 (unsigned long long)rec->unwound, (double)rec->unwind_ns / 1e9,
+		 (double)rec->unwound / ((double)rec->unwind_ns / 1e9),
+		 (double)us.frames / (double)rec->unwound);
 }
 
 /* Queue @r (a sample or an mapping) for flush_deferred(). */
@@ -621,6 +661,7 @@ static int wait_and_read(struct record *rec, int *status)
 			}
 		}
 		round_trip(rec, 0);
+		flush_file(rec);
 		if (rec->calls)
 			record_watchdog(rec);
 		if (rec->hdr.ncosts)
@@ -637,6 +678,7 @@ static int wait_and_read(struct record *rec, int *status)
 	}
 	round_trip(rec, 1);
 	flush_deferred(rec);
+	print_unwound(rec);
 	count_unseen(rec);
 	free(pfd);
 	if (forwarded || timed_out)

@@ -146,11 +146,13 @@ struct record {
 	int holding;		   /* auto, phase 2 on BPF: records held back until
 				    * the watchdog's first look */
 	uint64_t hold_ns;	   /* ... and after it, this long */
-	/* Sample mode: unwinding waits until the target is gone, so that it
-	 * takes no CPU time from it; samples and mappings queue up here. */
+	/* Sample mode: samples and mappings queue up here, to be unwound
+	 * once a second (FLUSH_NS) at the end of a round, not every round. */
 	int defer;
 	struct vp_raw *deferred;
 	size_t ndeferred, deferred_cap, deferred_bytes;
+	uint64_t flushed_ns;	   /* when the file last got what was read */
+	uint64_t unwound, unwind_ns; /* samples unwound, and how long it took */
 };
 
 /* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs). */

@@ -17,12 +17,14 @@ require_file "$VARPERF" "$FIXTURES/fx-shares" "$FIXTURES/fx-stdin" "$FIXTURES/fx
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 umask 002
 
-# samples FILE: how many samples report reads in FILE (and the mode)
+# samples FILE: the mode of FILE and how many samples report reads in it
+# (its messages in BASENAME.err, here: FILE's disk may be full)
 samples() {
-	"$VARPERF" report -i "$1" --format json >"$1.json" 2>"$1.err" &&
+	_b=$(basename "$1")
+	"$VARPERF" report -i "$1" --format json >"$_b.json" 2>"$_b.err" &&
 		python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
-print(j["mode"], j["sampled"]["samples"])' "$1.json"
+print(j["mode"], j["sampled"]["samples"])' "$_b.json"
 }
 
 # leftovers: the files a recording may not leave next to its output
@@ -39,7 +41,7 @@ mode() {
 kill_recording() {
 	_t=$(pgrep -P "$1")
 	kill -KILL "$1"
-	wait "$1"
+	wait "$1" 2>/dev/null
 	[ -n "$_t" ] && kill -KILL $_t 2>/dev/null
 }
 
@@ -115,10 +117,32 @@ tap_like "$(cat err)" "^varperf: warning: the program ended within phase 1: 'kep
 	"... which it says"
 tap_is "" "$(leftovers)" "no temporary file left so far"
 
+# ---- SIGKILL: what was sampled is in the file ----
+"$VARPERF" record --mode=sample -o k.data -- "$FIXTURES/fx-shares" 100000 >out 2>err &
+vp=$!
+sleep 4
+kill_recording $vp
+tap_like "$(samples k.data)" "^2 [1-9][0-9]*$" \
+	"sample mode killed after 4 s: report reads its samples"
+tap_like "$(cat k.data.err)" "recording incomplete: no END chunk" "... and says it is incomplete"
+
+wait_unprobed
+"$VARPERF" record --phase1-duration 30 -o k1.data -- "$FIXTURES/fx-watchdog" 5000 >out 2>err &
+vp=$!
+for _i in $(seq 1 100); do
+	grep -q 'phase 1 of 2' err && break
+	sleep 0.1
+done
+sleep 3
+kill_recording $vp
+tap_like "$(samples k1.data)" "^2 [1-9][0-9]*$" \
+	"auto mode killed in phase 1: report reads the sampling run"
+tap_is "664 " "$(mode k1.data) $(leftovers)" "... mode 664, and no temporary file left"
+
 # ---- a full disk ----
 mkdir m
 if ! mount -t tmpfs -o size=64k tmpfs m 2>err; then
-	tap_skip "cannot mount a small tmpfs: $(cat err)" 8
+	tap_skip "cannot mount a small tmpfs: $(cat err)" 9
 	tap_done
 fi
 # full from the start: an existing file stays, a new one is not made
@@ -132,10 +156,10 @@ tap_is "old" "$(cat m/old.data)" "... and the file there is as it was"
 tap_is "1 " "$? $(cd m && ls | grep -v -e '^fill$' -e '^old\.data$')" \
 	"... and makes no empty file for a new name"
 # full in phase 1: the file keeps what phase 1 wrote, and phase 1 ends
-# there.  (Its first second takes some 20 KiB, each one after 10 KiB at
-# 1 kHz: the 32 KiB left fill within seconds.)
-rm m/fill
-dd if=/dev/zero of=m/fill bs=4k count=8 2>/dev/null
+# there.  (Its first second takes some 25 KiB, each one after 10 KiB at
+# 1 kHz: the 40 KiB left fill within seconds.)
+rm -f m/*
+dd if=/dev/zero of=m/fill bs=4k count=6 2>/dev/null
 wait_unprobed
 "$VARPERF" record --phase1-duration 30 -o m/p1.data -- "$FIXTURES/fx-watchdog" 5000 \
 	>out 2>err
@@ -145,6 +169,7 @@ tap_like "$(cat err)" "^varperf: error: 'm/p1\.data' is incomplete: only [0-9]+ 
 tap_like "$(cat err)" "^varperf: warning: no phase 2: 'm/p1\.data' holds what phase 1 could write$" \
 	"... and that it holds phase 1"
 tap_unlike "$(cat err)" "phase 2 of 2" "... does not go on to phase 2"
+tap_like "$(samples m/p1.data)" "^2 [1-9][0-9]*$" "... and keeps what phase 1 wrote, readable"
 tap_is "" "$(cd m && leftovers)" "... and no temporary file"
 umount m
 
