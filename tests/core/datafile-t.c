@@ -869,6 +869,54 @@ static void test_tracked_costs(void)
 	free(p);
 }
 
+/* vp_writer_new_fd: on a file the caller opened; new files' mode. */
+static void test_writer_fd(void)
+{
+	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_header h = { 0 };
+	struct vp_trailer tr = { 0 };
+	char *p = path_of("fd.data"), err[512] = "";
+	struct vp_reader *r;
+	struct vp_writer *w;
+	struct stat st;
+	mode_t old;
+	int fd;
+
+	h.unit = VP_UNIT_NS;
+	h.pid = 77;
+	h.nmodules = 1;
+	h.modules = &mod;
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		sysbail("open");
+	w = vp_writer_new_fd(fd, &h);
+	if (!w)
+		sysbail("vp_writer_new_fd");
+	if (vp_writer_finish(w, &tr))
+		sysbail("vp_writer_finish");
+	ok(fcntl(fd, F_GETFD) < 0 && errno == EBADF, "the writer closed the descriptor it got");
+	if (vp_reader_open(p, &r, err, sizeof(err)))
+		bail("cannot open: %s", err);
+	is_int(77, vp_reader_header(r)->pid, "a file written on a descriptor reads back");
+	vp_reader_free(r);
+	/* a descriptor it cannot write: NULL, errno set, descriptor closed */
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		sysbail("open");
+	errno = 0;
+	ok(!vp_writer_new_fd(fd, &h) && errno == EBADF, "an unwritable descriptor: NULL, EBADF");
+	ok(fcntl(fd, F_GETFD) < 0 && errno == EBADF, "... and it is closed too");
+	/* like any new file: 0666 less the umask */
+	unlink(p);
+	old = umask(002);
+	w = vp_writer_new(p, &h);
+	umask(old);
+	if (!w || vp_writer_finish(w, &tr) || stat(p, &st) < 0)
+		sysbail("vp_writer_new");
+	is_int(0664, st.st_mode & 07777, "vp_writer_new: mode 0666 less the umask (002)");
+	free(p);
+}
+
 int main(void)
 {
 	struct vp_reader *r = NULL;
@@ -879,7 +927,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(47 + 36 + 37);
+	plan(47 + 36 + 37 + 5);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
@@ -1019,6 +1067,7 @@ int main(void)
 	test_samples();
 	test_compensation();
 	test_tracked_costs();
+	test_writer_fd();
 	test_offcpu_round_trip();
 	test_offcpu_damage();
 	test_time_bases();
