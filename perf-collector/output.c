@@ -127,6 +127,7 @@ static char *unused_name(const char *path, int (*try)(const char *name, void *ct
 		char *name = xasprintf("%s.vp-XXXXXX", path);
 		char *x = name + strlen(name) - 6;
 		struct timespec ts;
+		int err;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		v = v * 6364136223846793005ULL + (unsigned long long)ts.tv_nsec + 1;
@@ -134,8 +135,10 @@ static char *unused_name(const char *path, int (*try)(const char *name, void *ct
 			x[i] = digits[(v >> (8 * i + 3)) % (sizeof(digits) - 1)];
 		if (try(name, ctx) == 0)
 			return name;
+		err = errno;
 		free(name);
-		if (errno != EEXIST)
+		errno = err;
+		if (err != EEXIST)
 			return NULL;
 	}
 	errno = EEXIST;
