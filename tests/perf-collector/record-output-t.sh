@@ -139,6 +139,23 @@ tap_like "$(samples k1.data)" "^2 [1-9][0-9]*$" \
 	"auto mode killed in phase 1: report reads the sampling run"
 tap_is "664 " "$(mode k1.data) $(leftovers)" "... mode 664, and no temporary file left"
 
+wait_unprobed
+"$VARPERF" record -o k2.data -- "$FIXTURES/fx-watchdog" 5000 >out 2>err &
+vp=$!
+for _i in $(seq 1 100); do
+	grep -q 'phase 2 of 2' err && break
+	sleep 0.1
+done
+sleep 3
+kill_recording $vp
+samples k2.data >/dev/null
+tap_is "3 True True" "$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["mode"], j["sampled"]["samples"] > 0,
+      sum(n["count"] for n in j["nodes"] if n["function"] == "medium") > 0)' k2.data.json)" \
+	"auto mode killed in phase 2: both phases in the file, medium() timed"
+tap_is "" "$(leftovers)" "... and no temporary file left"
+
 # ---- a full disk ----
 mkdir m
 if ! mount -t tmpfs -o size=64k tmpfs m 2>err; then
