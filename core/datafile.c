@@ -1102,6 +1102,74 @@ const char *vp_callsite_label(const struct vp_callsite *cs, int short_file, char
 	return buf;
 }
 
+static int twin_has_line(const struct vp_callsite *cs)
+{
+	return !(cs->flags & (VP_CS_NONE | VP_CS_TRAMPOLINE)) && cs->file && *cs->file &&
+	       cs->line;
+}
+
+static int twin_cmp_line(const struct vp_callsite *a, const struct vp_callsite *b)
+{
+	if (a->module != b->module)
+		return a->module < b->module ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return strcmp(a->file, b->file);
+}
+
+static int twin_cmp(const void *x, const void *y, void *sites)
+{
+	const struct vp_callsite *a = (const struct vp_callsite *)sites + *(const uint32_t *)x;
+	const struct vp_callsite *b = (const struct vp_callsite *)sites + *(const uint32_t *)y;
+	int c = twin_cmp_line(a, b);
+
+	if (c)
+		return c;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+uint32_t *vp_callsite_twins(const struct vp_reader *r)
+{
+	size_t n = vp_reader_ncallsites(r), m = 0;
+	uint32_t *ret, *ids;
+
+	if (!n) {
+		errno = 0;
+		return NULL;
+	}
+	ret = calloc(n, sizeof(*ret));
+	ids = malloc(n * sizeof(*ids));
+	if (!ret || !ids) {
+		free(ret);
+		free(ids);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (twin_has_line(&r->callsites[i]))
+			ids[m++] = i;
+	qsort_r(ids, m, sizeof(*ids), twin_cmp, r->callsites);
+	for (size_t i = 0, j; i < m; i = j) {
+		const struct vp_callsite *first = &r->callsites[ids[i]];
+		uint32_t rank = 1;
+
+		for (j = i + 1; j < m && !twin_cmp_line(first, &r->callsites[ids[j]]); j++)
+			;
+		if (r->callsites[ids[i]].offset == r->callsites[ids[j - 1]].offset)
+			continue;
+		/* one return address defined twice is one call site */
+		for (size_t k = i; k < j; k++) {
+			if (k > i && r->callsites[ids[k]].offset != r->callsites[ids[k - 1]].offset)
+				rank++;
+			ret[ids[k]] = rank;
+		}
+	}
+	free(ids);
+	return ret;
+}
+
 void vp_header_count_probes(const struct vp_header *hdr, size_t *emulated, size_t *moved)
 {
 	*emulated = *moved = 0;
