@@ -433,9 +433,9 @@ static long ctx_id(struct ctxtab *t, uint32_t parent, uint64_t elem)
 		for (size_t k = 0; t->e && k <= t->mask; k++) {
 			if (t->e[k].id == UINT32_MAX)
 				continue;
-			for (i = ctx_hash(t->e[k].parent, t->e[k].elem) & mask; e[i].id != UINT32_MAX;
-			     i = (i + 1) & mask)
-				;
+			i = ctx_hash(t->e[k].parent, t->e[k].elem) & mask;
+			while (e[i].id != UINT32_MAX)
+				i = (i + 1) & mask;
 			e[i] = t->e[k];
 		}
 		free(t->e);
@@ -535,7 +535,8 @@ static int compare_patterns(struct vp_compare *c, struct strtab *st, const struc
 
 			while (e > 0) {
 				x = tb->nodes[x].parent;
-				if (x == VP_NODE_ROOT || x == VP_NO_NODE || sb->key[x] != chain[e - 1])
+				if (x == VP_NODE_ROOT || x == VP_NO_NODE ||
+				    sb->key[x] != chain[e - 1])
 					break;
 				e--;
 			}

@@ -25,7 +25,13 @@
 
 /* diff(1)'s convention: same, different, trouble; then cannot tell, and
  * git's usage status. */
-enum { EXIT_AGREE = 0, EXIT_DISAGREE = 1, EXIT_TROUBLE = 2, EXIT_CANNOT_TELL = 3, EXIT_USAGE = 129 };
+enum {
+	EXIT_AGREE = 0,
+	EXIT_DISAGREE = 1,
+	EXIT_TROUBLE = 2,
+	EXIT_CANNOT_TELL = 3,
+	EXIT_USAGE = 129,
+};
 
 enum cmd_compare_format { COMPARE_TEXT, COMPARE_JSON };
 
@@ -682,8 +688,8 @@ static void cmd_compare_json(FILE *f, const struct cmd_compare_opts *o,
 		cmd_compare_programs[c->program]);
 	cmd_compare_jprogram(f, "profile", &side[0]);
 	cmd_compare_jprogram(f, "regression", &side[1]);
-	fprintf(f, "},\n  \"tests\": %zu,\n  \"contexts_new\": %zu,\n  \"contexts_vanished\": %zu,\n"
-		   "  \"contexts_unsure\": %zu",
+	fprintf(f, "},\n  \"tests\": %zu,\n  \"contexts_new\": %zu,\n"
+		   "  \"contexts_vanished\": %zu,\n  \"contexts_unsure\": %zu",
 		c->ntests, c->nctx_new, c->nctx_vanished, c->nctx_unsure);
 	cmd_compare_jcontexts(f, side, c);
 	fprintf(f, ",\n  \"profile_set\": %zu,\n  \"regression_set\": %zu,\n"
