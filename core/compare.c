@@ -327,7 +327,7 @@ static void strtab_release(struct strtab *t)
 /* One recording and what the matching needs of it. */
 struct side {
 	const struct vp_compare_input *in;
-	uint32_t *twins; /* vp_callsite_twins(), NULL: none */
+	uint32_t *twins; /* vp_cct_callsite_twins(), NULL: none */
 	uint64_t *key;	 /* per node: its innermost element's key */
 	uint32_t *ctx;	 /* per node: its context's id */
 };
@@ -825,7 +825,7 @@ int vp_compare_run(struct vp_compare *c, const struct vp_compare_input *a,
 		struct side *sd = i ? &sb : &sa;
 
 		if (sd->in->reader) {
-			sd->twins = vp_callsite_twins(sd->in->reader);
+			sd->twins = vp_cct_callsite_twins(sd->in->tree, sd->in->reader);
 			if (!sd->twins && errno)
 				goto nomem;
 		}

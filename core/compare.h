@@ -125,7 +125,7 @@ struct vp_compare {
  * calling context significant in either.  Chains match by function symbol
  * name and call site ("file:line", else "caller+offset", else the
  * address; call sites sharing a line by their rank on it, see
- * vp_callsite_twins), so the two recordings may number them differently.
+ * vp_cct_callsite_twins), so the two recordings may number them differently.
  * Both analyses must use the same parameters (beta and k come from @a's).
  * The verdict: DIFFER when the Pattern Sets disagree or a context is NEW
  * or VANISHED, else CANNOT_TELL when one is UNSURE, else AGREE (@c->agree

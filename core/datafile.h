@@ -558,15 +558,4 @@ void vp_header_release(struct vp_header *hdr);
 const char *vp_callsite_label(const struct vp_callsite *cs, int short_file, char *buf,
 			      size_t len);
 
-/**
- * vp_callsite_twins - call sites that share a source line with another
- * (two calls on one line, or a loop unrolled): for each of @r's call sites
- * so far, 0 when its module, file and line are its own, else its rank
- * (1, 2, ...) by return address among those sharing them.  The rank tells
- * them apart in another build of the same code, where the addresses move.
- * Returns a malloc'ed array of vp_reader_ncallsites() entries (the caller
- * frees it), or NULL with errno set; NULL without call sites too.
- */
-uint32_t *vp_callsite_twins(const struct vp_reader *r);
-
 #endif

@@ -238,7 +238,7 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 	s->r.hdr = vp_reader_header(s->reader);
 	s->r.tree = &s->tree;
 	s->r.an = &s->an;
-	s->twins = vp_callsite_twins(s->reader);
+	s->twins = vp_cct_callsite_twins(&s->tree, s->reader);
 	s->r.callsite_twins = s->twins;
 	return 0;
 }

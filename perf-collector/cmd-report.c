@@ -519,7 +519,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.probed_of = probed_of;
 	probe_cost = o->time != VP_TIME_OFFCPU ? report_probe_costs(&r) : NULL;
 	r.probe_cost = probe_cost;
-	twins = vp_callsite_twins(reader);
+	twins = vp_cct_callsite_twins(&tree, reader);
 	if (!twins && errno)
 		warning("cannot tell call sites on one line apart: %s", strerror(errno));
 	r.callsite_twins = twins;

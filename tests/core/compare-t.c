@@ -599,7 +599,7 @@ static void test_one_line_twice(void)
 	fl.step = 9;
 	record_flat(pb, &fl);
 	compare_files(pa, pb, &a, &b, &c);
-	tw = vp_callsite_twins(a.r);
+	tw = vp_cct_callsite_twins(&a.t, a.r);
 	ok(tw && tw[0] == 1 && tw[1] == 2 && tw[2] == 0,
 	   "twins: the two calls on line 17 rank 1 and 2, main's site 0");
 	free(tw);
@@ -612,6 +612,44 @@ static void test_one_line_twice(void)
 		   "twins: call %d of the line matched across builds (mean %g)", k + 1,
 		   x ? a.t.nodes[x->a].stats.mean : -1.0);
 	}
+	vp_compare_release(&c);
+	unload(&a);
+	unload(&b);
+	free(pa);
+	free(pb);
+	test_tmpdir_free(dir);
+}
+
+/* step() and, in B only, other() from one line */
+static uint64_t dur_step_other(const struct flat *f, size_t call, int iter)
+{
+	if (call == 1)
+		return f->seed ? 30000 : 0;
+	return 20000 + (uint64_t)(iter % 7) * 1000;
+}
+
+static void test_one_line_two_callees(void)
+{
+	static const char *const names[] = { "main", "step", "other" };
+	static const uint32_t callee[] = { 1, 2 }, line[] = { 17, 17 };
+	char *dir = test_tmpdir();
+	char *pa = basprintf("%s/oa.data", dir), *pb = basprintf("%s/ob.data", dir);
+	struct flat fl = { 3, names, 2, callee, line, 0x1000, 5, 100, dur_step_other, 0 };
+	const struct vp_compare_context *x;
+	struct loaded a, b;
+	struct vp_compare c;
+	uint32_t *tw;
+
+	record_flat(pa, &fl); /* other() never called */
+	fl.seed = 1;
+	record_flat(pb, &fl);
+	compare_files(pa, pb, &a, &b, &c);
+	tw = vp_cct_callsite_twins(&b.t, b.r);
+	ok(tw && !tw[0] && !tw[1], "two callees on one line: their names tell them apart");
+	free(tw);
+	x = ctx_of(&c, &a, &b, "step", 0);
+	ok(x && x->a != VP_NO_NODE && x->b != VP_NO_NODE && x->mean.p == 1.0,
+	   "step() matched though B also calls other() from its line");
 	vp_compare_release(&c);
 	unload(&a);
 	unload(&b);
@@ -662,6 +700,7 @@ int main(void)
 	test_many_near_equal();
 	test_holm_and_tiny_p();
 	test_one_line_twice();
+	test_one_line_two_callees();
 	test_programs();
 	return 0;
 }
