@@ -736,3 +736,87 @@ int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_tota
 	vp_builder_free(b);
 	return err;
 }
+
+/* ---- call sites on one line ---- */
+
+/* A node by what makes it one of twins: context, callee, line, address. */
+struct twin {
+	uint32_t parent, func;
+	const struct vp_callsite *cs;
+	uint32_t id; /* call site */
+};
+
+static int twin_has_line(const struct vp_callsite *cs)
+{
+	return cs && !(cs->flags & (VP_CS_NONE | VP_CS_TRAMPOLINE)) && cs->file && *cs->file &&
+	       cs->line;
+}
+
+static int twin_cmp_group(const struct twin *a, const struct twin *b)
+{
+	if (a->parent != b->parent)
+		return a->parent < b->parent ? -1 : 1;
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	if (a->cs->module != b->cs->module)
+		return a->cs->module < b->cs->module ? -1 : 1;
+	if (a->cs->line != b->cs->line)
+		return a->cs->line < b->cs->line ? -1 : 1;
+	return strcmp(a->cs->file, b->cs->file);
+}
+
+static int twin_cmp(const void *x, const void *y)
+{
+	const struct twin *a = x, *b = y;
+	int c = twin_cmp_group(a, b);
+
+	if (c)
+		return c;
+	if (a->cs->offset != b->cs->offset)
+		return a->cs->offset < b->cs->offset ? -1 : 1;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+uint32_t *vp_cct_callsite_twins(const struct vp_cct *t, const struct vp_reader *r)
+{
+	size_t ncs = vp_reader_ncallsites(r), m = 0;
+	struct twin *v;
+	uint32_t *ret;
+
+	errno = 0;
+	if (!ncs)
+		return NULL;
+	ret = calloc(ncs, sizeof(*ret));
+	v = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*v));
+	if (!ret || !v) {
+		free(ret);
+		free(v);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 1; i < t->nnodes; i++) {
+		const struct vp_cct_node *n = &t->nodes[i];
+		const struct vp_callsite *cs = vp_reader_callsite(r, n->callsite);
+
+		if (twin_has_line(cs))
+			v[m++] = (struct twin){ n->parent, n->func, cs, n->callsite };
+	}
+	qsort(v, m, sizeof(*v), twin_cmp);
+	for (size_t i = 0, j; i < m; i = j) {
+		uint32_t rank = 1;
+
+		for (j = i + 1; j < m && !twin_cmp_group(&v[i], &v[j]); j++)
+			;
+		if (v[i].cs->offset == v[j - 1].cs->offset)
+			continue;
+		/* the first context that has them ranks them */
+		for (size_t k = i; k < j; k++) {
+			if (k > i && v[k].cs->offset != v[k - 1].cs->offset)
+				rank++;
+			if (!ret[v[k].id])
+				ret[v[k].id] = rank;
+		}
+	}
+	free(v);
+	return ret;
+}

@@ -161,4 +161,16 @@ void vp_builder_free(struct vp_builder *b);
  */
 int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_totals *ret);
 
+/**
+ * vp_cct_callsite_twins - call sites that only their address tells apart:
+ * two or more through which one calling context of @t calls one function
+ * from one source line (two calls on one line, a loop unrolled).  For each
+ * of @r's call sites, its rank (1, 2, ...) by return address among them,
+ * or 0 when its module, file and line and the callee tell it apart.  The
+ * rank outlives a rebuild that moves the calls.  Returns a malloc'ed array
+ * of vp_reader_ncallsites() entries (the caller frees it), or NULL with
+ * errno set; NULL with errno 0 without call sites.
+ */
+uint32_t *vp_cct_callsite_twins(const struct vp_cct *t, const struct vp_reader *r);
+
 #endif

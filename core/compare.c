@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * compare.c - profile versus regression (seed 000 Section 4): evaluate the
- * patterns of one recording on another, the Pattern Set overlap, and
- * Welch's t and F tests on the recorded moments, with the incomplete beta
- * function computed here.
+ * patterns of one recording on another, the Pattern Set overlap, every
+ * significant calling context of either, and Welch's t and F tests on the
+ * recorded moments (the incomplete beta function computed here), corrected
+ * for their number by Holm's method.
  */
 #include <config.h>
 
@@ -111,9 +112,9 @@ static double sample_var(const struct vp_stats *s)
 	return s->m2 > 0.0 ? s->m2 / (double)(s->n - 1) : 0.0;
 }
 
-struct vp_test vp_welch_test(const struct vp_stats *a, const struct vp_stats *b)
+static struct vp_test welch_test(const struct vp_stats *a, const struct vp_stats *b)
 {
-	struct vp_test r = { NAN, NAN, 0.0, NAN };
+	struct vp_test r = { NAN, NAN, 0.0, NAN, NAN };
 	double va, vb, se2;
 
 	if (a->n < 2 || b->n < 2)
@@ -135,10 +136,18 @@ struct vp_test vp_welch_test(const struct vp_stats *a, const struct vp_stats *b)
 	return r;
 }
 
-struct vp_test vp_f_test(const struct vp_stats *a, const struct vp_stats *b)
+struct vp_test vp_welch_test(const struct vp_stats *a, const struct vp_stats *b)
 {
-	struct vp_test r = { NAN, NAN, NAN, NAN };
-	double sa, sb, cdf;
+	struct vp_test r = welch_test(a, b);
+
+	r.p_adj = r.p;
+	return r;
+}
+
+static struct vp_test f_test(const struct vp_stats *a, const struct vp_stats *b)
+{
+	struct vp_test r = { NAN, NAN, NAN, NAN, NAN };
+	double sa, sb, lo, hi;
 
 	if (a->n < 2 || b->n < 2)
 		return r;
@@ -152,11 +161,101 @@ struct vp_test vp_f_test(const struct vp_stats *a, const struct vp_stats *b)
 		return r;
 	}
 	r.stat = sb / sa;
-	cdf = vp_betai(0.5 * r.df1, 0.5 * r.df2, r.df1 * r.stat / (r.df1 * r.stat + r.df2));
-	r.p = 2.0 * (cdf < 0.5 ? cdf : 1.0 - cdf);
+	/* each tail on its own: 1 - cdf would lose every digit of a small one */
+	lo = vp_betai(0.5 * r.df1, 0.5 * r.df2, r.df1 * r.stat / (r.df1 * r.stat + r.df2));
+	hi = vp_betai(0.5 * r.df2, 0.5 * r.df1, r.df2 / (r.df1 * r.stat + r.df2));
+	r.p = 2.0 * (lo < hi ? lo : hi);
 	if (r.p > 1.0)
 		r.p = 1.0;
 	return r;
+}
+
+struct vp_test vp_f_test(const struct vp_stats *a, const struct vp_stats *b)
+{
+	struct vp_test r = f_test(a, b);
+
+	r.p_adj = r.p;
+	return r;
+}
+
+/* ---- Holm's correction ---- */
+
+static int cmp_pidx(const void *x, const void *y, void *p)
+{
+	double a = ((const double *)p)[*(const size_t *)x];
+	double b = ((const double *)p)[*(const size_t *)y];
+
+	if (a != b)
+		return a < b ? -1 : 1;
+	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+/*
+ * Holm, "A simple sequentially rejective multiple test procedure" (1979):
+ * the i-th smallest of m p-values is multiplied by m - i (from 0), and the
+ * results made non-decreasing.  It controls the family-wise error rate
+ * under any dependence, unlike Benjamini and Hochberg's false discovery
+ * rate, which needs positive dependence to hold.
+ */
+int vp_holm(const double *p, size_t n, double *ret)
+{
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), m = 0;
+	double run = 0.0;
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(p[i]))
+			idx[m++] = i;
+	qsort_r(idx, m, sizeof(*idx), cmp_pidx, (void *)p);
+	for (size_t i = 0; i < m; i++) {
+		double q = (double)(m - i) * p[idx[i]];
+
+		if (q > 1.0)
+			q = 1.0;
+		if (q > run)
+			run = q;
+		ret[idx[i]] = run;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (isnan(p[i]))
+			ret[i] = NAN;
+	free(idx);
+	return 0;
+}
+
+/* ---- the programs recorded ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : (path ? path : "");
+}
+
+enum vp_compare_program vp_compare_programs(const struct vp_header *a,
+					    const struct vp_header *b)
+{
+	const struct vp_module *x, *y;
+	int same_name;
+
+	if (!a->nmodules || !b->nmodules)
+		return VP_PROG_UNKNOWN;
+	x = &a->modules[0];
+	y = &b->modules[0];
+	same_name = !strcmp(base_name(x->path), base_name(y->path));
+	if (x->build_id_len && y->build_id_len) {
+		if (x->build_id_len == y->build_id_len &&
+		    !memcmp(x->build_id, y->build_id, x->build_id_len))
+			return VP_PROG_SAME;
+	} else if (x->size && y->size) {
+		if (x->size == y->size && x->path && y->path && !strcmp(x->path, y->path))
+			return VP_PROG_SAME;
+	} else {
+		/* a path alone does not tell a rebuild */
+		return same_name ? VP_PROG_UNKNOWN : VP_PROG_OTHER;
+	}
+	return same_name ? VP_PROG_OTHER_BUILD : VP_PROG_OTHER;
 }
 
 /* ---- chains across recordings ---- */
@@ -225,9 +324,18 @@ static void strtab_release(struct strtab *t)
 	free(t->hash);
 }
 
+/* One recording and what the matching needs of it. */
+struct side {
+	const struct vp_compare_input *in;
+	uint32_t *twins; /* vp_cct_callsite_twins(), NULL: none */
+	uint64_t *key;	 /* per node: its innermost element's key */
+	uint32_t *ctx;	 /* per node: its context's id */
+};
+
 /* The identity of a call site that survives a new recording. */
-static void callsite_key(const struct vp_compare_input *in, uint32_t id, char *buf, size_t len)
+static void callsite_key(const struct side *sd, uint32_t id, char *buf, size_t len)
 {
+	const struct vp_compare_input *in = sd->in;
 	const struct vp_callsite *cs = NULL;
 
 	if (id == VP_NO_CALLSITE) {
@@ -242,6 +350,9 @@ static void callsite_key(const struct vp_compare_input *in, uint32_t id, char *b
 		snprintf(buf, len, "-");
 	else if (cs->flags & VP_CS_TRAMPOLINE)
 		snprintf(buf, len, "(tail call)");
+	else if (cs->file && *cs->file && cs->line && sd->twins && sd->twins[id])
+		/* calls on one line: their order on it outlives the addresses */
+		snprintf(buf, len, "%s:%u#%u", cs->file, cs->line, sd->twins[id]);
 	else if (cs->file && *cs->file && cs->line)
 		snprintf(buf, len, "%s:%u", cs->file, cs->line);
 	else if (cs->caller && *cs->caller)
@@ -260,14 +371,14 @@ static const char *func_key(const struct vp_compare_input *in, uint32_t func, ch
 }
 
 /* (function id, call-site id) of an element, as one 64-bit key. */
-static int elem_key(struct strtab *t, const struct vp_compare_input *in, uint32_t func,
-		    uint32_t callsite, uint64_t *ret)
+static int elem_key(struct strtab *t, const struct side *sd, uint32_t func, uint32_t callsite,
+		    uint64_t *ret)
 {
 	char fb[32], cb[1024];
 	long f, c;
 
-	f = intern(t, func_key(in, func, fb, sizeof(fb)));
-	callsite_key(in, callsite, cb, sizeof(cb));
+	f = intern(t, func_key(sd->in, func, fb, sizeof(fb)));
+	callsite_key(sd, callsite, cb, sizeof(cb));
 	c = f < 0 ? f : intern(t, cb);
 	if (c < 0)
 		return (int)c;
@@ -290,55 +401,122 @@ static int cmp_keyed(const void *x, const void *y)
 	return (a->node > b->node) - (a->node < b->node);
 }
 
-int vp_compare_run(struct vp_compare *c, const struct vp_compare_input *a,
-		   const struct vp_compare_input *b, const struct vp_compare_params *p)
+/* Calling contexts of both recordings: (parent context, element) -> id. */
+struct ctxtab {
+	struct ctxent {
+		uint64_t elem;
+		uint32_t parent, id;
+	} *e;
+	size_t n, mask;
+};
+
+static uint64_t ctx_hash(uint32_t parent, uint64_t elem)
 {
-	const struct vp_cct *tb = b->tree;
-	struct strtab st = { 0 };
-	uint64_t *bkey = NULL, *chain = NULL;
-	struct keyed *sorted = NULL;
-	uint8_t *covered = NULL;
-	size_t maxlen = 1;
+	uint64_t h = elem * 0x9e3779b97f4a7c15ULL ^ (uint64_t)parent * 0xc2b2ae3d27d4eb4fULL;
+
+	return h ^ h >> 29;
+}
+
+/* The id of context @elem under @parent, a new one if need be. */
+static long ctx_id(struct ctxtab *t, uint32_t parent, uint64_t elem)
+{
+	size_t i;
+
+	if ((t->n + 1) * 2 > t->mask) {
+		size_t mask = t->mask ? t->mask * 2 + 1 : 1023;
+		struct ctxent *e = malloc((mask + 1) * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		for (i = 0; i <= mask; i++)
+			e[i].id = UINT32_MAX;
+		for (size_t k = 0; t->e && k <= t->mask; k++) {
+			if (t->e[k].id == UINT32_MAX)
+				continue;
+			i = ctx_hash(t->e[k].parent, t->e[k].elem) & mask;
+			while (e[i].id != UINT32_MAX)
+				i = (i + 1) & mask;
+			e[i] = t->e[k];
+		}
+		free(t->e);
+		t->e = e;
+		t->mask = mask;
+	}
+	for (i = ctx_hash(parent, elem) & t->mask; t->e[i].id != UINT32_MAX; i = (i + 1) & t->mask)
+		if (t->e[i].parent == parent && t->e[i].elem == elem)
+			return t->e[i].id;
+	/* context 0 is the root's */
+	t->e[i] = (struct ctxent){ elem, parent, (uint32_t)++t->n };
+	return (long)t->n;
+}
+
+/* Keys and context ids of every node of @sd; parents come before children. */
+static int side_keys(struct strtab *st, struct ctxtab *ct, struct side *sd)
+{
+	const struct vp_cct *t = sd->in->tree;
 	int err;
 
-	memset(c, 0, sizeof(*c));
-	err = vp_compare_params_check(p, NULL, 0);
-	if (err)
-		return err;
-	c->params = *p;
-	c->npatterns = a->an->npatterns;
-	c->patterns = calloc(c->npatterns ? c->npatterns : 1, sizeof(*c->patterns));
-	bkey = malloc(tb->nnodes * sizeof(*bkey));
-	sorted = malloc(tb->nnodes * sizeof(*sorted));
-	covered = calloc(tb->nnodes, 1);
-	if (!c->patterns || !bkey || !sorted || !covered)
-		goto nomem;
-	for (size_t i = 0; i < a->an->npatterns; i++)
-		if (a->an->patterns[i].len > maxlen)
-			maxlen = a->an->patterns[i].len;
-	chain = malloc(maxlen * sizeof(*chain));
-	if (!chain)
-		goto nomem;
-	/* every node of B by its innermost element, for the lookups below */
-	bkey[VP_NODE_ROOT] = UINT64_MAX;
-	for (size_t i = 1; i < tb->nnodes; i++) {
-		err = elem_key(&st, b, tb->nodes[i].func, tb->nodes[i].callsite, &bkey[i]);
+	sd->key = malloc(t->nnodes * sizeof(*sd->key));
+	sd->ctx = malloc(t->nnodes * sizeof(*sd->ctx));
+	if (!sd->key || !sd->ctx)
+		return -ENOMEM;
+	sd->key[VP_NODE_ROOT] = UINT64_MAX;
+	sd->ctx[VP_NODE_ROOT] = 0;
+	for (size_t i = 1; i < t->nnodes; i++) {
+		const struct vp_cct_node *n = &t->nodes[i];
+		long id;
+
+		err = elem_key(st, sd, n->func, n->callsite, &sd->key[i]);
 		if (err)
-			goto out;
-		sorted[i - 1] = (struct keyed){ bkey[i], (uint32_t)i };
+			return err;
+		if (n->parent >= i)
+			return -EINVAL;
+		id = ctx_id(ct, sd->ctx[n->parent], sd->key[i]);
+		if (id < 0)
+			return (int)id;
+		sd->ctx[i] = (uint32_t)id;
 	}
-	if (tb->nnodes > 1)
-		qsort(sorted, tb->nnodes - 1, sizeof(*sorted), cmp_keyed);
-	for (size_t i = 0; i < a->an->npatterns; i++) {
-		const struct vp_pattern *pa = &a->an->patterns[i];
+	return 0;
+}
+
+static void side_release(struct side *sd)
+{
+	free(sd->twins);
+	free(sd->key);
+	free(sd->ctx);
+}
+
+/* @a's patterns evaluated on @b (seed 000 Section 4). */
+static int compare_patterns(struct vp_compare *c, struct strtab *st, const struct side *sa,
+			    const struct side *sb, uint8_t *covered)
+{
+	const struct vp_analysis *an = sa->in->an;
+	const struct vp_cct *tb = sb->in->tree;
+	size_t n = tb->nnodes ? tb->nnodes - 1 : 0, maxlen = 1;
+	struct keyed *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	uint64_t *chain = NULL;
+	int err = -ENOMEM;
+
+	for (size_t i = 0; i < an->npatterns; i++)
+		if (an->patterns[i].len > maxlen)
+			maxlen = an->patterns[i].len;
+	chain = malloc(maxlen * sizeof(*chain));
+	if (!sorted || !chain)
+		goto out;
+	for (size_t i = 1; i < tb->nnodes; i++)
+		sorted[i - 1] = (struct keyed){ sb->key[i], (uint32_t)i };
+	if (n)
+		qsort(sorted, n, sizeof(*sorted), cmp_keyed);
+	for (size_t i = 0; i < an->npatterns; i++) {
+		const struct vp_pattern *pa = &an->patterns[i];
 		struct vp_compare_pattern *cp = &c->patterns[i];
-		size_t n = tb->nnodes ? tb->nnodes - 1 : 0, lo = 0, hi = n;
+		size_t lo = 0, hi = n;
 
 		cp->a = i;
 		cp->in_set_a = pa->in_pattern_set;
 		vp_stats_init(&cp->b);
 		for (size_t e = 0; e < pa->len; e++) {
-			err = elem_key(&st, a, pa->chain[e].func, pa->chain[e].callsite, &chain[e]);
+			err = elem_key(st, sa, pa->chain[e].func, pa->chain[e].callsite, &chain[e]);
 			if (err)
 				goto out;
 		}
@@ -357,7 +535,8 @@ int vp_compare_run(struct vp_compare *c, const struct vp_compare_input *a,
 
 			while (e > 0) {
 				x = tb->nodes[x].parent;
-				if (x == VP_NODE_ROOT || x == VP_NO_NODE || bkey[x] != chain[e - 1])
+				if (x == VP_NODE_ROOT || x == VP_NO_NODE ||
+				    sb->key[x] != chain[e - 1])
 					break;
 				e--;
 			}
@@ -367,13 +546,166 @@ int vp_compare_run(struct vp_compare *c, const struct vp_compare_input *a,
 			cp->bnodes++;
 			covered[node] = 1;
 		}
-		cp->vim_b = a->an->k * vp_stats_stddev(&cp->b) * (double)cp->b.n;
+		cp->vim_b = an->k * vp_stats_stddev(&cp->b) * (double)cp->b.n;
 		if (cp->vim_b > c->max_vim_b)
 			c->max_vim_b = cp->vim_b;
 		cp->mean = vp_welch_test(&pa->stats, &cp->b);
 		cp->var = vp_f_test(&pa->stats, &cp->b);
 	}
-	/* the regression Pattern Set and the overlap */
+	err = 0;
+out:
+	free(sorted);
+	free(chain);
+	return err;
+}
+
+static int node_flag(const uint8_t *flags, size_t n, uint32_t node)
+{
+	return node != VP_NO_NODE && node < n && flags[node];
+}
+
+/*
+ * The contexts significant in A or B.  @node_a/@node_b: per context id,
+ * its node on each side, VP_NO_NODE if none.
+ */
+static int collect_contexts(struct vp_compare *c, const struct side *sa, const struct side *sb,
+			    const uint32_t *node_a, const uint32_t *node_b)
+{
+	const struct vp_analysis *xa = sa->in->an, *xb = sb->in->an;
+	size_t na = sa->in->tree->nnodes, nb = sb->in->tree->nnodes;
+
+	c->contexts = calloc(na + nb, sizeof(*c->contexts));
+	if (!c->contexts)
+		return -ENOMEM;
+	for (size_t pass = 0; pass < 2; pass++) {
+		const struct side *sd = pass ? sb : sa;
+
+		for (uint32_t i = 1; i < sd->in->tree->nnodes; i++) {
+			uint32_t a = node_a[sd->ctx[i]], b = node_b[sd->ctx[i]];
+			struct vp_compare_context *x;
+
+			/* a context in both is A's to list */
+			if (pass && a != VP_NO_NODE)
+				continue;
+			if (!node_flag(xa->significant, xa->nnodes, a) &&
+			    !node_flag(xb->significant, xb->nnodes, b))
+				continue;
+			x = &c->contexts[c->ncontexts++];
+			x->a = a;
+			x->b = b;
+			x->hv_a = node_flag(xa->high_variance, xa->nnodes, a);
+			x->hv_b = node_flag(xb->high_variance, xb->nnodes, b);
+		}
+	}
+	return 0;
+}
+
+/* Every p-value of the comparison corrected for all the others. */
+static int correct(struct vp_compare *c)
+{
+	size_t n = 2 * (c->npatterns + c->ncontexts), k = 0;
+	double *p = malloc((n ? n : 1) * sizeof(*p));
+	struct vp_test **t = malloc((n ? n : 1) * sizeof(*t));
+	int err = -ENOMEM;
+
+	if (!p || !t)
+		goto out;
+	for (size_t i = 0; i < c->npatterns; i++) {
+		t[k++] = &c->patterns[i].mean;
+		t[k++] = &c->patterns[i].var;
+	}
+	for (size_t i = 0; i < c->ncontexts; i++) {
+		t[k++] = &c->contexts[i].mean;
+		t[k++] = &c->contexts[i].var;
+	}
+	for (size_t i = 0; i < n; i++) {
+		p[i] = t[i]->p;
+		c->ntests += !isnan(p[i]);
+	}
+	err = vp_holm(p, n, p);
+	for (size_t i = 0; !err && i < n; i++)
+		t[i]->p_adj = p[i];
+out:
+	free(p);
+	free(t);
+	return err;
+}
+
+/*
+ * Whether @sd's node @x stands for a context the other side would have
+ * recorded had it run: every function from it up to the first context the
+ * other side has is probed there.  @probed_other: per interned name.
+ */
+static int recordable(const struct side *sd, uint32_t x, const uint32_t *node_other,
+		      const uint8_t *probed_other, size_t nnames)
+{
+	const struct vp_cct *t = sd->in->tree;
+
+	for (; x != VP_NODE_ROOT && x != VP_NO_NODE && node_other[sd->ctx[x]] == VP_NO_NODE;
+	     x = t->nodes[x].parent) {
+		uint64_t f = sd->key[x] >> 32;
+
+		if (f >= nnames || !probed_other[f])
+			return 0;
+	}
+	return 1;
+}
+
+/* NEW, VANISHED or UNSURE for a context high-variance on one side only. */
+static enum vp_context_change context_change(const struct vp_compare_context *x, double alpha,
+					     int recordable_elsewhere)
+{
+	/* the CoV rose: the variance grew or the mean fell, significantly */
+	int up = (x->var.p_adj < alpha && x->var.stat > 1.0) ||
+		 (x->mean.p_adj < alpha && x->mean.stat < 0.0);
+	int down = (x->var.p_adj < alpha && x->var.stat < 1.0) ||
+		   (x->mean.p_adj < alpha && x->mean.stat > 0.0);
+
+	if (x->hv_b) {
+		if (x->a == VP_NO_NODE)
+			return recordable_elsewhere ? VP_CTX_NEW : VP_CTX_UNSURE;
+		return up ? VP_CTX_NEW : VP_CTX_UNSURE;
+	}
+	if (x->b == VP_NO_NODE)
+		return recordable_elsewhere ? VP_CTX_VANISHED : VP_CTX_UNSURE;
+	return down ? VP_CTX_VANISHED : VP_CTX_UNSURE;
+}
+
+/* Names of the functions each side probed, interned first. */
+static int probed_names(struct strtab *st, const struct vp_compare_input *in, uint8_t **ret,
+			size_t *n)
+{
+	char fb[32];
+
+	for (uint32_t f = 0; in->hdr && f < in->hdr->nfuncs; f++) {
+		long id = intern(st, func_key(in, f, fb, sizeof(fb)));
+
+		if (id < 0)
+			return (int)id;
+		if ((size_t)id >= *n) {
+			size_t cap = *n ? *n : 64;
+			uint8_t *v;
+
+			while (cap <= (size_t)id)
+				cap *= 2;
+			v = realloc(*ret, cap);
+			if (!v)
+				return -ENOMEM;
+			memset(v + *n, 0, cap - *n);
+			*ret = v;
+			*n = cap;
+		}
+		(*ret)[id] = 1;
+	}
+	return 0;
+}
+
+/* The regression Pattern Set, the overlap, and B's patterns new to A. */
+static int pattern_sets(struct vp_compare *c, const struct vp_compare_input *a,
+			const struct vp_compare_input *b, const uint8_t *covered)
+{
+	const struct vp_compare_params *p = &c->params;
+
 	for (size_t i = 0; i < c->npatterns; i++) {
 		struct vp_compare_pattern *cp = &c->patterns[i];
 
@@ -389,7 +721,7 @@ int vp_compare_run(struct vp_compare *c, const struct vp_compare_input *a,
 	/* B's own dominant patterns that no pattern of A accounts for */
 	c->new_b = calloc(b->an->npatterns ? b->an->npatterns : 1, sizeof(*c->new_b));
 	if (!c->new_b)
-		goto nomem;
+		return -ENOMEM;
 	for (size_t i = 0; i < b->an->npatterns; i++) {
 		const struct vp_pattern *pb = &b->an->patterns[i];
 		size_t k;
@@ -401,15 +733,133 @@ int vp_compare_run(struct vp_compare *c, const struct vp_compare_input *a,
 		if (k == pb->nnodes)
 			c->new_b[c->nnew++] = i;
 	}
-	err = 0;
+	return 0;
+}
+
+/* What the functions probed on each side are (see recordable). */
+struct probed {
+	uint8_t *a, *b;
+	size_t na, nb;
+};
+
+/* The tests of every significant context of either side. */
+static int test_contexts(struct vp_compare *c, const struct side *sa, const struct side *sb,
+			 uint32_t *node_a, uint32_t *node_b, size_t nctx)
+{
+	const struct vp_cct *ta = sa->in->tree, *tb = sb->in->tree;
+	struct vp_stats none;
+	int err;
+
+	memset(node_a, 0xff, (nctx + 1) * sizeof(*node_a));
+	memset(node_b, 0xff, (nctx + 1) * sizeof(*node_b));
+	for (uint32_t i = 1; i < ta->nnodes; i++)
+		node_a[sa->ctx[i]] = i;
+	for (uint32_t i = 1; i < tb->nnodes; i++)
+		node_b[sb->ctx[i]] = i;
+	err = collect_contexts(c, sa, sb, node_a, node_b);
+	if (err)
+		return err;
+	vp_stats_init(&none);
+	for (size_t i = 0; i < c->ncontexts; i++) {
+		struct vp_compare_context *x = &c->contexts[i];
+		const struct vp_stats *xa = x->a != VP_NO_NODE ? &ta->nodes[x->a].stats : &none;
+		const struct vp_stats *xb = x->b != VP_NO_NODE ? &tb->nodes[x->b].stats : &none;
+
+		x->mean = vp_welch_test(xa, xb);
+		x->var = vp_f_test(xa, xb);
+	}
+	return 0;
+}
+
+/* After the correction: what became of each context, and the verdict. */
+static void judge(struct vp_compare *c, const struct side *sa, const struct side *sb,
+		  const uint32_t *node_a, const uint32_t *node_b, const struct probed *pr)
+{
+	for (size_t i = 0; i < c->ncontexts; i++) {
+		struct vp_compare_context *x = &c->contexts[i];
+		int rec;
+
+		if (x->hv_a == x->hv_b)
+			continue;
+		rec = x->hv_b ? recordable(sb, x->b, node_a, pr->a, pr->na)
+			      : recordable(sa, x->a, node_b, pr->b, pr->nb);
+		x->change = context_change(x, c->params.alpha, rec);
+		c->nctx_new += x->change == VP_CTX_NEW;
+		c->nctx_vanished += x->change == VP_CTX_VANISHED;
+		c->nctx_unsure += x->change == VP_CTX_UNSURE;
+	}
+	if (!c->agree || c->nctx_new || c->nctx_vanished)
+		c->verdict = VP_VERDICT_DIFFER;
+	else if (c->nctx_unsure)
+		c->verdict = VP_VERDICT_CANNOT_TELL;
+	else
+		c->verdict = VP_VERDICT_AGREE;
+}
+
+int vp_compare_run(struct vp_compare *c, const struct vp_compare_input *a,
+		   const struct vp_compare_input *b, const struct vp_compare_params *p)
+{
+	struct side sa = { a, NULL, NULL, NULL }, sb = { b, NULL, NULL, NULL };
+	struct probed pr = { NULL, NULL, 0, 0 };
+	struct strtab st = { 0 };
+	struct ctxtab ct = { 0 };
+	uint32_t *node_a = NULL, *node_b = NULL;
+	uint8_t *covered = NULL;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	err = vp_compare_params_check(p, NULL, 0);
+	if (err)
+		return err;
+	c->params = *p;
+	c->npatterns = a->an->npatterns;
+	c->patterns = calloc(c->npatterns ? c->npatterns : 1, sizeof(*c->patterns));
+	covered = calloc(b->tree->nnodes, 1);
+	if (!c->patterns || !covered)
+		goto nomem;
+	/* the probed functions' names first: see recordable() */
+	err = probed_names(&st, a, &pr.a, &pr.na);
+	if (!err)
+		err = probed_names(&st, b, &pr.b, &pr.nb);
+	for (int i = 0; !err && i < 2; i++) {
+		struct side *sd = i ? &sb : &sa;
+
+		if (sd->in->reader) {
+			sd->twins = vp_cct_callsite_twins(sd->in->tree, sd->in->reader);
+			if (!sd->twins && errno)
+				goto nomem;
+		}
+		err = side_keys(&st, &ct, sd);
+	}
+	if (!err)
+		err = compare_patterns(c, &st, &sa, &sb, covered);
+	if (!err)
+		err = pattern_sets(c, a, b, covered);
+	if (err)
+		goto out;
+	node_a = malloc((ct.n + 1) * sizeof(*node_a));
+	node_b = malloc((ct.n + 1) * sizeof(*node_b));
+	if (!node_a || !node_b)
+		goto nomem;
+	err = test_contexts(c, &sa, &sb, node_a, node_b, ct.n);
+	if (!err)
+		err = correct(c);
+	if (err)
+		goto out;
+	judge(c, &sa, &sb, node_a, node_b, &pr);
+	c->program = a->hdr && b->hdr ? vp_compare_programs(a->hdr, b->hdr) : VP_PROG_UNKNOWN;
 	goto out;
 nomem:
 	err = -ENOMEM;
 out:
-	free(bkey);
-	free(sorted);
 	free(covered);
-	free(chain);
+	free(node_a);
+	free(node_b);
+	free(pr.a);
+	free(pr.b);
+	free(ct.e);
+	side_release(&sa);
+	side_release(&sb);
 	strtab_release(&st);
 	if (err)
 		vp_compare_release(c);
@@ -420,5 +870,6 @@ void vp_compare_release(struct vp_compare *c)
 {
 	free(c->patterns);
 	free(c->new_b);
+	free(c->contexts);
 	memset(c, 0, sizeof(*c));
 }

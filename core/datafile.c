@@ -177,7 +177,8 @@ static int build_meta(struct vp_buf *m, const struct vp_header *hdr)
 		const struct vp_module *mod = &hdr->modules[i];
 
 		KV(VP_META_MODULE, buf_str(&v, mod->path) ||
-					   buf_bytes(&v, mod->build_id, mod->build_id_len));
+					   buf_bytes(&v, mod->build_id, mod->build_id_len) ||
+					   buf_uleb(&v, mod->size));
 	}
 	for (i = 0; i < hdr->nfuncs; i++) {
 		const struct vp_func *f = &hdr->funcs[i];
@@ -826,6 +827,9 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 		if (!err)
 			err = get_bytes(r, c, &bid, &m->build_id_len, "build-id");
 		m->build_id = (unsigned char *)bid;
+		/* the file's size came later: absent from older files */
+		if (!err && c->p < c->end)
+			err = get_u(r, c, &m->size, "module size");
 		h->nmodules++;
 		break;
 	}

@@ -226,6 +226,7 @@ struct vp_module {
 	char *path;
 	unsigned char *build_id;
 	size_t build_id_len;
+	uint64_t size; /* bytes of the file (META modules); 0: not said */
 };
 
 struct vp_func {

@@ -24,8 +24,15 @@
 #include "report.h"
 #include "util.h"
 
-/* diff(1)'s convention: same, different, trouble; and git's usage status. */
-enum { EXIT_AGREE = 0, EXIT_DISAGREE = 1, EXIT_TROUBLE = 2, EXIT_USAGE = 129 };
+/* diff(1)'s convention: same, different, trouble; then cannot tell, and
+ * git's usage status. */
+enum {
+	EXIT_AGREE = 0,
+	EXIT_DISAGREE = 1,
+	EXIT_TROUBLE = 2,
+	EXIT_CANNOT_TELL = 3,
+	EXIT_USAGE = 129,
+};
 
 enum cmd_compare_format { COMPARE_TEXT, COMPARE_JSON };
 
@@ -70,11 +77,13 @@ static const char *const cmd_compare_usage[] = {
 	"    --similarity <pct>         pattern similarity (default: 10%)",
 	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM (default: 0.1)",
 	"    --time <wall|cpu|offcpu>   compare wall-clock (default), on-CPU or off-CPU time",
-	"    --all                      list every pattern of the profile",
+	"    --all                      list every pattern of the profile and every",
+	"                               significant calling context",
 	"    --strict                   treat an incomplete data file as an error",
 	"    -h, --help                 show this help",
 	"",
-	"Exit status: 0 the Pattern Sets agree, 1 they do not, 2 trouble, 129 usage.",
+	"Exit status: 0 the recordings agree, 1 they differ, 2 trouble, 3 cannot tell,",
+	"129 usage.",
 	NULL,
 };
 
@@ -180,6 +189,7 @@ struct cmd_compare_side {
 	struct vp_analysis an;
 	int have_tree, have_an;
 	struct report r; /* for the shared name and time helpers */
+	uint32_t *twins; /* call sites sharing a line (report_callsite_str) */
 };
 
 static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
@@ -229,11 +239,14 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 	s->r.hdr = vp_reader_header(s->reader);
 	s->r.tree = &s->tree;
 	s->r.an = &s->an;
+	s->twins = vp_cct_callsite_twins(&s->tree, s->reader);
+	s->r.callsite_twins = s->twins;
 	return 0;
 }
 
 static void cmd_compare_unload(struct cmd_compare_side *s)
 {
+	free(s->twins);
 	if (s->have_an)
 		vp_analysis_release(&s->an);
 	if (s->have_tree)
@@ -275,12 +288,156 @@ static void cmd_compare_chain(FILE *f, const struct report *r, const struct vp_p
 	}
 }
 
-static void cmd_compare_p(FILE *f, double p, double alpha)
+/* A corrected p-value; one below what a double holds is not "0". */
+static void cmd_compare_p(FILE *f, const struct vp_test *t, double alpha)
 {
+	double p = t->p_adj;
+
 	if (isnan(p))
-		fprintf(f, " %8s", "-");
+		fprintf(f, " %8s ", "-");
+	else if (p < 1e-300)
+		fprintf(f, " %8s%c", "< 1e-300", p < alpha ? '*' : ' ');
 	else
-		fprintf(f, " %7.2g%c", p, p < alpha ? '*' : ' ');
+		fprintf(f, " %8.2g%c", p, p < alpha ? '*' : ' ');
+}
+
+static const char *const cmd_compare_verdicts[] = {
+	[VP_VERDICT_AGREE] = "agree",
+	[VP_VERDICT_DIFFER] = "differ",
+	[VP_VERDICT_CANNOT_TELL] = "cannot_tell",
+};
+
+static const char *const cmd_compare_changes[] = {
+	[VP_CTX_SAME] = "same",
+	[VP_CTX_NEW] = "new",
+	[VP_CTX_VANISHED] = "vanished",
+	[VP_CTX_UNSURE] = "unsure",
+};
+
+static const char *const cmd_compare_programs[] = {
+	[VP_PROG_UNKNOWN] = "unknown",
+	[VP_PROG_SAME] = "same",
+	[VP_PROG_OTHER_BUILD] = "other_build",
+	[VP_PROG_OTHER] = "other",
+};
+
+static const char *cmd_compare_program_path(const struct cmd_compare_side *s)
+{
+	const struct vp_header *h = s->r.hdr;
+
+	return h->nmodules && h->modules[0].path ? h->modules[0].path : "?";
+}
+
+/* "programs: ..." of the text header: what the two recordings ran. */
+static void cmd_compare_text_programs(FILE *f, const struct cmd_compare_side *side,
+				      const struct vp_compare *c)
+{
+	const char *pa = cmd_compare_program_path(&side[0]);
+	const char *pb = cmd_compare_program_path(&side[1]);
+
+	fputs("  programs: ", f);
+	switch (c->program) {
+	case VP_PROG_SAME:
+		fputs("the same ('", f);
+		report_put(f, pa);
+		fprintf(f, "', one %s)\n",
+			side[0].r.hdr->modules[0].build_id_len ? "build-id" : "path and size");
+		break;
+	case VP_PROG_OTHER_BUILD:
+		fputs("two builds of '", f);
+		report_put(f, pa);
+		fputs("' (build-ids or sizes differ)\n", f);
+		break;
+	case VP_PROG_OTHER:
+		fputs("DIFFERENT: '", f);
+		report_put(f, pa);
+		fputs("' and '", f);
+		report_put(f, pb);
+		fputs("'\n", f);
+		break;
+	default:
+		fputs("cannot tell whether '", f);
+		report_put(f, pa);
+		fputs("' is one build in both (no build-ids, no sizes)\n", f);
+		break;
+	}
+}
+
+enum { CMD_COMPARE_CHAIN_MAX = 6 };
+
+/* The calling context of node @id, its innermost elements. */
+static void cmd_compare_node_chain(FILE *f, const struct report *r, uint32_t id)
+{
+	uint32_t path[CMD_COMPARE_CHAIN_MAX], n = 0, depth = r->tree->nodes[id].depth;
+	char cs[512];
+
+	for (uint32_t x = id; x != VP_NODE_ROOT && n < CMD_COMPARE_CHAIN_MAX;
+	     x = r->tree->nodes[x].parent)
+		path[n++] = x;
+	if (depth > n)
+		fprintf(f, "(%" PRIu32 " more) \xe2\x86\x92 ", depth - n);
+	while (n--) {
+		const struct vp_cct_node *x = &r->tree->nodes[path[n]];
+
+		report_put(f, report_func_name(r, x->func));
+		report_callsite_str(r, x->callsite, 1, cs, sizeof(cs));
+		if (*cs) {
+			fputs(" [", f);
+			report_put(f, cs);
+			fputc(']', f);
+		}
+		if (n)
+			fputs(" \xe2\x86\x92 ", f);
+	}
+}
+
+static const struct vp_stats *cmd_compare_ctx_stats(const struct cmd_compare_side *s,
+						    uint32_t node)
+{
+	return node != VP_NO_NODE ? &s->tree.nodes[node].stats : NULL;
+}
+
+static void cmd_compare_text_side(FILE *f, const struct report *r, const struct vp_stats *st)
+{
+	char b[32];
+
+	if (!st) {
+		fprintf(f, " %9s %9s %6s", "-", "-", "-");
+		return;
+	}
+	fprintf(f, " %9" PRIu64 " %9s %6.3f", st->n, report_time(r, st->mean, b, sizeof(b)),
+		vp_stats_cov(st));
+}
+
+static void cmd_compare_text_contexts(FILE *f, const struct cmd_compare_opts *o,
+				      const struct cmd_compare_side *side,
+				      const struct vp_compare *c)
+{
+	size_t shown = o->all ? c->ncontexts : c->nctx_new + c->nctx_vanished + c->nctx_unsure;
+
+	if (!shown)
+		return;
+	fprintf(f, "\nCalling contexts whose high variance %s (p as above):\n",
+		o->all ? "changed, and all the others significant in either" : "changed");
+	fprintf(f, "  status        N A    mean A  CoV A       N B    mean B  CoV B   p(mean)    "
+		   "p(var)  calling context\n");
+	for (size_t i = 0; i < c->ncontexts; i++) {
+		const struct vp_compare_context *x = &c->contexts[i];
+
+		if (!o->all && x->change == VP_CTX_SAME)
+			continue;
+		fprintf(f, "  %-8s", cmd_compare_changes[x->change]);
+		cmd_compare_text_side(f, &side[0].r, cmd_compare_ctx_stats(&side[0], x->a));
+		cmd_compare_text_side(f, &side[1].r, cmd_compare_ctx_stats(&side[1], x->b));
+		cmd_compare_p(f, &x->mean, c->params.alpha);
+		cmd_compare_p(f, &x->var, c->params.alpha);
+		fputs("  ", f);
+		if (x->a != VP_NO_NODE)
+			cmd_compare_node_chain(f, &side[0].r, x->a);
+		else
+			cmd_compare_node_chain(f, &side[1].r, x->b);
+		fputc('\n', f);
+	}
 }
 
 static void cmd_compare_text(FILE *f, const struct cmd_compare_opts *o,
@@ -302,13 +459,22 @@ static void cmd_compare_text(FILE *f, const struct cmd_compare_opts *o,
 		100.0 * c->overlap, c->ncommon, c->nset_a, 100.0 * c->params.min_overlap);
 	fprintf(f, "  regression Pattern Set: %zu pattern%s, %.1f%% of them from the profile's\n",
 		c->nset_b, c->nset_b == 1 ? "" : "s", 100.0 * c->overlap_b);
-	fprintf(f, "  verdict: the Pattern Sets %s%s\n", c->agree ? "agree" : "DISAGREE",
+	fprintf(f, "  the Pattern Sets %s%s\n", c->agree ? "agree" : "DISAGREE",
 		c->params.symmetric ? " (both ways)" : "");
+	fprintf(f, "Calling contexts significant in either: %zu; %zu newly high-variance, %zu no "
+		   "longer, %zu that the tests cannot tell\n",
+		c->ncontexts, c->nctx_new, c->nctx_vanished, c->nctx_unsure);
+	cmd_compare_text_programs(f, side, c);
+	fprintf(f, "  verdict: %s\n",
+		c->verdict == VP_VERDICT_AGREE	? "the recordings agree"
+		: c->verdict == VP_VERDICT_DIFFER ? "the recordings DIFFER"
+						  : "CANNOT TELL whether the recordings differ");
 	fprintf(f, "\nPatterns of the profile (VIM ranks of the profile; p: Welch's t test on the "
-		   "means and F test on the variances, * below %g):\n",
-		c->params.alpha);
-	fprintf(f, "  status   rank     VIM A     VIM B    mean A    mean B  change  p(mean)   "
-		   "CoV A  CoV B   p(var)  call chain\n");
+		   "means and F test on the variances, Holm-corrected over the %zu tests, * below "
+		   "%g):\n",
+		c->ntests, c->params.alpha);
+	fprintf(f, "  status   rank     VIM A     VIM B    mean A    mean B  change   p(mean)   "
+		   "CoV A  CoV B    p(var)  call chain\n");
 	for (size_t i = 0; i < c->npatterns; i++) {
 		const struct vp_compare_pattern *cp = &c->patterns[i];
 		const struct vp_pattern *pa = &side[0].an.patterns[cp->a];
@@ -327,13 +493,14 @@ static void cmd_compare_text(FILE *f, const struct cmd_compare_opts *o,
 			fprintf(f, "%+6.0f%%", change);
 		else
 			fprintf(f, "%7s", "-");
-		cmd_compare_p(f, cp->mean.p, c->params.alpha);
+		cmd_compare_p(f, &cp->mean, c->params.alpha);
 		fprintf(f, " %7.3f %6.3f", vp_stats_cov(&pa->stats), vp_stats_cov(&cp->b));
-		cmd_compare_p(f, cp->var.p, c->params.alpha);
+		cmd_compare_p(f, &cp->var, c->params.alpha);
 		fputs("  ", f);
 		cmd_compare_chain(f, ra, pa);
 		fputc('\n', f);
 	}
+	cmd_compare_text_contexts(f, o, side, c);
 	if (!c->nnew)
 		return;
 	fprintf(f, "\nNew in the regression (its own Pattern Set, in contexts no pattern of the "
@@ -382,6 +549,108 @@ static void cmd_compare_jchain(FILE *f, const struct report *r, const struct vp_
 	fputc(']', f);
 }
 
+/* "functions" and "callsites" of node @id's calling context, outermost first. */
+static void cmd_compare_jnode_chain(FILE *f, const struct report *r, uint32_t id)
+{
+	uint32_t depth = r->tree->nodes[id].depth, *path = xcalloc(depth + 1, sizeof(*path)), n = 0;
+	char cs[512];
+
+	for (uint32_t x = id; x != VP_NODE_ROOT && n <= depth; x = r->tree->nodes[x].parent)
+		path[n++] = x;
+	fputs("\"functions\": [", f);
+	for (uint32_t i = n; i--;) {
+		fputs(i + 1 < n ? ", " : "", f);
+		report_json_string(f, report_func_name(r, r->tree->nodes[path[i]].func));
+	}
+	fputs("], \"callsites\": [", f);
+	for (uint32_t i = n; i--;) {
+		fputs(i + 1 < n ? ", " : "", f);
+		report_callsite_str(r, r->tree->nodes[path[i]].callsite, 0, cs, sizeof(cs));
+		if (*cs)
+			report_json_string(f, cs);
+		else
+			fputs("null", f);
+	}
+	fputc(']', f);
+	free(path);
+}
+
+static void cmd_compare_jtest(FILE *f, const char *key, const char *stat,
+			      const struct vp_test *t)
+{
+	fprintf(f, ", \"%s\": {", key);
+	cmd_compare_jnum(f, stat, t->stat, 0);
+	if (t->df2 > 0 || isnan(t->df2)) {
+		cmd_compare_jnum(f, "df1", t->df1, 1);
+		cmd_compare_jnum(f, "df2", t->df2, 1);
+	} else {
+		cmd_compare_jnum(f, "df", t->df1, 1);
+	}
+	cmd_compare_jnum(f, "p", t->p, 1);
+	cmd_compare_jnum(f, "p_adjusted", t->p_adj, 1);
+	fputc('}', f);
+}
+
+static void cmd_compare_jprogram(FILE *f, const char *key, const struct cmd_compare_side *s)
+{
+	const struct vp_header *h = s->r.hdr;
+	const struct vp_module *m = h->nmodules ? &h->modules[0] : NULL;
+
+	fprintf(f, ", \"%s\": ", key);
+	if (!m) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"path\": ", f);
+	report_json_string(f, m->path ? m->path : "");
+	fputs(", \"build_id\": ", f);
+	if (m->build_id_len) {
+		fputc('"', f);
+		for (size_t i = 0; i < m->build_id_len; i++)
+			fprintf(f, "%02x", m->build_id[i]);
+		fputc('"', f);
+	} else {
+		fputs("null", f);
+	}
+	if (m->size)
+		fprintf(f, ", \"size\": %" PRIu64 "}", m->size);
+	else
+		fputs(", \"size\": null}", f);
+}
+
+static void cmd_compare_jcontexts(FILE *f, const struct cmd_compare_side *side,
+				  const struct vp_compare *c)
+{
+	fputs(",\n  \"contexts\": [", f);
+	for (size_t i = 0; i < c->ncontexts; i++) {
+		const struct vp_compare_context *x = &c->contexts[i];
+		const struct cmd_compare_side *s = x->a != VP_NO_NODE ? &side[0] : &side[1];
+		const struct vp_stats *st;
+
+		fprintf(f, "%s\n    {\"status\": \"%s\", ", i ? "," : "",
+			cmd_compare_changes[x->change]);
+		cmd_compare_jnode_chain(f, &s->r, x->a != VP_NO_NODE ? x->a : x->b);
+		for (int k = 0; k < 2; k++) {
+			st = cmd_compare_ctx_stats(&side[k], k ? x->b : x->a);
+			fprintf(f, ", \"%s\": ", k ? "regression" : "profile");
+			if (!st) {
+				fputs("null", f);
+				continue;
+			}
+			fprintf(f, "{\"count\": %" PRIu64, st->n);
+			cmd_compare_jnum(f, "mean", st->n ? st->mean : 0, 1);
+			cmd_compare_jnum(f, "stddev", vp_stats_stddev(st), 1);
+			cmd_compare_jnum(f, "cov", vp_stats_cov(st), 1);
+			fprintf(f, ", \"high_variance\": %s}",
+				(k ? x->hv_b : x->hv_a) ? "true" : "false");
+		}
+		cmd_compare_jtest(f, "mean_test", "t", &x->mean);
+		cmd_compare_jtest(f, "variance_test", "f", &x->var);
+		fputc('}', f);
+	}
+	fputs("\n  ]", f);
+}
+
 static void cmd_compare_jstats(FILE *f, const char *key, const struct vp_stats *s, double vim,
 			       int in_set)
 {
@@ -415,9 +684,18 @@ static void cmd_compare_json(FILE *f, const struct cmd_compare_opts *o,
 	cmd_compare_jnum(f, "overlap", c->overlap, 0);
 	fputs(",\n  ", f);
 	cmd_compare_jnum(f, "overlap_regression", c->overlap_b, 0);
-	fprintf(f, ",\n  \"agree\": %s,\n  \"profile_set\": %zu,\n  \"regression_set\": %zu,\n"
+	fprintf(f, ",\n  \"agree\": %s,\n  \"verdict\": \"%s\",\n  \"program\": {\"same\": \"%s\"",
+		c->agree ? "true" : "false", cmd_compare_verdicts[c->verdict],
+		cmd_compare_programs[c->program]);
+	cmd_compare_jprogram(f, "profile", &side[0]);
+	cmd_compare_jprogram(f, "regression", &side[1]);
+	fprintf(f, "},\n  \"tests\": %zu,\n  \"contexts_new\": %zu,\n"
+		   "  \"contexts_vanished\": %zu,\n  \"contexts_unsure\": %zu",
+		c->ntests, c->nctx_new, c->nctx_vanished, c->nctx_unsure);
+	cmd_compare_jcontexts(f, side, c);
+	fprintf(f, ",\n  \"profile_set\": %zu,\n  \"regression_set\": %zu,\n"
 		   "  \"common\": %zu,\n  \"patterns\": [",
-		c->agree ? "true" : "false", c->nset_a, c->nset_b, c->ncommon);
+		c->nset_a, c->nset_b, c->ncommon);
 	for (size_t i = 0; i < c->npatterns; i++) {
 		const struct vp_compare_pattern *cp = &c->patterns[i];
 		const struct vp_pattern *pa = &side[0].an.patterns[cp->a];
@@ -428,16 +706,10 @@ static void cmd_compare_json(FILE *f, const struct cmd_compare_opts *o,
 		cmd_compare_jchain(f, &side[0].r, pa);
 		cmd_compare_jstats(f, "profile", &pa->stats, pa->vim, cp->in_set_a);
 		cmd_compare_jstats(f, "regression", &cp->b, cp->vim_b, cp->in_set_b);
-		fprintf(f, ", \"regression_nodes\": %zu, \"mean_test\": {", cp->bnodes);
-		cmd_compare_jnum(f, "t", cp->mean.stat, 0);
-		cmd_compare_jnum(f, "df", cp->mean.df1, 1);
-		cmd_compare_jnum(f, "p", cp->mean.p, 1);
-		fputs("}, \"variance_test\": {", f);
-		cmd_compare_jnum(f, "f", cp->var.stat, 0);
-		cmd_compare_jnum(f, "df1", cp->var.df1, 1);
-		cmd_compare_jnum(f, "df2", cp->var.df2, 1);
-		cmd_compare_jnum(f, "p", cp->var.p, 1);
-		fputs("}}", f);
+		fprintf(f, ", \"regression_nodes\": %zu", cp->bnodes);
+		cmd_compare_jtest(f, "mean_test", "t", &cp->mean);
+		cmd_compare_jtest(f, "variance_test", "f", &cp->var);
+		fputc('}', f);
 	}
 	fputs("\n  ],\n  \"new\": [", f);
 	for (size_t i = 0; i < c->nnew; i++) {
@@ -471,6 +743,10 @@ static int cmd_compare_run(const struct cmd_compare_opts *o)
 		error("cannot compare '%s' with '%s': %s", o->path[0], o->path[1], strerror(-err));
 		goto out;
 	}
+	if (c.program == VP_PROG_OTHER)
+		warning("'%s' and '%s' record different programs ('%s' and '%s')", o->path[0],
+			o->path[1], cmd_compare_program_path(&side[0]),
+			cmd_compare_program_path(&side[1]));
 	if (o->output) {
 		f = fopen(o->output, "w");
 		if (!f) {
@@ -490,7 +766,9 @@ static int cmd_compare_run(const struct cmd_compare_opts *o)
 		      strerror(errno));
 		goto out_cmp;
 	}
-	ret = c.agree ? EXIT_AGREE : EXIT_DISAGREE;
+	ret = c.verdict == VP_VERDICT_AGREE    ? EXIT_AGREE
+	      : c.verdict == VP_VERDICT_DIFFER ? EXIT_DISAGREE
+					       : EXIT_CANNOT_TELL;
 out_cmp:
 	vp_compare_release(&c);
 out:

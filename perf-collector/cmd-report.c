@@ -431,7 +431,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	struct vp_analysis an;
 	struct vp_cct tree;
 	struct vp_sampled stree = { 0 };
-	uint32_t *probed_of = NULL;
+	uint32_t *probed_of = NULL, *twins;
 	double *probe_cost;
 	struct report r;
 	char msg[512] = "";
@@ -520,8 +520,13 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.probed_of = probed_of;
 	probe_cost = o->time != VP_TIME_OFFCPU ? report_probe_costs(&r) : NULL;
 	r.probe_cost = probe_cost;
+	twins = vp_cct_callsite_twins(&tree, reader);
+	if (!twins && errno)
+		warning("cannot tell call sites on one line apart: %s", strerror(errno));
+	r.callsite_twins = twins;
 	if (!cmd_report_print(o, &r))
 		ret = 0;
+	free(twins);
 	free(probe_cost);
 	free(probed_of);
 	vp_vcg_release(&vcg);

@@ -56,8 +56,12 @@ static int load_modules(struct record *rec)
 	for (size_t i = 0; i < rec->hdr.nmodules; i++) {
 		struct vp_module *m = &rec->hdr.modules[i];
 		const unsigned char *id;
+		struct stat st;
 
 		m->path = xstrdup(vp_symfile_path(rec->symfiles[i]));
+		/* with the build-id, what tells two programs apart (compare) */
+		if (!stat(m->path, &st))
+			m->size = (uint64_t)st.st_size;
 		m->build_id_len = vp_symfile_build_id(rec->symfiles[i], &id);
 		if (m->build_id_len) {
 			m->build_id = xmalloc(m->build_id_len);

@@ -24,7 +24,7 @@
 #include "util.h"
 
 /* Layout version of this JSON; bump on incompatible changes. */
-enum { JSON_VERSION = 1 };
+enum { JSON_VERSION = 2 };
 enum { JSON_MAX_DEPTH = 16 };
 /* Elements down to this depth start a new line; deeper ones stay compact. */
 enum { JSON_PRETTY_DEPTH = 2 };
@@ -867,15 +867,16 @@ static void json_sampled_nodes(struct json *j, const struct report *r)
 			json_u64(j, "probed_node", pn);
 		else
 			json_null(j, "probed_node");
-		json_u64(j, "invocations", n->span.n);
+		/* spans, not invocations: calls back to back make one span */
+		json_u64(j, "spans", n->span.n);
 		json_double(j, "mean_span", n->span.n ? n->span.mean : 0);
 		if (dur) {
-			json_double(j, "sampled_mean", d.mean);
+			json_double(j, "cpu_per_span", d.mean);
 			json_double(j, "sampled_cov", d.cov);
 			json_double(j, "sampled_cov_raw", d.cov_raw);
 			json_double(j, "quantisation", d.quant);
 		} else {
-			json_null(j, "sampled_mean");
+			json_null(j, "cpu_per_span");
 			json_null(j, "sampled_cov");
 			json_null(j, "sampled_cov_raw");
 			json_null(j, "quantisation");

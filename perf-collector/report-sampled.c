@@ -331,18 +331,25 @@ static void text_row(const struct report *r, uint32_t id, uint32_t depth)
 			sh.half > r->precision ? '~' : ' ');
 	else
 		fprintf(f, " %5s  %13s ", "", "");
+	/*
+	 * Exact invocations and sample-derived spans in columns of their own:
+	 * calls made back to back merge into one span, so a span count is no
+	 * call count and a span's CPU time no mean duration.
+	 */
 	if (pn != VP_NO_NODE) {
 		const struct vp_cct_node *c = &r->tree->nodes[pn];
 
 		fprintf(f, "P %7" PRIu64 " %9s %5.2f%c ", c->stats.n,
 			report_time(r, c->stats.mean, a, sizeof(a)), vp_stats_cov(&c->stats),
 			report_node_unreliable(r, pn) ? '!' : ' ');
-	} else if (report_sdur(r, id, &d)) {
-		fprintf(f, "s %7" PRIu64 " %9s %5.2f  ", d.invocations,
-			report_time(r, d.mean, b, sizeof(b)), d.cov);
 	} else {
 		fprintf(f, "  %7s %9s %5s  ", "", "", "");
 	}
+	if (pn == VP_NO_NODE && report_sdur(r, id, &d))
+		fprintf(f, "%6" PRIu64 " %9s %5.2f  ", d.invocations,
+			report_time(r, d.mean, b, sizeof(b)), d.cov);
+	else
+		fprintf(f, "%6s %9s %5s  ", "", "", "");
 	if (depth > MAX_INDENT)
 		fprintf(f, "%*s[depth %" PRIu32 "] ", 2 * MAX_INDENT, "", depth);
 	else
@@ -412,12 +419,13 @@ void report_sampled_text(const struct report *r)
 	if (r->tree && r->tree->nnodes > 1)
 		fprintf(f, "  P: probed, exact (N, mean, CoV%s)\n",
 			r->compensated ? ", probe cost subtracted" : ", probe cost included");
-	fprintf(f, "  s: sample-derived (invocations, ~mean of their %s time +/-1 period each, "
-		   "CoV less what whole periods add)\n",
-		sm->event == VP_SEV_CYCLES ? "sampled" : "CPU");
+	/* (a cycles event in frequency mode gives no durations: see report_sdur) */
+	fprintf(f, "  spans, ~CPU/span, ~CoV: sample-derived, not invocations (a span is a frame "
+		   "seen from one sample to the next, calls back to back make one; its CPU time "
+		   "+/-1 period, CoV less what whole periods add)\n");
 	fprintf(f, "  ~: the share's interval is wider than +/-%g%%\n", r->precision * 100);
 	fprintf(f, "   total  %4g%% interval    self  %4g%% interval     N      mean   CoV   "
-		   "calling context%s\n",
+		   "spans ~CPU/span  ~CoV  calling context%s\n",
 		r->confidence * 100, r->confidence * 100, r->all ? "" : " (shares >= 0.5%)");
 	text_subtree(r, 0, 0);
 	if (t->truncated || t->broken)

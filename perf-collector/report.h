@@ -46,6 +46,10 @@ struct report {
 	/* per CCT node: what the probes cost per call inside its window, its
 	 * own and its probed descendants' (0: unknown); see report_probe_costs */
 	const double *probe_cost;
+	/* per call site: its rank among those through which one context calls
+	 * one function from one line, 0 when none (vp_cct_callsite_twins);
+	 * NULL: not known */
+	const uint32_t *callsite_twins;
 };
 
 /* All return 0, or -1 when writing failed (the caller reports it). */
@@ -95,7 +99,10 @@ const char *report_func_name(const struct report *r, uint32_t func);
  * Call site @id as "file:line" (only the last path component of the file
  * when @short_file), "caller+0xoff" without line information, "(tail call)"
  * for the kernel's return trampoline, "0x<address>" as a last resort, or ""
- * when the invocation had no call site (top of a thread).
+ * when the invocation had no call site (top of a thread).  A call site that
+ * shares its line and callee with another (r->callsite_twins) gets its
+ * return address too, "file:line (caller+0xoff)", so that the two can be
+ * told apart.
  */
 const char *report_callsite_str(const struct report *r, uint32_t id, int short_file, char *buf,
 				size_t len);

@@ -5,13 +5,18 @@
  * digits, Welch's test on moments, and profile versus regression on two
  * recordings of one synthetic game loop whose behaviour changes by
  * construction (physics grows, ai stops spiking, audio starts), written
- * to data files with different function and call-site numbering.
+ * to data files with different function and call-site numbering; then
+ * every significant context: new and vanished ones, many near-equal ones
+ * that uncorrected tests would call changed, Holm's correction, p-values
+ * far below 1e-300's neighbours, two calls on one line, and what tells two
+ * programs apart.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -301,11 +306,401 @@ static void test_profile_regression(void)
 	test_tmpdir_free(dir);
 }
 
+/* ---- every significant context, Holm's correction, the verdict ---- */
+
+/*
+ * A flat recording: main calls, @iters times, calls[0..ncalls) in order,
+ * call c to function @callee[c] from source line @line[c] of x.c at return
+ * address @base + @step * c; @dur gives its duration, 0 leaves it out.
+ * The header lists @nfuncs functions (index 0 is main), called or not:
+ * what the recorder probed.
+ */
+struct flat {
+	size_t nfuncs;
+	const char *const *funcs;
+	size_t ncalls;
+	const uint32_t *callee;
+	const uint32_t *line;
+	uint64_t base, step;
+	int iters;
+	uint64_t (*dur)(const struct flat *f, size_t call, int iter);
+	uint64_t seed; /* for @dur */
+};
+
+static void record_flat(const char *path, const struct flat *fl)
+{
+	struct vp_func *funcs = calloc(fl->nfuncs, sizeof(*funcs));
+	unsigned char bid[1] = { 7 };
+	struct vp_module mod = { "/flat", bid, sizeof(bid), 0 };
+	struct vp_header h = { 0 };
+	uint32_t fidx[2] = { 0, 0 }, csid[2] = { 0, 0 };
+	struct rec r = { fidx, csid, NULL, 1000, 0, { 0 } };
+	struct vp_event e = { 0 };
+
+	if (!funcs)
+		sysbail("calloc");
+	for (size_t f = 0; f < fl->nfuncs; f++)
+		funcs[f].name = funcs[f].display = funcs[f].base = (char *)fl->funcs[f];
+	h.unit = VP_UNIT_NS;
+	h.clock = CLOCK_MONOTONIC;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.nfuncs = fl->nfuncs;
+	h.funcs = funcs;
+	r.w = vp_writer_new(path, &h);
+	if (!r.w)
+		sysbail("vp_writer_new");
+	vp_writer_thread(r.w, 0, 1, 1);
+	for (uint32_t c = 0; c <= fl->ncalls; c++) {
+		/* the last one is main's, from the C library */
+		struct vp_callsite cs = { 0, 0, fl->base + fl->step * c, "", "x.c",
+					  c < fl->ncalls ? fl->line[c] : 0 };
+
+		if (c == fl->ncalls)
+			cs = (struct vp_callsite){ 0, -1, 0x77, "", "", 0 };
+		if (vp_writer_callsite(r.w, c, &cs))
+			sysbail("vp_writer_callsite");
+	}
+	/* main: function 0 from call site ncalls */
+	csid[0] = (uint32_t)fl->ncalls;
+	call(&r, 0);
+	for (int i = 0; i < fl->iters; i++) {
+		for (size_t c = 0; c < fl->ncalls; c++) {
+			uint64_t d = fl->dur(fl, c, i);
+
+			if (!d)
+				continue;
+			e = (struct vp_event){ r.now, 0x7ffe0000, fl->callee[c], (uint32_t)c, 0,
+					       VP_EV_ENTRY, 0 };
+			if (vp_writer_event(r.w, &e))
+				sysbail("vp_writer_event");
+			r.now += d;
+			e = (struct vp_event){ r.now, 0x7ffe0008, fl->callee[c], UINT32_MAX, 0,
+					       VP_EV_EXIT, 0 };
+			if (vp_writer_event(r.w, &e))
+				sysbail("vp_writer_event");
+		}
+		r.now += 10;
+	}
+	leave(&r);
+	if (vp_writer_finish(r.w, &(struct vp_trailer){ 0 }))
+		sysbail("vp_writer_finish");
+	free(funcs);
+}
+
+/* A context of @c whose innermost function, on the side that has it, is @name. */
+static const struct vp_compare_context *ctx_of(const struct vp_compare *c,
+					       const struct loaded *a, const struct loaded *b,
+					       const char *name, size_t nth)
+{
+	for (size_t i = 0; i < c->ncontexts; i++) {
+		const struct vp_compare_context *x = &c->contexts[i];
+		const struct loaded *l = x->a != VP_NO_NODE ? a : b;
+		uint32_t node = x->a != VP_NO_NODE ? x->a : x->b;
+		uint32_t f = l->t.nodes[node].func;
+
+		if (!strcmp(vp_reader_header(l->r)->funcs[f].name, name) && !nth--)
+			return x;
+	}
+	return NULL;
+}
+
+/* splitmix64 (Steele, Lea and Flood 2014): one good draw per state */
+static uint64_t mix(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* x and y constant; z (when in the recording) 10 to 300 us */
+static uint64_t dur_xyz(const struct flat *f, size_t call, int iter)
+{
+	static const uint64_t cost[] = { 100000, 200000 };
+
+	if (call < 2)
+		return cost[call];
+	if (!f->seed)
+		return 0;
+	return 10000 + (uint64_t)((iter * 7919) % 30) * 10000;
+}
+
+static void compare_files(const char *pa, const char *pb, struct loaded *a, struct loaded *b,
+			  struct vp_compare *c)
+{
+	struct vp_compare_params p;
+
+	load(a, pa);
+	load(b, pb);
+	vp_compare_params_default(&p);
+	if (vp_compare_run(c, &a->in, &b->in, &p))
+		bail("vp_compare_run %s %s", pa, pb);
+}
+
+static void test_new_and_vanished(void)
+{
+	static const char *const with_z[] = { "main", "x", "y", "z" };
+	static const uint32_t callee[] = { 1, 2, 3 }, line[] = { 11, 12, 13 };
+	char *dir = test_tmpdir();
+	char *p1 = basprintf("%s/xy.data", dir), *p2 = basprintf("%s/xyz.data", dir);
+	char *p3 = basprintf("%s/xy-unprobed.data", dir);
+	struct flat fl = { 4, with_z, 3, callee, line, 0x1000, 8, 300, dur_xyz, 0 };
+	const struct vp_compare_context *x;
+	struct loaded a, b;
+	struct vp_compare c;
+
+	record_flat(p1, &fl); /* z probed, never called */
+	fl.seed = 1;
+	record_flat(p2, &fl);
+	fl.seed = 0;
+	fl.nfuncs = 3; /* z not even probed */
+	fl.ncalls = 2;
+	record_flat(p3, &fl);
+
+	compare_files(p1, p2, &a, &b, &c);
+	x = ctx_of(&c, &a, &b, "z", 0);
+	ok(x && x->a == VP_NO_NODE && x->b != VP_NO_NODE && x->hv_b,
+	   "new: z's context is in B only, high-variance");
+	is_int(VP_CTX_NEW, x ? (int)x->change : -1, "new: z's context is NEW");
+	is_uint(1, c.nctx_new, "new: one new context ...");
+	ok(c.agree && !c.nset_a && !c.nset_b, "... though the Pattern Sets agree (both empty)");
+	is_int(VP_VERDICT_DIFFER, c.verdict, "... so the recordings differ");
+	x = ctx_of(&c, &a, &b, "x", 0);
+	ok(x && x->change == VP_CTX_SAME && x->mean.p == 1.0, "x: the same on both sides");
+	vp_compare_release(&c);
+	unload(&a);
+	unload(&b);
+
+	compare_files(p2, p1, &a, &b, &c);
+	x = ctx_of(&c, &a, &b, "z", 0);
+	is_int(VP_CTX_VANISHED, x ? (int)x->change : -1, "vanished: z's context, B against A");
+	ok(c.nctx_vanished == 1 && c.verdict == VP_VERDICT_DIFFER, "vanished: they differ");
+	vp_compare_release(&c);
+	unload(&a);
+	unload(&b);
+
+	/* A did not probe z: its absence there says nothing */
+	compare_files(p3, p2, &a, &b, &c);
+	x = ctx_of(&c, &a, &b, "z", 0);
+	is_int(VP_CTX_UNSURE, x ? (int)x->change : -1, "z not probed in A: unsure");
+	ok(c.agree && c.nctx_unsure == 1 && !c.nctx_new, "... nothing else changed");
+	is_int(VP_VERDICT_CANNOT_TELL, c.verdict, "... and the verdict: cannot tell");
+	vp_compare_release(&c);
+	unload(&a);
+	unload(&b);
+
+	free(p1);
+	free(p2);
+	free(p3);
+	test_tmpdir_free(dir);
+}
+
+enum { NEAR = 150 };
+
+/* Every call: 1000 us +/- 693 us uniform (CoV 0.4, the threshold), A's
+ * and B's draws from one distribution. */
+static uint64_t dur_near(const struct flat *f, size_t call, int iter)
+{
+	uint64_t s = mix(mix(mix(f->seed) ^ call) ^ (uint64_t)iter);
+
+	return 307000 + s % 1386000;
+}
+
+static void test_many_near_equal(void)
+{
+	static const char *names[NEAR + 1];
+	static uint32_t callee[NEAR], line[NEAR];
+	char buf[NEAR + 1][16];
+	char *dir = test_tmpdir();
+	char *pa = basprintf("%s/na.data", dir), *pb = basprintf("%s/nb.data", dir);
+	struct flat fl = { NEAR + 1, names, NEAR, callee, line, 0x1000, 8, 200, dur_near, 1 };
+	size_t raw = 0, adj = 0, flips = 0;
+	struct loaded a, b;
+	struct vp_compare c;
+
+	names[0] = "main";
+	for (size_t i = 0; i < NEAR; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "f%zu", i);
+		names[i + 1] = buf[i];
+		callee[i] = (uint32_t)i + 1;
+		line[i] = (uint32_t)(100 + i);
+	}
+	record_flat(pa, &fl);
+	fl.seed = 0x5eed;
+	record_flat(pb, &fl);
+	compare_files(pa, pb, &a, &b, &c);
+	is_uint(NEAR + 1, c.ncontexts, "near-equal: main and its %d callees compared", NEAR);
+	for (size_t i = 0; i < c.ncontexts; i++) {
+		const struct vp_compare_context *x = &c.contexts[i];
+
+		raw += (x->mean.p < 0.05) + (x->var.p < 0.05);
+		adj += (x->mean.p_adj < 0.05) + (x->var.p_adj < 0.05);
+		flips += x->hv_a != x->hv_b;
+	}
+	diag("%zu tests, %zu below 0.05 uncorrected, %zu corrected; %zu flips", c.ntests, raw, adj,
+	     flips);
+	ok(raw >= 5, "near-equal: uncorrected, %zu tests come out below 0.05 by chance", raw);
+	is_uint(0, adj, "near-equal: corrected (Holm), none does");
+	ok(flips > 0, "near-equal: %zu contexts cross the CoV threshold by chance", flips);
+	is_uint(0, c.nctx_new + c.nctx_vanished, "near-equal: none is taken for a change");
+	is_uint(flips, c.nctx_unsure, "near-equal: each of them is one the tests cannot tell");
+	is_int(c.agree ? VP_VERDICT_CANNOT_TELL : VP_VERDICT_DIFFER, c.verdict,
+	       "near-equal: the verdict is cannot tell (Pattern Sets %s)",
+	       c.agree ? "agree" : "disagree");
+	vp_compare_release(&c);
+	unload(&a);
+	unload(&b);
+	free(pa);
+	free(pb);
+	test_tmpdir_free(dir);
+}
+
+static void test_holm_and_tiny_p(void)
+{
+	double p[5] = { 0.01, 0.04, 0.03, 0.005, NAN }, q[5];
+	struct vp_stats a = moments(1001, 0, 1), b = moments(1001, 0, 4);
+	struct vp_test t;
+
+	is_int(0, vp_holm(p, 5, q), "holm: runs");
+	is_double(0.03, q[0], 1e-15, "holm: 0.01, second smallest of 4, times 3");
+	is_double(0.06, q[1], 1e-15, "holm: 0.04 times 1, raised to the 0.06 before it");
+	is_double(0.06, q[2], 1e-15, "holm: 0.03 times 2");
+	is_double(0.02, q[3], 1e-15, "holm: 0.005, the smallest, times 4");
+	ok(isnan(q[4]), "holm: NaN stays NaN, and does not count");
+	/* reference: mpmath, 2 I_{1/5}(500, 500) */
+	t = vp_f_test(&a, &b);
+	is_rel(5.16297558939772e-99, t.p, 1e-8, "F test: variance x4 over 1000 df, p = 5.2e-99");
+	t = vp_f_test(&b, &a);
+	is_rel(5.16297558939772e-99, t.p, 1e-8, "F test: variance / 4: the lower tail alike");
+}
+
+/* step() called twice from one line: 20 us, then 60 us */
+static uint64_t dur_twins(const struct flat *f, size_t call, int iter)
+{
+	(void)f;
+	return (call ? 60000 : 20000) + (uint64_t)(iter % 7) * 1000;
+}
+
+static void test_one_line_twice(void)
+{
+	static const char *const names[] = { "main", "step" };
+	static const uint32_t callee[] = { 1, 1 }, line[] = { 17, 17 };
+	char *dir = test_tmpdir();
+	char *pa = basprintf("%s/ta.data", dir), *pb = basprintf("%s/tb.data", dir);
+	struct flat fl = { 2, names, 2, callee, line, 0x1000, 5, 100, dur_twins, 0 };
+	const struct vp_compare_context *x;
+	struct loaded a, b;
+	struct vp_compare c;
+	uint32_t *tw;
+
+	record_flat(pa, &fl);
+	fl.base = 0x2340; /* another build: the calls moved, and moved apart */
+	fl.step = 9;
+	record_flat(pb, &fl);
+	compare_files(pa, pb, &a, &b, &c);
+	tw = vp_cct_callsite_twins(&a.t, a.r);
+	ok(tw && tw[0] == 1 && tw[1] == 2 && tw[2] == 0,
+	   "twins: the two calls on line 17 rank 1 and 2, main's site 0");
+	free(tw);
+	is_uint(3, c.ncontexts, "twins: main and two contexts of step, in both");
+	for (int k = 0; k < 2; k++) {
+		x = ctx_of(&c, &a, &b, "step", (size_t)k);
+		ok(x && x->a != VP_NO_NODE && x->b != VP_NO_NODE &&
+			   a.t.nodes[x->a].stats.mean == b.t.nodes[x->b].stats.mean &&
+			   x->mean.p == 1.0,
+		   "twins: call %d of the line matched across builds (mean %g)", k + 1,
+		   x ? a.t.nodes[x->a].stats.mean : -1.0);
+	}
+	vp_compare_release(&c);
+	unload(&a);
+	unload(&b);
+	free(pa);
+	free(pb);
+	test_tmpdir_free(dir);
+}
+
+/* step() and, in B only, other() from one line */
+static uint64_t dur_step_other(const struct flat *f, size_t call, int iter)
+{
+	if (call == 1)
+		return f->seed ? 30000 : 0;
+	return 20000 + (uint64_t)(iter % 7) * 1000;
+}
+
+static void test_one_line_two_callees(void)
+{
+	static const char *const names[] = { "main", "step", "other" };
+	static const uint32_t callee[] = { 1, 2 }, line[] = { 17, 17 };
+	char *dir = test_tmpdir();
+	char *pa = basprintf("%s/oa.data", dir), *pb = basprintf("%s/ob.data", dir);
+	struct flat fl = { 3, names, 2, callee, line, 0x1000, 5, 100, dur_step_other, 0 };
+	const struct vp_compare_context *x;
+	struct loaded a, b;
+	struct vp_compare c;
+	uint32_t *tw;
+
+	record_flat(pa, &fl); /* other() never called */
+	fl.seed = 1;
+	record_flat(pb, &fl);
+	compare_files(pa, pb, &a, &b, &c);
+	tw = vp_cct_callsite_twins(&b.t, b.r);
+	ok(tw && !tw[0] && !tw[1], "two callees on one line: their names tell them apart");
+	free(tw);
+	x = ctx_of(&c, &a, &b, "step", 0);
+	ok(x && x->a != VP_NO_NODE && x->b != VP_NO_NODE && x->mean.p == 1.0,
+	   "step() matched though B also calls other() from its line");
+	vp_compare_release(&c);
+	unload(&a);
+	unload(&b);
+	free(pa);
+	free(pb);
+	test_tmpdir_free(dir);
+}
+
+static void test_programs(void)
+{
+	unsigned char id1[] = { 1, 2, 3 }, id2[] = { 1, 2, 4 };
+	struct vp_module m[6] = {
+		{ "/usr/bin/game", id1, 3, 0 },	  { "/tmp/game", id1, 3, 0 },
+		{ "/usr/bin/game", id2, 3, 0 },	  { "/usr/bin/edit", id2, 3, 0 },
+		{ "/usr/bin/game", NULL, 0, 100 }, { "/usr/bin/game", NULL, 0, 0 },
+	};
+	struct vp_header h[6];
+
+	memset(h, 0, sizeof(h));
+	for (int i = 0; i < 6; i++) {
+		h[i].nmodules = 1;
+		h[i].modules = &m[i];
+	}
+	is_int(VP_PROG_SAME, vp_compare_programs(&h[0], &h[1]), "programs: one build-id");
+	is_int(VP_PROG_OTHER_BUILD, vp_compare_programs(&h[0], &h[2]),
+	       "programs: another build-id, one name");
+	is_int(VP_PROG_OTHER, vp_compare_programs(&h[0], &h[3]),
+	       "programs: another build-id and name");
+	is_int(VP_PROG_SAME, vp_compare_programs(&h[4], &h[4]),
+	       "programs: no build-id, one path and size");
+	m[5].size = 101;
+	is_int(VP_PROG_OTHER_BUILD, vp_compare_programs(&h[4], &h[5]),
+	       "programs: no build-id, another size");
+	m[5].size = 0;
+	is_int(VP_PROG_UNKNOWN, vp_compare_programs(&h[4], &h[5]),
+	       "programs: no build-id, one size unknown: cannot tell");
+	h[5].nmodules = 0;
+	is_int(VP_PROG_UNKNOWN, vp_compare_programs(&h[0], &h[5]), "programs: no module");
+}
+
 int main(void)
 {
 	plan_lazy();
 	test_special_functions();
 	test_tests();
 	test_profile_regression();
+	test_new_and_vanished();
+	test_many_near_equal();
+	test_holm_and_tiny_p();
+	test_one_line_twice();
+	test_one_line_two_callees();
+	test_programs();
 	return 0;
 }

@@ -79,7 +79,7 @@ static void write_good(const char *path, size_t nev, int finish)
 {
 	char *argv[] = { "prog", "arg one" };
 	unsigned char bid[] = { 0xde, 0xad, 0x00, 0xbe, 0xef };
-	struct vp_module mod = { "/bin/prog", bid, sizeof(bid) };
+	struct vp_module mod = { "/bin/prog", bid, sizeof(bid), 123456789 };
 	struct vp_func funcs[3] = {
 		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_EMULATED, "main", "main", "main" },
 		{ 0, 0x1100, 32, 0x1100, VP_FUNC_CLONE, VP_INSN_STEPPED, "f.isra.0", "f.isra.0",
@@ -927,7 +927,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(47 + 36 + 37 + 5);
+	plan(48 + 36 + 37 + 5);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
@@ -945,6 +945,7 @@ int main(void)
 	is_string("/bin/prog", h->modules[0].path, "module path");
 	is_int(5, h->modules[0].build_id_len, "build-id length (with a NUL byte inside)");
 	ok(!memcmp(h->modules[0].build_id, "\xde\xad\x00\xbe\xef", 5), "build-id bytes");
+	is_uint(123456789, h->modules[0].size, "module size (after the build-id)");
 	is_int(3, h->nfuncs, "function count");
 	is_string("f", h->funcs[1].base, "clone base name");
 	is_string("g()", h->funcs[2].display, "demangled name");

@@ -13,7 +13,7 @@ require_file "$VARPERF" "$FIXTURES/fx-callsites"
 
 . "$top_srcdir/tests/lib/json-subr.sh"
 
-tap_plan 21
+tap_plan 25
 
 "$VARPERF" record --mode=probe -q -o "$TMPDIR_T/x.data" -- "$FIXTURES/fx-callsites" >"$T" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record exits with the target's status 0"
@@ -50,5 +50,35 @@ tap_is true "$(q node "$R" "main/process:$b" high_variance)" "site B is high-var
 tap_is true "$(q pattern "$R" "process:$b" in_pattern_set)" \
 	"the Pattern Set has a pattern ending in process at site B"
 tap_is 250 "$(q pattern "$R" "process:$b" count)" "that pattern stands for site B's 250 calls"
+
+# Two calls on one line: two nodes, two rows told apart by the address.
+step=$(q line "$T" step)
+python3 - "$R" "$step" >"$TMPDIR_T/steps" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ids = {n["id"]: n for n in d["nodes"]}
+s = sorted((n for n in d["nodes"] if n["function"] == "step" and n["parent"] is not None
+            and ids[n["parent"]]["function"] == "main"),
+           key=lambda n: int(n["callsite"]["address"], 16))
+print(len(s), " ".join("%s:%s" % (n["callsite"]["file"].split("/")[-1], n["callsite"]["line"])
+                       for n in s))
+print(" ".join(n["callsite"]["caller"] for n in s))
+# the first call in the source returns to the lower address: 20 us, then 60 us
+print("ok" if len(s) == 2 and 20000 <= s[0]["min"] < 60000 <= s[1]["min"] else
+      "not ok: %s" % [(n["callsite"]["address"], n["min"]) for n in s])
+EOF2
+tap_is "2 fx-callsites.c:$step fx-callsites.c:$step" "$(sed -n 1p "$TMPDIR_T/steps")" \
+	"json: step has two nodes under main, from one file:line"
+tap_is ok "$(sed -n 3p "$TMPDIR_T/steps")" \
+	"json: by address, the first is the 20 us call and the second the 60 us one"
+"$VARPERF" report --raw --all -i "$TMPDIR_T/x.data" >"$TMPDIR_T/all" 2>"$TMPDIR_T/err"
+callers=$(sed -n 2p "$TMPDIR_T/steps")
+rows=$(sed -n 's/^[ *] .* step \[\(fx-callsites\.c:[0-9]* ([^)]*)\)\].*$/\1/p' "$TMPDIR_T/all")
+tap_is "fx-callsites.c:$step (${callers% *})
+fx-callsites.c:$step (${callers#* })" "$(printf '%s\n' "$rows" | sort -u)" \
+	"text: the two rows of step name their line and their return address"
+"$VARPERF" report --raw -i "$TMPDIR_T/x.data" >"$TMPDIR_T/def" 2>"$TMPDIR_T/err"
+tap_like "$(cat "$TMPDIR_T/def")" "process \[fx-callsites\.c:$a\]$" \
+	"a call site alone on its line keeps its plain file:line"
 
 tap_done

@@ -51,10 +51,10 @@ broken=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sampl
 # A call that no sample fell in (a late timer on a busy VM, a stack not
 # unwound) merges its two neighbours: at most 1% of them, never more.
 for f in steady varied; do
-	n=$(node d.json $f invocations)
+	n=$(node d.json $f spans)
 	tap_ok "$([ "$n" -le "$ROUNDS" ] && [ "$n" -ge $((ROUNDS - broken - ROUNDS / 100)) ]
-		echo $?)" "$f: $n invocations of $ROUNDS ($broken stacks not unwound)"
-	tap_within "$(truth $f mean_ns)" "$(node d.json $f sampled_mean)" 0.03 \
+		echo $?)" "$f: $n spans for $ROUNDS calls ($broken stacks not unwound)"
+	tap_within "$(truth $f mean_ns)" "$(node d.json $f cpu_per_span)" 0.03 \
 		"$f: sampled mean within 3% of the fixture's CPU time per call"
 done
 tap_within "$(truth varied cov)" "$(node d.json varied sampled_cov)" 0.10 \
@@ -69,14 +69,25 @@ print("ok" if s <= t + 0.05 else "%s > %s + 0.05" % (s, t))' \
 tap_within 0.125 "$(node d.json steady quantisation)" 0.05 \
 	"steady: its quantisation, one period in 8, is stated"
 "$VARPERF" report -i d.data >d.txt 2>&1
-# (varied's self share is blank, or 0.0% when a sample fell between the
-# calls it makes)
-tap_like "$(cat d.txt)" "^ +[0-9.]+% \[ *[0-9.]+, *[0-9.]+\][ ~]( +[0-9.]+% \[ *[0-9.]+, *[0-9.]+\][ ~])? +s +[0-9]+ +[0-9.]+ ms +0\.[0-9]+ +varied \[" \
-	"the text report marks varied's figures sample-derived (s)"
+# Spans are not invocations: their figures have columns of their own, and
+# the N, mean and CoV columns (exact, probed) stay blank.
+cols() {
+	"$AWK" '/^ +total .* N +mean +CoV +spans ~CPU\/span +~CoV +calling context/ {
+		n = index($0, "     N      mean   CoV"); s = index($0, "spans ~CPU/span") }
+	n && / varied \[/ { print "[" substr($0, n, s - n) "][" substr($0, s, 5) "]"; exit }' d.txt
+}
+tap_like "$(cols)" '^\[ +\]\[ *[0-9]+\]$' \
+	"varied: N, mean and CoV blank, its span count under spans (not an invocation count)"
+tap_like "$(grep ' varied \[' d.txt | head -1)" ' [0-9]+ +[0-9.]+ [mu]s +0\.[0-9]+ +varied \[' \
+	"... then ~CPU/span and ~CoV"
+tap_is "absent" "$(python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["sampled"]["nodes"]
+print("present" if any("invocations" in n or "sampled_mean" in n for n in s) else "absent")' \
+	d.json)" "json: sampled nodes have spans and cpu_per_span, no invocations or mean"
 
 "$VARPERF" record -q --mode=sample -e cpu-clock -o k.data -- "$FIXTURES/fx-durations" 300 >/dev/null 2>err
 "$VARPERF" report -i k.data --format json >k.json 2>err
-tap_is "null null" "$(node k.json varied sampled_mean) $(node k.json varied sampled_cov)" \
+tap_is "null null" "$(node k.json varied cpu_per_span) $(node k.json varied sampled_cov)" \
 	"at 1 kHz varied spans about one sample: no duration is given"
 
 tap_done
