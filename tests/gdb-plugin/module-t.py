@@ -478,6 +478,14 @@ signal.signal(signal.SIGALRM, old_alarm)
 is_("'%s' is not a regular file" % fifo, getattr(e, "strerror", None),
     "core's message: not a regular file")
 ok(e is not None and e.errno == errno.EINVAL, "varperf.Error with EINVAL", e)
+# The tree's budget (report's --max-memory): past it, an error, not GDB's
+# memory; the default of 1 GiB loads the file.
+e = raises(varperf.Error, lambda: varperf.load(path, max_memory=1024),
+           "a tree over max_memory raises varperf.Error")
+is_("'%s': analysing it would take more than max_memory allows (1024 bytes)" % path,
+    getattr(e, "strerror", None), "and says so")
+ok(e is not None and e.errno == errno.E2BIG, "varperf.Error with E2BIG", e)
+ok(varperf.load(path, max_memory=0).nnodes == rec.nnodes, "max_memory=0: no limit")
 bad = os.path.join(tmp, "bad.data")
 with open(bad, "wb") as f:
     f.write(b"not a data file at all\n")
