@@ -412,6 +412,8 @@ static void text_tree(const struct report *r)
 			continue;
 		if (id)
 			text_row(r, id, s->depth - 1);
+		if (!s->nchildren)
+			continue;
 		if (n + s->nchildren > cap) {
 			while (n + s->nchildren > cap)
 				cap *= 2;
