@@ -5,7 +5,9 @@
 #
 #   ./setup.sh          install, bootstrap, configure, build
 #   ./setup.sh demo     ... then record and report the bundled demo
-#   ./setup.sh check    ... then run make check (prints failing logs)
+#   ./setup.sh check    ... then run make check (prints failing logs), and
+#                       the tests that need no recording again in a copy
+#                       built with ASan and UBSan (build-asan/)
 #
 # Runs as root: it installs packages, and recording needs the uprobe PMU.
 set -euo pipefail
@@ -76,6 +78,48 @@ fi
 step "make"
 make -j2
 
+# The unit tests, the fuzzing corpus and the report tests (those that read
+# files the tests write, needing no recording) under AddressSanitizer and
+# UndefinedBehaviorSanitizer, in a copy of the distribution built apart:
+# a few minutes, where the recording tests would take far longer under
+# them.  An error of either stops the process, and the test fails.
+sanitized_check() {
+	local dir=build-asan san='-fsanitize=address,undefined -fno-sanitize-recover=undefined'
+	local t failed=0
+
+	step "ASan and UBSan: unit tests, fuzzing corpus and report tests in $dir/"
+	rm -rf "$dir"
+	make -s distdir distdir="$dir" || return 1
+	# (set -e does not hold in a subshell whose status is tested: each
+	# step says so itself)
+	(
+		cd "$dir" &&
+			./configure -q --disable-gdb-plugin --disable-compiler-warnings \
+				CFLAGS="-O1 -g -fno-omit-frame-pointer $san" LDFLAGS="$san" &&
+			make -s -j2 || exit 1
+		make -s -j2 check TESTS="$(make -s print-core-tests) tests/fuzz/replay-t.sh \
+			tests/perf-collector/report-crafted-t.sh" || failed=1
+		# chained after the recording tests in the Makefile: run alone
+		for t in tests/perf-collector/report-errors-t.sh; do
+			top_srcdir=$PWD top_builddir=$PWD VARPERF=$PWD/perf-collector/varperf \
+				AWK=awk sh "$t" >"$t.log" 2>&1 || {
+				cat "$t.log"
+				failed=1
+			}
+		done
+		if [ "$failed" != 0 ]; then
+			find tests -name '*.trs' | while read -r trs; do
+				if grep -qE '^:global-test-result: (FAIL|ERROR)' "$trs"; then
+					printf '\n==> %s\n' "$dir/${trs%.trs}.log"
+					cat "${trs%.trs}.log"
+				fi
+			done
+		fi
+		exit "$failed"
+	) || return 1
+	rm -rf "$dir"
+}
+
 case "${1:-}" in
 demo)
 	step "record the demo: perf-collector/varperf record -o demo.data -- demo/vp-demo"
@@ -107,6 +151,8 @@ check)
 		done
 		fail "make check failed"
 	fi
+	export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
+	sanitized_check || fail "make check under ASan and UBSan failed"
 	;;
 esac
 step "done"

@@ -52,6 +52,35 @@ int vp_cct_init(struct vp_cct *t)
 	return 0;
 }
 
+/* What a node takes beyond its covariance: itself, its hash slots (the
+ * hash is at most half full), its entry in its parent's children. */
+enum { NODE_BYTES = sizeof(struct vp_cct_node) + 5 * sizeof(uint32_t) + sizeof(uint64_t) };
+
+/* What the covariance of @dim variables takes: means and lower triangle. */
+static size_t cov_bytes(size_t dim)
+{
+	return (dim * (dim + 1) / 2 + dim) * sizeof(double);
+}
+
+/* Grow @n's covariance to @dim variables, within the tree's budget. */
+static int cov_grow(struct vp_cct *t, struct vp_cct_node *n, size_t dim)
+{
+	int err;
+
+	if (dim <= n->cov.dim)
+		return 0;
+	/* the triangle overflows size_t long before: the budget says no */
+	if (dim > ((size_t)1 << (sizeof(size_t) * 4 - 2)))
+		return -E2BIG;
+	err = vp_budget_charge(t->budget, cov_bytes(dim) - cov_bytes(n->cov.dim));
+	if (!err) {
+		err = vp_covar_resize(&n->cov, dim);
+		if (err)
+			vp_budget_refund(t->budget, cov_bytes(dim) - cov_bytes(n->cov.dim));
+	}
+	return err;
+}
+
 void vp_cct_release(struct vp_cct *t)
 {
 	size_t i;
@@ -59,6 +88,8 @@ void vp_cct_release(struct vp_cct *t)
 	for (i = 0; i < t->nnodes; i++) {
 		free(t->nodes[i].children);
 		free(t->nodes[i].child_keys);
+		vp_budget_refund(t->budget, cov_bytes(t->nodes[i].cov.dim) +
+						    (i ? NODE_BYTES : 0));
 		vp_covar_release(&t->nodes[i].cov);
 	}
 	free(t->nodes);
@@ -155,6 +186,8 @@ long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t cal
 		return t->hash[slot];
 	if (t->nnodes >= VP_NO_NODE - 1)
 		return -EOVERFLOW;
+	if (vp_budget_charge(t->budget, NODE_BYTES))
+		return -E2BIG;
 	if (t->nnodes == t->cap) {
 		struct vp_cct_node *nodes = realloc(t->nodes, t->cap * 2 * sizeof(*nodes));
 
@@ -202,13 +235,13 @@ long vp_cct_child_slot(const struct vp_cct_node *node, uint32_t child_id)
  * A node that became a parent after some invocations had Y_0 = X in each
  * of them: seed the matrix from its duration statistics, exactly.
  */
-static int cov_seed(struct vp_cct_node *n)
+static int cov_seed(struct vp_cct *t, struct vp_cct_node *n)
 {
 	int err;
 
 	if (n->cov.n || !n->stats.n)
 		return 0;
-	err = vp_covar_resize(&n->cov, 1);
+	err = cov_grow(t, n, 1);
 	if (err)
 		return err;
 	n->cov.n = n->stats.n;
@@ -260,9 +293,9 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 	if (!sn->stats.n || s == VP_NODE_ROOT)
 		goto out_stats;
 	if (dn->nchildren) {
-		err = cov_seed(dn);
+		err = cov_seed(dst, dn);
 		if (!err)
-			err = vp_covar_resize(&dn->cov, dn->nchildren + 1);
+			err = cov_grow(dst, dn, dn->nchildren + 1);
 		if (err)
 			return err;
 		vp_covar_init(&tmp);
@@ -616,9 +649,9 @@ static int complete(struct vp_builder *b, struct vp_tstate *ts, const struct vp_
 			self -= v;
 		}
 		b->yvec[0] = self;
-		err = cov_seed(n);
+		err = cov_seed(b->t, n);
 		if (!err)
-			err = vp_covar_resize(&n->cov, k + 1);
+			err = cov_grow(b->t, n, k + 1);
 		if (err)
 			return err;
 		vp_covar_add(&n->cov, b->yvec);

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "covar.h"
 #include "datafile.h"
 #include "stats.h"
@@ -62,6 +63,10 @@ struct vp_cct {
 	size_t hash_mask;
 	uint32_t time_base; /* enum vp_time_base of the durations */
 	int offcpu;	    /* nodes have off-CPU statistics (see above) */
+	/* charged for the nodes and their covariances (NULL: no limit): a
+	 * tree that would pass it stops growing with -E2BIG.  The caller's,
+	 * set after vp_cct_init(). */
+	struct vp_budget *budget;
 };
 
 int vp_cct_init(struct vp_cct *t);

@@ -1005,7 +1005,9 @@ int vp_reader_open(const char *path, struct vp_reader **ret, char *errbuf, size_
 		snprintf(r ? r->err : errbuf, r ? sizeof(r->err) : errlen, "out of memory");
 		goto fail;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO for reading would wait for a writer,
+	 * before the check below could refuse it (mmap ignores the flag) */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		err = -errno;
 		snprintf(r->err, sizeof(r->err), "cannot open '%s': %s", path, strerror(errno));

@@ -69,6 +69,8 @@ int vp_sampled_init(struct vp_sampled *t)
 
 void vp_sampled_release(struct vp_sampled *t)
 {
+	if (t->nnodes > 1)
+		vp_budget_refund(t->budget, (t->nnodes - 1) * VP_SAMPLED_NODE_BYTES);
 	for (size_t i = 0; i < t->nnodes; i++)
 		free(t->nodes[i].children);
 	for (size_t i = 0; i < t->nthreads; i++) {
@@ -238,6 +240,8 @@ static long child(struct vp_sampled *t, uint32_t parent, uint32_t kind, uint32_t
 		t->cap = cap;
 	}
 	id = (uint32_t)t->nnodes;
+	if (vp_budget_charge(t->budget, VP_SAMPLED_NODE_BYTES))
+		return -E2BIG;
 	if (add_child(&t->nodes[parent], id))
 		return -ENOMEM;
 	n = &t->nodes[id];
@@ -286,13 +290,22 @@ static int path_reserve(struct vp_sampled *t, size_t n)
 	return 0;
 }
 
-/* Append the node for (kind, sym, site) under the path's last node. */
+/*
+ * Append the node for (kind, sym, site) under the path's last node; in
+ * the last place VP_SAMPLED_MAX_DEPTH leaves, the cut node instead, and 1:
+ * the path is full.
+ */
 static int path_push(struct vp_sampled *t, size_t *len, uint32_t kind, uint32_t sym,
 		     uint32_t frame, uint32_t level, uint64_t cfa)
 {
 	uint32_t parent = *len ? t->pnodes[*len - 1] : 0;
 	long id;
 
+	if (*len + 1 >= VP_SAMPLED_MAX_DEPTH) {
+		kind = VP_SNODE_CUT;
+		sym = frame = level = VP_SNODE_NONE;
+		cfa = 0;
+	}
 	if (path_reserve(t, *len + 1))
 		return -ENOMEM;
 	id = child(t, parent, kind, sym, frame, level);
@@ -301,11 +314,12 @@ static int path_push(struct vp_sampled *t, size_t *len, uint32_t kind, uint32_t 
 	t->pnodes[*len] = (uint32_t)id;
 	t->pcfas[*len] = cfa;
 	(*len)++;
-	return 0;
+	return kind == VP_SNODE_CUT;
 }
 
 /* The sample's path from the root: frames outermost first, and in each
- * frame the function it is in, then the functions inlined into it. */
+ * frame the function it is in, then the functions inlined into it.  1:
+ * the path was cut (see VP_SAMPLED_MAX_DEPTH). */
 static int build_path(struct vp_sampled *t, const struct vp_reader *r,
 		      const struct vp_sample *s, size_t *len)
 {
@@ -447,13 +461,17 @@ int vp_sampled_add(struct vp_sampled *t, const struct vp_reader *r, const struct
 {
 	double w = (double)s->period;
 	size_t len;
-	int err;
+	int err, cut = 0;
 
 	if (t->phase && s->phase != t->phase)
 		return 0;
 	err = syms_reserve(t, vp_reader_nsymbols(r));
 	if (!err)
 		err = build_path(t, r, s, &len);
+	if (err == 1) {
+		cut = 1;
+		err = 0;
+	}
 	if (!err)
 		err = track_invocations(t, s->thread, len,
 					!(s->flags & (VP_SAMPLE_TRUNCATED | VP_SAMPLE_BROKEN)) &&
@@ -482,6 +500,7 @@ int vp_sampled_add(struct vp_sampled *t, const struct vp_reader *r, const struct
 	t->broken += !!(s->flags & VP_SAMPLE_BROKEN);
 	t->kernel += !!(s->flags & VP_SAMPLE_KERNEL);
 	t->probe += !!(s->flags & VP_SAMPLE_PROBE);
+	t->cut += cut;
 	return 0;
 }
 

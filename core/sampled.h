@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "datafile.h"
 #include "stats.h"
 
@@ -26,7 +27,19 @@ enum vp_snode_kind {
 	VP_SNODE_KERNEL = 2,	 /* time in the kernel, under the user code */
 	VP_SNODE_INCOMPLETE = 3, /* parent of stacks that did not reach their
 				  * outermost frame (truncated or broken) */
+	VP_SNODE_CUT = 4,	 /* stands for the levels of a path past
+				  * VP_SAMPLED_MAX_DEPTH */
 };
+
+/*
+ * Nodes on one sample's path at most, the root not counted: a path that
+ * long or longer keeps its outermost VP_SAMPLED_MAX_DEPTH - 1 nodes and
+ * ends in a VP_SNODE_CUT node, which takes the sample's self count.  An unwound stack
+ * of a 64 KiB copy has at most 4096 frames of 16 bytes; the cut is for
+ * inlined levels past that and for crafted files, where a frame of L
+ * inlined levels in a stack of F frames would make F * L nodes.
+ */
+enum { VP_SAMPLED_MAX_DEPTH = 4096 };
 
 struct vp_snode {
 	uint32_t parent;	/* VP_SNODE_NONE for the root */
@@ -61,6 +74,7 @@ struct vp_sampled {
 	uint64_t broken;     /* ... of which unwinding stopped early */
 	uint64_t kernel;     /* ... taken in the kernel */
 	uint64_t probe;	     /* ... with the IP in the [uprobes] page */
+	uint64_t cut;	     /* ... whose path was cut at VP_SAMPLED_MAX_DEPTH */
 	double time;	     /* sum of their periods */
 	uint64_t period;     /* the period of the last sample */
 	int period_varies;   /* not every sample had the same period
@@ -81,14 +95,22 @@ struct vp_sampled {
 	uint32_t *pnodes;
 	uint64_t *pcfas;
 	size_t pcap;
+	/* charged VP_SAMPLED_NODE_BYTES a node (NULL: no limit); the
+	 * caller's, set after vp_sampled_init() */
+	struct vp_budget *budget;
 };
+
+/* Memory one node takes: itself, its hash slots and its parent's child
+ * entry, on average (the hash is kept at most half full). */
+enum { VP_SAMPLED_NODE_BYTES = sizeof(struct vp_snode) + 6 * sizeof(uint32_t) };
 
 int vp_sampled_init(struct vp_sampled *t);
 void vp_sampled_release(struct vp_sampled *t);
 
 /**
  * vp_sampled_add - fold sample @s, whose frames @r defines, into @t.
- * Samples of each thread must come in time order.  0 or -ENOMEM.
+ * Samples of each thread must come in time order.  0, -ENOMEM, or -E2BIG
+ * when the tree would take more than t->budget allows.
  */
 int vp_sampled_add(struct vp_sampled *t, const struct vp_reader *r, const struct vp_sample *s);
 /* vp_sampled_add() as a vp_sample_fn: @ctx is the struct vp_sampled. */

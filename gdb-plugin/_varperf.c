@@ -325,7 +325,14 @@ static int rec_load(struct rec *r, const struct vp_analysis_params *p, int compe
 		return err;
 	}
 	r->have_tree = 1;
+	/* a crafted file must not take GDB's memory: report's --max-memory */
+	r->tree.budget = &r->budget;
 	err = vp_build_file(r->reader, &r->tree, &r->totals);
+	if (err == -E2BIG) {
+		snprintf(msg, len, "'%s': analysing it would take more than max_memory allows "
+			 "(%zu bytes)", r->path, r->budget.max);
+		return err;
+	}
 	if (err < 0) {
 		const char *m = vp_reader_error(r->reader);
 
@@ -400,21 +407,22 @@ static PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "path",	   "cutoff",	 "probability", "window",
 				  "cov_threshold", "similarity", "beta",	"compensate",
-				  "time",	   NULL };
+				  "time",	   "max_memory", NULL };
 	struct vp_analysis_params p;
 	PyObject *pathobj = NULL;
 	char msg[VPMOD_MSG_LEN] = "";
 	const char *time = "wall";
 	struct rec *r;
 	int compensate = 1;
+	unsigned long long max_memory = (size_t)1 << 30;
 	size_t base;
 	int err;
 
 	vp_analysis_params_default(&p);
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ddddddps:open", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ddddddpsK:open", kwlist,
 					 PyUnicode_FSConverter, &pathobj, &p.cutoff,
 					 &p.probability, &p.window, &p.cov_threshold,
-					 &p.similarity, &p.beta, &compensate, &time))
+					 &p.similarity, &p.beta, &compensate, &time, &max_memory))
 		return NULL;
 	for (base = 0; base < sizeof(time_names) / sizeof(time_names[0]); base++)
 		if (!strcmp(time, time_names[base]))
@@ -431,6 +439,7 @@ static PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	r->time = (enum vp_time_base)base;
+	r->budget.max = max_memory > SIZE_MAX ? SIZE_MAX : (size_t)max_memory;
 	r->path = strdup(PyBytes_AsString(pathobj));
 	Py_DECREF(pathobj);
 	if (!r->path) {
@@ -1383,11 +1392,13 @@ static PyType_Spec rec_spec = {
 static PyMethodDef vpmod_methods[] = {
 	{ "open", (PyCFunction)(void (*)(void))vpmod_open, METH_VARARGS | METH_KEYWORDS,
 	  "open(path, cutoff=0.0002, probability=0.96, window=2.0, cov_threshold=0,\n"
-	  "     similarity=0.1, beta=0.1, compensate=True, time='wall') -> Recording\n\n"
+	  "     similarity=0.1, beta=0.1, compensate=True, time='wall',\n"
+	  "     max_memory=1 << 30) -> Recording\n\n"
 	  "Read a varperf data file, build its calling-context tree and run the\n"
 	  "variance analysis with these parameters (varperf report's options;\n"
 	  "compensate=False is its --raw: durations as measured, probe costs in;\n"
-	  "time is its --time: 'wall', 'cpu' or 'offcpu').\n"
+	  "time is its --time: 'wall', 'cpu' or 'offcpu'; max_memory its\n"
+	  "--max-memory: the most bytes the tree may take, 0 for no limit).\n"
 	  "Raises varperf.Error with core's message when the file cannot be used." },
 	{ "create", vpmod_create, METH_VARARGS,
 	  "create(path, header) -> Writer: write a data file with core's writer." },

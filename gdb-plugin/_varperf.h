@@ -46,6 +46,7 @@ struct rec {
 	struct vp_reader *reader;
 	const struct vp_header *hdr;
 	const struct vp_trailer *trailer;
+	struct vp_budget budget; /* of the tree: max_memory */
 	struct vp_cct tree;
 	struct vp_build_totals totals;
 	struct vp_analysis an;

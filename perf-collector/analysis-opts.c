@@ -8,8 +8,10 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "core/budget.h"
 #include "core/patterns.h"
 #include "analysis-opts.h"
 #include "util.h"
@@ -121,4 +123,31 @@ int analysis_set_time(struct vp_reader *r, enum vp_time_base base, const char *p
 		return error("'%s': cannot use --time=%s: %s", path, time_base_name(base),
 			     strerror(-err));
 	return 0;
+}
+
+int opt_max_memory(const char *arg, size_t *ret)
+{
+	unsigned long long v;
+
+	if (parse_uint64(arg, &v) < 0 || v > SIZE_MAX)
+		return error("invalid value '%s' for '--max-memory': must be a size in bytes "
+			     "with an optional K, M, G or T suffix (0: no limit)",
+			     arg);
+	*ret = (size_t)v;
+	return 0;
+}
+
+int analysis_budget_error(const char *path, const struct vp_budget *b)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	size_t v = b->max;
+	int u = 0;
+
+	while (u < 4 && v >= 1024 && !(v % 1024)) {
+		v /= 1024;
+		u++;
+	}
+	return error("'%s': analysing it would take more than --max-memory allows (%zu %s): "
+		     "give it more, or 0 for no limit",
+		     path, v, units[u]);
 }

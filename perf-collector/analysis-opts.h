@@ -13,6 +13,10 @@
 #include "core/datafile.h"
 
 struct vp_analysis_params;
+struct vp_budget;
+
+/* --max-memory's default: 1 GiB for the trees of one data file. */
+#define ANALYSIS_MAX_MEMORY_DEFAULT ((size_t)1 << 30)
 
 /* getopt_long values of the shared options; a command's own start at 256. */
 enum {
@@ -54,6 +58,17 @@ int analysis_option(int c, const char *arg, struct vp_analysis_params *p);
  * 0, or -1 after an error naming the value.
  */
 int opt_time_base(const char *arg, enum vp_time_base *ret);
+/*
+ * opt_max_memory - the value of --max-memory: a size with an optional
+ * K, M, G or T suffix (binary), 0 for no limit.  Returns 0, or -1 after an
+ * error naming the value.
+ */
+int opt_max_memory(const char *arg, size_t *ret);
+/*
+ * analysis_budget_error - say that reading the data file @path stopped at
+ * the budget @b (-E2BIG from core), in the words of --max-memory.  -1.
+ */
+int analysis_budget_error(const char *path, const struct vp_budget *b);
 /* The option value of @base ("wall", "cpu", "offcpu"). */
 const char *time_base_name(enum vp_time_base base);
 /*

@@ -43,6 +43,7 @@ enum {
 	OPT_FORMAT,
 	OPT_ALL,
 	OPT_STRICT,
+	OPT_MAX_MEMORY,
 };
 
 /* Same order as OPTIONS in man/varperf-compare.1. */
@@ -53,6 +54,7 @@ static const struct option cmd_compare_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	ANALYSIS_LONG_OPTIONS,
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "help", no_argument, NULL, 'h' },
@@ -77,6 +79,8 @@ static const char *const cmd_compare_usage[] = {
 	"    --similarity <pct>         pattern similarity (default: 10%)",
 	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM (default: 0.1)",
 	"    --time <wall|cpu|offcpu>   compare wall-clock (default), on-CPU or off-CPU time",
+	"    --max-memory <size>        refuse a file whose tree would take more than <size>,",
+	"                               with K/M/G suffix (default: 1G; 0: no limit)",
 	"    --all                      list every pattern of the profile and every",
 	"                               significant calling context",
 	"    --strict                   treat an incomplete data file as an error",
@@ -96,6 +100,7 @@ struct cmd_compare_opts {
 	int all;
 	int strict;
 	enum vp_time_base time;
+	size_t max_memory;
 };
 
 static void cmd_compare_print_usage(FILE *f, int full)
@@ -151,6 +156,9 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 		case OPT_TIME:
 			ret = opt_time_base(optarg, &o->time);
 			break;
+		case OPT_MAX_MEMORY:
+			ret = opt_max_memory(optarg, &o->max_memory);
+			break;
 		case OPT_ALL:
 			o->all = 1;
 			break;
@@ -185,6 +193,7 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 /* One recording, read and analysed. */
 struct cmd_compare_side {
 	struct vp_reader *reader;
+	struct vp_budget budget; /* --max-memory, for each file's tree */
 	struct vp_cct tree;
 	struct vp_analysis an;
 	int have_tree, have_an;
@@ -210,7 +219,11 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 	if (err < 0)
 		return error("cannot build the calling-context tree: %s", strerror(-err));
 	s->have_tree = 1;
+	s->budget.max = o->max_memory;
+	s->tree.budget = &s->budget;
 	err = vp_build_file(s->reader, &s->tree, NULL);
+	if (err == -E2BIG)
+		return analysis_budget_error(path, &s->budget);
 	if (err < 0) {
 		const char *m = vp_reader_error(s->reader);
 
@@ -785,6 +798,7 @@ int cmd_compare(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	o.format = COMPARE_TEXT;
+	o.max_memory = ANALYSIS_MAX_MEMORY_DEFAULT;
 	vp_analysis_params_default(&o.params);
 	vp_compare_params_default(&o.cmp);
 	ret = cmd_compare_parse(argc, argv, &o);

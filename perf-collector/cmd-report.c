@@ -44,6 +44,7 @@ enum {
 	OPT_PRECISION,
 	OPT_CONFIDENCE,
 	OPT_RAW,
+	OPT_MAX_MEMORY,
 };
 
 /* Same order as OPTIONS in man/varperf-report.1. */
@@ -61,6 +62,7 @@ static const struct option cmd_report_options[] = {
 	{ "precision", required_argument, NULL, OPT_PRECISION },
 	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "help", no_argument, NULL, 'h' },
@@ -103,6 +105,8 @@ static const char *const cmd_report_usage[] = {
 	"    --confidence <pct>         confidence of the sampled shares' intervals",
 	"                               (default: 95%)",
 	"    --raw                      durations as measured, probe costs included",
+	"    --max-memory <size>        refuse a file whose trees would take more than",
+	"                               <size>, with K/M/G suffix (default: 1G; 0: no limit)",
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
 	"    -h, --help                 show this help",
@@ -132,6 +136,7 @@ struct cmd_report_opts {
 	double precision, confidence;
 	int raw;
 	enum vp_time_base time;
+	size_t max_memory;
 };
 
 /* --max-passes: a plain decimal count. */
@@ -229,6 +234,9 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			break;
 		case OPT_RAW:
 			o->raw = 1;
+			break;
+		case OPT_MAX_MEMORY:
+			ret = opt_max_memory(optarg, &o->max_memory);
 			break;
 		case OPT_ALL:
 			o->all = 1;
@@ -431,6 +439,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	struct vp_analysis an;
 	struct vp_cct tree;
 	struct vp_sampled stree = { 0 };
+	struct vp_budget budget = { o->max_memory, 0 };
 	uint32_t *probed_of = NULL, *twins;
 	double *probe_cost;
 	struct report r;
@@ -452,11 +461,13 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		error("cannot build the calling-context tree: %s", strerror(-err));
 		goto out_reader;
 	}
+	tree.budget = &budget;
 	err = vp_sampled_init(&stree);
 	if (err < 0) {
 		error("cannot build the sampled tree: %s", strerror(-err));
 		goto out_tree;
 	}
+	stree.budget = &budget;
 	/* One pass folds the samples too; later passes (sources) need not. */
 	vp_reader_set_sample_handler(reader, vp_sampled_handler, &stree);
 	err = vp_reader_compensate(reader, !o->raw);
@@ -468,6 +479,10 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	err = vp_build_file(reader, &tree, &totals);
 	vp_reader_set_sample_handler(reader, NULL, NULL);
 	vp_sampled_finish(&stree);
+	if (err == -E2BIG) {
+		analysis_budget_error(o->input, &budget);
+		goto out_tree;
+	}
 	if (err < 0) {
 		const char *m = vp_reader_error(reader);
 
@@ -557,6 +572,7 @@ int cmd_report(int argc, char **argv)
 	o.vcg.beta = o.params.beta;
 	o.precision = 0.01;
 	o.confidence = 0.95;
+	o.max_memory = ANALYSIS_MAX_MEMORY_DEFAULT;
 
 	ret = cmd_report_parse(argc, argv, &o);
 	if (ret > 0) {

@@ -830,6 +830,8 @@ static const char *json_snode_kind(uint32_t kind)
 		return "kernel";
 	case VP_SNODE_INCOMPLETE:
 		return "incomplete";
+	case VP_SNODE_CUT:
+		return "cut";
 	default:
 		return "function";
 	}
@@ -907,6 +909,7 @@ static void json_sampled(struct json *j, const struct report *r)
 	json_u64(j, "broken", t->broken);
 	json_u64(j, "kernel", t->kernel);
 	json_u64(j, "probe_mapped", t->probe);
+	json_u64(j, "cut", t->cut);
 	json_double(j, "confidence", r->confidence);
 	json_double(j, "z", r->z);
 	json_double(j, "precision", r->precision);

@@ -42,6 +42,8 @@ const char *report_snode_name(const struct report *r, uint32_t id)
 		return "[kernel]";
 	case VP_SNODE_INCOMPLETE:
 		return "[incomplete stacks]";
+	case VP_SNODE_CUT:
+		return "[deeper levels cut]";
 	case VP_SNODE_ROOT:
 		return "[root]";
 	default:
@@ -251,14 +253,16 @@ static uint32_t probed_child(const struct report *r, uint32_t ctx, uint32_t func
 }
 
 /*
- * @outer: no probed function above @sid has matched yet.  Probes attached
- * to a running process (-p, or auto mode's phase 2 in the same run) never
- * saw the entries of the frames open then: the probed tree starts below
- * them, so until one matches, an unmatched one leaves the root as the
- * context.
+ * The probed node of sampled node @sid, which the probed node @ctx of its
+ * parent's path leads to: set out[sid] and, in @ctx and @outer, what
+ * @sid's children start from.  @outer: no probed function above @sid has
+ * matched yet.  Probes attached to a running process (-p, or auto mode's
+ * phase 2 in the same run) never saw the entries of the frames open then:
+ * the probed tree starts below them, so until one matches, an unmatched
+ * one leaves the root as the context.
  */
 static void match(const struct report *r, const uint32_t *func_of, uint32_t *out, uint32_t sid,
-		  uint32_t ctx, int outer)
+		  uint32_t *ctx, uint8_t *outer)
 {
 	const struct vp_snode *n = &r->sampled->nodes[sid];
 
@@ -268,23 +272,23 @@ static void match(const struct report *r, const uint32_t *func_of, uint32_t *out
 								    : UINT32_MAX;
 
 		if (f != UINT32_MAX) {
-			uint32_t c = ctx == VP_NO_NODE ? VP_NO_NODE : probed_child(r, ctx, f, sid);
+			uint32_t c = *ctx == VP_NO_NODE ? VP_NO_NODE
+							 : probed_child(r, *ctx, f, sid);
 
 			out[sid] = c;
 			if (c != VP_NO_NODE)
-				outer = 0;
+				*outer = 0;
 			/* below an unmatched probed function nothing matches */
-			ctx = c != VP_NO_NODE || !outer ? c : VP_NODE_ROOT;
+			*ctx = c != VP_NO_NODE || !*outer ? c : VP_NODE_ROOT;
 		}
 	}
-	for (uint32_t i = 0; i < n->nchildren; i++)
-		match(r, func_of, out, n->children[i], ctx, outer);
 }
 
 uint32_t *report_match_probed(const struct report *r)
 {
 	size_t nsyms, nfuncs = r->hdr->nfuncs;
-	uint32_t *out, *by_addr, *func_of;
+	uint32_t *out, *by_addr, *func_of, *ctx;
+	uint8_t *outer;
 
 	if (!r->sampled || !r->tree || r->tree->nnodes <= 1)
 		return NULL;
@@ -299,7 +303,23 @@ uint32_t *report_match_probed(const struct report *r)
 	for (uint32_t s = 0; s < nsyms; s++)
 		func_of[s] = probed_func(r, by_addr, s);
 	out = xmalloc(r->sampled->nnodes * sizeof(*out));
-	match(r, func_of, out, 0, VP_NODE_ROOT, 1);
+	/* A node's id is above its parent's: in the order of the ids, each
+	 * node finds what its parent passed on (no recursion, which a deep
+	 * tree would overflow the stack with). */
+	ctx = xmalloc(r->sampled->nnodes * sizeof(*ctx));
+	outer = xmalloc(r->sampled->nnodes * sizeof(*outer));
+	out[0] = VP_NO_NODE;
+	ctx[0] = VP_NODE_ROOT;
+	outer[0] = 1;
+	for (uint32_t sid = 1; sid < r->sampled->nnodes; sid++) {
+		uint32_t p = r->sampled->nodes[sid].parent;
+
+		ctx[sid] = ctx[p];
+		outer[sid] = outer[p];
+		match(r, func_of, out, sid, &ctx[sid], &outer[sid]);
+	}
+	free(outer);
+	free(ctx);
 	free(func_of);
 	free(by_addr);
 	return out;
@@ -377,24 +397,48 @@ static int cmp_samples(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static void text_subtree(const struct report *r, uint32_t id, uint32_t depth)
+/*
+ * The rows of the tree, depth first with the busiest child first.  An
+ * explicit stack, not recursion: a crafted file's tree can be as deep as
+ * VP_SAMPLED_MAX_DEPTH, and a stack frame per level would overflow.
+ */
+static void text_tree(const struct report *r)
 {
-	const struct vp_snode *n = &r->sampled->nodes[id];
-	uint32_t *kids;
+	const struct vp_sampled *t = r->sampled;
+	size_t n = 0, cap = 64;
+	uint32_t *stack = xmalloc(cap * sizeof(*stack));
 
-	if (id && !shown(r, id))
-		return;
-	if (id)
-		text_row(r, id, depth);
-	if (!n->nchildren)
-		return;
-	kids = xmalloc(n->nchildren * sizeof(*kids));
-	memcpy(kids, n->children, n->nchildren * sizeof(*kids));
-	sort_tree = r->sampled;
-	qsort(kids, n->nchildren, sizeof(*kids), cmp_samples);
-	for (uint32_t i = 0; i < n->nchildren; i++)
-		text_subtree(r, kids[i], id ? depth + 1 : 0);
-	free(kids);
+	stack[n++] = 0;
+	sort_tree = t;
+	while (n) {
+		uint32_t id = stack[--n];
+		const struct vp_snode *s = &t->nodes[id];
+		size_t first;
+
+		if (id && !shown(r, id))
+			continue;
+		if (id)
+			text_row(r, id, s->depth - 1);
+		if (!s->nchildren)
+			continue;
+		if (n + s->nchildren > cap) {
+			while (n + s->nchildren > cap)
+				cap *= 2;
+			stack = xrealloc(stack, cap * sizeof(*stack));
+		}
+		/* pushed busiest first, popped busiest last: reversed */
+		first = n;
+		memcpy(stack + n, s->children, s->nchildren * sizeof(*stack));
+		n += s->nchildren;
+		qsort(stack + first, s->nchildren, sizeof(*stack), cmp_samples);
+		for (size_t a = first, b = n; a + 1 < b; a++, b--) {
+			uint32_t x = stack[a];
+
+			stack[a] = stack[b - 1];
+			stack[b - 1] = x;
+		}
+	}
+	free(stack);
 }
 
 void report_sampled_text(const struct report *r)
@@ -427,7 +471,11 @@ void report_sampled_text(const struct report *r)
 	fprintf(f, "   total  %4g%% interval    self  %4g%% interval     N      mean   CoV   "
 		   "spans ~CPU/span  ~CoV  calling context%s\n",
 		r->confidence * 100, r->confidence * 100, r->all ? "" : " (shares >= 0.5%)");
-	text_subtree(r, 0, 0);
+	text_tree(r);
+	if (t->cut)
+		fprintf(f, "  %" PRIu64 " sample%s deeper than %d levels: cut, under "
+			   "[deeper levels cut]\n",
+			t->cut, t->cut == 1 ? "" : "s", VP_SAMPLED_MAX_DEPTH - 1);
 	if (t->truncated || t->broken)
 		fprintf(f, "  %" PRIu64 " stack%s truncated (copy too small), %" PRIu64
 			   " not unwound to the outermost frame: under [incomplete stacks]\n",

@@ -591,9 +591,52 @@ static void test_offcpu_merge(void)
 	vp_cct_release(&other);
 }
 
+/*
+ * P calls A from 300 call sites: 301 nodes, and P's covariance of 301
+ * variables takes (301 * 302 / 2 + 301) doubles, 366 016 bytes.  Under a
+ * budget of 200 KiB the nodes fit and the matrix does not: -E2BIG before
+ * it is taken; under 1 MiB all of it is built.  Releasing the tree gives
+ * everything back.
+ */
+static void test_budget(void)
+{
+	const size_t cov = (301 * 302 / 2 + 301) * sizeof(double);
+	struct vp_budget small = { 200 << 10, 0 }, big = { 1 << 20, 0 };
+	const struct vp_cct_node *p;
+	uint64_t clock = 0;
+	struct vp_cct t;
+
+	nev = 0;
+	ent(0, F_P, CS_NONE, 1000, clock);
+	for (uint32_t i = 0; i < 300; i++) {
+		ent(0, F_A, 100 + i, 980, clock += 10);
+		ret(0, F_A, 980, clock += 10 + i % 7);
+	}
+	ret(0, F_P, 1000, clock += 10);
+	vp_cct_init(&t);
+	t.budget = &small;
+	is_int(-E2BIG, build(&t, evs, nev, NULL), "300 callees in 200 KiB: -E2BIG");
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	ok(p && p->nchildren == 300 && p->cov.dim <= 1, "... the nodes were made, not the matrix");
+	ok(small.used > 0 && small.used <= small.max, "... within the budget (%zu bytes)",
+	   small.used);
+	vp_cct_release(&t);
+	is_uint(0, small.used, "releasing the tree gives it back");
+
+	vp_cct_init(&t);
+	t.budget = &big;
+	is_int(0, build(&t, evs, nev, NULL), "300 callees in 1 MiB: built");
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	ok(p && p->cov.dim == 301, "P has its 301 variables");
+	ok(big.used > cov && big.used <= big.max, "the matrix's %zu bytes are charged (%zu)", cov,
+	   big.used);
+	vp_cct_release(&t);
+	is_uint(0, big.used, "releasing the tree gives it back");
+}
+
 int main(void)
 {
-	plan(48 + 53);
+	plan(48 + 53 + 8);
 	test_stats_and_covariance();
 	test_longjmp();
 	test_tail_call();
@@ -604,5 +647,6 @@ int main(void)
 	test_late_children();
 	test_offcpu();
 	test_offcpu_merge();
+	test_budget();
 	return 0;
 }

@@ -10,6 +10,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,7 +216,7 @@ static void test_statistics(void)
 
 /* ---- invocations across deep, incomplete and varying samples ---- */
 
-enum { DEEP = 70 };
+enum { DEEP = 5000 }; /* past VP_SAMPLED_MAX_DEPTH */
 
 /*
  * A file of samples of main -> rec -> rec ... (@depth[i] frames, CFAs
@@ -375,6 +376,62 @@ static void test_invocations(const char *dir)
 	free(path);
 }
 
+/* Fold @path into a new @t within @budget; the error of the first pass. */
+static int fold_budget(const char *path, struct vp_sampled *t, struct vp_budget *budget)
+{
+	struct vp_event ev[4];
+	struct vp_reader *r;
+	char err[512] = "";
+	long n;
+
+	if (vp_reader_open(path, &r, err, sizeof(err)))
+		bail("%s", err);
+	if (vp_sampled_init(t))
+		bail("vp_sampled_init");
+	t->budget = budget;
+	vp_reader_set_sample_handler(r, vp_sampled_handler, t);
+	n = vp_reader_next(r, ev, 4);
+	vp_sampled_finish(t);
+	vp_reader_free(r);
+	return (int)n;
+}
+
+/*
+ * A stack of 5000 frames: the path keeps its outermost 4095 nodes and
+ * ends in the cut node, which takes the self samples; a budget of 100
+ * nodes stops the tree at 100 nodes with -E2BIG.
+ */
+static void test_limits(const char *dir)
+{
+	static const struct gen g[] = { { 0, DEEP, 0, 0, 1000, 0 }, { 0, DEEP, 0, 0, 1000, 0 } };
+	char *path = basprintf("%s/deep.data", dir);
+	struct vp_budget budget = { 100 * VP_SAMPLED_NODE_BYTES, 0 };
+	struct vp_sampled t;
+	uint32_t deepest = 0;
+
+	write_gen(path, g, 2);
+	is_int(0, fold_budget(path, &t, NULL), "5000 frames: folded");
+	for (uint32_t id = 1; id < t.nnodes; id++)
+		if (t.nodes[id].depth > t.nodes[deepest].depth)
+			deepest = id;
+	is_int(1 + VP_SAMPLED_MAX_DEPTH, t.nnodes, "5000 frames: the root and 4096 nodes");
+	ok(t.nodes[deepest].depth == VP_SAMPLED_MAX_DEPTH &&
+		   t.nodes[deepest].kind == VP_SNODE_CUT && t.nodes[deepest].nchildren == 0,
+	   "the deepest, at 4096, is the cut node");
+	ok(t.nodes[deepest].samples == 2 && t.nodes[deepest].self == 2,
+	   "it has both samples, as their innermost node");
+	is_int(2, t.cut, "both samples counted as cut");
+	is_int(2, t.nodes[t.nodes[deepest].parent].samples, "the node above it has both too");
+	vp_sampled_release(&t);
+
+	is_int(-E2BIG, fold_budget(path, &t, &budget), "a budget of 100 nodes: -E2BIG");
+	is_int(101, t.nnodes, "... after the root and 100 nodes");
+	is_int(100 * VP_SAMPLED_NODE_BYTES, budget.used, "... which used it all");
+	vp_sampled_release(&t);
+	is_int(0, budget.used, "releasing the tree gives it back");
+	free(path);
+}
+
 int main(void)
 {
 	char *dir;
@@ -390,10 +447,11 @@ int main(void)
 	 *     it neither extends nor ends thread 0's invocations
 	 *  6: thread 1: main -> frame -> work (frame:20)
 	 */
-	plan(33 + 11 + 2);
+	plan(33 + 11 + 10 + 2);
 	dir = test_tmpdir();
 	test_tree(dir);
 	test_invocations(dir);
+	test_limits(dir);
 	test_statistics();
 	test_tmpdir_free(dir);
 	return 0;

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -459,6 +460,32 @@ e = raises(OSError, lambda: varperf.load(os.path.join(tmp, "nosuch.data")),
 ok(isinstance(e, varperf.Error) and e.errno == errno.ENOENT, "varperf.Error with ENOENT", e)
 is_("cannot open '%s': No such file or directory" % os.path.join(tmp, "nosuch.data"),
     getattr(e, "strerror", None), "core's message in .strerror")
+# A FIFO: opening it for reading once waited for a writer, and GDB with it.
+# The alarm turns a hang into a failure (the open is interrupted).
+fifo = os.path.join(tmp, "fifo.data")
+os.mkfifo(fifo)
+
+
+def _blocked(signum, frame):
+    raise TimeoutError("varperf.load() blocked on a FIFO")
+
+
+old_alarm = signal.signal(signal.SIGALRM, _blocked)
+signal.alarm(20)
+e = raises(varperf.Error, lambda: varperf.load(fifo), "a FIFO raises varperf.Error at once")
+signal.alarm(0)
+signal.signal(signal.SIGALRM, old_alarm)
+is_("'%s' is not a regular file" % fifo, getattr(e, "strerror", None),
+    "core's message: not a regular file")
+ok(e is not None and e.errno == errno.EINVAL, "varperf.Error with EINVAL", e)
+# The tree's budget (report's --max-memory): past it, an error, not GDB's
+# memory; the default of 1 GiB loads the file.
+e = raises(varperf.Error, lambda: varperf.load(path, max_memory=1024),
+           "a tree over max_memory raises varperf.Error")
+is_("'%s': analysing it would take more than max_memory allows (1024 bytes)" % path,
+    getattr(e, "strerror", None), "and says so")
+ok(e is not None and e.errno == errno.E2BIG, "varperf.Error with E2BIG", e)
+ok(varperf.load(path, max_memory=0).nnodes == rec.nnodes, "max_memory=0: no limit")
 bad = os.path.join(tmp, "bad.data")
 with open(bad, "wb") as f:
     f.write(b"not a data file at all\n")

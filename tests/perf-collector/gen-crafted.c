@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * gen-crafted.c - write data files of the shapes an attacker would craft,
+ * valid to the last checksum (core's own writer makes them), for the tests
+ * of report's limits and as seeds of the fuzzing corpus:
+ *
+ *   gen-crafted deep-sample N FILE    combined recording: a probed call,
+ *                                      and two samples of N frames each
+ *   gen-crafted inline-frame N FILE   sampling: one sample of N frames of
+ *                                      one address with N inlined levels
+ *   gen-crafted wide N FILE           probing: one invocation of main
+ *                                      calling work from N call sites
+ *   gen-crafted corpus DIR            small files of each shape in DIR
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/datafile.h"
+
+enum { SP = 0x7ffd00000000ULL };
+
+static char *names[] = { "main", "work" };
+static struct vp_module module = { "/crafted/prog", NULL, 0 };
+
+static void header(struct vp_header *h, struct vp_func *funcs, uint32_t mode, size_t nfuncs)
+{
+	memset(h, 0, sizeof(*h));
+	memset(funcs, 0, 2 * sizeof(*funcs));
+	for (uint32_t i = 0; i < 2; i++) {
+		funcs[i].addr = funcs[i].probe_off = 0x1000 + 0x100 * i;
+		funcs[i].size = 0x100;
+		funcs[i].insn_class = VP_INSN_EMULATED;
+		funcs[i].name = funcs[i].display = funcs[i].base = names[i];
+	}
+	h->unit = VP_UNIT_NS;
+	h->clock = CLOCK_MONOTONIC;
+	h->nmodules = 1;
+	h->modules = &module;
+	h->nfuncs = nfuncs;
+	h->funcs = funcs;
+	h->mode = mode;
+	if (mode != VP_MODE_PROBE) {
+		h->sampling.event = VP_SEV_CPU_CLOCK;
+		h->sampling.period = 1000000;
+		h->sampling.freq = 1000;
+		h->sampling.stack_size = 8192;
+	}
+}
+
+/* Entry and exit of @func from call site @cs, @dur ns apart. */
+static int call(struct vp_writer *w, uint64_t *now, uint32_t func, uint32_t cs, uint64_t sp,
+		uint64_t dur)
+{
+	struct vp_event in = { *now, sp, func, cs, 0, VP_EV_ENTRY, 0 };
+	struct vp_event out = { *now + dur, sp + 8, func, 0, 0, VP_EV_EXIT, 0 };
+
+	*now += dur + 10;
+	return vp_writer_event(w, &in) || vp_writer_event(w, &out) ? -1 : 0;
+}
+
+static int symbols(struct vp_writer *w)
+{
+	for (uint32_t i = 0; i < 2; i++) {
+		struct vp_symbol s = { 0, 0, 0x1000 + 0x100 * i, 0x100, names[i], names[i] };
+
+		if (vp_writer_symbol(w, i, &s))
+			return -1;
+	}
+	return 0;
+}
+
+/* @n frames, innermost first, of frame ids @a and @b alternating from
+ * the outermost, which is @a. */
+static int sample(struct vp_writer *w, uint64_t time, uint32_t n, uint32_t a, uint32_t b)
+{
+	uint32_t *frames = malloc((n ? n : 1) * sizeof(*frames));
+	uint64_t *cfas = malloc((n ? n : 1) * sizeof(*cfas));
+	struct vp_sample s = { time, 1000000, 0, 0, 0, n, frames, cfas };
+	int err = -1;
+
+	if (frames && cfas) {
+		for (uint32_t i = 0; i < n; i++) {
+			frames[i] = (n - 1 - i) & 1 ? b : a;
+			cfas[i] = SP - 0x10000 + 32ULL * i;
+		}
+		err = vp_writer_sample(w, &s) ? -1 : 0;
+	}
+	free(frames);
+	free(cfas);
+	return err;
+}
+
+static int deep_sample(struct vp_writer *w, uint32_t n)
+{
+	struct vp_frame_level lv[2] = { { 0, 10, "prog.c" }, { 1, 20, "prog.c" } };
+	struct vp_callsite cs = { 0, 0, 0x1010, "main+0x10", "prog.c", 10 };
+	uint64_t now = 1000000;
+	int err = vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &cs) || symbols(w);
+
+	for (uint32_t i = 0; i < 2 && !err; i++) {
+		struct vp_frame_def f = { 0, 0x1010 + 0x100 * i, 1, &lv[i] };
+
+		err = vp_writer_frame(w, i, &f);
+	}
+	for (int k = 0; k < 3 && !err; k++)
+		err = call(w, &now, 1, 0, SP - 64, 1000 + k);
+	for (int k = 0; k < 2 && !err; k++)
+		err = sample(w, now += 1000000, n, 0, 1);
+	return err ? -1 : 0;
+}
+
+static int inline_frame(struct vp_writer *w, uint32_t n)
+{
+	struct vp_frame_level *lv = calloc(n ? n : 1, sizeof(*lv));
+	struct vp_frame_def f = { 0, 0x1010, n, lv };
+	int err = !lv || vp_writer_thread(w, 0, 100, 100) || symbols(w);
+
+	/* every level the same function, inlined into itself at line i */
+	for (uint32_t i = 0; lv && i < n; i++) {
+		lv[i].symbol = 1;
+		lv[i].line = i + 1;
+		lv[i].file = "prog.c";
+	}
+	if (!err)
+		err = vp_writer_frame(w, 0, &f) || sample(w, 2000000, n, 0, 0);
+	free(lv);
+	return err ? -1 : 0;
+}
+
+static int wide(struct vp_writer *w, uint32_t n)
+{
+	uint64_t now = 1000000;
+	struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+	struct vp_callsite cs = { VP_CS_NONE, 0, 0, "", "", 0 };
+	int err = vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &cs) ||
+		  vp_writer_event(w, &in);
+
+	for (uint32_t i = 1; i <= n && !err; i++) {
+		struct vp_callsite c = { 0, 0, 0x1010 + i, "main", "prog.c", i };
+
+		err = vp_writer_callsite(w, i, &c) || call(w, &now, 1, i, SP - 64, 100 + i % 17);
+	}
+	if (!err) {
+		struct vp_event out = { now + 10, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+
+		err = vp_writer_event(w, &out);
+	}
+	return err ? -1 : 0;
+}
+
+static int write_file(const char *shape, uint32_t n, const char *path)
+{
+	static const struct {
+		const char *name;
+		uint32_t mode;
+		size_t nfuncs;
+		int (*fn)(struct vp_writer *w, uint32_t n);
+	} shapes[] = {
+		{ "deep-sample", VP_MODE_COMBINED, 2, deep_sample },
+		{ "inline-frame", VP_MODE_SAMPLE, 0, inline_frame },
+		{ "wide", VP_MODE_PROBE, 2, wide },
+	};
+	struct vp_trailer tr = { 0 };
+	struct vp_func funcs[2];
+	struct vp_header h;
+	struct vp_writer *w;
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		if (strcmp(shape, shapes[i].name))
+			continue;
+		header(&h, funcs, shapes[i].mode, shapes[i].nfuncs);
+		w = vp_writer_new(path, &h);
+		if (!w) {
+			fprintf(stderr, "gen-crafted: cannot create '%s': %s\n", path,
+				strerror(errno));
+			return 1;
+		}
+		tr.flags = VP_END_EXITED;
+		if (shapes[i].fn(w, n) || vp_writer_finish(w, &tr)) {
+			fprintf(stderr, "gen-crafted: cannot write '%s'\n", path);
+			return 1;
+		}
+		return 0;
+	}
+	fprintf(stderr, "gen-crafted: unknown shape '%s'\n", shape);
+	return 129;
+}
+
+/* Seeds of the fuzzing corpus: each shape, small enough to mutate fast. */
+static int corpus(const char *dir)
+{
+	static const struct {
+		const char *shape;
+		uint32_t n;
+	} seeds[] = {
+		{ "deep-sample", 48 }, { "inline-frame", 12 }, { "wide", 40 }, { "deep-sample", 1 },
+	};
+	char path[4096];
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]) && !ret; i++) {
+		snprintf(path, sizeof(path), "%s/%s-%u.data", dir, seeds[i].shape, seeds[i].n);
+		ret = write_file(seeds[i].shape, seeds[i].n, path);
+	}
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	char *end;
+	unsigned long n;
+
+	if (argc == 3 && !strcmp(argv[1], "corpus"))
+		return corpus(argv[2]);
+	if (argc != 4) {
+		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide> N FILE\n"
+				"       gen-crafted corpus DIR\n");
+		return 129;
+	}
+	errno = 0;
+	n = strtoul(argv[2], &end, 10);
+	if (errno || *end || n > UINT32_MAX / 2) {
+		fprintf(stderr, "gen-crafted: bad count '%s'\n", argv[2]);
+		return 129;
+	}
+	return write_file(argv[1], (uint32_t)n, argv[3]);
+}
