@@ -88,6 +88,7 @@ static const char *const cmd_report_usage[] = {
 	"                               off-CPU time (these two need a file with off-CPU",
 	"                               times: the BPF backend of varperf record)",
 	"    --vcg                      print the Variance Characterization Graph only",
+	"                               (text; JSON always has it, in \"vcg\")",
 	"    --tau <t>                  summarisation pressure tau_S of the graph, 0 to 1",
 	"                               (default: 0.4)",
 	"    --contexts                 show the call-context set of every graph node",
@@ -245,6 +246,10 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			break;
 		}
 	}
+	/* JSON always has the graph: --vcg would have nothing to select */
+	if (!ret && o->vcg_only && o->format == FORMAT_JSON)
+		ret = error("'--vcg' is for the text report: the JSON report has the graph in its "
+			    "\"vcg\" member, and --format dot draws it");
 	if (!ret && optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
 		cmd_report_print_usage(stderr, 0);

@@ -110,7 +110,7 @@ EOF
 stage_truth=$(python3 gen.py synth.data) || tap_bail "cannot write synth.data"
 [ -s synth.data ] || tap_bail "gen.py wrote no data"
 
-tap_plan 45
+tap_plan 56
 
 # ---- part one: the synthetic recording ----
 
@@ -178,14 +178,35 @@ tap_like "$dot" 'n[0-9]+ \[shape=ellipse, label="\([0-9]+\) kernel\\n\[synth\.c:
 	"dot: the constant kernel called from main is a Contrast, an oval"
 tap_like "$dot" '^	n[0-9]+ -> n[0-9]+ \[style=dashed, constraint=false, .*label="177\.8%"\];$' \
 	"dot: back-edges are dashed with their fraction"
+# the legend draws each kind as the graph does
+tap_like "$dot" '^	subgraph cluster_legend \{$' "dot: a legend"
+tap_like "$dot" '^		legend_task \[shape=box, label="Task\\n\(id\) function\\n\[call site\]\\nmean  CoV' \
+	"dot legend: a Task is a box, and what the lines of a node say"
+tap_like "$dot" '^		legend_contributor \[shape=box, style=dashed, label="Contributor"\];$' \
+	"dot legend: a Contributor is dashed"
+tap_like "$dot" '^		legend_contrast \[shape=ellipse, label="Contrast"\];$' \
+	"dot legend: a Contrast is an oval"
+tap_like "$dot" '^		legend_contributor -> legend_task \[style=dashed, color=firebrick, .*label="back-edge' \
+	"dot legend: a back-edge is dashed red, labelled with the cf"
 if command -v dot >/dev/null 2>&1; then
 	dot -Tsvg vcg.dot >vcg.svg 2>err
 	tap_is 0 "$?" "dot -Tsvg renders the graph"
 	tap_like "$(cat vcg.svg)" '<svg' "dot -Tsvg: the result is SVG"
+	tap_is 3 "$(dot -Tplain vcg.dot | grep -c '^node legend_')" \
+		"dot -Tplain: Graphviz draws the legend's three nodes"
 else
-	tap_skip "Graphviz is not installed (dot -Tsvg)"
-	tap_skip "Graphviz is not installed (SVG output)"
+	tap_skip "Graphviz is not installed (dot -Tsvg)" 3
 fi
+# --vcg selects the text report's graph alone: JSON has the graph in "vcg"
+"$VARPERF" report -i synth.data --format json --vcg >out 2>err
+tap_is 129 "$?" "--format json --vcg: a usage error, not ignored"
+tap_is "varperf: error: '--vcg' is for the text report: the JSON report has the graph in \
+its \"vcg\" member, and --format dot draws it" "$(cat err)" "and says why"
+tap_is "" "$(cat out)" "and prints no report"
+"$VARPERF" report -i synth.data --format dot --beta 0 --vcg >vcg2.dot 2>err
+tap_is 0 "$?" "--format dot --vcg: exit status"
+cmp -s vcg.dot vcg2.dot
+tap_ok $? "--format dot --vcg: the same graph as without --vcg"
 
 # ---- JSON: the full graph, and exact merged statistics ----
 "$VARPERF" report -i synth.data --format json >r.json 2>err
