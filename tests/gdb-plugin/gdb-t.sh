@@ -398,6 +398,15 @@ fi
 
 # ---- varperf record in GDB ----
 
+# --list lists what probe mode would probe (auto mode would have to run
+# the stopped program to choose) and returns with the program where it was
+out=$(G "$FX" -ex 'break step' -ex 'run' -ex 'varperf record --list' -ex 'print step_calls' \
+	-ex 'kill')
+tap_like "$out" '^ *0x[0-9a-f]+ +[0-9]+ [a-z]+ +[a-z:0-9-]+ step$' \
+	"varperf record --list in GDB lists step()"
+tap_like "$out" '^ *0x[0-9a-f]+ +[0-9]+ [a-z]+ +[a-z:0-9-]+ render$' "and render()"
+tap_like "$out" '^\$1 = 0$' "and returns without continuing the program (no call of step() done)"
+
 # The recording ends at a breakpoint; a --duration timer that has not run
 # out by then stops nothing later.  The next one ends at the program's exit.
 out=$(G "$FX" -ex 'break step' -ex 'run' -ex 'varperf record --duration 1 --mode=probe -o b.data' \
