@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cct.h"
 #include "core/datafile.h"
@@ -24,6 +25,7 @@
 #include "analysis-opts.h"
 #include "builtin.h"
 #include "report.h"
+#include "textwidth.h"
 #include "util.h"
 
 enum { EXIT_USAGE = 129 };
@@ -32,6 +34,7 @@ enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
 
 enum {
 	OPT_STRICT = 256,
+	OPT_WIDE,
 	OPT_ALL,
 	OPT_FORMAT,
 	OPT_VCG,
@@ -62,6 +65,7 @@ static const struct option cmd_report_options[] = {
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "wide", no_argument, NULL, OPT_WIDE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -105,6 +109,8 @@ static const char *const cmd_report_usage[] = {
 	"    --raw                      durations as measured, probe costs included",
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
+	"    --wide                     print long lines whole (default on a terminal, or",
+	"                               with COLUMNS set: cut at its width)",
 	"    -h, --help                 show this help",
 	NULL,
 };
@@ -127,6 +133,7 @@ struct cmd_report_opts {
 	struct vp_vcg_params vcg;
 	int all;
 	int strict;
+	int wide;
 	int vcg_only;
 	int contexts;
 	double precision, confidence;
@@ -235,6 +242,9 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			break;
 		case OPT_STRICT:
 			o->strict = 1;
+			break;
+		case OPT_WIDE:
+			o->wide = 1;
 			break;
 		case 'h':
 			ret = 1;
@@ -348,6 +358,38 @@ static uint64_t cmd_report_lost(struct vp_reader *reader, const struct vp_traile
 	return lost;
 }
 
+/*
+ * The text report on standard output fits the terminal: lines are cut at
+ * its width (or $COLUMNS) as ps(1) cuts them, unless --wide.  The report
+ * is written whole first, so that its printers need not know.
+ */
+static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report *r)
+{
+	int width = o->wide || o->output ? 0 : vp_term_width(STDOUT_FILENO);
+	FILE *f = r->out, *m;
+	char *buf = NULL;
+	size_t len = 0, cut = 0;
+	int ret;
+
+	if (width < 2)
+		return report_text(r);
+	m = open_memstream(&buf, &len);
+	if (!m)
+		die("out of memory");
+	r->out = m;
+	ret = report_text(r);
+	r->out = f;
+	if (fclose(m))
+		die("out of memory");
+	if (!ret)
+		ret = vp_fit_lines(f, buf, len, width, &cut);
+	free(buf);
+	if (!ret && cut)
+		info("%zu line%s cut at %d columns: --wide prints them whole", cut,
+		     cut == 1 ? "" : "s", width);
+	return ret;
+}
+
 static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 {
 	FILE *f = stdout;
@@ -367,7 +409,7 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 		ret = report_vcg_dot(r);
 		break;
 	default:
-		ret = report_text(r);
+		ret = cmd_report_text_fitted(o, r);
 		break;
 	}
 	if (fflush(f) || ferror(f))

@@ -110,7 +110,7 @@ EOF
 stage_truth=$(python3 gen.py synth.data) || tap_bail "cannot write synth.data"
 [ -s synth.data ] || tap_bail "gen.py wrote no data"
 
-tap_plan 56
+tap_plan 67
 
 # ---- part one: the synthetic recording ----
 
@@ -266,6 +266,65 @@ _want="varperf: error: invalid value '1' for '--once-probability': must be at le
 check_usage --once-probability 1
 _want="varperf: error: invalid value '0' for '--min-contribution': must be greater than 0 and at most 1 (100%)"
 check_usage --min-contribution 0
+
+# ---- the text report fits the terminal ----
+# fits.py WIDE FITTED WIDTH - every line of FITTED is its line of WIDE,
+# or, when that is longer than WIDTH characters, its first WIDTH - 1 and
+# an ellipsis; prints "ok N" (N lines cut) or what differs
+cat >fits.py <<'EOF'
+import sys
+wide = open(sys.argv[1], encoding="utf-8").read().split("\n")
+fitted = open(sys.argv[2], encoding="utf-8").read().replace("\r", "").split("\n")
+w = int(sys.argv[3])
+want = [l if len(l) <= w else l[:w - 1] + "\u2026" for l in wide]
+bad = [(a, b) for a, b in zip(want, fitted) if a != b]
+if len(want) != len(fitted) or bad:
+    print("not ok: %d lines wanted, %d seen; first difference %r" % (
+        len(want), len(fitted), bad[:1]))
+else:
+    print("ok %d" % sum(len(l) > w for l in wide))
+EOF
+# over WIDTH FILE - the number of lines of FILE over WIDTH characters
+over() {
+	python3 -c 'import sys
+print(sum(len(l) > int(sys.argv[1]) for l in open(sys.argv[2], encoding="utf-8").read().split("\n")))' "$@"
+}
+(unset COLUMNS; "$VARPERF" report -i synth.data >plain.txt 2>err)
+tap_is 0 "$?" "without COLUMNS, on a pipe: exit status"
+tap_is "" "$(cat err)" "... and nothing cut"
+COLUMNS=70 "$VARPERF" report -i synth.data --wide >wide.txt 2>err
+cmp -s plain.txt wide.txt
+tap_ok $? "--wide with COLUMNS=70: the report of a pipe, whole"
+ncut=$(over 70 wide.txt)
+[ "$ncut" -gt 10 ]
+tap_ok $? "the synthetic report has lines over 70 characters ($ncut)"
+COLUMNS=70 "$VARPERF" report -i synth.data >c70.txt 2>err
+tap_is "ok $ncut" "$(python3 fits.py wide.txt c70.txt 70)" \
+	"COLUMNS=70: lines over 70 characters end in an ellipsis at 70, the others whole"
+tap_is "varperf: $ncut lines cut at 70 columns: --wide prints them whole" "$(cat err)" \
+	"COLUMNS=70: and says so on stderr"
+COLUMNS=70 "$VARPERF" report -i synth.data -o o70.txt 2>err
+cmp -s plain.txt o70.txt
+tap_ok $? "COLUMNS=70 -o FILE: the file is whole"
+for fmt in json dot; do
+	COLUMNS=20 "$VARPERF" report -i synth.data --format "$fmt" >"c20.$fmt" 2>err &&
+		(unset COLUMNS; "$VARPERF" report -i synth.data --format "$fmt") | cmp -s - "c20.$fmt"
+	tap_ok $? "COLUMNS=20 --format $fmt: as without COLUMNS"
+done
+# a terminal 72 columns wide, COLUMNS unset: its width (TIOCGWINSZ)
+if command -v script >/dev/null 2>&1 &&
+	(unset COLUMNS; script -qec "stty cols 72; '$VARPERF' report -i synth.data" /dev/null) \
+		>tty.txt 2>&1 && grep -q 'Pattern Set' tty.txt; then
+	n72=$(over 72 wide.txt)
+	# the terminal shows stderr too: drop its line
+	grep -v '^varperf: [0-9]* lines cut at' tty.txt >tty-out.txt
+	tap_is "ok $n72" "$(python3 fits.py wide.txt tty-out.txt 72)" \
+		"on a terminal of 72 columns: cut at 72"
+	tap_like "$(tr -d '\r' <tty.txt)" "^varperf: $n72 lines cut at 72 columns: --wide prints them whole" \
+		"and said so"
+else
+	tap_skip "script(1) cannot run the report on a terminal here" 2
+fi
 
 # ---- part two: a real program, recorded ----
 if [ "$(id -u)" -ne 0 ] || [ ! -e /sys/bus/event_source/devices/uprobe ]; then
