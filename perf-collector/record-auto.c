@@ -451,11 +451,10 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			/* an idle program: plan from what there is after a while */
 			r1.until_ns = record_now_ns() + 10 * r1.window_ns;
 			if (!o->quiet)
-				info(o->list ? "phase 1 of 2: sampling '%s' for %.2f s, then "
-					       "listing what phase 2 would probe" :
-					       "phase 1 of 2: sampling '%s' for %.2f s, then probing "
-					       "it in the same run",
-				     prog, phase1_window(o));
+				info("phase 1 of 2: sampling '%s' for %.2f s, then %s", prog,
+				     phase1_window(o),
+				     o->list ? "listing what phase 2 would probe"
+					     : "probing it in the same run");
 		}
 		p1code = record_one(&r1, argc, argv);
 		if (calibrating) {
