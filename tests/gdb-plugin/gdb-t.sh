@@ -402,9 +402,9 @@ fi
 # the stopped program to choose) and returns with the program where it was
 out=$(G "$FX" -ex 'break step' -ex 'run' -ex 'varperf record --list' -ex 'print step_calls' \
 	-ex 'kill')
-tap_like "$out" '^ *0x[0-9a-f]+ +[0-9]+ [a-z]+ +[a-z:0-9-]+ step$' \
+tap_like "$out" '^ *0x[0-9a-f]+ +[0-9]+ [a-z]+ +[a-z:0-9-]+ +step$' \
 	"varperf record --list in GDB lists step()"
-tap_like "$out" '^ *0x[0-9a-f]+ +[0-9]+ [a-z]+ +[a-z:0-9-]+ render$' "and render()"
+tap_like "$out" '^ *0x[0-9a-f]+ +[0-9]+ [a-z]+ +[a-z:0-9-]+ +render$' "and render()"
 tap_like "$out" '^\$1 = 0$' "and returns without continuing the program (no call of step() done)"
 
 # The recording ends at a breakpoint; a --duration timer that has not run
