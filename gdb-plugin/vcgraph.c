@@ -71,6 +71,9 @@ static PyObject *vcg_dict(const struct vp_vcg *g, const struct vp_sources *s)
 		return NULL;
 	if (vpmod_put(d, "tau", PyFloat_FromDouble(g->params.tau)) ||
 	    vpmod_put(d, "beta", PyFloat_FromDouble(g->params.beta)) ||
+	    vpmod_put(d, "min_contribution", PyFloat_FromDouble(s->params.min_contribution)) ||
+	    vpmod_put(d, "once_probability", PyFloat_FromDouble(s->params.once_probability)) ||
+	    vpmod_put(d, "max_passes", PyLong_FromUnsignedLong(s->params.max_passes)) ||
 	    vpmod_put(d, "k", PyFloat_FromDouble(g->k)) ||
 	    vpmod_put(d, "passes", PyLong_FromUnsignedLong(s->passes)) ||
 	    vpmod_put(d, "limited", vpmod_bool(s->limited)) ||
@@ -136,14 +139,18 @@ PyObject *vpmod_rec_vcg(PyObject *self, PyObject *args, PyObject *kw)
 	struct vp_vcg g;
 	char msg[VPMOD_MSG_LEN] = "";
 	PyObject *ret;
-	int err;
+	int err, passes;
 
 	vp_sources_params_default(&sp);
 	vp_vcg_params_default(&gp);
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|dddI:vcg", kwlist, &gp.tau, &gp.beta,
-					 &sp.min_contribution, &sp.once_probability,
-					 &sp.max_passes))
+	passes = (int)sp.max_passes;
+	/* max_passes as a signed int: "I" would wrap -1 round to 4294967295 unchecked */
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|ddddi:vcg", kwlist, &gp.tau, &gp.beta,
+					 &sp.min_contribution, &sp.once_probability, &passes))
 		return NULL;
+	if (passes < 0)
+		return vpmod_raise(EINVAL, "max passes must not be negative", NULL);
+	sp.max_passes = (unsigned)passes;
 	if (vp_sources_params_check(&sp, msg, sizeof(msg)) < 0 ||
 	    vp_vcg_params_check(&gp, msg, sizeof(msg)) < 0)
 		return vpmod_raise(EINVAL, msg, NULL);

@@ -55,6 +55,7 @@ static const char *const cmd_record_usage[] = {
 	"                              bpf (uprobe_multi links) or perf (perf_event uprobes)",
 	"    -m, --buffer-size <size>  ring buffer per CPU, with K/M/G suffix (default: 8M)",
 	"        --list                list the functions that would be probed and exit",
+	"                              (auto: what phase 1 chose; the program is killed)",
 	"        --no-calibrate        do not measure the cost of a probe first",
 	"        --no-move-probes      probe each function's first instruction, even where",
 	"                              a later one would cost less",
@@ -429,8 +430,8 @@ int cmd_record(int argc, char **argv)
 	if (code >= 0)
 		goto out;
 	rec.prog = optind < argc ? argv[optind] : NULL;
-	/* --list in auto mode: what phase 2 would probe, given a phase 1 */
-	if (rec.opts.mode == MODE_AUTO && (!rec.opts.list || rec.opts.phase1)) {
+	/* --list in auto mode: what phase 2 would probe, after a phase 1 */
+	if (rec.opts.mode == MODE_AUTO) {
 		code = record_auto(&rec.opts, rec.prog, argc - optind, argv + optind);
 		goto out;
 	}

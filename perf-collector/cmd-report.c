@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cct.h"
 #include "core/datafile.h"
@@ -25,6 +26,7 @@
 #include "builtin.h"
 #include "output.h"
 #include "report.h"
+#include "textwidth.h"
 #include "util.h"
 
 enum { EXIT_USAGE = 129 };
@@ -33,6 +35,7 @@ enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
 
 enum {
 	OPT_STRICT = 256,
+	OPT_WIDE,
 	OPT_ALL,
 	OPT_FORMAT,
 	OPT_VCG,
@@ -65,6 +68,7 @@ static const struct option cmd_report_options[] = {
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "wide", no_argument, NULL, OPT_WIDE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -91,6 +95,7 @@ static const char *const cmd_report_usage[] = {
 	"                               off-CPU time (these two need a file with off-CPU",
 	"                               times: the BPF backend of varperf record)",
 	"    --vcg                      print the Variance Characterization Graph only",
+	"                               (text; JSON always has it, in \"vcg\")",
 	"    --tau <t>                  summarisation pressure tau_S of the graph, 0 to 1",
 	"                               (default: 0.4)",
 	"    --contexts                 show the call-context set of every graph node",
@@ -109,6 +114,8 @@ static const char *const cmd_report_usage[] = {
 	"                               <size>, with K/M/G suffix (default: 1G; 0: no limit)",
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
+	"    --wide                     print long lines whole (default on a terminal, or",
+	"                               with COLUMNS set: cut at its width)",
 	"    -h, --help                 show this help",
 	NULL,
 };
@@ -131,6 +138,7 @@ struct cmd_report_opts {
 	struct vp_vcg_params vcg;
 	int all;
 	int strict;
+	int wide;
 	int vcg_only;
 	int contexts;
 	double precision, confidence;
@@ -244,6 +252,9 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 		case OPT_STRICT:
 			o->strict = 1;
 			break;
+		case OPT_WIDE:
+			o->wide = 1;
+			break;
 		case 'h':
 			ret = 1;
 			break;
@@ -254,6 +265,10 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			break;
 		}
 	}
+	/* JSON always has the graph: --vcg would have nothing to select */
+	if (!ret && o->vcg_only && o->format == FORMAT_JSON)
+		ret = error("'--vcg' is for the text report: the JSON report has the graph in its "
+			    "\"vcg\" member, and --format dot draws it");
 	if (!ret && optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
 		cmd_report_print_usage(stderr, 0);
@@ -352,6 +367,38 @@ static uint64_t cmd_report_lost(struct vp_reader *reader, const struct vp_traile
 	return lost;
 }
 
+/*
+ * The text report on standard output fits the terminal: lines are cut at
+ * its width (or $COLUMNS) as ps(1) cuts them, unless --wide.  The report
+ * is written whole first, so that its printers need not know.
+ */
+static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report *r)
+{
+	int width = o->wide || o->output ? 0 : vp_term_width(STDOUT_FILENO);
+	FILE *f = r->out, *m;
+	char *buf = NULL;
+	size_t len = 0, cut = 0;
+	int ret;
+
+	if (width < 2)
+		return report_text(r);
+	m = open_memstream(&buf, &len);
+	if (!m)
+		die("out of memory");
+	r->out = m;
+	ret = report_text(r);
+	r->out = f;
+	if (fclose(m))
+		die("out of memory");
+	if (!ret)
+		ret = vp_fit_lines(f, buf, len, width, &cut);
+	free(buf);
+	if (!ret && cut)
+		info("%zu line%s cut at %d columns: --wide prints them whole", cut,
+		     cut == 1 ? "" : "s", width);
+	return ret;
+}
+
 static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 {
 	FILE *f = stdout;
@@ -371,7 +418,7 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 		ret = report_vcg_dot(r);
 		break;
 	default:
-		ret = report_text(r);
+		ret = cmd_report_text_fitted(o, r);
 		break;
 	}
 	if (fflush(f) || ferror(f))

@@ -212,11 +212,40 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 	return 0;
 }
 
-static void print_func(const struct vp_func *f, const struct vp_plan_func *pf, double cpu_ns,
-		       const char *tail)
+/* The name column of the table: as wide as its longest name, within limits. */
+enum { PLAN_NAME_MIN = 28, PLAN_NAME_MAX = 60 };
+
+static int listed(const struct vp_plan_func *pf, int all)
 {
-	info("  %-28s %6.2f%%  ~%.0f calls  +%.2f%%%s", f->display, pf->share * 100,
-	     pf->calls, pf->cost / cpu_ns * 100, tail);
+	return pf->why == VP_PLAN_PROBED || pf->why == VP_PLAN_BUDGET ||
+	       (all && pf->why == VP_PLAN_CUTOFF);
+}
+
+static int name_width(const struct vp_plan *p, const struct vp_func *funcs, int all)
+{
+	size_t w = PLAN_NAME_MIN;
+
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		size_t len = strlen(funcs[i].display);
+
+		if (listed(&p->funcs[i], all) && len > w && len <= PLAN_NAME_MAX)
+			w = len;
+	}
+	return (int)w;
+}
+
+static void print_func(const struct vp_func *f, const struct vp_plan_func *pf, double cpu_ns,
+		       int width)
+{
+	const char *name = f->display;
+
+	/* a longer name would push its numbers out of line: they go below it */
+	if (strlen(name) > (size_t)width) {
+		info("  %s", name);
+		name = "";
+	}
+	info("  %-*s %6.2f%%  ~%.0f calls  +%.2f%%", width, name, pf->share * 100, pf->calls,
+	     pf->cost / cpu_ns * 100);
 }
 
 void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double cutoff,
@@ -224,6 +253,7 @@ void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double 
 {
 	const struct vp_header *h = vp_reader_header(p->r);
 	size_t under = 0, over = 0, unseen = 0;
+	int width = name_width(p, funcs, all);
 	char a[32], b[32];
 
 	info("phase 1: %llu samples of %s every %s: %s of CPU time",
@@ -236,7 +266,7 @@ void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double 
 	     overhead * 100);
 	for (size_t i = 0; i < p->nfuncs; i++)
 		if (p->funcs[i].why == VP_PLAN_PROBED)
-			print_func(&funcs[i], &p->funcs[i], p->cpu_ns, "");
+			print_func(&funcs[i], &p->funcs[i], p->cpu_ns, width);
 	for (size_t i = 0; i < p->nfuncs; i++) {
 		switch (p->funcs[i].why) {
 		case VP_PLAN_BUDGET:
@@ -257,7 +287,7 @@ void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double 
 		     overhead * 100);
 		for (size_t i = 0; i < p->nfuncs; i++)
 			if (p->funcs[i].why == VP_PLAN_BUDGET)
-				print_func(&funcs[i], &p->funcs[i], p->cpu_ns, "");
+				print_func(&funcs[i], &p->funcs[i], p->cpu_ns, width);
 	}
 	if (under)
 		info("not probed: %zu function%s under the %g%% cut-off", under,
@@ -265,7 +295,7 @@ void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double 
 	if (all && under)
 		for (size_t i = 0; i < p->nfuncs; i++)
 			if (p->funcs[i].why == VP_PLAN_CUTOFF)
-				print_func(&funcs[i], &p->funcs[i], p->cpu_ns, "");
+				print_func(&funcs[i], &p->funcs[i], p->cpu_ns, width);
 	if (unseen)
 		info("not probed: %zu function%s never sampled", unseen, unseen == 1 ? "" : "s");
 	if (p->inline_only)

@@ -374,6 +374,10 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	 * would stop phase 2 stops us before phase 1. */
 	r2.can_sample_only = !o->funcs.n && !o->phase1;
 	code = record_prepare_static(&r2);
+	if (code && r2.unprobeable && r2.can_sample_only && o->list) {
+		error("nothing to list: %s", r2.unprobeable);
+		goto out;
+	}
 	if (code && r2.unprobeable && r2.can_sample_only) {
 		warning("%s: sampling only", r2.unprobeable);
 		record_release(&r2);
@@ -391,7 +395,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	 * not before it (the program would start later) nor after it (it
 	 * would run unobserved meanwhile).
 	 */
-	if (!o->phase1 && !o->list) {
+	if (!o->phase1) {
 		calib.rec = &r2;
 		calibrating = pthread_create(&calib_thread, NULL, calibrate_main, &calib) == 0;
 		if (!calibrating && (code = record_calibrate(&r2)))
@@ -417,8 +421,10 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			/* an idle program: plan from what there is after a while */
 			r1.until_ns = record_now_ns() + 10 * r1.window_ns;
 			if (!o->quiet)
-				info("phase 1 of 2: sampling '%s' for %.2f s, then probing it in the "
-				     "same run", prog, phase1_window(o));
+				info("phase 1 of 2: sampling '%s' for %.2f s, then %s", prog,
+				     phase1_window(o),
+				     o->list ? "listing what phase 2 would probe"
+					     : "probing it in the same run");
 		}
 		p1code = record_one(&r1, argc, argv);
 		ran_phase1 = r1.out.committed;
@@ -456,6 +462,8 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			/* phase 2 probes the same process */
 			r2.opts.attach = r1.pid;
 			r2.child = 1;
+		} else if (o->list) {
+			/* --list needs no second run: the plan is made */
 		} else if (!o->attach && !stdin_again(in_off)) {
 			keep_phase1(o, "the program ended within phase 1");
 			error("'%s' ended within phase 1 (%.2f s), and a second run cannot read its "
@@ -481,11 +489,18 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		code = 0;
 		goto out;
 	}
-	if (o->attach && !o->quiet)
+	if (o->attach && !o->quiet && !o->list)
 		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.path);
 	else if (!o->quiet && !o->list)
 		info("phase 2 of 2: probing '%s'%s", prog, r2.child ? " (the same run)" : "");
 	code = record_prepare_probes(&r2);
+	if (code < 0 && r2.child) {
+		/* --list: no phase 2, and phase 1's program has served its turn */
+		kill(r2.opts.attach, SIGKILL);
+		while (waitpid(r2.opts.attach, NULL, 0) < 0 && errno == EINTR)
+			;
+		r2.gone = 1;
+	}
 	if (!code && (o->attach || r2.child) && o->duration > 0) {
 		/* what is left of --duration after phase 1 and the planning */
 		r2.opts.duration = o->duration - (double)(record_now_ns() - t0) / 1e9;

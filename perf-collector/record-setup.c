@@ -403,7 +403,8 @@ int record_prepare_static(struct record *rec)
 		return 1;
 	if (probing && (load_functions(rec) < 0 || plan_exits(rec) < 0))
 		return 1;
-	if (rec->opts.list && !rec->plan_from) {
+	/* auto mode lists what phase 1 chose, in record_prepare_probes() */
+	if (rec->opts.list && rec->opts.mode != MODE_AUTO) {
 		list_functions(rec);
 		return -1;
 	}

@@ -303,6 +303,29 @@ static void dot_put(FILE *f, const char *s)
 	}
 }
 
+/*
+ * The legend: what the shapes, the edges and the lines of a node's label
+ * mean, drawn with the same attributes as the graph, in a cluster of its
+ * own (its node names cannot clash with the graph's n<id>).
+ */
+static void dot_legend(FILE *f)
+{
+	fputs("\tsubgraph cluster_legend {\n"
+	      "\t\tlabel=\"Legend\";\n\t\tstyle=rounded;\n\t\tcolor=gray80;\n"
+	      "\t\tlegend_task [shape=box, label=\"Task\\n(id) function\\n[call site]\\n"
+	      "mean  CoV (stddev / mean)\\nN (calls)  VIM (k sigma N)\"];\n"
+	      "\t\tlegend_contributor [shape=box, style=dashed, label=\"Contributor\"];\n"
+	      "\t\tlegend_contrast [shape=ellipse, label=\"Contrast\"];\n"
+	      "\t\tlegend_task -> legend_contributor [label=\"calls, through\\nthe call "
+	      "context\"];\n"
+	      "\t\tlegend_contributor -> legend_task [style=dashed, color=firebrick, "
+	      "fontcolor=firebrick, label=\"back-edge: underlier to\\noriginator, cf "
+	      "(variance\\nit alone would give)\"];\n"
+	      "\t\tlegend_task -> legend_contrast [style=invis];\n"
+	      "\t}\n",
+	      f);
+}
+
 int report_vcg_dot(const struct report *r)
 {
 	const struct vp_vcg *g = r->vcg;
@@ -355,6 +378,7 @@ int report_vcg_dot(const struct report *r)
 			"color=firebrick, fontcolor=firebrick, label=\"%.1f%%\"];\n",
 			s->nodes[s->len - 1], s->nodes[0], 100.0 * s->cf);
 	}
+	dot_legend(f);
 	fputs("}\n", f);
 	return ferror(f) ? -1 : 0;
 }

@@ -54,14 +54,15 @@ num_is() {
 	fi
 }
 
-# fake FILE PROGRAM - write a small recording that claims PROGRAM, with
-# core's writer through the plugin's module.
+# fake FILE PROGRAM [FUNCTION] - write a small recording that claims
+# PROGRAM, with core's writer through the plugin's module: main calls
+# FUNCTION (work) 20 times.
 fake() {
-	PYTHONPATH=$top_srcdir/gdb-plugin python3 - "$1" "$2" <<'EOF'
+	PYTHONPATH=$top_srcdir/gdb-plugin python3 - "$1" "$2" "${3:-work}" <<'EOF'
 import sys
 import varperf
 funcs = [{"name": "main", "addr": 0x1000, "size": 0x100},
-         {"name": "work", "addr": 0x1100, "size": 0x100}]
+         {"name": sys.argv[3], "addr": 0x1100, "size": 0x100}]
 w = varperf.create(sys.argv[1], {"argv": [sys.argv[2]], "functions": funcs,
                                  "modules": [(sys.argv[2], bytes.fromhex("deadbeef"))]})
 w.thread(0, 1, 1)
@@ -197,6 +198,30 @@ out=$(G "$FX" -ex 'varperf break step --slower-than 60ms' \
 tap_unlike "$out" '^varperf: (step|render) took' "no stop after 'delete'"
 tap_unlike "$out" ' in (step|render) at ' "the helper breakpoints are gone"
 tap_like "$out" '^alive$' "and GDB is fine"
+
+# GDB exits cleanly after deleting varperf breakpoints in batch mode: their
+# helpers once went through gdb.post_event, and an event still queued at
+# exit is freed after the Python interpreter is (SIGSEGV in
+# PyGILState_Ensure).  Deleting one breakpoint (last) leaves the other's helpers.
+fake step.data "$FX" step || tap_bail "cannot write a recording with the module"
+for del in 'delete' 'delete 1-2' 'delete 2 1' 'delete 1'; do
+	out=$(G "$FX" -ex 'varperf load step.data' -ex 'varperf break step --sigma 2' \
+		-ex 'varperf break render --slower-than 1s' -ex "$del" \
+		-ex 'maint info breakpoints'; echo "exit status $?")
+	tap_like "$out" '^exit status 0$' "'varperf break --sigma 2', '$del': GDB exits with status 0"
+	tap_unlike "$out" 'Fatal signal|Segmentation fault' "'$del': no fatal signal"
+	tap_unlike "$out" ' in step at ' "'$del': step's helper breakpoints are gone"
+done
+tap_is 2 "$(printf '%s\n' "$out" | grep -c '^-[0-9]* *breakpoint .* in render at ')" \
+	"'delete 1' leaves render's two helpers"
+# the calibration breakpoint (after the entry's first instruction) goes at
+# the first stop after 16 calls: stop() itself must not delete it
+out=$(G "$FX" -ex 'varperf break step --slower-than 60ms' -ex 'maint info breakpoints' \
+	-ex 'run' -ex 'maint info breakpoints' -ex 'delete' -ex 'continue'; echo "exit status $?")
+tap_is "2 1" "$(printf '%s\n' "$out" | awk '/^Num /{ if (n != "") printf "%d ", h; n = 1; h = 0 }
+	/^-[0-9]+ +breakpoint .* in step at /{ h++ } END { print h }')" \
+	"step's helpers: a return and a calibration breakpoint, the return alone after a stop"
+tap_like "$out" '^exit status 0$' "and GDB exits with status 0"
 
 # varperf gdb: GDB with the plugin (and a recording) loaded
 if "$VARPERF" gdb --help >/dev/null 2>&1; then
@@ -372,6 +397,15 @@ else
 fi
 
 # ---- varperf record in GDB ----
+
+# --list lists what probe mode would probe (auto mode would have to run
+# the stopped program to choose) and returns with the program where it was
+out=$(G "$FX" -ex 'break step' -ex 'run' -ex 'varperf record --list' -ex 'print step_calls' \
+	-ex 'kill')
+tap_like "$out" '^ *0x[0-9a-f]+ +[0-9]+ [a-z]+ +[a-z:0-9-]+ +step$' \
+	"varperf record --list in GDB lists step()"
+tap_like "$out" '^ *0x[0-9a-f]+ +[0-9]+ [a-z]+ +[a-z:0-9-]+ +render$' "and render()"
+tap_like "$out" '^\$1 = 0$' "and returns without continuing the program (no call of step() done)"
 
 # The recording ends at a breakpoint; a --duration timer that has not run
 # out by then stops nothing later.  The next one ends at the program's exit.

@@ -9,6 +9,9 @@
 # exits.  Every check prints one TAP line; end the script with tap_done.
 
 : "${AWK:=awk}"
+# the text report cuts its lines at $COLUMNS (varperf-report(1)): tests
+# read them whole
+unset COLUMNS
 
 tap_count=0	# tests run so far
 tap_failed=0	# tests failed so far

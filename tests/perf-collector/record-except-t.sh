@@ -47,7 +47,7 @@ LEVEL1_NS=20000
 tap_plan 39
 
 # ---- which exits are probed where: deterministic, no recording ----
-"$VARPERF" record --list -- "$FIXTURES/fx-except" >"$TMPDIR_T/list" 2>"$TMPDIR_T/err"
+"$VARPERF" record --list --mode=probe -- "$FIXTURES/fx-except" >"$TMPDIR_T/list" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record --list exits 0"
 tap_is "none at-entry sites:1 sites:1" \
 	"$(for f in raise_error dispatch level1 handler; do
@@ -55,10 +55,10 @@ tap_is "none at-entry sites:1 sites:1" \
 	done | tr '\n' ' ' | sed 's/ $//')" \
 	"exits: none for raise_error, one probe for dispatch's jmp, sites for the others"
 # -f matches a C++ function by its name without the parameter list.
-"$VARPERF" record --list -f handler -- "$FIXTURES/fx-except" >"$TMPDIR_T/list" 2>&1
+"$VARPERF" record --list --mode=probe -f handler -- "$FIXTURES/fx-except" >"$TMPDIR_T/list" 2>&1
 tap_is "0 handler(unsigned int)" "$? $("$AWK" '{ print $5, $6 }' "$TMPDIR_T/list")" \
 	"-f handler selects handler(unsigned int), and only it"
-"$VARPERF" record --list -f 'handler(*' -f 'level?' -- "$FIXTURES/fx-except" \
+"$VARPERF" record --list --mode=probe -f 'handler(*' -f 'level?' -- "$FIXTURES/fx-except" \
 	>"$TMPDIR_T/list" 2>&1
 tap_is "4" "$(wc -l <"$TMPDIR_T/list" | tr -d ' ')" "-f 'handler(*' -f 'level?' select four"
 "$VARPERF" record --mode=probe --exit-probes=always -- "$FIXTURES/fx-except" >"$TMPDIR_T/out" 2>&1

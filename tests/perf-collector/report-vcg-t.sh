@@ -110,7 +110,7 @@ EOF
 stage_truth=$(python3 gen.py synth.data) || tap_bail "cannot write synth.data"
 [ -s synth.data ] || tap_bail "gen.py wrote no data"
 
-tap_plan 45
+tap_plan 67
 
 # ---- part one: the synthetic recording ----
 
@@ -178,14 +178,35 @@ tap_like "$dot" 'n[0-9]+ \[shape=ellipse, label="\([0-9]+\) kernel\\n\[synth\.c:
 	"dot: the constant kernel called from main is a Contrast, an oval"
 tap_like "$dot" '^	n[0-9]+ -> n[0-9]+ \[style=dashed, constraint=false, .*label="177\.8%"\];$' \
 	"dot: back-edges are dashed with their fraction"
+# the legend draws each kind as the graph does
+tap_like "$dot" '^	subgraph cluster_legend \{$' "dot: a legend"
+tap_like "$dot" '^		legend_task \[shape=box, label="Task\\n\(id\) function\\n\[call site\]\\nmean  CoV' \
+	"dot legend: a Task is a box, and what the lines of a node say"
+tap_like "$dot" '^		legend_contributor \[shape=box, style=dashed, label="Contributor"\];$' \
+	"dot legend: a Contributor is dashed"
+tap_like "$dot" '^		legend_contrast \[shape=ellipse, label="Contrast"\];$' \
+	"dot legend: a Contrast is an oval"
+tap_like "$dot" '^		legend_contributor -> legend_task \[style=dashed, color=firebrick, .*label="back-edge' \
+	"dot legend: a back-edge is dashed red, labelled with the cf"
 if command -v dot >/dev/null 2>&1; then
 	dot -Tsvg vcg.dot >vcg.svg 2>err
 	tap_is 0 "$?" "dot -Tsvg renders the graph"
 	tap_like "$(cat vcg.svg)" '<svg' "dot -Tsvg: the result is SVG"
+	tap_is 3 "$(dot -Tplain vcg.dot | grep -c '^node legend_')" \
+		"dot -Tplain: Graphviz draws the legend's three nodes"
 else
-	tap_skip "Graphviz is not installed (dot -Tsvg)"
-	tap_skip "Graphviz is not installed (SVG output)"
+	tap_skip "Graphviz is not installed (dot -Tsvg)" 3
 fi
+# --vcg selects the text report's graph alone: JSON has the graph in "vcg"
+"$VARPERF" report -i synth.data --format json --vcg >out 2>err
+tap_is 129 "$?" "--format json --vcg: a usage error, not ignored"
+tap_is "varperf: error: '--vcg' is for the text report: the JSON report has the graph in \
+its \"vcg\" member, and --format dot draws it" "$(cat err)" "and says why"
+tap_is "" "$(cat out)" "and prints no report"
+"$VARPERF" report -i synth.data --format dot --beta 0 --vcg >vcg2.dot 2>err
+tap_is 0 "$?" "--format dot --vcg: exit status"
+cmp -s vcg.dot vcg2.dot
+tap_ok $? "--format dot --vcg: the same graph as without --vcg"
 
 # ---- JSON: the full graph, and exact merged statistics ----
 "$VARPERF" report -i synth.data --format json >r.json 2>err
@@ -245,6 +266,65 @@ _want="varperf: error: invalid value '1' for '--once-probability': must be at le
 check_usage --once-probability 1
 _want="varperf: error: invalid value '0' for '--min-contribution': must be greater than 0 and at most 1 (100%)"
 check_usage --min-contribution 0
+
+# ---- the text report fits the terminal ----
+# fits.py WIDE FITTED WIDTH - every line of FITTED is its line of WIDE,
+# or, when that is longer than WIDTH characters, its first WIDTH - 1 and
+# an ellipsis; prints "ok N" (N lines cut) or what differs
+cat >fits.py <<'EOF'
+import sys
+wide = open(sys.argv[1], encoding="utf-8").read().split("\n")
+fitted = open(sys.argv[2], encoding="utf-8").read().replace("\r", "").split("\n")
+w = int(sys.argv[3])
+want = [l if len(l) <= w else l[:w - 1] + "\u2026" for l in wide]
+bad = [(a, b) for a, b in zip(want, fitted) if a != b]
+if len(want) != len(fitted) or bad:
+    print("not ok: %d lines wanted, %d seen; first difference %r" % (
+        len(want), len(fitted), bad[:1]))
+else:
+    print("ok %d" % sum(len(l) > w for l in wide))
+EOF
+# over WIDTH FILE - the number of lines of FILE over WIDTH characters
+over() {
+	python3 -c 'import sys
+print(sum(len(l) > int(sys.argv[1]) for l in open(sys.argv[2], encoding="utf-8").read().split("\n")))' "$@"
+}
+(unset COLUMNS; "$VARPERF" report -i synth.data >plain.txt 2>err)
+tap_is 0 "$?" "without COLUMNS, on a pipe: exit status"
+tap_is "" "$(cat err)" "... and nothing cut"
+COLUMNS=70 "$VARPERF" report -i synth.data --wide >wide.txt 2>err
+cmp -s plain.txt wide.txt
+tap_ok $? "--wide with COLUMNS=70: the report of a pipe, whole"
+ncut=$(over 70 wide.txt)
+[ "$ncut" -gt 10 ]
+tap_ok $? "the synthetic report has lines over 70 characters ($ncut)"
+COLUMNS=70 "$VARPERF" report -i synth.data >c70.txt 2>err
+tap_is "ok $ncut" "$(python3 fits.py wide.txt c70.txt 70)" \
+	"COLUMNS=70: lines over 70 characters end in an ellipsis at 70, the others whole"
+tap_is "varperf: $ncut lines cut at 70 columns: --wide prints them whole" "$(cat err)" \
+	"COLUMNS=70: and says so on stderr"
+COLUMNS=70 "$VARPERF" report -i synth.data -o o70.txt 2>err
+cmp -s plain.txt o70.txt
+tap_ok $? "COLUMNS=70 -o FILE: the file is whole"
+for fmt in json dot; do
+	COLUMNS=20 "$VARPERF" report -i synth.data --format "$fmt" >"c20.$fmt" 2>err &&
+		(unset COLUMNS; "$VARPERF" report -i synth.data --format "$fmt") | cmp -s - "c20.$fmt"
+	tap_ok $? "COLUMNS=20 --format $fmt: as without COLUMNS"
+done
+# a terminal 72 columns wide, COLUMNS unset: its width (TIOCGWINSZ)
+if command -v script >/dev/null 2>&1 &&
+	(unset COLUMNS; script -qec "stty cols 72; '$VARPERF' report -i synth.data" /dev/null) \
+		>tty.txt 2>&1 && grep -q 'Pattern Set' tty.txt; then
+	n72=$(over 72 wide.txt)
+	# the terminal shows stderr too: drop its line
+	grep -v '^varperf: [0-9]* lines cut at' tty.txt >tty-out.txt
+	tap_is "ok $n72" "$(python3 fits.py wide.txt tty-out.txt 72)" \
+		"on a terminal of 72 columns: cut at 72"
+	tap_like "$(tr -d '\r' <tty.txt)" "^varperf: $n72 lines cut at 72 columns: --wide prints them whole" \
+		"and said so"
+else
+	tap_skip "script(1) cannot run the report on a terminal here" 2
+fi
 
 # ---- part two: a real program, recorded ----
 if [ "$(id -u)" -ne 0 ] || [ ! -e /sys/bus/event_source/devices/uprobe ]; then

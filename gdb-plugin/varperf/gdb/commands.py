@@ -699,6 +699,7 @@ class SlowBreak:
         self.ncal = 0
         self.extra = []
         self.cal_bp = None
+        self.cal_done = False  # calibrated: cal_bp goes at the next safe point
         self.deleted = False
         self._place()
 
@@ -761,12 +762,21 @@ class SlowBreak:
             raise gdb.GdbError("varperf break: '%s' has no return instruction (it does not "
                                "return)" % self.func)
         self.tail_exits = exits
-        self.entry = _EntryBreakpoint(self, "*%s" % q)
-        self.extra = [_ReturnBreakpoint(self, "*%s+%d" % (q, off)) for off in rets]
-        # the calibration cycle spans instruction 2: it must not branch
-        if len(insns) >= 3 and not _is_control(_mnemonic(insns[1]["asm"])[0]) and \
-                len(_cal.wall) < 64:
-            self.cal_bp = _CalibrationBreakpoint(self, "*%s+%d" % (q, insns[2]["addr"] - start))
+        # The helpers come before the entry breakpoint in GDB's list (it
+        # appends): a 'delete' walking the list keeps a pointer to the
+        # breakpoint after the one it deletes, so _on_breakpoint_deleted may
+        # delete the helpers at once only if none of them comes after it.
+        try:
+            self.extra = [_ReturnBreakpoint(self, "*%s+%d" % (q, off)) for off in rets]
+            # the calibration cycle spans instruction 2: it must not branch
+            if len(insns) >= 3 and not _is_control(_mnemonic(insns[1]["asm"])[0]) and \
+                    len(_cal.wall) < 64:
+                self.cal_bp = _CalibrationBreakpoint(self, "*%s+%d"
+                                                     % (q, insns[2]["addr"] - start))
+            self.entry = _EntryBreakpoint(self, "*%s" % q)
+        except BaseException:
+            self.delete()
+            raise
         _slow_breaks[self.entry.number] = self
 
     # -- the stops --
@@ -804,18 +814,20 @@ class SlowBreak:
         if st is None:
             return False
         r = _Reading(th, _native())
-        a = st.reading
-        _cal.add(r.wall - a.wall, None if r.run is None or a.run is None else r.run - a.run,
-                 None if r.vol is None or a.vol is None else r.vol - a.vol)
-        if _trace is not None:
-            _trace.write("calibration %s wall %d run %s vol %s\n" % (
-                self.func, _cal.wall[-1], _cal.run[-1] if _cal.run else None,
-                _cal.vol[-1] if _cal.vol else None))
+        if not self.cal_done:
+            a = st.reading
+            _cal.add(r.wall - a.wall, None if r.run is None or a.run is None else r.run - a.run,
+                     None if r.vol is None or a.vol is None else r.vol - a.vol)
+            if _trace is not None:
+                _trace.write("calibration %s wall %d run %s vol %s\n" % (
+                    self.func, _cal.wall[-1], _cal.run[-1] if _cal.run else None,
+                    _cal.vol[-1] if _cal.vol else None))
+            self.ncal += 1
+            # stop() must not delete breakpoints: _reap_calibration does, at
+            # the next stop or prompt; until then this one still times the
+            # call from here, so calls are measured alike before and after
+            self.cal_done = self.ncal >= _Calibration.SAMPLES
         st.reading = r  # time the call from here: the cycle is in both
-        self.ncal += 1
-        if self.ncal >= _Calibration.SAMPLES and self.cal_bp is not None:
-            bp, self.cal_bp = self.cal_bp, None
-            gdb.post_event(lambda: bp.is_valid() and bp.delete())
         return False
 
     def drop(self, thread, sp):
@@ -913,12 +925,27 @@ class SlowBreak:
 
 
 def _on_breakpoint_deleted(bp):
-    """The user deleted a varperf breakpoint: its helpers go too, later,
-    since GDB may be walking its list of breakpoints to delete them."""
+    """The user deleted a varperf breakpoint: its helpers go too, at once.
+    Not through gdb.post_event: an event still queued when GDB exits (as
+    after 'delete' in batch mode) is freed after the Python interpreter is,
+    and GDB crashes in PyGILState_Ensure.  Deleting now is safe even while
+    'delete' walks GDB's list: the helpers come before @bp in it."""
     sb = _slow_breaks.pop(bp.number, None)
     if sb is not None:
-        sb.deleted = True
-        gdb.post_event(sb.delete)
+        sb.delete()
+
+
+def _reap_calibration(*_):
+    """Delete the calibration breakpoints that stopped being needed during
+    a stop() (which must not delete breakpoints): called where GDB is
+    outside its breakpoints, at a stop, an exit, a prompt or a varperf
+    break."""
+    for sb in list(_slow_breaks.values()):
+        if sb.cal_done and sb.cal_bp is not None:
+            bp, sb.cal_bp = sb.cal_bp, None
+            sb.cal_pending.clear()
+            if bp.is_valid():
+                bp.delete()
 
 
 def _on_breakpoint_modified(bp):
@@ -932,6 +959,7 @@ def _on_exited(event):
     for sb in _slow_breaks.values():
         sb.pending.clear()
         sb.cal_pending.clear()
+    _reap_calibration()
 
 
 class VarperfBreak(gdb.Command):
@@ -1013,6 +1041,7 @@ as any other."""
         return func, opts
 
     def invoke(self, arg, from_tty):
+        _reap_calibration()
         self.dont_repeat()
         func, opts = self._parse(gdb.string_to_argv(arg))
         sigma = percentile = slower = None
@@ -1114,3 +1143,5 @@ def register(session):
     gdb.events.breakpoint_deleted.connect(_on_breakpoint_deleted)
     gdb.events.breakpoint_modified.connect(_on_breakpoint_modified)
     gdb.events.exited.connect(_on_exited)
+    gdb.events.stop.connect(_reap_calibration)
+    gdb.events.before_prompt.connect(_reap_calibration)

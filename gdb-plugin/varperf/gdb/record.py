@@ -190,7 +190,9 @@ does.  The process keeps running under GDB, stopped where it stopped.
                       data-file', varperf.data)
   -q, --quiet         show only varperf's errors and warnings
   --list              list the functions varperf would probe, and return
-                      without continuing the program
+                      without continuing the program (with --mode=probe
+                      unless another mode is given: auto mode chooses only
+                      after sampling the running program)
 
 Other options go to 'varperf record' as they are (see varperf-record(1)):
 --mode=probe times every call of the probed functions, which is what
@@ -309,6 +311,10 @@ $VARPERF, else the one installed with the plugin, else varperf from PATH."""
                                "to its path, or put it in PATH)")
         path = os.path.expanduser(o.output or _params["data-file"].value)
         args = ["-o", path] + o.args
+        if o.listing and o.mode in (None, "auto"):
+            # auto mode lists what it chose after sampling the program,
+            # which stays stopped here: list what probe mode would probe
+            args.append("--mode=probe")
         if not o.exit_probes and o.mode != "sample" and \
                 varperf.has_build_option(program, "capstone"):
             args.insert(2, "--exit-probes=ret")
