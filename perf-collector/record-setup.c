@@ -91,6 +91,34 @@ static int load_functions(struct record *rec)
 }
 
 /*
+ * Auto: return probes, but on the ret instructions of the functions that
+ * call themselves.  The kernel keeps at most 64 return probes pending per
+ * thread (MAX_URETPROBE_DEPTH, for perf events and BPF links alike) and
+ * silently drops the returns of calls nested deeper: recursion would lose
+ * nearly all its exits.  Probes on exit sites have no such limit.
+ */
+static void keep_recursive_sites(struct record *rec)
+{
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		struct vp_exits *ex = &rec->exits[i];
+
+		if (ex->self_calls && ex->how != VP_EXITS_URETPROBE) {
+			rec->nrecursive++;
+			pr_debug("%s calls itself: exits probed at their sites",
+				 rec->hdr.funcs[i].display);
+			continue;
+		}
+		vp_exits_release(ex);
+		memset(ex, 0, sizeof(*ex));
+		ex->how = VP_EXITS_URETPROBE;
+	}
+	if (!rec->nrecursive) {
+		free(rec->exits);
+		rec->exits = NULL;
+	}
+}
+
+/*
  * Decide how exits are probed.  A return probe puts the kernel's trampoline
  * in place of the return address, and the C++ unwinder, finding no unwind
  * information for it, calls std::terminate(): a program that throws
@@ -101,6 +129,7 @@ static int plan_exits(struct record *rec)
 {
 	enum exit_mode mode = rec->opts.exit_mode;
 	size_t undecodable = 0;
+	int recursive_only = 0;
 
 	for (size_t m = 0; m < rec->hdr.nmodules && !rec->can_throw; m++) {
 		int probed = 0;
@@ -114,7 +143,8 @@ static int plan_exits(struct record *rec)
 	}
 	if (mode == EXIT_AUTO) {
 #ifdef HAVE_CAPSTONE
-		mode = rec->can_throw ? EXIT_RET : EXIT_URETPROBE;
+		recursive_only = !rec->can_throw;
+		mode = EXIT_RET;
 #else
 		if (rec->can_throw)
 			warning("'%s' can throw C++ exceptions, which end the program when they "
@@ -151,6 +181,8 @@ static int plan_exits(struct record *rec)
 		}
 	}
 	pr_debug("exit sites decoded, %zu functions not decodable", undecodable);
+	if (recursive_only)
+		keep_recursive_sites(rec);
 	return 0;
 }
 
@@ -244,7 +276,7 @@ static int calibrate(struct record *rec)
 {
 	struct vp_probe_cost *costs = xcalloc(VP_CALIBRATE_NCOSTS, sizeof(*costs));
 	char a[32], b[32];
-	int n = vp_calibrate(costs, rec->exits != NULL, rec->bpf_on);
+	int n = vp_calibrate(costs, rec->exits && !rec->nrecursive, rec->bpf_on);
 
 	if (n == -EACCES || n == -EPERM) {
 		free(costs);
@@ -261,7 +293,7 @@ static int calibrate(struct record *rec)
 		info("probe cost per call: %s (emulated first instruction), %s (single-stepped)%s",
 		     fmt_duration((double)costs[0].full_ns, a, sizeof(a)),
 		     fmt_duration((double)costs[1].full_ns, b, sizeof(b)),
-		     rec->exits ? ", exits at ret sites" : "");
+		     rec->exits && !rec->nrecursive ? ", exits at ret sites" : "");
 	return 0;
 }
 
@@ -281,9 +313,15 @@ static void print_probing(const struct record *rec)
 	vp_header_count_probes(&rec->hdr, &emulated, &moved);
 	if (moved)
 		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
-	if (!rec->exits) {
+	if (!rec->exits || rec->nrecursive) {
 		info("probing %zu functions in '%s' (%zu on emulated instructions%s) with %s",
 		     rec->hdr.nfuncs, rec->path, emulated, past, backend_name(rec));
+		if (rec->nrecursive)
+			info("%zu recursive function%s (calling %s) with exit probes on %s ret "
+			     "instructions: the kernel drops the return probes of calls nested "
+			     "more than 64 deep", rec->nrecursive, rec->nrecursive == 1 ? "" : "s",
+			     rec->nrecursive == 1 ? "itself" : "themselves",
+			     rec->nrecursive == 1 ? "its" : "their");
 		return;
 	}
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {

@@ -157,9 +157,37 @@ static uint32_t callsite_id(struct record *rec, uint64_t addr)
 			 (unsigned long long)addr, cs.module, (unsigned long long)cs.offset,
 			 cs.caller, cs.file, cs.line);
 		record_write_failed(rec, vp_writer_callsite(rec->w, *id, &cs));
+		if (*id >= rec->ntramp) {
+			size_t n = rec->ntramp ? rec->ntramp * 2 : 64;
+
+			while (n <= *id)
+				n *= 2;
+			rec->tramp = xrealloc(rec->tramp, n);
+			memset(rec->tramp + rec->ntramp, 0, n - rec->ntramp);
+			rec->ntramp = n;
+		}
+		rec->tramp[*id] = !!(cs.flags & VP_CS_TRAMPOLINE);
 		vp_callsite_release(&cs);
 	}
 	return *id;
+}
+
+/* Whether function @f's exits are return probes. */
+static int has_return_probe(const struct record *rec, uint32_t f)
+{
+	return !rec->exits || rec->exits[f].how == VP_EXITS_URETPROBE;
+}
+
+/* Follow the kernel's count of pending return probes (see nesting.h). */
+static void follow_nesting(struct record *rec, const struct vp_event *ev)
+{
+	if (!rec->nesting || !has_return_probe(rec, ev->func))
+		return;
+	if (ev->kind == VP_EV_ENTRY)
+		vp_nesting_entry(rec->nesting, ev->thread, ev->func, ev->sp,
+				 ev->callsite < rec->ntramp && rec->tramp[ev->callsite]);
+	else
+		vp_nesting_exit(rec->nesting, ev->thread, ev->sp);
 }
 
 uint64_t record_now_ns(void)
@@ -274,6 +302,7 @@ static void emit(struct record *rec, struct vp_raw *r)
 		  ev.kind == VP_EV_ENTRY ? "entry" : "exit ", rec->hdr.funcs[r->func].display,
 		  r->tid, (unsigned long long)r->time, (unsigned long long)r->sp,
 		  ev.kind == VP_EV_ENTRY ? "ret" : "ip", (unsigned long long)r->addr);
+	follow_nesting(rec, &ev);
 	record_write_failed(rec, vp_writer_event(rec->w, &ev));
 }
 
@@ -715,6 +744,42 @@ static void print_detach(const struct record *rec)
 		     secs);
 }
 
+/*
+ * The calls whose return probe the kernel never armed: nested more than
+ * 64 deep in probed calls.  Their exits are missing from the file (the
+ * report counts them as unpaired); say so loudly, quiet or not.
+ */
+static void print_nesting(const struct record *rec)
+{
+	uint64_t total = vp_nesting_lost(rec->nesting), most = 0;
+	size_t nf = 0;
+	uint32_t top = 0;
+	char others[64] = "";
+
+	if (!total)
+		return;
+	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
+		uint64_t n = vp_nesting_lost_of(rec->nesting, f);
+
+		nf += n > 0;
+		if (n > most) {
+			most = n;
+			top = f;
+		}
+	}
+	if (nf > 1)
+		snprintf(others, sizeof(others), " (%llu of them of '%s', the rest of %zu other "
+			 "function%s)", (unsigned long long)most, rec->hdr.funcs[top].display,
+			 nf - 1, nf == 2 ? "" : "s");
+	warning("%llu call%s%s%s%s lost %s exit%s: the kernel keeps at most %d return probes "
+		"pending per thread and drops those of calls nested deeper (record with "
+		"--exit-probes=ret%s)", (unsigned long long)total, total == 1 ? "" : "s",
+		nf == 1 ? " of '" : "", nf == 1 ? rec->hdr.funcs[top].display : "",
+		nf == 1 ? "'" : others, total == 1 ? "its" : "their", total == 1 ? "" : "s",
+		VP_URETPROBE_MAX_DEPTH,
+		rec->opts.exit_mode == EXIT_URETPROBE ? " or --exit-probes=auto" : "");
+}
+
 static void print_summary(struct record *rec, const struct vp_trailer *tr)
 {
 	uint64_t forks, missed;
@@ -725,6 +790,7 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 		error("'%s' is incomplete: only %lld bytes were written", rec->opts.output, bytes);
 		return;
 	}
+	print_nesting(rec);
 	if (rec->opts.quiet)
 		return;
 	if (rec->mode != MODE_SAMPLE)
@@ -875,6 +941,8 @@ void record_release(struct record *rec)
 		close(rec->pidfd);
 	idmap_release(&rec->threads);
 	idmap_release(&rec->callsites);
+	free(rec->tramp);
+	vp_nesting_free(rec->nesting);
 	vp_header_release(&rec->hdr);
 	free(rec->path);
 	free(rec->unprobeable);
@@ -959,6 +1027,10 @@ static int start(struct record *rec, int argc, char **argv)
 		rec->pid = rec->launch.pid;
 	}
 	record_header_cmdline(rec, argc, argv);
+	/* for the report to tell which unpaired entries the kernel cost */
+	for (uint32_t f = 0; rec->mode != MODE_SAMPLE && f < rec->hdr.nfuncs; f++)
+		if (has_return_probe(rec, f))
+			rec->hdr.funcs[f].flags |= VP_FUNC_URETPROBE;
 	rec->w = vp_writer_new(rec->opts.output, &rec->hdr);
 	if (!rec->w) {
 		error("cannot create '%s': %s", rec->opts.output, strerror(errno));
@@ -1000,6 +1072,7 @@ static int start(struct record *rec, int argc, char **argv)
 	if (rec->mode != MODE_SAMPLE) {
 		rec->rings = rec->probes.rings;
 		rec->nrings = rec->probes.ncpus;
+		rec->nesting = vp_nesting_new(rec->hdr.nfuncs);
 		if (rec->plan_from) {
 			rec->calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->calls));
 			rec->dropped = xcalloc(rec->hdr.nfuncs, 1);

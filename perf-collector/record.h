@@ -16,6 +16,7 @@
 
 #include "../core/datafile.h"
 #include "launch.h"
+#include "nesting.h"
 #include "plan.h"
 #include "probes-bpf.h"
 #include "probes.h"
@@ -92,6 +93,8 @@ struct record {
 	/* Per function how its exits are probed; NULL: return probes. */
 	struct vp_exits *exits;
 	int can_throw;
+	size_t nrecursive;	   /* --exit-probes=auto: functions calling
+				    * themselves, probed at their exit sites */
 	struct vp_launch launch;
 	struct vp_probes probes;   /* perf backend; with BPF only mmap tracking */
 	struct vp_bpf_probes bpf;  /* BPF backend */
@@ -122,6 +125,10 @@ struct record {
 	size_t npending, cap;
 	uint64_t seq, max_seen;
 	struct idmap threads, callsites;
+	unsigned char *tramp;	   /* per call site: its return address is the
+				    * uretprobe trampoline (a tail call) */
+	size_t ntramp;
+	struct vp_nesting *nesting; /* the kernel's pending return probes */
 	uint64_t lost, foreign;
 	int write_err;
 	int finished;		   /* the file was written to its end */
