@@ -350,6 +350,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				error("invalid buffer size '%s' (4K to 1G)", optarg);
 				return USAGE_ERROR;
 			}
+			o->buf_size_given = 1;
 			break;
 		case OPT_LIST:
 			o->list = 1;

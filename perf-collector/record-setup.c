@@ -279,6 +279,9 @@ static int calibrate(struct record *rec)
 	int n = vp_calibrate(costs, rec->exits && !rec->nrecursive, rec->bpf_on);
 
 	if (n == -EACCES || n == -EPERM) {
+		error("cannot measure the probe cost: %s: %s", strerror(-n),
+		      rec->bpf_on ? "BPF links need CAP_BPF and CAP_PERFMON (or root)"
+				  : "perf_event uprobes need CAP_SYS_ADMIN (run varperf as root)");
 		free(costs);
 		return -1;
 	}
@@ -419,6 +422,59 @@ static int attach_program(struct record *rec)
 	}
 }
 
+/* What a mode that probes is called on the command line. */
+static const char *mode_name(const struct record *rec)
+{
+	if (rec->opts.mode == MODE_AUTO)
+		return "--mode=auto";
+	return rec->opts.mode == MODE_COMBINED ? "--mode=combined" : "--mode=probe";
+}
+
+/*
+ * The kernel's uprobe PMU wants CAP_SYS_ADMIN (CAP_PERFMON before the
+ * mid-instruction revert, so that one is left to try): say so before
+ * anything runs, with @bpf_why when the BPF backend could not be had
+ * either.  0 or -1 after the error.
+ */
+static int perf_uprobes_allowed(const struct record *rec, const char *bpf_why)
+{
+	if (vp_capable(VP_CAP_SYS_ADMIN) || vp_capable(VP_CAP_PERFMON))
+		return 0;
+	if (!bpf_why)
+		return error("cannot probe with --backend=perf: perf_event uprobes need "
+			     "CAP_SYS_ADMIN (run varperf as root); --mode=sample needs no "
+			     "privilege");
+	return error("cannot probe functions (%s): perf_event uprobes need CAP_SYS_ADMIN, and %s; "
+		     "run varperf as root, or record with --mode=sample, which needs no privilege",
+		     mode_name(rec), bpf_why);
+}
+
+/*
+ * An unprivileged user may lock kernel.perf_event_mlock_kb per CPU, plus
+ * RLIMIT_MEMLOCK, in ring buffers: the default size shrinks to that, a
+ * --buffer-size beyond it is an error now, not an mmap failure later.
+ */
+static int fit_buffers(struct record *rec)
+{
+	struct vp_mlock_limit l;
+	size_t max = vp_ring_size_limit(0, &l);
+	char a[32];
+
+	/* probe mode on BPF: a BPF ring, and buffers of mappings only */
+	if (!max || rec->opts.buf_size <= max || (rec->mode == MODE_PROBE && rec->bpf_on))
+		return 0;
+	snprintf(a, sizeof(a), "%zuK", max >> 10);
+	if (rec->opts.buf_size_given)
+		return error("--buffer-size %lluK is more than this user may lock: %d CPUs x %llu "
+			     "KiB (kernel.perf_event_mlock_kb) + %llu KiB (RLIMIT_MEMLOCK) allow "
+			     "at most %s per CPU (or run varperf as root)",
+			     rec->opts.buf_size >> 10, l.ncpus, l.per_cpu_kb, l.rlimit_kb, a);
+	pr_debug("ring buffers of %s per CPU: kernel.perf_event_mlock_kb %llu, RLIMIT_MEMLOCK "
+		 "%llu KiB", a, l.per_cpu_kb, l.rlimit_kb);
+	rec->opts.buf_size = max;
+	return 0;
+}
+
 /*
  * --backend: BPF uprobe_multi links where the kernel and varperf's rights
  * allow (attach and detach in milliseconds, breakpoints in the target
@@ -431,13 +487,15 @@ static int choose_backend(struct record *rec)
 
 	rec->bpf_on = 0;
 	if (rec->opts.backend == BACKEND_PERF)
-		return 0;
+		return perf_uprobes_allowed(rec, NULL);
 	if (vp_bpf_probes_check(why, sizeof(why)) == 0) {
 		rec->bpf_on = 1;
 		return 0;
 	}
 	if (rec->opts.backend == BACKEND_BPF)
 		return error("cannot probe with --backend=bpf: %s", why);
+	if (perf_uprobes_allowed(rec, why) < 0)
+		return -1;
 	if (!rec->opts.quiet || verbose)
 		info("probing with perf_event uprobes: %s", why);
 	return 0;
@@ -475,8 +533,8 @@ int record_prepare_static(struct record *rec)
 	    vp_sampling_resolve(&rec->opts.sampling, rec->opts.quiet || rec->plan_from) < 0)
 		return 1;
 	if (!probing)
-		return 0;
-	if (choose_backend(rec) < 0)
+		return fit_buffers(rec) < 0;
+	if (choose_backend(rec) < 0 || fit_buffers(rec) < 0)
 		return 1;
 	if (rec->bpf_on)
 		return 0;

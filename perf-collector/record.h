@@ -59,6 +59,7 @@ struct record_opts {
 	const char *output;
 	struct strvec funcs, excludes, libs;
 	unsigned long long buf_size;
+	int buf_size_given;	  /* -m: not to be shrunk */
 	int list, quiet, no_calibrate, no_move;
 	enum exit_mode exit_mode;
 	enum record_mode mode;
