@@ -269,6 +269,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				return USAGE_ERROR;
 			}
 			o->sampling.stack_size = (uint32_t)v;
+			o->stack_size_given = 1;
 			given(&o->sampling_given, "--stack-size");
 			break;
 		case 'e':

@@ -260,8 +260,11 @@ static void fill_header(struct record *rec, int argc, char **argv)
 		h->offcpu = rec->bpf_on;
 	}
 	if (rec->plan_from) {
-		/* the sampling of phase 1, which the file holds too */
+		/* the sampling of phase 1, which the file holds too (and
+		 * the stack copy it ended with: its file says the first) */
 		h->sampling = vp_plan_header(&rec->plan)->sampling;
+		if (rec->phase1_stack_size)
+			h->sampling.stack_size = rec->phase1_stack_size;
 	} else if (rec->mode != MODE_PROBE) {
 		h->sampling.event = rec->opts.sampling.event;
 		h->sampling.freq = rec->opts.sampling.freq;

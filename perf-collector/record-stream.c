@@ -340,7 +340,11 @@ static void take(struct record *rec, struct vp_raw *r)
 		return;
 	}
 	push_pending(rec, r);
-	rec->nsamples += r->type == VP_RAW_SAMPLE;
+	if (r->type == VP_RAW_SAMPLE) {
+		rec->nsamples++;
+		/* the copy held no more: the stack went on beyond it */
+		rec->full_stacks += r->sample->st.size && r->sample->st.len >= r->sample->st.size;
+	}
 	/* (on BPF the kernel counts them: count_calls() in record-auto.c) */
 	if (r->type == VP_RAW_ENTRY && rec->calls && !rec->bpf_on)
 		rec->calls[r->func]++;
@@ -642,6 +646,13 @@ static int wait_and_read(struct record *rec, int *status)
 			}
 		}
 		round_trip(rec, 0);
+		if (rec->min_samples && record_phase1_stacks(rec)) {
+			/* new events, new buffers */
+			for (size_t c = 0; c + 2 < n; c++) {
+				pfd[c].fd = (int)c < rec->nrings ? rec->rings[c].fd : -1;
+				pfd[c].revents = 0;
+			}
+		}
 		if (rec->calls)
 			record_watchdog(rec);
 		if (rec->hdr.ncosts)
@@ -688,21 +699,6 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 	     (unsigned long long)n, vp_sample_event_name(sm->event),
 	     sm->period ? fmt_duration((double)sm->period, a, sizeof(a)) : "(frequency mode)",
 	     rec->opts.output, bytes, rec->threads.n, rec->threads.n == 1 ? "" : "s");
-	if (tr->truncated && rec->opts.sampling.stack_size < VP_STACK_SIZE_MAX)
-		warning("%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte stack "
-			"copy ended before their outermost frame (try --stack-size %u)",
-			(unsigned long long)tr->truncated, (unsigned long long)n,
-			100.0 * (double)tr->truncated / (double)n,
-			(unsigned)rec->opts.sampling.stack_size,
-			rec->opts.sampling.stack_size * 4 > VP_STACK_SIZE_MAX
-				? VP_STACK_SIZE_MAX
-				: rec->opts.sampling.stack_size * 4);
-	else if (tr->truncated)
-		warning("%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte copy, "
-			"the largest the kernel takes, ended before their outermost frame",
-			(unsigned long long)tr->truncated, (unsigned long long)n,
-			100.0 * (double)tr->truncated / (double)n,
-			(unsigned)rec->opts.sampling.stack_size);
 	if (tr->broken && us.no_cfi_module[0])
 		warning("%llu of %llu samples (%.1f%%) could not be unwound past code of '%s', "
 			"which has no .eh_frame or .debug_frame (rebuild it with "
@@ -729,6 +725,32 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 			info("%llu samples: every share is within +/-%.2f%% at %g%% confidence",
 			     (unsigned long long)n, half * 100, rec->opts.confidence * 100);
 	}
+}
+
+/*
+ * Truncated stacks make callers look rarer than their callees: said in
+ * every mode, quiet or not (auto mode's phase 1 is quiet; it raised the
+ * copy already if it could, see record_phase1_stacks()).
+ */
+static void print_truncated(const struct record *rec, const struct vp_trailer *tr)
+{
+	uint64_t n = tr->samples;
+	uint32_t size = rec->opts.sampling.stack_size;
+	const char *phase = rec->min_samples ? "phase 1: " : "";
+
+	if (!tr->truncated)
+		return;
+	if (size < VP_STACK_SIZE_MAX)
+		warning("%s%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte stack "
+			"copy ended before their outermost frame (try --stack-size %u)", phase,
+			(unsigned long long)tr->truncated, (unsigned long long)n,
+			100.0 * (double)tr->truncated / (double)n, (unsigned)size,
+			size * 4 > VP_STACK_SIZE_MAX ? VP_STACK_SIZE_MAX : size * 4);
+	else
+		warning("%s%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte copy, "
+			"the largest the kernel takes, ended before their outermost frame", phase,
+			(unsigned long long)tr->truncated, (unsigned long long)n,
+			100.0 * (double)tr->truncated / (double)n, (unsigned)size);
 }
 
 static void print_detach(const struct record *rec)
@@ -791,6 +813,8 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 		return;
 	}
 	print_nesting(rec);
+	if (rec->mode != MODE_PROBE)
+		print_truncated(rec, tr);
 	if (rec->opts.quiet)
 		return;
 	if (rec->mode != MODE_SAMPLE)
@@ -1136,6 +1160,44 @@ int record_run(struct record *rec, int argc, char **argv)
 	if (!code)
 		code = run(rec);
 	return code;
+}
+
+/* Drop the samples in @v (n of them) not yet written; keep the rest. */
+static size_t drop_samples(struct vp_raw *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].type == VP_RAW_SAMPLE)
+			vp_raw_sample_free(&v[i]);
+		else
+			v[k++] = v[i];
+	}
+	return k;
+}
+
+int record_resample(struct record *rec, uint32_t stack_size)
+{
+	pid_t *tids = NULL;
+	int ntids, err;
+
+	vp_sampler_close(&rec->sampler);
+	rec->npending = drop_samples(rec->pending, rec->npending);
+	rec->ndeferred = drop_samples(rec->deferred, rec->ndeferred);
+	rec->deferred_bytes = rec->ndeferred * (sizeof(struct vp_raw) + 64); /* mappings */
+	rec->opts.sampling.stack_size = stack_size;
+	rec->nsamples = rec->full_stacks = 0;
+	/* the program has exec'd: its threads now, and those they start */
+	ntids = vp_task_list(rec->pid, &tids);
+	if (ntids < 0)
+		return error("cannot list the threads of process %d: %s", (int)rec->pid,
+			     strerror(-ntids));
+	err = vp_sampler_open(&rec->sampler, &rec->opts.sampling, rec->pid, tids, (size_t)ntids,
+			      NULL, 0);
+	free(tids);
+	rec->rings = rec->sampler.rings;
+	rec->nrings = rec->sampler.ncpus;
+	return err < 0 ? -1 : 0;
 }
 
 /* One recording (a whole run in probe, sample or combined mode, or one

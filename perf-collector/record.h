@@ -60,6 +60,7 @@ struct record_opts {
 	struct strvec funcs, excludes, libs;
 	unsigned long long buf_size;
 	int buf_size_given;	  /* -m: not to be shrunk */
+	int stack_size_given;	  /* --stack-size: not to be raised */
 	int list, quiet, no_calibrate, no_move;
 	enum exit_mode exit_mode;
 	enum record_mode mode;
@@ -137,6 +138,10 @@ struct record {
 	int can_sample_only;	   /* auto: nothing to probe is no error... */
 	char *unprobeable;	   /* ... and this says why (malloc'ed) */
 	uint64_t nsamples;	   /* samples read so far */
+	uint64_t full_stacks;	   /* ... whose stack copy was full (truncated,
+				    * or about to be: stack_grows()) */
+	uint32_t phase1_stack_size; /* auto, phase 2: the stack copy phase 1
+				     * ended with (it may raise it) */
 	uint64_t min_samples;	   /* auto, attached: phase 1 goes on until this
 				    * many samples, after --phase1-duration... */
 	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
@@ -204,6 +209,12 @@ uint64_t record_discard_before(struct record *rec, uint64_t t);
  * target and finish the file".
  */
 int record_run(struct record *rec, int argc, char **argv);
+/*
+ * record_resample - sample on with a stack copy of @stack_size bytes:
+ * the samples not yet written are dropped, the events reopened on the
+ * target's threads.  0, or -1 after printing why (sampling stopped).
+ */
+int record_resample(struct record *rec, uint32_t stack_size);
 /* One recording (a whole run in probe, sample or combined mode, or one
  * phase of auto mode): prepare, then record_run(); the exit code. */
 int record_one(struct record *rec, int argc, char **argv);
@@ -220,6 +231,9 @@ void record_watchdog(struct record *rec);
  * (and VP_END_OVER_BUDGET), then said. */
 void record_account_cost(struct record *rec, struct vp_trailer *tr);
 void record_print_measured_cost(const struct record *rec, const struct vp_trailer *tr);
+/* Phase 1, every round: a larger stack copy when the samples fill it;
+ * returns 1 when the buffers changed. */
+int record_phase1_stacks(struct record *rec);
 /* Seed 000's two phases, launched or attached; the exit code. */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
 
