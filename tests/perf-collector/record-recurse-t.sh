@@ -26,7 +26,7 @@ rec_chain() {
 	"$AWK" -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "/rec"; print "" }'
 }
 
-tap_plan 46
+tap_plan 47
 
 # the kernel's limit, as record and report say it
 lost_rec() {
@@ -55,6 +55,7 @@ tap_is 8200 "$(q totals "$R" events)" "5000 entries and 50 x 64 returns recorded
 tap_is 3200 "$(q func "$R" rec count)" "50 x 64 rec invocations paired"
 tap_is 1800 "$(q totals "$R" unpaired)" "50 x 36 frames deeper than 64 are unpaired"
 tap_is 1800 "$(q sum "$R" rec unpaired)" "the unpaired frames are rec's"
+tap_is 1800 "$(q totals "$R" unpaired_nested)" "... all of them past the kernel's 64 (JSON)"
 (cd "$TMPDIR_T" && "$VARPERF" report -i rec.data >/dev/null 2>err2)
 tap_is "$(lost_report rec.data 1800)" "$(cat "$TMPDIR_T/err2")" "report says so too"
 tap_is 0 "$(q totals "$R" unmatched_exits)" "every return matches an entry"
