@@ -425,6 +425,8 @@ struct vp_frame {
 	uint32_t node;
 	uint32_t func;
 	uint32_t cfunc, ccs, cnode; /* last child looked up: loops repeat it */
+	uint32_t nest;	     /* return probes pending with this frame's */
+	int nest_lost;	     /* the kernel had no room for its return probe */
 	double *y;   /* cumulative time per child slot in this invocation */
 	size_t ny;   /* valid (zeroed) entries of y */
 	size_t ycap; /* y is kept across pushes at this depth */
@@ -449,8 +451,13 @@ struct vp_builder {
 	size_t yvec_cap;
 	int have_offcpu;	 /* the events carry off-CPU times */
 	enum vp_time_base base;	 /* of their times */
+	uint8_t *uret;		 /* per function: VP_FUNC_URETPROBE */
+	uint64_t *nest_lost;	 /* per function: entries it cost */
 	struct vp_build_totals tot;
 };
+
+/* MAX_URETPROBE_DEPTH in the kernel's kernel/events/uprobes.c */
+enum { URETPROBE_MAX_DEPTH = 64 };
 
 struct vp_builder *vp_builder_new(struct vp_cct *tree, size_t nfuncs, const struct vp_header *hdr)
 {
@@ -462,6 +469,20 @@ struct vp_builder *vp_builder_new(struct vp_cct *tree, size_t nfuncs, const stru
 	b->nfuncs = nfuncs;
 	b->have_offcpu = hdr && hdr->offcpu;
 	vp_builder_set_time(b, VP_TIME_WALL);
+	for (size_t i = 0; hdr && i < hdr->nfuncs && i < nfuncs; i++) {
+		if (!(hdr->funcs[i].flags & VP_FUNC_URETPROBE))
+			continue;
+		if (!b->uret) {
+			b->uret = calloc(nfuncs, 1);
+			b->nest_lost = calloc(nfuncs, sizeof(*b->nest_lost));
+			if (!b->uret || !b->nest_lost) {
+				vp_builder_free(b);
+				errno = ENOMEM;
+				return NULL;
+			}
+		}
+		b->uret[i] = 1;
+	}
 	return b;
 }
 
@@ -488,6 +509,8 @@ void vp_builder_free(struct vp_builder *b)
 		free(b->threads[i].frames);
 	}
 	free(b->threads);
+	free(b->uret);
+	free(b->nest_lost);
 	free(b->csflags);
 	free(b->yvec);
 	free(b);
@@ -516,6 +539,13 @@ static void retire(struct vp_builder *b, struct vp_tstate *ts)
 
 	b->t->nodes[f->node].unpaired++;
 	b->tot.unpaired_entries++;
+	if (f->nest_lost) {
+		b->tot.nest_lost++;
+		if (++b->nest_lost[f->func] > b->tot.nest_lost_most) {
+			b->tot.nest_lost_most = b->nest_lost[f->func];
+			b->tot.nest_lost_func = f->func;
+		}
+	}
 }
 
 static int frame_y_reserve(struct vp_frame *f, size_t n)
@@ -590,6 +620,15 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
 		ts->cap = cap;
 	}
 	f = &ts->frames[ts->depth++];
+	/* the kernel's count of pending return probes: see nesting.c */
+	f->nest = ts->depth > 1 ? f[-1].nest : 0;
+	f->nest_lost = 0;
+	if (b->uret && ev->func < b->nfuncs && b->uret[ev->func]) {
+		if (f->nest >= URETPROBE_MAX_DEPTH)
+			f->nest_lost = 1;
+		else
+			f->nest++;
+	}
 	f->sp = ev->sp;
 	f->t0 = ev->time;
 	f->o0 = ev->offcpu;

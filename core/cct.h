@@ -132,6 +132,12 @@ struct vp_build_totals {
 	uint64_t open_at_end;	    /* entries still pending at the end (in
 				     * unpaired_entries too) */
 	uint64_t out_of_order;	    /* per-thread time went backwards */
+	/* of the unpaired: entries of functions with a return probe nested
+	 * more than 64 such deep, whose return probe the kernel never armed
+	 * (VP_FUNC_URETPROBE), and the function with the most of them */
+	uint64_t nest_lost;
+	uint32_t nest_lost_func;
+	uint64_t nest_lost_most;
 	uint32_t threads;
 	/* earliest and latest event time, in the time base: with on-CPU or
 	 * off-CPU time, times of different threads do not compare, and the

@@ -64,6 +64,8 @@ enum {
 	VP_FUNC_FROM_LIB = 1 << 1, /* from a --lib module, not the executable */
 	VP_FUNC_MOVED = 1 << 2,	   /* probed past its first instruction (and any
 				    * endbr64): on the first emulated one */
+	VP_FUNC_URETPROBE = 1 << 3, /* its exits are return probes: the kernel
+				     * arms at most 64 pending per thread */
 };
 
 /* Call-site flags. */

@@ -431,9 +431,13 @@ static int attach_and_run(const struct calib_code *cc, pid_t pid, int to_child, 
 		exits[c].offs = &ret_off[c];
 	}
 	errno = 0;
-	if (cp->bpf ? vp_bpf_probes_open(&cp->b, funcs, NCLASSES, exits, &mod, 0, 256 << 10)
-		    : vp_probes_open(&cp->p, funcs, NCLASSES, exits, &mod, pid, 256 << 10, 0)) {
-		/* It printed why; errno is still the failed call's. */
+	/* its errors would name our code's copy: the caller says what failed */
+	mute_errors(1);
+	err = cp->bpf ? vp_bpf_probes_open(&cp->b, funcs, NCLASSES, exits, &mod, 0, 256 << 10)
+		      : vp_probes_open(&cp->p, funcs, NCLASSES, exits, &mod, pid, 256 << 10, 0);
+	mute_errors(0);
+	if (err) {
+		/* errno is still the failed call's */
 		return errno ? -errno : -EIO;
 	}
 	err = write(to_child, "g", 1) == 1 ? 0 : -EIO;

@@ -270,6 +270,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				return USAGE_ERROR;
 			}
 			o->sampling.stack_size = (uint32_t)v;
+			o->stack_size_given = 1;
 			given(&o->sampling_given, "--stack-size");
 			break;
 		case 'e':
@@ -351,6 +352,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				error("invalid buffer size '%s' (4K to 1G)", optarg);
 				return USAGE_ERROR;
 			}
+			o->buf_size_given = 1;
 			break;
 		case OPT_LIST:
 			o->list = 1;

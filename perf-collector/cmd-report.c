@@ -330,6 +330,26 @@ static int cmd_report_file_warnings(const struct cmd_report_opts *o, struct repo
 	return 0;
 }
 
+/*
+ * Calls nested too deep for the kernel's return probes: not a few lost
+ * records, but every call past a depth - a recursion loses nearly all.
+ */
+static void cmd_report_nesting_warning(const struct report *r)
+{
+	const struct vp_build_totals *bt = r->totals;
+	const char *most = bt->nest_lost_func < r->hdr->nfuncs
+				   ? r->hdr->funcs[bt->nest_lost_func].display
+				   : "?";
+
+	if (!bt->nest_lost)
+		return;
+	warning("'%s': %" PRIu64 " calls (%" PRIu64 " of them of '%s') have no exit: the kernel "
+		"keeps at most 64 return probes pending per thread and drops those of calls "
+		"nested deeper; they are counted as unpaired, their callers' times are right "
+		"(record with --exit-probes=ret or auto)", r->input, bt->nest_lost,
+		bt->nest_lost_most, most);
+}
+
 /* What the samples cannot tell well: incomplete stacks, wide intervals. */
 static void cmd_report_sampled_warnings(const struct report *r)
 {
@@ -568,6 +588,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		r.sampled = &stree;
 	if (cmd_report_file_warnings(o, &r) < 0)
 		goto out_tree;
+	cmd_report_nesting_warning(&r);
 	if (r.sampled)
 		cmd_report_sampled_warnings(&r);
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -219,6 +220,65 @@ void vp_ring_end(struct vp_ring *r)
 
 	/* Our reads of the records must complete before the kernel reuses them. */
 	__atomic_store_n(&pc->data_tail, r->tail, __ATOMIC_RELEASE);
+}
+
+int vp_capable(int cap)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	unsigned long long eff = 0;
+	char line[256];
+	int found = 0;
+
+	if (!f)
+		return geteuid() == 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &eff) == 1;
+	fclose(f);
+	if (!found)
+		return geteuid() == 0;
+	return cap < 64 && (eff >> cap) & 1;
+}
+
+size_t vp_ring_size_fit(const struct vp_mlock_limit *l, int nbuf, size_t page)
+{
+	unsigned long long total = (l->per_cpu_kb * (unsigned long long)l->ncpus + l->rlimit_kb)
+				   * 1024;
+	unsigned long long each;
+	size_t pages = 1;
+
+	if (nbuf < 1)
+		nbuf = 1;
+	each = total / (unsigned long long)nbuf;
+	/* each buffer is its data pages and a header page */
+	while ((pages * 2 + 1) * page <= each)
+		pages *= 2;
+	return pages * page;
+}
+
+size_t vp_ring_size_limit(int nbuf, struct vp_mlock_limit *ret)
+{
+	struct vp_mlock_limit l = { 516, 0, 1 };
+	struct rlimit rl;
+	char buf[32];
+	int *cpus;
+
+	if (ret)
+		*ret = l;
+	if (vp_capable(VP_CAP_IPC_LOCK) || paranoid_level() == -1)
+		return 0;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	if (read_sysfs("/proc/sys/kernel/perf_event_mlock_kb", buf, sizeof(buf)) == 0)
+		l.per_cpu_kb = strtoull(buf, NULL, 10);
+	l.rlimit_kb = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 ? rl.rlim_cur / 1024 : 0;
+	l.ncpus = vp_online_cpus(&cpus);
+	if (l.ncpus > 0)
+		free(cpus);
+	else
+		l.ncpus = 1;
+	if (ret)
+		*ret = l;
+	return vp_ring_size_fit(&l, nbuf > 0 ? nbuf : l.ncpus, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 int vp_online_cpus(int **ret)

@@ -80,6 +80,36 @@ void vp_ring_begin(struct vp_ring *r);
 const struct perf_event_header *vp_ring_next(struct vp_ring *r);
 void vp_ring_end(struct vp_ring *r);
 
+/* Capabilities varperf checks before it needs them (linux/capability.h). */
+enum {
+	VP_CAP_IPC_LOCK = 14,
+	VP_CAP_SYS_ADMIN = 21,
+	VP_CAP_PERFMON = 38,
+	VP_CAP_BPF = 39,
+};
+
+/* Whether varperf's effective capabilities hold @cap (a VP_CAP_*). */
+int vp_capable(int cap);
+
+/* What an unprivileged user may lock in perf ring buffers. */
+struct vp_mlock_limit {
+	unsigned long long per_cpu_kb; /* kernel.perf_event_mlock_kb */
+	unsigned long long rlimit_kb;  /* RLIMIT_MEMLOCK */
+	int ncpus;		       /* online CPUs */
+};
+
+/**
+ * vp_ring_size_limit - the largest data size (a power of two pages) of
+ * each of @nbuf ring buffers (0: one per online CPU) that the kernel lets this process map: no
+ * limit (0) for root, CAP_IPC_LOCK or kernel.perf_event_paranoid -1;
+ * otherwise perf_event_mlock_kb per online CPU, plus RLIMIT_MEMLOCK, for
+ * all buffers and their header pages (perf_mmap() in
+ * kernel/events/core.c).  @ret (may be NULL) gets the figures.
+ */
+size_t vp_ring_size_limit(int nbuf, struct vp_mlock_limit *ret);
+/* The same from the figures: what vp_ring_size_limit() returns. */
+size_t vp_ring_size_fit(const struct vp_mlock_limit *l, int nbuf, size_t page);
+
 /**
  * vp_online_cpus - the online CPU numbers from sysfs (holes allowed).
  * Returns their count and a malloc'ed array in @ret, or -errno.

@@ -94,6 +94,26 @@ static int read_phase1(struct vp_plan *p, const char *path)
 	return 0;
 }
 
+/* The least depth at which each symbol was sampled (UINT32_MAX: never). */
+static uint32_t *symbol_depths(const struct vp_plan *p, size_t nsyms)
+{
+	uint32_t *node = xcalloc(p->tree.nnodes + 1, sizeof(*node));
+	uint32_t *sym = xmalloc((nsyms + 1) * sizeof(*sym));
+
+	for (size_t s = 0; s <= nsyms; s++)
+		sym[s] = UINT32_MAX;
+	/* (a node comes after its parent) */
+	for (size_t i = 1; i < p->tree.nnodes; i++) {
+		const struct vp_snode *n = &p->tree.nodes[i];
+
+		node[i] = n->parent < i ? node[n->parent] + 1 : 1;
+		if (n->kind == VP_SNODE_FUNC && n->symbol < nsyms && node[i] < sym[n->symbol])
+			sym[n->symbol] = node[i];
+	}
+	free(node);
+	return sym;
+}
+
 /* Calls of each symbol: invocations seen and the samples they spanned. */
 static void symbol_spans(const struct vp_plan *p, double *inv, double *spanned)
 {
@@ -133,6 +153,9 @@ static void estimate(struct vp_plan *p, uint32_t sym, const double *inv, const d
 	pf->cost = pf->calls * per_call;
 }
 
+static void print_func(const struct vp_func *f, const struct vp_plan_func *pf, double cpu_ns,
+		       int width);
+
 static int cmp_share(const void *a, const void *b, void *arg)
 {
 	const struct vp_plan_func *f = arg;
@@ -140,7 +163,25 @@ static int cmp_share(const void *a, const void *b, void *arg)
 
 	if (f[x].share != f[y].share)
 		return f[x].share > f[y].share ? -1 : 1;
+	if (f[x].depth != f[y].depth)
+		return f[x].depth < f[y].depth ? -1 : 1;
 	return x < y ? -1 : x > y;
+}
+
+/* Print the functions of @p that are @why, the largest shares first. */
+static void print_funcs(const struct vp_plan *p, const struct vp_func *funcs, uint32_t why,
+			int width)
+{
+	uint32_t *order = xcalloc(p->nfuncs + 1, sizeof(*order));
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < p->nfuncs; i++)
+		if (p->funcs[i].why == why)
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), cmp_share, p->funcs);
+	for (size_t k = 0; k < n; k++)
+		print_func(&funcs[order[k]], &p->funcs[order[k]], p->cpu_ns, width);
+	free(order);
 }
 
 int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *funcs,
@@ -150,7 +191,7 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 {
 	size_t nsyms;
 	double *inv, *spanned;
-	uint32_t *order;
+	uint32_t *order, *depth;
 
 	memset(p, 0, sizeof(*p));
 	if (read_phase1(p, path) < 0)
@@ -159,6 +200,7 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 	inv = xcalloc(nsyms + 1, sizeof(*inv));
 	spanned = xcalloc(nsyms + 1, sizeof(*spanned));
 	symbol_spans(p, inv, spanned);
+	depth = symbol_depths(p, nsyms);
 	p->funcs = xcalloc(nfuncs + 1, sizeof(*p->funcs));
 	p->nfuncs = nfuncs;
 	for (uint32_t s = 0; s < nsyms; s++) {
@@ -170,6 +212,7 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 		f = match(p->r, sym, funcs, nfuncs, mods);
 		if (f >= 0) {
 			estimate(p, s, inv, spanned, &funcs[f], costs, ncosts, &p->funcs[f]);
+			p->funcs[f].depth = depth[s];
 			continue;
 		}
 		if (sym->flags & VP_SYM_INLINE) {
@@ -209,6 +252,7 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 	free(order);
 	free(inv);
 	free(spanned);
+	free(depth);
 	return 0;
 }
 
@@ -264,9 +308,7 @@ void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double 
 	info("phase 2 probes %zu function%s: estimated cost +%.2f%% of the run (budget %g%%):",
 	     p->nchosen, p->nchosen == 1 ? "" : "s", p->cost_ns / p->cpu_ns * 100,
 	     overhead * 100);
-	for (size_t i = 0; i < p->nfuncs; i++)
-		if (p->funcs[i].why == VP_PLAN_PROBED)
-			print_func(&funcs[i], &p->funcs[i], p->cpu_ns, width);
+	print_funcs(p, funcs, VP_PLAN_PROBED, width);
 	for (size_t i = 0; i < p->nfuncs; i++) {
 		switch (p->funcs[i].why) {
 		case VP_PLAN_BUDGET:
@@ -285,17 +327,13 @@ void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double 
 	if (over) {
 		info("not probed, over the %g%% budget (their shares stay sampled):",
 		     overhead * 100);
-		for (size_t i = 0; i < p->nfuncs; i++)
-			if (p->funcs[i].why == VP_PLAN_BUDGET)
-				print_func(&funcs[i], &p->funcs[i], p->cpu_ns, width);
+		print_funcs(p, funcs, VP_PLAN_BUDGET, width);
 	}
 	if (under)
 		info("not probed: %zu function%s under the %g%% cut-off", under,
 		     under == 1 ? "" : "s", cutoff * 100);
 	if (all && under)
-		for (size_t i = 0; i < p->nfuncs; i++)
-			if (p->funcs[i].why == VP_PLAN_CUTOFF)
-				print_func(&funcs[i], &p->funcs[i], p->cpu_ns, width);
+		print_funcs(p, funcs, VP_PLAN_CUTOFF, width);
 	if (unseen)
 		info("not probed: %zu function%s never sampled", unseen, unseen == 1 ? "" : "s");
 	if (p->inline_only)

@@ -30,6 +30,8 @@ struct vp_plan_func {
 	double calls;	  /* estimated calls in a run */
 	int observed;	  /* calls counted from spans (else a bound, see plan.c) */
 	double cost;	  /* estimated probe cost in ns for the whole run */
+	uint32_t depth;	  /* its least depth in the sampled tree: callers
+			   * first among equal shares */
 };
 
 struct vp_plan {

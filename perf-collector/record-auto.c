@@ -25,6 +25,8 @@
 enum {
 	/* attached: what phase 1 needs before phase 2 can be planned */
 	PHASE1_MIN_SAMPLES = 200,
+	/* phase 1 judges its stack copy after this many samples */
+	STACK_CHECK_SAMPLES = 50,
 };
 
 /* how far the watchdog lets the measured cost exceed the budget */
@@ -200,6 +202,46 @@ void record_print_measured_cost(const struct record *rec, const struct vp_traile
 	else if (!rec->opts.quiet)
 		info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
 		     share, rec->opts.overhead * 100);
+}
+
+/*
+ * Phase 1: a sample whose stack copy is full may have been cut short of
+ * main, and such samples show a caller less often than its callees: the
+ * plan would rank them wrong.  When one sample in ten fills the copy,
+ * start over with four times the copy (up to the kernel's limit), while
+ * the phase is young; what was sampled so far is dropped.  (A full copy
+ * is not always a truncated stack - the environment's strings lie beyond
+ * main too - but telling needs the unwinding, which waits for the end
+ * of the phase; a larger copy costs only memory.)  Not when the user
+ * chose the size.
+ */
+int record_phase1_stacks_settled(const struct record *rec)
+{
+	return rec->nsamples >= STACK_CHECK_SAMPLES ||
+	       rec->opts.sampling.stack_size >= VP_STACK_SIZE_MAX || rec->opts.stack_size_given;
+}
+
+int record_phase1_stacks(struct record *rec)
+{
+	uint32_t size = rec->opts.sampling.stack_size, bigger;
+	uint64_t n = rec->nsamples, full = rec->full_stacks, elapsed;
+
+	if (n < STACK_CHECK_SAMPLES || full * 10 < n || size >= VP_STACK_SIZE_MAX ||
+	    rec->opts.stack_size_given)
+		return 0;
+	bigger = size * 4 < VP_STACK_SIZE_MAX ? size * 4 : VP_STACK_SIZE_MAX;
+	if (rec->announce)
+		info("phase 1: %llu of %llu samples filled the %u-byte stack copy (their stacks "
+		     "may end short of main): sampling again with %u bytes",
+		     (unsigned long long)full, (unsigned long long)n, size, bigger);
+	/* the window (and the wait for an idle program) begins anew */
+	elapsed = record_now_ns() - rec->start_ns;
+	if (rec->window_ns)
+		rec->window_ns += elapsed;
+	if (rec->until_ns)
+		rec->until_ns += elapsed;
+	record_resample(rec, bigger);
+	return 1;
 }
 
 static const char *base_name(const char *p)
@@ -479,6 +521,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 					"same work", prog, p1code);
 		}
 		r2.plan_from = o->output;
+		r2.phase1_stack_size = r1.opts.sampling.stack_size;
 		/* its sampling events and buffers are of no more use */
 		record_release(&r1);
 		memset(&r1, 0, sizeof(r1));

@@ -95,6 +95,34 @@ static int load_functions(struct record *rec)
 }
 
 /*
+ * Auto: return probes, but on the ret instructions of the functions that
+ * call themselves.  The kernel keeps at most 64 return probes pending per
+ * thread (MAX_URETPROBE_DEPTH, for perf events and BPF links alike) and
+ * silently drops the returns of calls nested deeper: recursion would lose
+ * nearly all its exits.  Probes on exit sites have no such limit.
+ */
+static void keep_recursive_sites(struct record *rec)
+{
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		struct vp_exits *ex = &rec->exits[i];
+
+		if (ex->self_calls && ex->how != VP_EXITS_URETPROBE) {
+			rec->nrecursive++;
+			pr_debug("%s calls itself: exits probed at their sites",
+				 rec->hdr.funcs[i].display);
+			continue;
+		}
+		vp_exits_release(ex);
+		memset(ex, 0, sizeof(*ex));
+		ex->how = VP_EXITS_URETPROBE;
+	}
+	if (!rec->nrecursive) {
+		free(rec->exits);
+		rec->exits = NULL;
+	}
+}
+
+/*
  * Decide how exits are probed.  A return probe puts the kernel's trampoline
  * in place of the return address, and the C++ unwinder, finding no unwind
  * information for it, calls std::terminate(): a program that throws
@@ -105,6 +133,7 @@ static int plan_exits(struct record *rec)
 {
 	enum exit_mode mode = rec->opts.exit_mode;
 	size_t undecodable = 0;
+	int recursive_only = 0;
 
 	for (size_t m = 0; m < rec->hdr.nmodules && !rec->can_throw; m++) {
 		int probed = 0;
@@ -118,7 +147,8 @@ static int plan_exits(struct record *rec)
 	}
 	if (mode == EXIT_AUTO) {
 #ifdef HAVE_CAPSTONE
-		mode = rec->can_throw ? EXIT_RET : EXIT_URETPROBE;
+		recursive_only = !rec->can_throw;
+		mode = EXIT_RET;
 #else
 		if (rec->can_throw)
 			warning("'%s' can throw C++ exceptions, which end the program when they "
@@ -155,6 +185,8 @@ static int plan_exits(struct record *rec)
 		}
 	}
 	pr_debug("exit sites decoded, %zu functions not decodable", undecodable);
+	if (recursive_only)
+		keep_recursive_sites(rec);
 	return 0;
 }
 
@@ -232,8 +264,11 @@ static void fill_header(struct record *rec, int argc, char **argv)
 		h->offcpu = rec->bpf_on;
 	}
 	if (rec->plan_from) {
-		/* the sampling of phase 1, which the file holds too */
+		/* the sampling of phase 1, which the file holds too (and
+		 * the stack copy it ended with: its file says the first) */
 		h->sampling = vp_plan_header(&rec->plan)->sampling;
+		if (rec->phase1_stack_size)
+			h->sampling.stack_size = rec->phase1_stack_size;
 	} else if (rec->mode != MODE_PROBE) {
 		h->sampling.event = rec->opts.sampling.event;
 		h->sampling.freq = rec->opts.sampling.freq;
@@ -248,9 +283,12 @@ static int calibrate(struct record *rec)
 {
 	struct vp_probe_cost *costs = xcalloc(VP_CALIBRATE_NCOSTS, sizeof(*costs));
 	char a[32], b[32];
-	int n = vp_calibrate(costs, rec->exits != NULL, rec->bpf_on);
+	int n = vp_calibrate(costs, rec->exits && !rec->nrecursive, rec->bpf_on);
 
 	if (n == -EACCES || n == -EPERM) {
+		error("cannot measure the probe cost: %s: %s", strerror(-n),
+		      rec->bpf_on ? "BPF links need CAP_BPF and CAP_PERFMON (or root)"
+				  : "perf_event uprobes need CAP_SYS_ADMIN (run varperf as root)");
 		free(costs);
 		return -1;
 	}
@@ -265,7 +303,7 @@ static int calibrate(struct record *rec)
 		info("probe cost per call: %s (emulated first instruction), %s (single-stepped)%s",
 		     fmt_duration((double)costs[0].full_ns, a, sizeof(a)),
 		     fmt_duration((double)costs[1].full_ns, b, sizeof(b)),
-		     rec->exits ? ", exits at ret sites" : "");
+		     rec->exits && !rec->nrecursive ? ", exits at ret sites" : "");
 	return 0;
 }
 
@@ -285,9 +323,15 @@ static void print_probing(const struct record *rec)
 	vp_header_count_probes(&rec->hdr, &emulated, &moved);
 	if (moved)
 		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
-	if (!rec->exits) {
+	if (!rec->exits || rec->nrecursive) {
 		info("probing %zu functions in '%s' (%zu on emulated instructions%s) with %s",
 		     rec->hdr.nfuncs, rec->path, emulated, past, backend_name(rec));
+		if (rec->nrecursive)
+			info("%zu recursive function%s (calling %s) with exit probes on %s ret "
+			     "instructions: the kernel drops the return probes of calls nested "
+			     "more than 64 deep", rec->nrecursive, rec->nrecursive == 1 ? "" : "s",
+			     rec->nrecursive == 1 ? "itself" : "themselves",
+			     rec->nrecursive == 1 ? "its" : "their");
 		return;
 	}
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
@@ -357,6 +401,59 @@ static int attach_program(struct record *rec)
 	}
 }
 
+/* What a mode that probes is called on the command line. */
+static const char *mode_name(const struct record *rec)
+{
+	if (rec->opts.mode == MODE_AUTO)
+		return "--mode=auto";
+	return rec->opts.mode == MODE_COMBINED ? "--mode=combined" : "--mode=probe";
+}
+
+/*
+ * The kernel's uprobe PMU wants CAP_SYS_ADMIN (CAP_PERFMON before the
+ * mid-instruction revert, so that one is left to try): say so before
+ * anything runs, with @bpf_why when the BPF backend could not be had
+ * either.  0 or -1 after the error.
+ */
+static int perf_uprobes_allowed(const struct record *rec, const char *bpf_why)
+{
+	if (vp_capable(VP_CAP_SYS_ADMIN) || vp_capable(VP_CAP_PERFMON))
+		return 0;
+	if (!bpf_why)
+		return error("cannot probe with --backend=perf: perf_event uprobes need "
+			     "CAP_SYS_ADMIN (run varperf as root); --mode=sample needs no "
+			     "privilege");
+	return error("cannot probe functions (%s): perf_event uprobes need CAP_SYS_ADMIN, and %s; "
+		     "run varperf as root, or record with --mode=sample, which needs no privilege",
+		     mode_name(rec), bpf_why);
+}
+
+/*
+ * An unprivileged user may lock kernel.perf_event_mlock_kb per CPU, plus
+ * RLIMIT_MEMLOCK, in ring buffers: the default size shrinks to that, a
+ * --buffer-size beyond it is an error now, not an mmap failure later.
+ */
+static int fit_buffers(struct record *rec)
+{
+	struct vp_mlock_limit l;
+	size_t max = vp_ring_size_limit(0, &l);
+	char a[32];
+
+	/* probe mode on BPF: a BPF ring, and buffers of mappings only */
+	if (!max || rec->opts.buf_size <= max || (rec->mode == MODE_PROBE && rec->bpf_on))
+		return 0;
+	snprintf(a, sizeof(a), "%zuK", max >> 10);
+	if (rec->opts.buf_size_given)
+		return error("--buffer-size %lluK is more than this user may lock: %d CPUs x %llu "
+			     "KiB (kernel.perf_event_mlock_kb) + %llu KiB (RLIMIT_MEMLOCK) allow "
+			     "at most %s per CPU (or run varperf as root)",
+			     rec->opts.buf_size >> 10, l.ncpus, l.per_cpu_kb, l.rlimit_kb, a);
+	pr_debug("ring buffers of %s per CPU: kernel.perf_event_mlock_kb %llu, RLIMIT_MEMLOCK "
+		 "%llu KiB", a, l.per_cpu_kb, l.rlimit_kb);
+	rec->opts.buf_size = max;
+	return 0;
+}
+
 /*
  * --backend: BPF uprobe_multi links where the kernel and varperf's rights
  * allow (attach and detach in milliseconds, breakpoints in the target
@@ -369,13 +466,15 @@ static int choose_backend(struct record *rec)
 
 	rec->bpf_on = 0;
 	if (rec->opts.backend == BACKEND_PERF)
-		return 0;
+		return perf_uprobes_allowed(rec, NULL);
 	if (vp_bpf_probes_check(why, sizeof(why)) == 0) {
 		rec->bpf_on = 1;
 		return 0;
 	}
 	if (rec->opts.backend == BACKEND_BPF)
 		return error("cannot probe with --backend=bpf: %s", why);
+	if (perf_uprobes_allowed(rec, why) < 0)
+		return -1;
 	if (!rec->opts.quiet || verbose)
 		info("probing with perf_event uprobes: %s", why);
 	return 0;
@@ -415,8 +514,8 @@ int record_prepare_static(struct record *rec)
 	    vp_sampling_resolve(&rec->opts.sampling, rec->opts.quiet || rec->plan_from) < 0)
 		return 1;
 	if (!probing)
-		return 0;
-	if (choose_backend(rec) < 0)
+		return fit_buffers(rec) < 0;
+	if (choose_backend(rec) < 0 || fit_buffers(rec) < 0)
 		return 1;
 	if (rec->bpf_on)
 		return 0;

@@ -164,9 +164,37 @@ static uint32_t callsite_id(struct record *rec, uint64_t addr)
 			 (unsigned long long)addr, cs.module, (unsigned long long)cs.offset,
 			 cs.caller, cs.file, cs.line);
 		record_write_failed(rec, vp_writer_callsite(rec->w, *id, &cs));
+		if (*id >= rec->ntramp) {
+			size_t n = rec->ntramp ? rec->ntramp * 2 : 64;
+
+			while (n <= *id)
+				n *= 2;
+			rec->tramp = xrealloc(rec->tramp, n);
+			memset(rec->tramp + rec->ntramp, 0, n - rec->ntramp);
+			rec->ntramp = n;
+		}
+		rec->tramp[*id] = !!(cs.flags & VP_CS_TRAMPOLINE);
 		vp_callsite_release(&cs);
 	}
 	return *id;
+}
+
+/* Whether function @f's exits are return probes. */
+static int has_return_probe(const struct record *rec, uint32_t f)
+{
+	return !rec->exits || rec->exits[f].how == VP_EXITS_URETPROBE;
+}
+
+/* Follow the kernel's count of pending return probes (see nesting.h). */
+static void follow_nesting(struct record *rec, const struct vp_event *ev)
+{
+	if (!rec->nesting || !has_return_probe(rec, ev->func))
+		return;
+	if (ev->kind == VP_EV_ENTRY)
+		vp_nesting_entry(rec->nesting, ev->thread, ev->func, ev->sp,
+				 ev->callsite < rec->ntramp && rec->tramp[ev->callsite]);
+	else
+		vp_nesting_exit(rec->nesting, ev->thread, ev->sp);
 }
 
 uint64_t record_now_ns(void)
@@ -314,6 +342,7 @@ static void emit(struct record *rec, struct vp_raw *r)
 		  ev.kind == VP_EV_ENTRY ? "entry" : "exit ", rec->hdr.funcs[r->func].display,
 		  r->tid, (unsigned long long)r->time, (unsigned long long)r->sp,
 		  ev.kind == VP_EV_ENTRY ? "ret" : "ip", (unsigned long long)r->addr);
+	follow_nesting(rec, &ev);
 	record_write_failed(rec, vp_writer_event(rec->w, &ev));
 }
 
@@ -351,7 +380,11 @@ static void take(struct record *rec, struct vp_raw *r)
 		return;
 	}
 	push_pending(rec, r);
-	rec->nsamples += r->type == VP_RAW_SAMPLE;
+	if (r->type == VP_RAW_SAMPLE) {
+		rec->nsamples++;
+		/* the copy held no more: the stack went on beyond it */
+		rec->full_stacks += r->sample->st.size && r->sample->st.len >= r->sample->st.size;
+	}
 	/* (on BPF the kernel counts them: count_calls() in record-auto.c) */
 	if (r->type == VP_RAW_ENTRY && rec->calls && !rec->bpf_on)
 		rec->calls[r->func]++;
@@ -661,7 +694,18 @@ static int wait_and_read(struct record *rec, int *status)
 			}
 		}
 		round_trip(rec, 0);
-		flush_file(rec);
+		/* before the samples go to the file: those of a truncating stack
+		 * copy are dropped, not written */
+		if (rec->min_samples && record_phase1_stacks(rec)) {
+			/* new events, new buffers */
+			for (size_t c = 0; c + 2 < n; c++) {
+				pfd[c].fd = (int)c < rec->nrings ? rec->rings[c].fd : -1;
+				pfd[c].revents = 0;
+			}
+		}
+		/* phase 1 writes no sample its stack check may still drop */
+		if (!rec->min_samples || record_phase1_stacks_settled(rec))
+			flush_file(rec);
 		if (rec->calls)
 			record_watchdog(rec);
 		if (rec->hdr.ncosts)
@@ -709,21 +753,6 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 	     (unsigned long long)n, vp_sample_event_name(sm->event),
 	     sm->period ? fmt_duration((double)sm->period, a, sizeof(a)) : "(frequency mode)",
 	     rec->opts.output, bytes, rec->threads.n, rec->threads.n == 1 ? "" : "s");
-	if (tr->truncated && rec->opts.sampling.stack_size < VP_STACK_SIZE_MAX)
-		warning("%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte stack "
-			"copy ended before their outermost frame (try --stack-size %u)",
-			(unsigned long long)tr->truncated, (unsigned long long)n,
-			100.0 * (double)tr->truncated / (double)n,
-			(unsigned)rec->opts.sampling.stack_size,
-			rec->opts.sampling.stack_size * 4 > VP_STACK_SIZE_MAX
-				? VP_STACK_SIZE_MAX
-				: rec->opts.sampling.stack_size * 4);
-	else if (tr->truncated)
-		warning("%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte copy, "
-			"the largest the kernel takes, ended before their outermost frame",
-			(unsigned long long)tr->truncated, (unsigned long long)n,
-			100.0 * (double)tr->truncated / (double)n,
-			(unsigned)rec->opts.sampling.stack_size);
 	if (tr->broken && us.no_cfi_module[0])
 		warning("%llu of %llu samples (%.1f%%) could not be unwound past code of '%s', "
 			"which has no .eh_frame or .debug_frame (rebuild it with "
@@ -752,6 +781,32 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 	}
 }
 
+/*
+ * Truncated stacks make callers look rarer than their callees: said in
+ * every mode, quiet or not (auto mode's phase 1 is quiet; it raised the
+ * copy already if it could, see record_phase1_stacks()).
+ */
+static void print_truncated(const struct record *rec, const struct vp_trailer *tr)
+{
+	uint64_t n = tr->samples;
+	uint32_t size = rec->opts.sampling.stack_size;
+	const char *phase = rec->min_samples ? "phase 1: " : "";
+
+	if (!tr->truncated)
+		return;
+	if (size < VP_STACK_SIZE_MAX)
+		warning("%s%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte stack "
+			"copy ended before their outermost frame (try --stack-size %u)", phase,
+			(unsigned long long)tr->truncated, (unsigned long long)n,
+			100.0 * (double)tr->truncated / (double)n, (unsigned)size,
+			size * 4 > VP_STACK_SIZE_MAX ? VP_STACK_SIZE_MAX : size * 4);
+	else
+		warning("%s%llu of %llu samples (%.1f%%) have truncated stacks: the %u-byte copy, "
+			"the largest the kernel takes, ended before their outermost frame", phase,
+			(unsigned long long)tr->truncated, (unsigned long long)n,
+			100.0 * (double)tr->truncated / (double)n, (unsigned)size);
+}
+
 static void print_detach(const struct record *rec)
 {
 	double secs = (double)(record_now_ns() - rec->start_ns) / 1e9;
@@ -765,6 +820,42 @@ static void print_detach(const struct record *rec)
 		     secs);
 }
 
+/*
+ * The calls whose return probe the kernel never armed: nested more than
+ * 64 deep in probed calls.  Their exits are missing from the file (the
+ * report counts them as unpaired); say so loudly, quiet or not.
+ */
+static void print_nesting(const struct record *rec)
+{
+	uint64_t total = vp_nesting_lost(rec->nesting), most = 0;
+	size_t nf = 0;
+	uint32_t top = 0;
+	char others[64] = "";
+
+	if (!total)
+		return;
+	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
+		uint64_t n = vp_nesting_lost_of(rec->nesting, f);
+
+		nf += n > 0;
+		if (n > most) {
+			most = n;
+			top = f;
+		}
+	}
+	if (nf > 1)
+		snprintf(others, sizeof(others), " (%llu of them of '%s', the rest of %zu other "
+			 "function%s)", (unsigned long long)most, rec->hdr.funcs[top].display,
+			 nf - 1, nf == 2 ? "" : "s");
+	warning("%llu call%s%s%s%s lost %s exit%s: the kernel keeps at most %d return probes "
+		"pending per thread and drops those of calls nested deeper (record with "
+		"--exit-probes=ret%s)", (unsigned long long)total, total == 1 ? "" : "s",
+		nf == 1 ? " of '" : "", nf == 1 ? rec->hdr.funcs[top].display : "",
+		nf == 1 ? "'" : others, total == 1 ? "its" : "their", total == 1 ? "" : "s",
+		VP_URETPROBE_MAX_DEPTH,
+		rec->opts.exit_mode == EXIT_URETPROBE ? " or --exit-probes=auto" : "");
+}
+
 static void print_summary(struct record *rec, const struct vp_trailer *tr)
 {
 	uint64_t forks, missed;
@@ -775,6 +866,9 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 		error("'%s' is incomplete: only %lld bytes were written", rec->opts.output, bytes);
 		return;
 	}
+	print_nesting(rec);
+	if (rec->mode != MODE_PROBE)
+		print_truncated(rec, tr);
 	if (rec->opts.quiet)
 		return;
 	if (rec->mode != MODE_SAMPLE)
@@ -938,6 +1032,8 @@ void record_release(struct record *rec)
 		close(rec->pidfd);
 	idmap_release(&rec->threads);
 	idmap_release(&rec->callsites);
+	free(rec->tramp);
+	vp_nesting_free(rec->nesting);
 	vp_header_release(&rec->hdr);
 	free(rec->path);
 	free(rec->unprobeable);
@@ -1022,6 +1118,10 @@ static int start(struct record *rec, int argc, char **argv)
 		rec->pid = rec->launch.pid;
 	}
 	record_header_cmdline(rec, argc, argv);
+	/* for the report to tell which unpaired entries the kernel cost */
+	for (uint32_t f = 0; rec->mode != MODE_SAMPLE && f < rec->hdr.nfuncs; f++)
+		if (has_return_probe(rec, f))
+			rec->hdr.funcs[f].flags |= VP_FUNC_URETPROBE;
 	/* unnamed until the recording begins (run()): an existing file stays
 	 * as it was if it never does */
 	if (vp_output_create(&rec->out, rec->opts.output) < 0)
@@ -1067,6 +1167,7 @@ static int start(struct record *rec, int argc, char **argv)
 	if (rec->mode != MODE_SAMPLE) {
 		rec->rings = rec->probes.rings;
 		rec->nrings = rec->probes.ncpus;
+		rec->nesting = vp_nesting_new(rec->hdr.nfuncs);
 		if (rec->plan_from) {
 			rec->calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->calls));
 			rec->dropped = xcalloc(rec->hdr.nfuncs, 1);
@@ -1148,6 +1249,44 @@ int record_check_output(const struct record *rec)
 		return USAGE_ERROR;
 	}
 	return vp_output_check(o) < 0 ? 1 : 0;
+}
+
+/* Drop the samples in @v (n of them) not yet written; keep the rest. */
+static size_t drop_samples(struct vp_raw *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].type == VP_RAW_SAMPLE)
+			vp_raw_sample_free(&v[i]);
+		else
+			v[k++] = v[i];
+	}
+	return k;
+}
+
+int record_resample(struct record *rec, uint32_t stack_size)
+{
+	pid_t *tids = NULL;
+	int ntids, err;
+
+	vp_sampler_close(&rec->sampler);
+	rec->npending = drop_samples(rec->pending, rec->npending);
+	rec->ndeferred = drop_samples(rec->deferred, rec->ndeferred);
+	rec->deferred_bytes = rec->ndeferred * (sizeof(struct vp_raw) + 64); /* mappings */
+	rec->opts.sampling.stack_size = stack_size;
+	rec->nsamples = rec->full_stacks = 0;
+	/* the program has exec'd: its threads now, and those they start */
+	ntids = vp_task_list(rec->pid, &tids);
+	if (ntids < 0)
+		return error("cannot list the threads of process %d: %s", (int)rec->pid,
+			     strerror(-ntids));
+	err = vp_sampler_open(&rec->sampler, &rec->opts.sampling, rec->pid, tids, (size_t)ntids,
+			      NULL, 0);
+	free(tids);
+	rec->rings = rec->sampler.rings;
+	rec->nrings = rec->sampler.ncpus;
+	return err < 0 ? -1 : 0;
 }
 
 /* One recording (a whole run in probe, sample or combined mode, or one

@@ -17,6 +17,7 @@
 #include "../core/datafile.h"
 #include "launch.h"
 #include "output.h"
+#include "nesting.h"
 #include "plan.h"
 #include "probes-bpf.h"
 #include "probes.h"
@@ -59,6 +60,8 @@ struct record_opts {
 	const char *output;
 	struct strvec funcs, excludes, libs;
 	unsigned long long buf_size;
+	int buf_size_given;	  /* -m: not to be shrunk */
+	int stack_size_given;	  /* --stack-size: not to be raised */
 	int list, quiet, no_calibrate, no_move;
 	enum exit_mode exit_mode;
 	enum record_mode mode;
@@ -93,6 +96,8 @@ struct record {
 	/* Per function how its exits are probed; NULL: return probes. */
 	struct vp_exits *exits;
 	int can_throw;
+	size_t nrecursive;	   /* --exit-probes=auto: functions calling
+				    * themselves, probed at their exit sites */
 	struct vp_launch launch;
 	struct vp_probes probes;   /* perf backend; with BPF only mmap tracking */
 	struct vp_bpf_probes bpf;  /* BPF backend */
@@ -124,6 +129,10 @@ struct record {
 	size_t npending, cap;
 	uint64_t seq, max_seen;
 	struct idmap threads, callsites;
+	unsigned char *tramp;	   /* per call site: its return address is the
+				    * uretprobe trampoline (a tail call) */
+	size_t ntramp;
+	struct vp_nesting *nesting; /* the kernel's pending return probes */
 	uint64_t lost, foreign;
 	int write_err;
 	int finished;		   /* the file was written to its end */
@@ -131,6 +140,10 @@ struct record {
 	int can_sample_only;	   /* auto: nothing to probe is no error... */
 	char *unprobeable;	   /* ... and this says why (malloc'ed) */
 	uint64_t nsamples;	   /* samples read so far */
+	uint64_t full_stacks;	   /* ... whose stack copy was full (truncated,
+				    * or about to be: stack_grows()) */
+	uint32_t phase1_stack_size; /* auto, phase 2: the stack copy phase 1
+				     * ended with (it may raise it) */
 	uint64_t min_samples;	   /* auto, attached: phase 1 goes on until this
 				    * many samples, after --phase1-duration... */
 	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
@@ -203,6 +216,12 @@ int record_run(struct record *rec, int argc, char **argv);
 /* Refuse an output that is no regular file, or is one of the recording's
  * inputs (the program, a --lib, --phase1); 0 or an exit code. */
 int record_check_output(const struct record *rec);
+/*
+ * record_resample - sample on with a stack copy of @stack_size bytes:
+ * the samples not yet written are dropped, the events reopened on the
+ * target's threads.  0, or -1 after printing why (sampling stopped).
+ */
+int record_resample(struct record *rec, uint32_t stack_size);
 /* One recording (a whole run in probe, sample or combined mode, or one
  * phase of auto mode): prepare, then record_run(); the exit code. */
 int record_one(struct record *rec, int argc, char **argv);
@@ -219,6 +238,11 @@ void record_watchdog(struct record *rec);
  * (and VP_END_OVER_BUDGET), then said. */
 void record_account_cost(struct record *rec, struct vp_trailer *tr);
 void record_print_measured_cost(const struct record *rec, const struct vp_trailer *tr);
+/* Phase 1, every round: a larger stack copy when the samples fill it;
+ * returns 1 when the buffers changed. */
+int record_phase1_stacks(struct record *rec);
+/* Whether phase 1's stack copy is final (its samples may go to the file). */
+int record_phase1_stacks_settled(const struct record *rec);
 /* Seed 000's two phases, launched or attached; the exit code. */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
 

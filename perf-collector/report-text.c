@@ -709,6 +709,9 @@ static void text_totals(const struct report *r)
 	fprintf(f, "  invocations:                  %" PRIu64 "\n", bt->invocations);
 	fprintf(f, "  lost records:                 %" PRIu64 "\n", r->lost);
 	fprintf(f, "  unpaired entries:             %" PRIu64 "\n", bt->unpaired_entries);
+	if (bt->nest_lost)
+		fprintf(f, "  ... of them without a return probe: %" PRIu64 " (nested more than 64 "
+			   "deep, see the warning)\n", bt->nest_lost);
 	fprintf(f, "  unmatched exits:              %" PRIu64 "\n", bt->unmatched_exits);
 	fprintf(f, "  threads:                      %" PRIu32 "\n", bt->threads);
 	if (tr->present)

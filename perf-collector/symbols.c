@@ -996,6 +996,11 @@ static int scan_region(struct vp_symfile *sf, csh cs, struct code_regions *regs,
 			add_site(ex, l, at); /* a tail call */
 			ex->tail++;
 			continue;
+		case X86_INS_CALL:
+			/* regions->v[0] is the function itself, from its start */
+			if (branch_target(insn, &target) && target == regs->v[0].lo)
+				ex->self_calls++;
+			continue;
 		default:
 			break;
 		}

@@ -67,6 +67,7 @@ struct vp_exits {
 	uint32_t indirect;  /* indirect jmps: not probed, maybe tail calls */
 	uint32_t cond_tail; /* conditional jumps out of the function: not probed */
 	uint32_t unknown;   /* jmps to code that is no function's start: not probed */
+	uint32_t self_calls; /* direct calls of the function itself (recursion) */
 };
 
 /**
@@ -78,8 +79,8 @@ struct vp_exits {
  * VP_EXITS_URETPROBE when its only ways out cannot be probed (indirect or
  * conditional jumps, jumps to unnamed code).  Returns 0, -ENOEXEC when the
  * code could not be decoded or an exit cannot carry a probe (@ret->how is
- * then VP_EXITS_URETPROBE), or -ENOTSUP without capstone.  Release with
- * vp_exits_release().
+ * then VP_EXITS_URETPROBE), or -ENOTSUP without capstone.  @ret->self_calls
+ * counts the direct calls of @f by itself.  Release with vp_exits_release().
  */
 int vp_symfile_exits(struct vp_symfile *sf, const struct vp_func *f, struct vp_exits *ret);
 void vp_exits_release(struct vp_exits *ex);

@@ -16,6 +16,12 @@ extern int verbose; /* number of -v given to varperf */
 
 /* "varperf: error: ..." on stderr; returns -1 so callers can return it. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Keep this thread's error() messages to itself while @on: for a caller
+ * that explains a failure better than the code it calls (in its own
+ * terms, without that code's internal names).
+ */
+void mute_errors(int on);
 /* "varperf: warning: ..." on stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "varperf: fatal: ..." and exit(128). */

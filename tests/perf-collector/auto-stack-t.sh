@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# auto-stack-t.sh - stacks deeper than the sampled copy.  fx-bigframe
+# spends its time in main > stage > leaf, and stage's frame holds 20 000
+# bytes: with the default 8 KiB copy no sample reaches main, and a plan
+# from such samples ranks leaf above stage and never sees main.  Auto
+# mode's phase 1 must notice the full copies, say so, and sample again
+# with a larger copy, so that the plan ranks each caller above its
+# callees; a copy that stays too small is a warning in every mode, -q or
+# not.
+
+. "$top_srcdir/tests/lib/test-subr.sh"
+
+require_root_uprobes
+require_cmd python3
+require_file "$VARPERF" "$FIXTURES/fx-bigframe"
+
+cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
+
+tap_plan 9
+
+# ---- auto mode: phase 1 raises the copy itself ----
+"$VARPERF" record -o a.data -- "$FIXTURES/fx-bigframe" 500 >out 2>err
+tap_is 0 $? "auto mode exits 0"
+tap_is 500 "$(sed -n 's/^count stage //p' out)" "the fixture called stage 500 times"
+tap_like "$(cat err)" "^varperf: phase 1: ([0-9]+) of \\1 samples filled the 8192-byte stack copy \
+\(their stacks may end short of main\): sampling again with 32768 bytes$" \
+	"phase 1 says every sample filled the 8 KiB copy, and raises it to 32 KiB"
+# the plan's list: the functions after "phase 2 probes", in its order
+plan=$(sed -n '/^varperf: phase 2 probes/,/^varperf: [^ ]/p' err |
+	sed -n 's/^varperf:   \([a-z]*\) *\([0-9.]*\)%.*/\1 \2/p')
+tap_is "main stage leaf" "$(echo "$plan" | cut -d' ' -f1 | tr '\n' ' ' | sed 's/ $//')" \
+	"the plan lists main, stage, leaf: each caller above its callee"
+tap_is "100.00 yes" "$(echo "$plan" | "$AWK" 'NR == 1 { m = $2 } NR > 1 && $2 > p { bad = 1 }
+	{ p = $2 } END { print m, bad ? "no" : "yes" }')" \
+	"main is in every sample, and no callee has a larger share than its caller"
+tap_unlike "$(cat err)" "truncated" "no truncated stacks left to warn of"
+"$VARPERF" report -i a.data --format json >a.json 2>/dev/null
+tap_is "32768 0" "$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["sampled"]["stack_size"], j["sampled"]["truncated"])' a.json 2>&1)" \
+	"the file says the 32768-byte copy, and has no truncated sample"
+
+# ---- the size the user chose stays; its truncation is a warning ----
+"$VARPERF" record -q --stack-size 4096 -o b.data -- "$FIXTURES/fx-bigframe" 300 >out 2>err
+tap_like "$(cat err)" "^varperf: warning: phase 1: ([0-9]+) of [0-9]+ samples \([0-9.]+%\) have \
+truncated stacks: the 4096-byte stack copy ended before their outermost frame \(try --stack-size \
+16384\)$" "auto -q --stack-size 4096: phase 1 warns of its truncated stacks"
+
+# ---- sample mode, quiet: the warning all the same ----
+"$VARPERF" record -q --mode=sample -o s.data -- "$FIXTURES/fx-bigframe" 100 >out 2>err
+tap_like "$(cat err)" "^varperf: warning: ([0-9]+) of [0-9]+ samples \([0-9.]+%\) have truncated \
+stacks: the 8192-byte stack copy ended before their outermost frame \(try --stack-size 32768\)$" \
+	"sample mode -q warns of truncated stacks"
+
+tap_done
