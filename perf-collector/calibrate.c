@@ -431,7 +431,7 @@ static int attach_and_run(const struct calib_code *cc, pid_t pid, int to_child, 
 		exits[c].offs = &ret_off[c];
 	}
 	errno = 0;
-	if (cp->bpf ? vp_bpf_probes_open(&cp->b, funcs, NCLASSES, exits, &mod, 0, 256 << 10)
+	if (cp->bpf ? vp_bpf_probes_open(&cp->b, funcs, NCLASSES, exits, &mod, 0, 256 << 10, 0)
 		    : vp_probes_open(&cp->p, funcs, NCLASSES, exits, &mod, pid, 256 << 10, 0)) {
 		/* It printed why; errno is still the failed call's. */
 		return errno ? -errno : -EIO;

@@ -43,8 +43,14 @@ struct vp_bpf_rec {
 enum vp_bpf_stat {
 	VP_BPF_STAT_LOST = 0,	     /* no room in the ring buffer */
 	VP_BPF_STAT_NO_OFFCPU = 1,   /* a switch the off-CPU table had no room for */
-	VP_BPF_STAT_FORKS = 2,	     /* processes the target forked (not followed) */
+	VP_BPF_STAT_FORKS = 2,	     /* processes the recorded processes forked */
 	VP_BPF_NSTATS = 3,
+};
+
+/* The loader's settings, in .rodata: fixed once loaded. */
+struct vp_bpf_cfg {
+	__u32 target_tgid; /* the target's process id */
+	__u32 follow;	   /* 1: its children too (the "followed" map) */
 };
 
 /* The "ctl" array's one value. */

@@ -114,11 +114,12 @@ static struct bpf_object *object_open(void)
 }
 
 /* Set the program types and sizes, then load: 0 or -errno. */
-static int object_load(struct bpf_object *obj, pid_t pid, size_t buf_size, size_t nfuncs)
+static int object_load(struct bpf_object *obj, pid_t pid, int follow, size_t buf_size,
+		       size_t nfuncs)
 {
+	struct vp_bpf_cfg cfg = { (uint32_t)pid, (uint32_t)!!follow };
 	struct bpf_program *prog;
 	struct bpf_map *map;
-	uint32_t tgid = (uint32_t)pid;
 	int err;
 
 	bpf_object__for_each_program(prog, obj) {
@@ -132,7 +133,7 @@ static int object_load(struct bpf_object *obj, pid_t pid, size_t buf_size, size_
 		const char *name = bpf_map__name(map);
 
 		if (strstr(name, ".rodata"))
-			err = bpf_map__set_initial_value(map, &tgid, sizeof(tgid));
+			err = bpf_map__set_initial_value(map, &cfg, sizeof(cfg));
 		else if (!strcmp(name, "rb"))
 			err = bpf_map__set_max_entries(map, (uint32_t)buf_size);
 		else if (!strcmp(name, "hits"))
@@ -271,7 +272,7 @@ static int link_or_explain(struct vp_bpf_probes *b, int prog_fd, const char *pat
 			   const uint64_t *offs, const uint64_t *cookies, uint32_t n,
 			   int is_return)
 {
-	int fd = link_create(prog_fd, path, offs, cookies, n, is_return, b->pid);
+	int fd = link_create(prog_fd, path, offs, cookies, n, is_return, b->link_pid);
 
 	if (fd >= 0 || n == 0)
 		return fd;
@@ -411,9 +412,10 @@ static size_t ring_size(size_t want)
 
 int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, size_t nfuncs,
 		       const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
-		       size_t buf_size)
+		       size_t buf_size, int flags)
 {
 	size_t size = ring_size(buf_size);
+	int follow = pid > 0 && (flags & VP_BPF_FOLLOW_FORK);
 	struct bpf_program *sw;
 	int err;
 
@@ -424,6 +426,8 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 	b->mods = mods;
 	b->nfuncs = nfuncs;
 	b->pid = pid;
+	/* following forks: the programs filter by process, not the links */
+	b->link_pid = follow ? 0 : pid;
 	b->off = xcalloc(nfuncs ? nfuncs : 1, 1);
 	b->ncpus = libbpf_num_possible_cpus();
 	if (b->ncpus <= 0) {
@@ -435,7 +439,7 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 		error("cannot open varperf's BPF object: %s", strerror(errno));
 		goto out_close;
 	}
-	err = object_load(b->obj, pid, size, nfuncs);
+	err = object_load(b->obj, pid, follow, size, nfuncs);
 	if (err) {
 		error("cannot load varperf's BPF programs: %s", strerror(-err));
 		goto out_close;
@@ -472,6 +476,13 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 		b->fork = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_fork"));
 		if (!b->fork) {
 			error("cannot count the target's child processes: %s", strerror(errno));
+			goto out_close;
+		}
+	}
+	if (follow) {
+		b->exit = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_exit"));
+		if (!b->exit) {
+			error("cannot follow the target's child processes: %s", strerror(errno));
 			goto out_close;
 		}
 	}
@@ -539,6 +550,17 @@ uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
 {
 	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_FORKS);
+}
+
+int vp_bpf_probes_follow(struct vp_bpf_probes *b, pid_t pid)
+{
+	uint32_t tgid = (uint32_t)pid;
+	uint8_t one = 1;
+	int fd = bpf_object__find_map_fd_by_name(b->obj, "followed");
+
+	if (fd < 0)
+		return fd;
+	return bpf_map_update_elem(fd, &tgid, &one, BPF_ANY) < 0 ? -errno : 0;
 }
 
 static void *closer_main(void *arg)
@@ -618,6 +640,8 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 		bpf_link__destroy(b->sw);
 	if (b->fork)
 		bpf_link__destroy(b->fork);
+	if (b->exit)
+		bpf_link__destroy(b->exit);
 	ring_buffer__free(b->rb);
 	free(b->reader);
 	bpf_object__close(b->obj);
@@ -636,7 +660,7 @@ int vp_bpf_probes_check(char *why, size_t len)
 
 int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, size_t nfuncs,
 		       const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
-		       size_t buf_size)
+		       size_t buf_size, int flags)
 {
 	memset(b, 0, sizeof(*b));
 	return error("varperf was built without the BPF backend (libbpf, clang's BPF target)");
@@ -671,6 +695,11 @@ uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
 {
 	return 0;
+}
+
+int vp_bpf_probes_follow(struct vp_bpf_probes *b, pid_t pid)
+{
+	return -ENOTSUP;
 }
 
 int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int wait)

@@ -36,7 +36,8 @@ struct vp_bpf_gen {
 struct vp_bpf_probes {
 	struct bpf_object *obj;
 	struct bpf_link *sw;	/* the scheduler switch program (off-CPU time) */
-	struct bpf_link *fork;	/* the fork counter */
+	struct bpf_link *fork;	/* the fork counter (and follower) */
+	struct bpf_link *exit;	/* forgets followed processes that end */
 	struct ring_buffer *rb;
 	struct vp_bpf_reader *reader;
 	int entry_fd, return_fd; /* the programs */
@@ -45,6 +46,7 @@ struct vp_bpf_probes {
 	uint32_t gen;		/* the generation recording now */
 	struct vp_bpf_gen live;	/* its links */
 	pid_t pid;		/* 0: no filter */
+	pid_t link_pid;		/* the links' filter: 0 when following forks */
 	const struct vp_func *funcs;
 	const struct vp_exits *exits;
 	const struct vp_module *mods;
@@ -73,13 +75,19 @@ int vp_bpf_probes_check(char *why, size_t len);
  * of @funcs (in @mods[func.module].path at func.probe_off) and exit probes
  * as @exits[i] says (return probes when @exits is NULL), restricted to
  * process @pid (0: any process; only for private code), recording into a
- * ring buffer of @buf_size bytes.  The probes are live on return.  Prints
+ * ring buffer of @buf_size bytes.  With VP_BPF_FOLLOW_FORK in @flags the
+ * children @pid forks (and theirs) are recorded too: the links then
+ * place their breakpoints in every process that maps the probed files,
+ * as perf's uprobes do, and the programs drop the hits of the others.  The probes are live on return.  Prints
  * the error and returns -1 on failure (nothing stays attached).  @funcs,
  * @exits and @mods must outlive @b.
  */
+enum {
+	VP_BPF_FOLLOW_FORK = 1 << 0, /* record @pid's descendants too */
+};
 int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, size_t nfuncs,
 		       const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
-		       size_t buf_size);
+		       size_t buf_size, int flags);
 
 /* What to poll for: readable when the buffer passed its mark. */
 int vp_bpf_probes_fd(const struct vp_bpf_probes *b);
@@ -98,8 +106,11 @@ uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func);
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b);
 /* Context switches whose off-CPU time could not be kept (table full). */
 uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b);
-/* Processes the target forked: not recorded (threads are). */
+/* Processes the recorded processes forked (followed or not). */
 uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b);
+/* Following forks: record process @pid too (a child forked before the
+ * links were made).  0 or -errno. */
+int vp_bpf_probes_follow(struct vp_bpf_probes *b, pid_t pid);
 
 /**
  * vp_bpf_probes_drop - stop probing the functions @drop marks: new links

@@ -4,7 +4,9 @@
  * BPF_TRACE_UPROBE_MULTI links (entries and exit sites in one link per
  * file, returns in another) that write one record per probe hit into a
  * ring buffer, count hits per function in the kernel, and keep each
- * target thread's off-CPU time from the scheduler's switches.
+ * target thread's off-CPU time from the scheduler's switches.  Following
+ * forks, the links place their probes in any process and the programs
+ * keep to the target and its descendants (the "followed" map).
  *
  * Compiled with clang -target bpf; loaded by probes-bpf.c, which sets the
  * expected attach type (libbpf 1.1 knows no "uprobe.multi" section).
@@ -24,8 +26,16 @@ struct task_struct {
 	int tgid;
 } __attribute__((preserve_access_index));
 
-/* The target's process id: set by the loader before loading. */
-const volatile __u32 target_tgid = 0;
+/* Set by the loader before loading. */
+const volatile struct vp_bpf_cfg cfg = { 0, 0 };
+
+/* Following forks: the processes recorded (the target, its descendants). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} followed SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -75,6 +85,14 @@ static __always_inline void count(__u32 slot)
 		*v += 1;
 }
 
+/* Whether process @tgid is recorded. */
+static __always_inline int is_followed(__u32 tgid)
+{
+	if (tgid == cfg.target_tgid)
+		return 1;
+	return cfg.follow && bpf_map_lookup_elem(&followed, &tgid);
+}
+
 static __always_inline int emit(struct pt_regs *ctx, int is_return)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), pid_tgid;
@@ -88,6 +106,10 @@ static __always_inline int emit(struct pt_regs *ctx, int is_return)
 	/* a link being replaced: its successor records this call */
 	if (!c || c->gen != VP_BPF_COOKIE_GEN(cookie))
 		return 0;
+	/* links without a pid filter fire in every process mapping the file */
+	pid_tgid = bpf_get_current_pid_tgid();
+	if (cfg.follow && !is_followed(pid_tgid >> 32))
+		return 0;
 	if (kind == VP_BPF_ENTRY || kind == VP_BPF_ENTRY_EXITS) {
 		n = bpf_map_lookup_elem(&hits, &func);
 		if (n)
@@ -99,7 +121,6 @@ static __always_inline int emit(struct pt_regs *ctx, int is_return)
 		return 0;
 	}
 	r->time = bpf_ktime_get_ns();
-	pid_tgid = bpf_get_current_pid_tgid();
 	r->pid = pid_tgid >> 32;
 	r->tid = (__u32)pid_tgid;
 	r->func = func;
@@ -149,7 +170,7 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 	struct offcpu *o;
 	__u32 tid;
 
-	if (prev->tgid == (int)target_tgid) {
+	if (is_followed((__u32)prev->tgid)) {
 		tid = prev->pid;
 		o = bpf_map_lookup_elem(&offcpu, &tid);
 		if (o) {
@@ -161,7 +182,7 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 				count(VP_BPF_STAT_NO_OFFCPU);
 		}
 	}
-	if (next->tgid == (int)target_tgid) {
+	if (is_followed((__u32)next->tgid)) {
 		tid = next->pid;
 		o = bpf_map_lookup_elem(&offcpu, &tid);
 		if (o && o->out_at) {
@@ -173,14 +194,33 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 }
 
 /*
- * The target's children: the links' pid filter leaves them out (they
- * still trap, about a microsecond a call, until they exec); counted so
- * that varperf can say so.
+ * The target's children.  Following forks, a child of a recorded process
+ * is recorded from its fork on (varperf stops recording one that execs
+ * another program: it no longer runs the probed code).  Else the links'
+ * pid filter leaves it out (it still traps, about a microsecond a call,
+ * until it execs).  Counted either way, so that varperf can say so.
  */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(vp_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if (parent->tgid == (int)target_tgid && child->tgid != (int)target_tgid)
-		count(VP_BPF_STAT_FORKS);
+	__u32 tgid = (__u32)child->tgid;
+	__u8 one = 1;
+
+	if (child->tgid == parent->tgid || !is_followed((__u32)parent->tgid))
+		return 0;
+	count(VP_BPF_STAT_FORKS);
+	if (cfg.follow)
+		bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY);
+	return 0;
+}
+
+/* A followed process ended: its pid may name another process soon. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(vp_exit, struct task_struct *task)
+{
+	__u32 tgid = (__u32)task->tgid;
+
+	if (cfg.follow && task->pid == task->tgid && tgid != cfg.target_tgid)
+		bpf_map_delete_elem(&followed, &tgid);
 	return 0;
 }

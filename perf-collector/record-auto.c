@@ -494,6 +494,11 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 					"same work", prog, p1code);
 		}
 		r2.plan_from = tmp;
+		/* the same run: the children phase 1 followed are phase 2's too */
+		if (r1.left_running) {
+			r2.procs = r1.procs;
+			memset(&r1.procs, 0, sizeof(r1.procs));
+		}
 		/* its sampling events and buffers are of no more use */
 		record_release(&r1);
 		memset(&r1, 0, sizeof(r1));
