@@ -552,6 +552,11 @@ uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
 	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_FORKS);
 }
 
+uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
+{
+	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_FOLLOW);
+}
+
 int vp_bpf_probes_follow(struct vp_bpf_probes *b, pid_t pid)
 {
 	uint32_t tgid = (uint32_t)pid;
@@ -693,6 +698,11 @@ uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 }
 
 uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
+{
+	return 0;
+}
+
+uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
 {
 	return 0;
 }

@@ -108,6 +108,9 @@ uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b);
 uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b);
 /* Processes the recorded processes forked (followed or not). */
 uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b);
+/* Following forks: children the kernel's table of followed processes had
+ * no room for (their probe hits are not recorded). */
+uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b);
 /* Following forks: record process @pid too (a child forked before the
  * links were made).  0 or -errno. */
 int vp_bpf_probes_follow(struct vp_bpf_probes *b, pid_t pid);

@@ -209,8 +209,8 @@ int BPF_PROG(vp_fork, struct task_struct *parent, struct task_struct *child)
 	if (child->tgid == parent->tgid || !is_followed((__u32)parent->tgid))
 		return 0;
 	count(VP_BPF_STAT_FORKS);
-	if (cfg.follow)
-		bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY);
+	if (cfg.follow && bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY))
+		count(VP_BPF_STAT_NO_FOLLOW);
 	return 0;
 }
 

@@ -206,11 +206,16 @@ void record_procs_summary(const struct record *rec)
 {
 	const struct record_procs *ps = &rec->procs;
 	uint64_t n = ps->forked;
+	uint64_t lost = rec->bpf_on ? vp_bpf_probes_unfollowed(&rec->bpf) : 0;
 
 	if (ps->unfollowed)
 		info("'%s' forked %llu child process%s, not followed (--no-follow-fork): only "
 		     "its own threads are recorded", rec->prog, (unsigned long long)ps->unfollowed,
 		     ps->unfollowed == 1 ? "" : "es");
+	if (lost)
+		warning("%llu child process%s could not be followed: the BPF table of followed "
+			"processes was full (their probe hits are not recorded)",
+			(unsigned long long)lost, lost == 1 ? "" : "es");
 	if (n)
 		info("followed %llu child process%s of '%s': %llu processes recorded (report "
 		     "--pid shows one)", (unsigned long long)n, n == 1 ? "" : "es", rec->prog,
