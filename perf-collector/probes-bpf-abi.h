@@ -43,9 +43,8 @@ struct vp_bpf_rec {
 enum vp_bpf_stat {
 	VP_BPF_STAT_LOST = 0,	     /* no room in the ring buffer */
 	VP_BPF_STAT_NO_OFFCPU = 1,   /* a switch the off-CPU table had no room for */
-	VP_BPF_STAT_FORKS = 2,	     /* processes the recorded processes forked */
-	VP_BPF_STAT_NO_FOLLOW = 3,   /* ... the "followed" table had no room for */
-	VP_BPF_NSTATS = 4,
+	VP_BPF_STAT_NO_FOLLOW = 2,   /* children the "followed" table had no room for */
+	VP_BPF_NSTATS = 3,
 };
 
 /* The loader's settings, in .rodata: fixed once loaded. */

@@ -473,13 +473,13 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 			      strerror(errno));
 			goto out_close;
 		}
-		b->fork = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_fork"));
-		if (!b->fork) {
-			error("cannot count the target's child processes: %s", strerror(errno));
-			goto out_close;
-		}
 	}
 	if (follow) {
+		b->fork = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_fork"));
+		if (!b->fork) {
+			error("cannot follow the target's child processes: %s", strerror(errno));
+			goto out_close;
+		}
 		b->exit = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_exit"));
 		if (!b->exit) {
 			error("cannot follow the target's child processes: %s", strerror(errno));
@@ -545,11 +545,6 @@ uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b)
 uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 {
 	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_OFFCPU);
-}
-
-uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
-{
-	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_FORKS);
 }
 
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
@@ -693,11 +688,6 @@ uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b)
 }
 
 uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
-{
-	return 0;
-}
-
-uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
 {
 	return 0;
 }

@@ -36,7 +36,7 @@ struct vp_bpf_gen {
 struct vp_bpf_probes {
 	struct bpf_object *obj;
 	struct bpf_link *sw;	/* the scheduler switch program (off-CPU time) */
-	struct bpf_link *fork;	/* the fork counter (and follower) */
+	struct bpf_link *fork;	/* following forks: adds children */
 	struct bpf_link *exit;	/* forgets followed processes that end */
 	struct ring_buffer *rb;
 	struct vp_bpf_reader *reader;
@@ -78,9 +78,10 @@ int vp_bpf_probes_check(char *why, size_t len);
  * ring buffer of @buf_size bytes.  With VP_BPF_FOLLOW_FORK in @flags the
  * children @pid forks (and theirs) are recorded too: the links then
  * place their breakpoints in every process that maps the probed files,
- * as perf's uprobes do, and the programs drop the hits of the others.  The probes are live on return.  Prints
- * the error and returns -1 on failure (nothing stays attached).  @funcs,
- * @exits and @mods must outlive @b.
+ * as perf's uprobes do, and the programs drop the hits of the others.
+ * The probes are live on return.  Prints the error and returns -1 on
+ * failure (nothing stays attached).  @funcs, @exits and @mods must
+ * outlive @b.
  */
 enum {
 	VP_BPF_FOLLOW_FORK = 1 << 0, /* record @pid's descendants too */
@@ -106,8 +107,6 @@ uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func);
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b);
 /* Context switches whose off-CPU time could not be kept (table full). */
 uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b);
-/* Processes the recorded processes forked (followed or not). */
-uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b);
 /* Following forks: children the kernel's table of followed processes had
  * no room for (their probe hits are not recorded). */
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b);

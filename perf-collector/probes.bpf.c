@@ -196,9 +196,8 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 /*
  * The target's children.  Following forks, a child of a recorded process
  * is recorded from its fork on (varperf stops recording one that execs
- * another program: it no longer runs the probed code).  Else the links'
- * pid filter leaves it out (it still traps, about a microsecond a call,
- * until it execs).  Counted either way, so that varperf can say so.
+ * another program: it no longer runs the probed code; the perf events'
+ * fork records tell varperf which children there were).
  */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(vp_fork, struct task_struct *parent, struct task_struct *child)
@@ -208,7 +207,6 @@ int BPF_PROG(vp_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (child->tgid == parent->tgid || !is_followed((__u32)parent->tgid))
 		return 0;
-	count(VP_BPF_STAT_FORKS);
 	if (cfg.follow && bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY))
 		count(VP_BPF_STAT_NO_FOLLOW);
 	return 0;

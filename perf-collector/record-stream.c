@@ -187,7 +187,8 @@ static void flush_deferred(struct record *rec)
 					    r->mmap->pgoff, r->mmap->path);
 			free(r->mmap);
 		} else if (r->type == VP_RAW_FORK) {
-			vp_sample_sink_fork(rec->ss, (pid_t)r->addr, (uint32_t)r->sp, (pid_t)r->pid, r->tid);
+			vp_sample_sink_fork(rec->ss, (pid_t)r->addr, (uint32_t)r->sp,
+					    (pid_t)r->pid, r->tid);
 		} else {
 			record_write_failed(rec, vp_sample_sink_write(rec->ss, r, r->func));
 			vp_raw_sample_free(r);
@@ -285,7 +286,8 @@ static void emit(struct record *rec, struct vp_raw *r)
 	switch (r->type) {
 	case VP_RAW_FORK:
 		if (rec->ss)
-			vp_sample_sink_fork(rec->ss, (pid_t)r->addr, (uint32_t)r->sp, (pid_t)r->pid, r->tid);
+			vp_sample_sink_fork(rec->ss, (pid_t)r->addr, (uint32_t)r->sp,
+					    (pid_t)r->pid, r->tid);
 		return;
 	case VP_RAW_EXEC:
 		return;
@@ -354,7 +356,8 @@ static void push_pending(struct record *rec, const struct vp_raw *r)
 	rec->pending[rec->npending++].seq = rec->seq++;
 }
 
-/* Queue a decoded record of the target; drop (and count) anyone else's. */
+/* Queue a decoded record of a process followed (or maybe followed, see
+ * below); drop (and count) anyone else's. */
 static void take(struct record *rec, struct vp_raw *r)
 {
 	int ours = r->pid == (uint32_t)rec->pid || record_procs_followed(rec, r->pid);

@@ -3,9 +3,9 @@
 # backend-t.sh - the two probe backends.  Both record fx-threads exactly
 # (every call of three threads) and say which one recorded; the BPF one
 # (uprobe_multi links restricted to the target with --no-follow-fork)
-# leaves another process running the same binary alone, gives each call its off-CPU time (against fx-offcpu's own clocks),
-# records as a user with CAP_BPF and CAP_PERFMON only, and, in auto mode,
-# stops probing a function called 5 * 10^7 times (fx-hot) at once while
+# leaves another process running the same binary alone, gives each call
+# its off-CPU time (against fx-offcpu's own clocks), records as a user
+# with CAP_BPF and CAP_PERFMON only, and, in auto mode, stops probing a function called 5 * 10^7 times (fx-hot) at once while
 # still timing its parent.  Where the BPF backend cannot run here (an old
 # kernel, no BTF) those tests skip and the fallback is what is tested;
 # here it is also tested by taking away the right to load BPF programs.
