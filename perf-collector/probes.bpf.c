@@ -4,9 +4,10 @@
  * BPF_TRACE_UPROBE_MULTI links (entries and exit sites in one link per
  * file, returns in another) that write one record per probe hit into a
  * ring buffer, count hits per function in the kernel, and keep each
- * target thread's off-CPU time from the scheduler's switches.  Following
- * forks, the links place their probes in any process and the programs
- * keep to the target and its descendants (the "followed" map).
+ * target thread's off-CPU time from the scheduler's switches.  Every
+ * link is restricted to one process: the target's own, and following
+ * forks, each child's, which varperf makes while the child waits,
+ * stopped before its first instruction (on_fork).
  *
  * Compiled with clang -target bpf; loaded by probes-bpf.c, which sets the
  * expected attach type (libbpf 1.1 knows no "uprobe.multi" section).
@@ -106,10 +107,7 @@ static __always_inline int emit(struct pt_regs *ctx, int is_return)
 	/* a link being replaced: its successor records this call */
 	if (!c || c->gen != VP_BPF_COOKIE_GEN(cookie))
 		return 0;
-	/* links without a pid filter fire in every process mapping the file */
 	pid_tgid = bpf_get_current_pid_tgid();
-	if (cfg.follow && !is_followed(pid_tgid >> 32))
-		return 0;
 	if (kind == VP_BPF_ENTRY || kind == VP_BPF_ENTRY_EXITS) {
 		n = bpf_map_lookup_elem(&hits, &func);
 		if (n)
@@ -193,32 +191,90 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 	return 0;
 }
 
+enum pid_type { PIDTYPE_PID = 0 };
+enum { SIGSTOP_ = 19 };
+
+/* Linux 6.13 on: a signal to another task (a kfunc). */
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				__u64 value) __ksym __weak;
+
 /*
  * The target's children.  Following forks, a child of a recorded process
- * is recorded from its fork on (varperf stops recording one that execs
- * another program: it no longer runs the probed code; the perf events'
- * fork records tell varperf which children there were).
+ * is recorded from its first instruction on: with @hold it gets a SIGSTOP
+ * before it ever runs (taken on its way to user space), and varperf,
+ * woken at once by the record written here, links its probes and
+ * continues it (SIGCONT).  Where the ring has no room it runs on
+ * unheld and unprobed (counted).  One that execs another program no
+ * longer runs the probed code.
  */
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(vp_fork, struct task_struct *parent, struct task_struct *child)
+static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child,
+				   int hold)
 {
-	__u32 tgid = (__u32)child->tgid;
+	__u32 tgid, ppid;
+	struct vp_bpf_rec *r;
 	__u8 one = 1;
 
-	if (child->tgid == parent->tgid || !is_followed((__u32)parent->tgid))
+	if (!parent || !child)
 		return 0;
-	if (cfg.follow && bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY))
+	tgid = (__u32)child->tgid;
+	ppid = (__u32)parent->tgid;
+	if (tgid == ppid || !is_followed(ppid))
+		return 0;
+	if (bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY)) {
 		count(VP_BPF_STAT_NO_FOLLOW);
+		return 0;
+	}
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(VP_BPF_STAT_NO_CHILD);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->time = bpf_ktime_get_ns();
+	r->pid = tgid;
+	r->tid = ppid;
+	r->kind = VP_BPF_CHILD;
+	/* queued before varperf can read the record: its SIGCONT cancels it
+	 * or ends the stop */
+	if (hold)
+		r->addr = bpf_send_signal_task(child, SIGSTOP_, PIDTYPE_PID, 0) == 0;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
-/* A followed process ended: its pid may name another process soon. */
+/* Linux 6.13 on: the child is held until its links are made. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(vp_fork_hold, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child, 1);
+}
+
+/* Before: its links come as soon as varperf can make them. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(vp_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child, 0);
+}
+
+/* A followed process ended: its pid may name another process soon, and
+ * varperf drops its links. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(vp_exit, struct task_struct *task)
 {
 	__u32 tgid = (__u32)task->tgid;
+	struct vp_bpf_rec *r;
 
-	if (cfg.follow && task->pid == task->tgid && tgid != cfg.target_tgid)
-		bpf_map_delete_elem(&followed, &tgid);
+	if (!cfg.follow || task->pid != task->tgid || tgid == cfg.target_tgid ||
+	    !bpf_map_lookup_elem(&followed, &tgid))
+		return 0;
+	bpf_map_delete_elem(&followed, &tgid);
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r)
+		return 0; /* its links go at the end */
+	__builtin_memset(r, 0, sizeof(*r));
+	r->time = bpf_ktime_get_ns();
+	r->pid = tgid;
+	r->kind = VP_BPF_GONE;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # backend-t.sh - the two probe backends.  Both record fx-threads exactly
 # (every call of three threads) and say which one recorded; the BPF one
-# (uprobe_multi links restricted to the target with --no-follow-fork)
-# leaves another process running the same binary alone, gives each call
-# its off-CPU time (against fx-offcpu's own clocks), records as a user
-# with CAP_BPF and CAP_PERFMON only, and, in auto mode, stops probing a function called 5 * 10^7 times (fx-hot) at once while
+# (uprobe_multi links restricted to the target and the children it
+# follows) leaves another process running the same binary alone, gives
+# each call its off-CPU time (against fx-offcpu's own clocks), records as
+# a user with CAP_BPF and CAP_PERFMON only, and, in auto mode, stops
+# probing a function called 5 * 10^7 times (fx-hot) at once while
 # still timing its parent.  Where the BPF backend cannot run here (an old
 # kernel, no BTF) those tests skip and the fallback is what is tested;
 # here it is also tested by taking away the right to load BPF programs.
@@ -104,11 +105,10 @@ done
 # probes hot() (20000 calls per parent() call) in another fx-hot, it must
 # not be trapped: a probed hot() would make each parent() call 100 times
 # longer.  Two CPUs, one of them busy with the recorded run: a generous
-# factor 3.  (Following forks, the default, the links cannot be
-# restricted to one process: fork-t.sh tests that.)
+# factor 3.
 "$FIXTURES/fx-hot" 1000 >out 2>/dev/null
 alone=$(truth parent main mean_ns)
-"$VARPERF" record -q --mode=probe --backend=bpf --no-follow-fork -f hot -f parent -o busy.data -- \
+"$VARPERF" record -q --mode=probe --backend=bpf -f hot -f parent -o busy.data -- \
 	"$FIXTURES/fx-hot" 30 >/dev/null 2>err &
 vp=$!
 sleep 0.5
