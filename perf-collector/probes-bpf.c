@@ -492,13 +492,13 @@ static void child_start(struct vp_bpf_probes *b, pid_t pid, pid_t ppid, int held
 		b->held_ns += waited;
 		if (waited > b->held_max_ns)
 			b->held_max_ns = waited;
-		pr_debug("child process %d: linked in %.1f ms, stopped %.1f ms from its start",
+		pr_debug("child process %d: probes linked in %.2f ms, held %.2f ms from its fork",
 			 (int)pid, (double)(now_ns() - t0) / 1e6, (double)waited / 1e6);
 	} else {
 		b->nunheld++;
 		if (waited > b->unheld_max_ns)
 			b->unheld_max_ns = waited;
-		warning("child process %d could not be stopped at its start: its probes were "
+		warning("child process %d could not be held at its fork: its probes were "
 			"attached %.1f ms after it, its calls before are not recorded",
 			(int)pid, (double)waited / 1e6);
 	}
@@ -722,12 +722,13 @@ uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
 {
-	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_FOLLOW);
+	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_FOLLOW) +
+	       percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_CHILD);
 }
 
 uint64_t vp_bpf_probes_unheld(const struct vp_bpf_probes *b)
 {
-	return b->nunheld + percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_CHILD);
+	return b->nunheld;
 }
 
 int vp_bpf_probes_follow(struct vp_bpf_probes *b, pid_t pid)

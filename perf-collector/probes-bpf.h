@@ -126,12 +126,12 @@ uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func);
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b);
 /* Context switches whose off-CPU time could not be kept (table full). */
 uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b);
-/* Following forks: children the kernel's table of followed processes had
- * no room for (their probe hits are not recorded). */
+/* Following forks: children the kernel's table of followed processes, or
+ * the ring buffer, had no room for (their probe hits are not recorded). */
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b);
 /* Following forks: children that ran on before their links were made
- * (the ring buffer had no room to say they started, or the SIGSTOP
- * failed): their first calls are not recorded. */
+ * (before Linux 6.13, or the SIGSTOP failed): their first calls are not
+ * recorded.  The longest such wait is in unheld_max_ns. */
 uint64_t vp_bpf_probes_unheld(const struct vp_bpf_probes *b);
 /* Following forks: record process @pid too (a child forked before the
  * links were made), with links of its own.  0 or -errno. */

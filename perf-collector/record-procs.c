@@ -207,6 +207,7 @@ void record_procs_summary(const struct record *rec)
 	const struct record_procs *ps = &rec->procs;
 	uint64_t n = ps->forked;
 	uint64_t lost = rec->bpf_on ? vp_bpf_probes_unfollowed(&rec->bpf) : 0;
+	uint64_t late = rec->bpf_on ? vp_bpf_probes_unheld(&rec->bpf) : 0;
 
 	if (ps->unfollowed)
 		info("'%s' forked %llu child process%s, not followed (--no-follow-fork): only "
@@ -214,8 +215,21 @@ void record_procs_summary(const struct record *rec)
 		     ps->unfollowed == 1 ? "" : "es");
 	if (lost)
 		warning("%llu child process%s could not be followed: the BPF table of followed "
-			"processes was full (their probe hits are not recorded)",
+			"processes or the ring buffer was full (their probe hits are not recorded)",
 			(unsigned long long)lost, lost == 1 ? "" : "es");
+	if (late)
+		warning("%llu child process%s ran before %s probes were attached (at most %.1f ms "
+			"after the fork, see above): %s first calls are not recorded",
+			(unsigned long long)late, late == 1 ? "" : "es",
+			late == 1 ? "its" : "their", (double)rec->bpf.unheld_max_ns / 1e6,
+			late == 1 ? "its" : "their");
+	if (rec->bpf_on && rec->bpf.nheld)
+		pr_debug("held %llu child process%s stopped at the fork until %s probes were "
+			 "attached: %.2f ms on average, at most %.2f ms",
+			 (unsigned long long)rec->bpf.nheld, rec->bpf.nheld == 1 ? "" : "es",
+			 rec->bpf.nheld == 1 ? "its" : "their",
+			 (double)rec->bpf.held_ns / 1e6 / (double)rec->bpf.nheld,
+			 (double)rec->bpf.held_max_ns / 1e6);
 	if (n)
 		info("followed %llu child process%s of '%s': %llu processes recorded (report "
 		     "--pid shows one)", (unsigned long long)n, n == 1 ? "" : "es", rec->prog,
