@@ -504,13 +504,33 @@ static void child_start(struct vp_bpf_probes *b, pid_t pid, pid_t ppid, int held
 	}
 }
 
-/* Followed child @pid has ended: its links go at the end, with the others. */
+static void *closer_main(void *arg);
+
+/* Close @g in a thread of its own (a grace period per link): @g is moved. */
+static void close_later(struct vp_bpf_probes *b, struct vp_bpf_gen *g)
+{
+	struct vp_bpf_gen *old = xcalloc(1, sizeof(*old));
+	pthread_t t;
+
+	gen_move(old, g);
+	b->closers = xrealloc(b->closers, (b->nclosers + 1) * sizeof(*b->closers));
+	if (pthread_create(&t, NULL, closer_main, old) == 0)
+		b->closers[b->nclosers++] = t;
+	else
+		closer_main(old);
+}
+
+/* Followed child @pid has ended: its links go now (a process forking
+ * thousands of children would run out of descriptors otherwise). */
 static void child_gone(struct vp_bpf_probes *b, pid_t pid)
 {
 	for (size_t i = 0; i < b->nkids; i++) {
 		if (b->kids[i].pid != pid)
 			continue;
-		gen_move(&b->dead, &b->kids[i].live);
+		if (b->closing)
+			gen_move(&b->dead, &b->kids[i].live);
+		else
+			close_later(b, &b->kids[i].live);
 		b->kids[i] = b->kids[--b->nkids];
 		return;
 	}
