@@ -11,11 +11,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "record.h"
 #include "util.h"
 
 static void write_proc(struct record *rec, const struct record_proc *p);
+
+/* CPU time of process @pid in ns, or 0 when it cannot be read. */
+static uint64_t cpu_ns(uint32_t pid)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	if (clock_getcpuclockid((pid_t)pid, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 void record_procs_start(struct record *rec)
 {
@@ -24,6 +36,11 @@ void record_procs_start(struct record *rec)
 	/* auto mode's phase 2 in the same run: phase 1's processes go on */
 	if (ps->n && ps->v[0].pid == (uint32_t)rec->pid) {
 		ps->follow = rec->opts.follow_fork;
+		/* their CPU time so far was phase 1's */
+		for (size_t i = 1; i < ps->n; i++) {
+			ps->v[i].cpu_base = ps->v[i].cpu_last = cpu_ns(ps->v[i].pid);
+			ps->v[i].cpu_gone = !ps->v[i].cpu_base;
+		}
 		for (size_t i = 0; ps->forked && i < ps->n; i++)
 			if (!i || ps->v[i].followed || (ps->v[i].flags & VP_PROC_EXEC))
 				write_proc(rec, &ps->v[i]);
@@ -171,6 +188,27 @@ void record_procs_finish(struct record *rec)
 			write_proc(rec, p);
 		}
 	}
+}
+
+uint64_t record_procs_cpu(struct record *rec)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 1; i < rec->procs.n; i++) {
+		struct record_proc *p = &rec->procs.v[i];
+
+		/* an ended child's last reading stands (its pid may be reused) */
+		if (p->followed && !p->cpu_gone) {
+			uint64_t now = cpu_ns(p->pid);
+
+			if (now > p->cpu_last)
+				p->cpu_last = now;
+			else if (!now)
+				p->cpu_gone = 1;
+		}
+		sum += p->cpu_last > p->cpu_base ? p->cpu_last - p->cpu_base : 0;
+	}
+	return sum;
 }
 
 /* "'/bin/true' (2), '/bin/sh'": the programs children exec'd. */

@@ -566,11 +566,14 @@ static uint64_t target_cpu_ns(pid_t pid)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The target's CPU time since the recording began, as far as known. */
+/* The target's CPU time since the recording began, as far as known, and
+ * that of the children it followed (the probes cost them too). */
 void record_update_cpu(struct record *rec)
 {
 	uint64_t cpu = target_cpu_ns(rec->pid);
 
+	if (cpu > rec->start_cpu)
+		cpu += record_procs_cpu(rec);
 	if (cpu > rec->start_cpu && cpu - rec->start_cpu > rec->cpu)
 		rec->cpu = cpu - rec->start_cpu;
 }

@@ -91,6 +91,10 @@ struct record_proc {
 	int followed;	  /* its events are recorded */
 	int exec_pending; /* exec'd: its next mapping names the program */
 	char *exec;	  /* what it exec'd, or "" */
+	/* its CPU time (ns): when this recording began (followed from an
+	 * earlier phase) and when last read; cpu_gone: no longer readable */
+	uint64_t cpu_base, cpu_last;
+	int cpu_gone;
 };
 
 struct record_procs {
@@ -212,6 +216,9 @@ void record_procs_exec(struct record *rec, uint32_t pid);
 void record_procs_mapped(struct record *rec, uint32_t pid, const char *path);
 /* Before the END chunk: what is still pending goes into the file. */
 void record_procs_finish(struct record *rec);
+/* The CPU time of the children followed, in this recording (ns): the
+ * probes' cost in them is charged to them. */
+uint64_t record_procs_cpu(struct record *rec);
 /* What record says at the end about children: followed, exec'd, not followed. */
 void record_procs_summary(const struct record *rec);
 

@@ -7,7 +7,8 @@
 # count is exact (report --pid), the exec'd children are listed with what
 # they exec'd, and record says what it followed; sample mode unwinds the
 # children's samples; with --no-follow-fork record says exactly how many
-# children it did not follow and the file holds the parent's calls only.
+# children it did not follow and the file holds the parent's calls only;
+# in auto mode the children's CPU time pays for their probes.
 # BPF skips where the backend cannot run here.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
@@ -104,6 +105,19 @@ tap_like "$(cat nf.txt)" "^  child processes not followed: 5$" "... which the te
 "$VARPERF" report -i nf.data --pid 1 >out 2>err
 tap_like "$? $(cat err)" "^1 varperf: error: no process 1 in 'nf.data' \(its processes: [0-9]+\)$" \
 	"report --pid of a process not in the file: an error naming the ones there"
+
+# ---- auto mode: the children's CPU time pays for their probes ----
+# Two children spin 300 x 2 ms in work(), the parent waits: the probes
+# cost about 0.1% of the CPU time of the processes probed, whose calls
+# they are; counted against the parent's alone, work() would be over the
+# budget and no longer probed.
+wait_unprobed
+"$VARPERF" record -f work -o auto.data -- "$prog" 2 300 2000 >out 2>err
+tap_is 0 $? "auto mode records fx-fork with 2 children spinning in work()"
+tap_unlike "$(cat err)" "stopped probing" "... and keeps probing work(), called in the children"
+"$VARPERF" report -i auto.data --format json >auto.data.json 2>/dev/null
+tap_is "$(truth child | sed 's/:[0-9]*//g')" "$(counts auto.data child | sed 's/:[1-9][0-9]*//g')" \
+	"... whose calls are in the file, child by child"
 
 # ---- sample mode: the children's samples, unwound ----
 # Two children spin 100 x 2 ms in work(): about 200 samples each at 1 kHz
