@@ -406,9 +406,10 @@ static int stop_taken(pid_t pid)
 		return 1; /* gone */
 	while (!taken && fgets(line, sizeof(line), f)) {
 		unsigned long long mask;
+		char state;
 
-		if (!strncmp(line, "State:", 6))
-			taken = strchr(line, 'T') || strchr(line, 't') || strchr(line, 'Z');
+		if (sscanf(line, "State: %c", &state) == 1)
+			taken = strchr("TtZX", state) != NULL;
 		else if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
 			  sscanf(line, "ShdPnd: %llx", &mask) == 1))
 			taken = !!(mask & (1ULL << (SIGSTOP - 1)));
