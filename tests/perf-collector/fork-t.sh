@@ -4,11 +4,13 @@
 # default).  fx-fork forks three children that call work() 40 times each
 # and two that call it 10 times and exec /bin/true; every process prints
 # its own count with its pid.  On both probe backends every process's
-# count is exact (report --pid), the exec'd children are listed with what
-# they exec'd, and record says what it followed; sample mode unwinds the
-# children's samples; with --no-follow-fork record says exactly how many
-# children it did not follow and the file holds the parent's calls only;
-# in auto mode the children's CPU time pays for their probes.
+# count is exact (report --pid; the children call work() right after the
+# fork: on BPF each is held until its own links exist), the exec'd
+# children are listed with what they exec'd, and record says what it
+# followed; sample mode unwinds the children's samples; with
+# --no-follow-fork record says exactly how many children it did not
+# follow and the file holds the parent's calls only; in auto mode the
+# children's CPU time pays for their probes.
 # BPF skips where the backend cannot run here.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
