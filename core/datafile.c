@@ -524,6 +524,23 @@ int vp_writer_unprobed(struct vp_writer *w, uint32_t func, uint64_t time)
 	return rec_end(w, p);
 }
 
+int vp_writer_process(struct vp_writer *w, const struct vp_process *pr)
+{
+	size_t len = pr->exec ? strlen(pr->exec) : 0;
+	uint8_t *p = rec_begin(w, 5 * VP_ULEB_MAX + len);
+
+	if (!p)
+		return w->err;
+	p += vp_uleb_put(p, VP_CTL_PROCESS << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, pr->pid);
+	p += vp_uleb_put(p, pr->ppid);
+	p += vp_uleb_put(p, pr->flags);
+	p += vp_uleb_put(p, len);
+	memcpy(p, pr->exec ? pr->exec : "", len);
+	p += len;
+	return rec_end(w, p);
+}
+
 int vp_writer_sample(struct vp_writer *w, const struct vp_sample *s)
 {
 	uint8_t *p = rec_begin(w, (5 + 2 * (size_t)s->nframes) * VP_ULEB_MAX);
@@ -608,7 +625,7 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
 			     buf_uleb(&end, tr->costs[i].full_ns);
 		if (!e2)
 			e2 = buf_uleb(&end, tr->probe_cost_ns) || buf_uleb(&end, tr->target_cpu_ns) ||
-			     buf_uleb(&end, tr->budget_ppm);
+			     buf_uleb(&end, tr->budget_ppm) || buf_uleb(&end, tr->unfollowed);
 		if (e2)
 			e2 = -ENOMEM;
 		else
@@ -674,6 +691,10 @@ struct vp_reader {
 	uint32_t phase, phase_pid;
 	uint32_t phase1_pid; /* of the PHASE 1 record, 0 before one */
 	uint64_t *unprobed; /* per function, 0: probed throughout */
+	/* version 4: processes, and the one whose events to return */
+	struct vp_process *procs;
+	size_t nprocs, procs_cap;
+	uint32_t only_pid;
 	/* probe-cost compensation (vp_reader_compensate) */
 	int compensate;
 	uint64_t *in_win, *extra; /* per function */
@@ -1175,6 +1196,9 @@ static void clear_defs(struct vp_reader *r)
 	r->nframes = 0;
 	r->samples = 0;
 	r->phase = r->phase_pid = 0;
+	for (i = 0; i < r->nprocs; i++)
+		free(r->procs[i].exec);
+	r->nprocs = 0;
 }
 
 void vp_reader_free(struct vp_reader *r)
@@ -1195,6 +1219,7 @@ void vp_reader_free(struct vp_reader *r)
 	free(r->in_win);
 	free(r->extra);
 	free(r->unprobed);
+	free(r->procs);
 	free(r->debt);
 	free(r->last_out);
 	free(r->tclock);
@@ -1233,6 +1258,27 @@ size_t vp_reader_nthreads(const struct vp_reader *r)
 const struct vp_thread_info *vp_reader_thread(const struct vp_reader *r, uint32_t idx)
 {
 	return idx < r->nthreads ? &r->threads[idx] : NULL;
+}
+
+size_t vp_reader_nprocesses(const struct vp_reader *r)
+{
+	return r->nprocs;
+}
+
+const struct vp_process *vp_reader_process(const struct vp_reader *r, size_t i)
+{
+	return i < r->nprocs ? &r->procs[i] : NULL;
+}
+
+void vp_reader_set_pid(struct vp_reader *r, uint32_t pid)
+{
+	r->only_pid = pid;
+}
+
+/* Whether thread @idx's events and samples are to be returned. */
+static int thread_wanted(const struct vp_reader *r, uint64_t idx)
+{
+	return !r->only_pid || r->threads[idx].pid == r->only_pid;
 }
 
 size_t vp_reader_ncallsites(const struct vp_reader *r)
@@ -1447,6 +1493,9 @@ static int parse_end_into(struct vp_reader *r, const uint8_t *p, uint32_t len, s
 		err = get_u(r, &c, &t->target_cpu_ns, "target CPU time");
 	if (!err && c.p < c.end)
 		err = get_u32(r, &c, &t->budget_ppm, "overhead budget");
+	/* version 4: children not followed */
+	if (!err && c.p < c.end)
+		err = get_u(r, &c, &t->unfollowed, "unfollowed child count");
 	if (err)
 		return err;
 	t->flags = (uint32_t)flags;
@@ -1772,10 +1821,42 @@ static int ctl_unprobed(struct vp_reader *r, struct cur *c)
 	return 0;
 }
 
+static int ctl_process(struct vp_reader *r, struct cur *c)
+{
+	struct vp_process p = { 0 };
+	size_t i;
+	int err = get_u32(r, c, &p.pid, "process id");
+
+	if (!err)
+		err = get_u32(r, c, &p.ppid, "parent process id");
+	if (!err)
+		err = get_u32(r, c, &p.flags, "process flags");
+	if (!err)
+		err = get_str(r, c, &p.exec, "exec'd program");
+	if (err)
+		return err;
+	for (i = 0; i < r->nprocs && r->procs[i].pid != p.pid; i++)
+		;
+	if (i == r->nprocs) {
+		if (vp_grow((void **)&r->procs, &r->procs_cap, r->nprocs + 1, sizeof(p))) {
+			free(p.exec);
+			return -ENOMEM;
+		}
+		r->nprocs++;
+	} else {
+		free(r->procs[i].exec);
+	}
+	r->procs[i] = p;
+	return 0;
+}
+
 static int control(struct vp_reader *r, struct cur *c, uint64_t type, size_t at)
 {
-	/* version 2 types are errors in a version-1 file, as they were */
-	switch (type >= VP_CTL_MODULE && r->hdr.version < 2 ? 0 : type) {
+	/* newer types are errors in an older file, as they were */
+	int newer = (type >= VP_CTL_MODULE && r->hdr.version < 2) ||
+		    (type >= VP_CTL_PROCESS && r->hdr.version < 4);
+
+	switch (newer ? 0 : type) {
 	case VP_CTL_THREAD:
 		return def_thread(r, c);
 	case VP_CTL_CALLSITE:
@@ -1792,6 +1873,8 @@ static int control(struct vp_reader *r, struct cur *c, uint64_t type, size_t at)
 		return ctl_phase(r, c);
 	case VP_CTL_UNPROBED:
 		return ctl_unprobed(r, c);
+	case VP_CTL_PROCESS:
+		return ctl_process(r, c);
 	default:
 		return rerr(r, at, -EBADMSG, "unknown control record type %llu",
 			    (unsigned long long)type);
@@ -1857,7 +1940,7 @@ static int decode_sample(struct vp_reader *r, struct cur *c, uint64_t tag, size_
 			r->last_cfa[thread] = prev;
 	}
 	r->samples++;
-	if (!r->sample_fn)
+	if (!r->sample_fn || !thread_wanted(r, thread))
 		return 0;
 	smp.time = r->ctime;
 	smp.thread = (uint32_t)thread;
@@ -2035,7 +2118,7 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 		r->have_span = 1;
 		if (r->base != VP_TIME_WALL)
 			to_time_base(r, ev);
-		n++;
+		n += thread_wanted(r, thread);
 	}
 	r->cp = c.p;
 	return (long)n;

@@ -15,9 +15,12 @@
  * stacks (SAMPLE records and the MODULE, SYMBOL and FRAME definitions they
  * use) and the PHASE marker.  Version 3 adds the probe backend and, with
  * META OFFCPU, each thread's cumulative off-CPU time in every entry and
- * exit record.  Files of versions 1 and 2 are still read.  A reader stops
- * at the last complete chunk of a truncated file and says so; a chunk with
- * a bad magic, CRC or record is an error naming the file offset.
+ * exit record.  Version 4 adds the PROCESS record (the processes a
+ * recording followed: the target's forked children) and the count of
+ * children not followed in END.  Files of versions 1 to 3 are still read.
+ * A reader stops at the last complete chunk of a truncated file and says
+ * so; a chunk with a bad magic, CRC or record is an error naming the file
+ * offset.
  *
  * Integers inside payloads are ULEB128 ("u") or zig-zag SLEB ("s"); a
  * string is u length + bytes (no NUL).
@@ -31,7 +34,7 @@
 #define VP_DATA_MAGIC "VPDATA\0\0"
 #define VP_CHUNK_MAGIC "VPCK"
 /* Written version, and the oldest one readers still accept. */
-enum { VP_DATA_VERSION = 3, VP_DATA_VERSION_MIN = 1 };
+enum { VP_DATA_VERSION = 4, VP_DATA_VERSION_MIN = 1 };
 enum { VP_FILE_HEADER_SIZE = 16, VP_CHUNK_HEADER_SIZE = 16 };
 /* Largest payload a reader accepts; a writer flushes long before. */
 enum { VP_CHUNK_MAX_PAYLOAD = 64 << 20 };
@@ -152,6 +155,27 @@ enum vp_control_type {
 	VP_CTL_UNPROBED = 8, /* u func, u time: its probes were removed then
 			      * (over the overhead budget); later calls are
 			      * not in the file */
+	/* version 4: */
+	VP_CTL_PROCESS = 9,  /* u pid, u ppid, u flags (VP_PROC_*), string
+			      * the program it exec'd ("" if none): a process
+			      * followed; a later record of the same pid
+			      * updates it */
+};
+
+/* Process flags (VP_CTL_PROCESS). */
+enum {
+	VP_PROC_FORKED = 1 << 0, /* a child of a followed process, followed
+				  * from its fork */
+	VP_PROC_EXEC = 1 << 1,	 /* it exec'd another program: not followed
+				  * from then on */
+};
+
+/* A process of the recording (VP_CTL_PROCESS). */
+struct vp_process {
+	uint32_t pid;
+	uint32_t ppid;	/* 0: the target itself (not a followed child) */
+	uint32_t flags; /* VP_PROC_* */
+	char *exec;	/* the program exec'd, "" if none */
 };
 
 /*
@@ -211,7 +235,8 @@ enum {
  * recording, which readers use instead of the META chunk's; version 3 adds
  * auto mode's accounting of phase 2: u the probes' estimated cost in ns,
  * u the target's CPU time in ns, u the budget (--overhead) in parts per
- * million (0: no budget, not auto mode). */
+ * million (0: no budget, not auto mode); version 4 adds u the child
+ * processes not followed (--no-follow-fork, or the backend could not). */
 enum {
 	VP_END_EXITED = 1 << 0,      /* wait-status is valid */
 	VP_END_INTERRUPTED = 1 << 1, /* stopped by SIGINT/SIGTERM to varperf */
@@ -302,6 +327,8 @@ struct vp_trailer {
 	uint64_t probe_cost_ns;	 /* calls of the probed functions x their cost */
 	uint64_t target_cpu_ns;	 /* the target's CPU time meanwhile */
 	uint32_t budget_ppm;	 /* --overhead, in millionths */
+	/* version 4 */
+	uint64_t unfollowed;	 /* child processes not followed */
 };
 
 enum vp_event_kind { VP_EV_ENTRY = 0, VP_EV_EXIT = 1 };
@@ -405,6 +432,8 @@ int vp_writer_frame(struct vp_writer *w, uint32_t id, const struct vp_frame_def 
 int vp_writer_sample(struct vp_writer *w, const struct vp_sample *s);
 int vp_writer_phase(struct vp_writer *w, uint32_t phase, uint32_t pid);
 int vp_writer_unprobed(struct vp_writer *w, uint32_t func, uint64_t time);
+/* Version 4: process @p followed (again, when its flags change). */
+int vp_writer_process(struct vp_writer *w, const struct vp_process *p);
 /* Write out the current EVENTS chunk (also done automatically at ~64 KiB). */
 int vp_writer_flush(struct vp_writer *w);
 /**
@@ -468,6 +497,16 @@ const struct vp_thread_info *vp_reader_thread(const struct vp_reader *r, uint32_
 size_t vp_reader_ncallsites(const struct vp_reader *r);
 const struct vp_callsite *vp_reader_callsite(const struct vp_reader *r, uint32_t id);
 uint64_t vp_reader_lost(const struct vp_reader *r);
+/* Processes (version 4 PROCESS records read so far), in order of first
+ * appearance; the latest record of a pid wins. */
+size_t vp_reader_nprocesses(const struct vp_reader *r);
+const struct vp_process *vp_reader_process(const struct vp_reader *r, size_t i);
+/*
+ * vp_reader_set_pid - from now on hand over only the events and samples
+ * of threads of process @pid (0: all).  The others are still decoded
+ * (their definitions absorbed), just not returned.
+ */
+void vp_reader_set_pid(struct vp_reader *r, uint32_t pid);
 
 /*
  * Sampled stacks (version 2).  Without a handler the reader skips samples.

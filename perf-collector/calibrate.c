@@ -433,7 +433,7 @@ static int attach_and_run(const struct calib_code *cc, pid_t pid, int to_child, 
 	errno = 0;
 	/* its errors would name our code's copy: the caller says what failed */
 	mute_errors(1);
-	err = cp->bpf ? vp_bpf_probes_open(&cp->b, funcs, NCLASSES, exits, &mod, 0, 256 << 10)
+	err = cp->bpf ? vp_bpf_probes_open(&cp->b, funcs, NCLASSES, exits, &mod, 0, 256 << 10, 0)
 		      : vp_probes_open(&cp->p, funcs, NCLASSES, exits, &mod, pid, 256 << 10, 0);
 	mute_errors(0);
 	if (err) {

@@ -53,6 +53,9 @@ static const char *const cmd_record_usage[] = {
 	"        --exit-probes <how>   probe exits with auto, uretprobe or ret (default: auto)",
 	"        --backend <how>       place probes with auto (default: bpf where possible),",
 	"                              bpf (uprobe_multi links) or perf (perf_event uprobes)",
+	"        --follow-fork         also record the processes the program forks, until",
+	"                              they exec another program (the default)",
+	"        --no-follow-fork      record the program's own process only",
 	"    -m, --buffer-size <size>  ring buffer per CPU, with K/M/G suffix (default: 8M)",
 	"        --list                list the functions that would be probed and exit",
 	"                              (auto: what phase 1 chose; the program is killed)",
@@ -81,6 +84,8 @@ enum {
 	OPT_PHASE1_DURATION,
 	OPT_DURATION,
 	OPT_BACKEND,
+	OPT_FOLLOW_FORK,
+	OPT_NO_FOLLOW_FORK,
 };
 
 static const struct option cmd_record_options[] = {
@@ -102,6 +107,8 @@ static const struct option cmd_record_options[] = {
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "exit-probes", required_argument, NULL, OPT_EXIT_PROBES },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "follow-fork", no_argument, NULL, OPT_FOLLOW_FORK },
+	{ "no-follow-fork", no_argument, NULL, OPT_NO_FOLLOW_FORK },
 	{ "buffer-size", required_argument, NULL, 'm' },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
@@ -241,6 +248,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 	o->confidence = 0.95;
 	o->cutoff = 0.0002;
 	o->overhead = 0.05;
+	o->follow_fork = 1;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:o:f:m:qhF:e:p:", cmd_record_options, NULL)) !=
@@ -353,6 +361,10 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 				return USAGE_ERROR;
 			}
 			o->buf_size_given = 1;
+			break;
+		case OPT_FOLLOW_FORK:
+		case OPT_NO_FOLLOW_FORK:
+			o->follow_fork = c == OPT_FOLLOW_FORK;
 			break;
 		case OPT_LIST:
 			o->list = 1;

@@ -48,6 +48,7 @@ enum {
 	OPT_CONFIDENCE,
 	OPT_RAW,
 	OPT_MAX_MEMORY,
+	OPT_PID,
 };
 
 /* Same order as OPTIONS in man/varperf-report.1. */
@@ -66,6 +67,7 @@ static const struct option cmd_report_options[] = {
 	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "pid", required_argument, NULL, OPT_PID },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "wide", no_argument, NULL, OPT_WIDE },
@@ -112,6 +114,8 @@ static const char *const cmd_report_usage[] = {
 	"    --raw                      durations as measured, probe costs included",
 	"    --max-memory <size>        refuse a file whose trees would take more than",
 	"                               <size>, with K/M/G suffix (default: 1G; 0: no limit)",
+	"    --pid <pid>                only the events and samples of process <pid>",
+	"                               (a recording that followed forks has several)",
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
 	"    --wide                     print long lines whole (default on a terminal, or",
@@ -143,6 +147,7 @@ struct cmd_report_opts {
 	int contexts;
 	double precision, confidence;
 	int raw;
+	uint32_t pid; /* --pid, 0: every process */
 	enum vp_time_base time;
 	size_t max_memory;
 };
@@ -246,6 +251,15 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 		case OPT_MAX_MEMORY:
 			ret = opt_max_memory(optarg, &o->max_memory);
 			break;
+		case OPT_PID: {
+			unsigned long long v;
+
+			if (parse_uint64(optarg, &v) < 0 || !v || v > INT32_MAX)
+				ret = error("invalid process id '%s' for '--pid'", optarg);
+			else
+				o->pid = (uint32_t)v;
+			break;
+		}
 		case OPT_ALL:
 			o->all = 1;
 			break;
@@ -496,6 +510,28 @@ static int cmd_report_dva(const struct cmd_report_opts *o, struct report *r,
 	return 0;
 }
 
+/* --pid: a process of the recording, or an error listing them. */
+static int cmd_report_check_pid(struct vp_reader *reader, const struct cmd_report_opts *o)
+{
+	size_t n = vp_reader_nthreads(reader), len = 0;
+	char list[256] = "";
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t pid = vp_reader_thread(reader, (uint32_t)i)->pid;
+		size_t j;
+
+		if (pid == o->pid)
+			return 0;
+		for (j = 0; j < i && vp_reader_thread(reader, (uint32_t)j)->pid != pid; j++)
+			;
+		if (j == i && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%" PRIu32,
+						len ? ", " : "", pid);
+	}
+	return error("no process %" PRIu32 " in '%s' (its processes: %s)", o->pid, o->input,
+		     len ? list : "none");
+}
+
 static int cmd_report_run(const struct cmd_report_opts *o)
 {
 	struct vp_reader *reader = NULL;
@@ -523,6 +559,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	}
 	if (analysis_set_time(reader, o->time, o->input) < 0)
 		goto out_reader;
+	vp_reader_set_pid(reader, o->pid);
 	err = vp_cct_init(&tree);
 	if (err < 0) {
 		error("cannot build the calling-context tree: %s", strerror(-err));
@@ -560,6 +597,9 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		goto out_tree;
 	}
 
+	if (o->pid && cmd_report_check_pid(reader, o) < 0)
+		goto out_tree;
+
 	/* per-thread times of another base do not tell the recording's span */
 	if (o->time != VP_TIME_WALL)
 		vp_reader_time_span(reader, &totals.first_time, &totals.last_time);
@@ -580,6 +620,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.confidence = o->confidence;
 	r.z = vp_confidence_z(o->confidence);
 	r.time = o->time;
+	r.pid = o->pid;
 	/* the probes cost on-CPU time: off-CPU durations hold none of it */
 	r.compensated = !o->raw && r.hdr->ncosts && r.hdr->nfuncs && o->time != VP_TIME_OFFCPU;
 	/* a sampling run that caught nothing still reports its samples: none */

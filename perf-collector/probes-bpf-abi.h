@@ -21,6 +21,10 @@ enum vp_bpf_kind {
 	VP_BPF_RETURN = 1,	 /* uretprobe: the address returned to */
 	VP_BPF_EXIT_SITE = 2,	 /* a ret or tail-call jmp, before it runs */
 	VP_BPF_ENTRY_EXITS = 3,	 /* an entry whose probed instruction also leaves */
+	/* Not probe hits (no cookie has them), following forks: */
+	VP_BPF_CHILD = 4,	 /* pid: a child, at its fork; tid: its parent;
+				  * addr: 1 if it was stopped (SIGSTOP) */
+	VP_BPF_GONE = 5,	 /* pid: a followed child that ended */
 };
 #define VP_BPF_COOKIE(func, kind, gen) \
 	((__u64)(func) | (__u64)(kind) << 32 | (__u64)(gen) << 40)
@@ -43,8 +47,15 @@ struct vp_bpf_rec {
 enum vp_bpf_stat {
 	VP_BPF_STAT_LOST = 0,	     /* no room in the ring buffer */
 	VP_BPF_STAT_NO_OFFCPU = 1,   /* a switch the off-CPU table had no room for */
-	VP_BPF_STAT_FORKS = 2,	     /* processes the target forked (not followed) */
-	VP_BPF_NSTATS = 3,
+	VP_BPF_STAT_NO_FOLLOW = 2,   /* children the "followed" table had no room for */
+	VP_BPF_STAT_NO_CHILD = 3,    /* ... or the ring buffer (not linked, not held) */
+	VP_BPF_NSTATS = 4,
+};
+
+/* The loader's settings, in .rodata: fixed once loaded. */
+struct vp_bpf_cfg {
+	__u32 target_tgid; /* the target's process id */
+	__u32 follow;	   /* 1: its children too (the "followed" map) */
 };
 
 /* The "ctl" array's one value. */

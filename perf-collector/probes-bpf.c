@@ -10,9 +10,11 @@
 #include <config.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -114,14 +116,20 @@ static struct bpf_object *object_open(void)
 }
 
 /* Set the program types and sizes, then load: 0 or -errno. */
-static int object_load(struct bpf_object *obj, pid_t pid, size_t buf_size, size_t nfuncs)
+static int object_load(struct bpf_object *obj, pid_t pid, int follow, int hold,
+		       size_t buf_size, size_t nfuncs)
 {
+	struct vp_bpf_cfg cfg = { (uint32_t)pid, (uint32_t)!!follow };
 	struct bpf_program *prog;
 	struct bpf_map *map;
-	uint32_t tgid = (uint32_t)pid;
 	int err;
 
 	bpf_object__for_each_program(prog, obj) {
+		/* one of the fork programs: holding children takes 6.13's kfunc */
+		if (!strcmp(bpf_program__name(prog), "vp_fork_hold"))
+			bpf_program__set_autoload(prog, hold);
+		if (!strcmp(bpf_program__name(prog), "vp_fork"))
+			bpf_program__set_autoload(prog, !hold);
 		if (strcmp(bpf_program__section_name(prog), "uprobe") &&
 		    strcmp(bpf_program__section_name(prog), "uretprobe"))
 			continue;
@@ -132,7 +140,7 @@ static int object_load(struct bpf_object *obj, pid_t pid, size_t buf_size, size_
 		const char *name = bpf_map__name(map);
 
 		if (strstr(name, ".rodata"))
-			err = bpf_map__set_initial_value(map, &tgid, sizeof(tgid));
+			err = bpf_map__set_initial_value(map, &cfg, sizeof(cfg));
 		else if (!strcmp(name, "rb"))
 			err = bpf_map__set_max_entries(map, (uint32_t)buf_size);
 		else if (!strcmp(name, "hits"))
@@ -269,11 +277,14 @@ static const char *cookie_func(const struct vp_bpf_probes *b, uint64_t cookie)
  */
 static int link_or_explain(struct vp_bpf_probes *b, int prog_fd, const char *path,
 			   const uint64_t *offs, const uint64_t *cookies, uint32_t n,
-			   int is_return)
+			   int is_return, pid_t pid)
 {
-	int fd = link_create(prog_fd, path, offs, cookies, n, is_return, b->pid);
+	int fd = link_create(prog_fd, path, offs, cookies, n, is_return, pid);
 
 	if (fd >= 0 || n == 0)
+		return fd;
+	/* a child that has already ended: nothing to probe */
+	if (fd == -ESRCH && pid != b->pid)
 		return fd;
 	if (n == 1)
 		return error("cannot probe %s of '%s' at file offset %#llx in '%s': %s",
@@ -282,18 +293,23 @@ static int link_or_explain(struct vp_bpf_probes *b, int prog_fd, const char *pat
 			     strerror(-fd));
 	for (uint32_t k = 0; k < n; k += (n + 1) / 2) {
 		uint32_t m = n - k < (n + 1) / 2 ? n - k : (n + 1) / 2;
-		int part = link_or_explain(b, prog_fd, path, offs + k, cookies + k, m, is_return);
+		int part = link_or_explain(b, prog_fd, path, offs + k, cookies + k, m, is_return,
+					   pid);
 
 		if (part < 0)
-			return -1;
+			return part == -ESRCH ? part : -1;
 		close(part);
 	}
 	/* every half links alone: too many at once, or a transient failure */
 	return error("cannot link %u probes in '%s': %s", n, path, strerror(-fd));
 }
 
-/* Link the functions not dropped, as generation @gen, into @g. */
-static int gen_link(struct vp_bpf_probes *b, uint32_t gen, struct vp_bpf_gen *g)
+/*
+ * Link the functions not dropped, as generation @gen, restricted to
+ * process @pid, into @g: 0, -1 after printing why, or -ESRCH for a child
+ * that has ended.
+ */
+static int gen_link(struct vp_bpf_probes *b, uint32_t gen, struct vp_bpf_gen *g, pid_t pid)
 {
 	int err = 0;
 
@@ -334,9 +350,9 @@ static int gen_link(struct vp_bpf_probes *b, uint32_t gen, struct vp_bpf_gen *g)
 			if (!n)
 				continue;
 			fd = link_or_explain(b, ret ? b->return_fd : b->entry_fd, path,
-					     ret ? ro : eo, ret ? rc : ec, n, ret);
+					     ret ? ro : eo, ret ? rc : ec, n, ret, pid);
 			if (fd < 0) {
-				err = -1;
+				err = fd == -ESRCH ? fd : -1;
 				break;
 			}
 			g->fds = xrealloc(g->fds, (g->n + 1) * sizeof(*g->fds));
@@ -357,6 +373,170 @@ static int set_ctl(struct vp_bpf_probes *b, uint64_t gen, uint64_t wake_bytes)
 	return bpf_map_update_elem(b->ctl_fd, &key, &c, BPF_ANY) < 0 ? -errno : 0;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether process @pid runs the probed program (not one it exec'd). */
+static int runs_program(const struct vp_bpf_probes *b, pid_t pid)
+{
+	struct stat a, e;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &e) < 0 || stat(b->mods[0].path, &a) < 0)
+		return 0;
+	return a.st_dev == e.st_dev && a.st_ino == e.st_ino;
+}
+
+/* Whether @pid is stopped, or has the SIGSTOP pending that will stop it. */
+static int stop_taken(pid_t pid)
+{
+	char path[64], line[256];
+	int taken = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1; /* gone */
+	while (!taken && fgets(line, sizeof(line), f)) {
+		unsigned long long mask;
+		char state;
+
+		if (sscanf(line, "State: %c", &state) == 1)
+			taken = strchr("TtZX", state) != NULL;
+		else if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+			  sscanf(line, "ShdPnd: %llx", &mask) == 1))
+			taken = !!(mask & (1ULL << (SIGSTOP - 1)));
+	}
+	fclose(f);
+	return taken;
+}
+
+/* Drop the followed process @pid from the kernel's table. */
+static void unfollow(struct vp_bpf_probes *b, pid_t pid)
+{
+	uint32_t tgid = (uint32_t)pid;
+	int fd = bpf_object__find_map_fd_by_name(b->obj, "followed");
+
+	if (fd >= 0)
+		bpf_map_delete_elem(fd, &tgid);
+}
+
+/* Append @src's links to @dst; @src is left empty. */
+static void gen_move(struct vp_bpf_gen *dst, struct vp_bpf_gen *src)
+{
+	dst->fds = xrealloc(dst->fds, (dst->n + src->n + 1) * sizeof(*dst->fds));
+	memcpy(dst->fds + dst->n, src->fds, src->n * sizeof(*src->fds));
+	dst->n += src->n;
+	free(src->fds);
+	memset(src, 0, sizeof(*src));
+}
+
+/* Links of child @pid, restricted to it: 0, or -1 (-ESRCH: it ended). */
+static int child_link(struct vp_bpf_probes *b, pid_t pid)
+{
+	struct vp_bpf_gen g;
+	int err;
+
+	for (size_t i = 0; i < b->nkids; i++)
+		if (b->kids[i].pid == pid)
+			return 0;
+	err = gen_link(b, b->gen, &g, pid);
+	if (err)
+		return err;
+	b->kids = xrealloc(b->kids, (b->nkids + 1) * sizeof(*b->kids));
+	b->kids[b->nkids].pid = pid;
+	b->kids[b->nkids++].live = g;
+	return 0;
+}
+
+/*
+ * Child @pid of @ppid has started (at @start_ns) and, if @held, stopped
+ * itself: link its probes, then let it go.  Its SIGSTOP was queued before
+ * this record was written, so SIGCONT either cancels it or ends the stop;
+ * where the kernel deferred the signal (irq_work), wait until it is
+ * queued, lest the child stop for good after the SIGCONT.
+ */
+static void child_start(struct vp_bpf_probes *b, pid_t pid, pid_t ppid, int held,
+			uint64_t start_ns)
+{
+	uint64_t t0 = now_ns(), waited;
+
+	if (b->closing) {
+		/* the recording is over: let it go unprobed */
+		unfollow(b, pid);
+	} else if (!runs_program(b, pid)) {
+		/* forked by a child that exec'd another program */
+		unfollow(b, pid);
+		if (ppid > 0 && !runs_program(b, ppid))
+			unfollow(b, ppid);
+	} else if (child_link(b, pid) == -1) {
+		warning("child process %d is not probed", (int)pid);
+		unfollow(b, pid);
+	}
+	if (held) {
+		for (int i = 0; i < 1000 && !stop_taken(pid); i++)
+			usleep(1000);
+		kill(pid, SIGCONT);
+	}
+	waited = now_ns() - (start_ns < t0 ? start_ns : t0);
+	if (b->closing)
+		return;
+	if (held) {
+		b->nheld++;
+		b->held_ns += waited;
+		if (waited > b->held_max_ns)
+			b->held_max_ns = waited;
+		pr_debug("child process %d: probes linked in %.2f ms, held %.2f ms from its fork",
+			 (int)pid, (double)(now_ns() - t0) / 1e6, (double)waited / 1e6);
+	} else {
+		b->nunheld++;
+		if (waited > b->unheld_max_ns)
+			b->unheld_max_ns = waited;
+		warning("child process %d could not be held at its fork: its probes were "
+			"attached %.1f ms after it, its calls before are not recorded",
+			(int)pid, (double)waited / 1e6);
+	}
+}
+
+static void *closer_main(void *arg);
+
+/* Close @g in a thread of its own (a grace period per link): @g is moved. */
+static void close_later(struct vp_bpf_probes *b, struct vp_bpf_gen *g)
+{
+	struct vp_bpf_gen *old = xcalloc(1, sizeof(*old));
+	pthread_t t;
+
+	gen_move(old, g);
+	b->closers = xrealloc(b->closers, (b->nclosers + 1) * sizeof(*b->closers));
+	if (pthread_create(&t, NULL, closer_main, old) == 0)
+		b->closers[b->nclosers++] = t;
+	else
+		closer_main(old);
+}
+
+/* Followed child @pid has ended: its links go now (a process forking
+ * thousands of children would run out of descriptors otherwise). */
+static void child_gone(struct vp_bpf_probes *b, pid_t pid)
+{
+	for (size_t i = 0; i < b->nkids; i++) {
+		if (b->kids[i].pid != pid)
+			continue;
+		if (b->closing)
+			gen_move(&b->dead, &b->kids[i].live);
+		else
+			close_later(b, &b->kids[i].live);
+		b->kids[i] = b->kids[--b->nkids];
+		return;
+	}
+}
+
 /* The ring buffer's callback context: @b may be copied, this may not. */
 struct vp_bpf_reader {
 	struct vp_bpf_probes *b;
@@ -368,7 +548,18 @@ static int on_record(void *ctx, void *data, size_t size)
 	const struct vp_bpf_rec *x = data;
 	struct vp_raw r;
 
-	if (size < sizeof(*x) || x->func >= b->nfuncs)
+	if (size < sizeof(*x))
+		return 0;
+	if (x->kind == VP_BPF_CHILD) {
+		child_start(b, (pid_t)x->pid, (pid_t)x->tid, (int)x->addr, x->time);
+		return 0;
+	}
+	if (x->kind == VP_BPF_GONE) {
+		child_gone(b, (pid_t)x->pid);
+		return 0;
+	}
+	/* (vp_bpf_probes_close() reads on only to let held children go) */
+	if (x->func >= b->nfuncs || !b->reading)
 		return 0;
 	memset(&r, 0, sizeof(r));
 	r.time = x->time;
@@ -411,9 +602,11 @@ static size_t ring_size(size_t want)
 
 int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, size_t nfuncs,
 		       const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
-		       size_t buf_size)
+		       size_t buf_size, int flags)
 {
 	size_t size = ring_size(buf_size);
+	int follow = pid > 0 && (flags & VP_BPF_FOLLOW_FORK);
+	char rel[128];
 	struct bpf_program *sw;
 	int err;
 
@@ -435,7 +628,9 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 		error("cannot open varperf's BPF object: %s", strerror(errno));
 		goto out_close;
 	}
-	err = object_load(b->obj, pid, size, nfuncs);
+	/* before 6.13 no BPF program can stop another task (the child) */
+	b->hold = follow && kernel_at_least(6, 13, rel, sizeof(rel));
+	err = object_load(b->obj, pid, follow, b->hold, size, nfuncs);
 	if (err) {
 		error("cannot load varperf's BPF programs: %s", strerror(-err));
 		goto out_close;
@@ -469,13 +664,21 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 			      strerror(errno));
 			goto out_close;
 		}
-		b->fork = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_fork"));
+	}
+	if (follow) {
+		b->fork = bpf_program__attach(bpf_object__find_program_by_name(
+			b->obj, b->hold ? "vp_fork_hold" : "vp_fork"));
 		if (!b->fork) {
-			error("cannot count the target's child processes: %s", strerror(errno));
+			error("cannot follow the target's child processes: %s", strerror(errno));
+			goto out_close;
+		}
+		b->exit = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_exit"));
+		if (!b->exit) {
+			error("cannot follow the target's child processes: %s", strerror(errno));
 			goto out_close;
 		}
 	}
-	if (gen_link(b, b->gen, &b->live) < 0)
+	if (gen_link(b, b->gen, &b->live, pid) < 0)
 		goto out_close;
 	pr_debug("BPF probes: %zu functions in %zu links, ring buffer %zu KiB", nfuncs,
 		 b->live.n, size >> 10);
@@ -500,7 +703,9 @@ long vp_bpf_probes_read(struct vp_bpf_probes *b, void (*fn)(void *ctx, struct vp
 	b->fn = fn;
 	b->ctx = ctx;
 	b->reader->b = b;
+	b->reading = 1;
 	n = ring_buffer__consume(b->rb);
+	b->reading = 0;
 	return n;
 }
 
@@ -536,9 +741,51 @@ uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_OFFCPU);
 }
 
-uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
+uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
 {
-	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_FORKS);
+	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_FOLLOW) +
+	       percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_CHILD);
+}
+
+uint64_t vp_bpf_probes_unheld(const struct vp_bpf_probes *b)
+{
+	return b->nunheld;
+}
+
+int vp_bpf_probes_follow(struct vp_bpf_probes *b, pid_t pid)
+{
+	uint32_t tgid = (uint32_t)pid;
+	uint8_t one = 1;
+	int fd = bpf_object__find_map_fd_by_name(b->obj, "followed");
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_update_elem(fd, &tgid, &one, BPF_ANY) < 0)
+		return -errno;
+	return child_link(b, pid) == -1 ? -EINVAL : 0;
+}
+
+/*
+ * The children's links of generation @gen: into each one's next, or,
+ * when that generation is to record at once (its live links are gone),
+ * its live.  0, or -1 after printing why (the new ones closed).
+ */
+static int kids_link(struct vp_bpf_probes *b, uint32_t gen)
+{
+	for (size_t i = 0; i < b->nkids; i++) {
+		struct vp_bpf_child *k = &b->kids[i];
+		struct vp_bpf_gen *g = gen == b->gen ? &k->live : &k->next;
+		int err = gen_link(b, gen, g, k->pid);
+
+		if (err == -ESRCH)
+			continue; /* ended: its GONE record comes */
+		if (err < 0) {
+			for (size_t j = 0; j < i; j++)
+				gen_close(gen == b->gen ? &b->kids[j].live : &b->kids[j].next);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static void *closer_main(void *arg)
@@ -566,11 +813,15 @@ int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int w
 		 */
 		set_ctl(b, GEN_NONE, b->wake_bytes);
 		gen_close(&b->live);
+		for (size_t i = 0; i < b->nkids; i++)
+			gen_close(&b->kids[i].live);
 	}
-	if (gen_link(b, b->gen + 1, &next) < 0) {
+	if (gen_link(b, b->gen + 1, &next, b->pid) < 0 || kids_link(b, b->gen + 1) < 0) {
+		gen_close(&next);
 		for (size_t i = 0; i < b->nfuncs; i++)
 			b->off[i] = b->off[i] == 2 ? 0 : b->off[i];
-		if (wait && gen_link(b, b->gen, &b->live) < 0)
+		if (wait && (gen_link(b, b->gen, &b->live, b->pid) < 0 ||
+			     kids_link(b, b->gen) < 0))
 			return -1;
 		if (wait)
 			set_ctl(b, b->gen, b->wake_bytes);
@@ -579,6 +830,8 @@ int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int w
 	/* From here the new links record, the old ones are silent. */
 	if (set_ctl(b, b->gen + 1, b->wake_bytes) < 0) {
 		gen_close(&next);
+		for (size_t i = 0; i < b->nkids; i++)
+			gen_close(&b->kids[i].next);
 		return error("cannot switch to the new BPF links: %s", strerror(errno));
 	}
 	b->gen++;
@@ -587,6 +840,11 @@ int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int w
 	old = xmalloc(sizeof(*old));
 	*old = b->live;
 	b->live = next;
+	for (size_t i = 0; i < b->nkids; i++) {
+		gen_move(old, &b->kids[i].live);
+		b->kids[i].live = b->kids[i].next;
+		memset(&b->kids[i].next, 0, sizeof(b->kids[i].next));
+	}
 	/*
 	 * Removing a link waits for an RCU grace period, and for the
 	 * target's pending returns through it: a thread pays for that.
@@ -607,17 +865,36 @@ void vp_bpf_probes_stop(struct vp_bpf_probes *b)
 
 void vp_bpf_probes_close(struct vp_bpf_probes *b)
 {
+	/* no child stops at its fork any more; those stopped go on */
+	if (b->fork)
+		bpf_link__destroy(b->fork);
+	b->fork = NULL;
+	b->closing = 1;
+	if (b->rb) {
+		b->reader->b = b;
+		ring_buffer__consume(b->rb);
+	}
 	for (size_t i = 0; i < b->nclosers; i++)
 		pthread_join(b->closers[i], NULL);
 	free(b->closers);
-	if (b->gone)
-		gen_close_parallel(&b->live);
-	else
+	/* the children's first: no return of theirs is pending once they end,
+	 * and those still running are left as the target is */
+	for (size_t i = 0; i < b->nkids; i++)
+		gen_move(&b->dead, &b->kids[i].live);
+	free(b->kids);
+	if (b->gone) {
+		gen_move(&b->dead, &b->live);
+		gen_close_parallel(&b->dead);
+	} else {
+		gen_close_parallel(&b->dead);
 		gen_close(&b->live);
+	}
 	if (b->sw)
 		bpf_link__destroy(b->sw);
 	if (b->fork)
 		bpf_link__destroy(b->fork);
+	if (b->exit)
+		bpf_link__destroy(b->exit);
 	ring_buffer__free(b->rb);
 	free(b->reader);
 	bpf_object__close(b->obj);
@@ -636,7 +913,7 @@ int vp_bpf_probes_check(char *why, size_t len)
 
 int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, size_t nfuncs,
 		       const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
-		       size_t buf_size)
+		       size_t buf_size, int flags)
 {
 	memset(b, 0, sizeof(*b));
 	return error("varperf was built without the BPF backend (libbpf, clang's BPF target)");
@@ -668,9 +945,14 @@ uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 	return 0;
 }
 
-uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b)
+uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
 {
 	return 0;
+}
+
+int vp_bpf_probes_follow(struct vp_bpf_probes *b, pid_t pid)
+{
+	return -ENOTSUP;
 }
 
 int vp_bpf_probes_drop(struct vp_bpf_probes *b, const unsigned char *drop, int wait)

@@ -3,6 +3,8 @@
  * probes-bpf.h - the BPF backend of probe mode: BPF_TRACE_UPROBE_MULTI
  * links restricted to the target process, one BPF ring buffer, per
  * function hit counts kept in the kernel, and each thread's off-CPU time.
+ * Following forks, each child gets links of its own, made while it waits
+ * stopped at its start, before its first instruction.
  *
  * Against perf_event uprobes (probes.h) it attaches and detaches in
  * milliseconds (one RCU grace period per link, not per probe and CPU),
@@ -33,10 +35,18 @@ struct vp_bpf_gen {
 	size_t n;
 };
 
+/* A followed child: its own links, made at its start. */
+struct vp_bpf_child {
+	pid_t pid;
+	struct vp_bpf_gen live;	/* its links of the generation recording */
+	struct vp_bpf_gen next;	/* vp_bpf_probes_drop(): the next ones */
+};
+
 struct vp_bpf_probes {
 	struct bpf_object *obj;
 	struct bpf_link *sw;	/* the scheduler switch program (off-CPU time) */
-	struct bpf_link *fork;	/* the fork counter */
+	struct bpf_link *fork;	/* following forks: adds children */
+	struct bpf_link *exit;	/* forgets followed processes that end */
 	struct ring_buffer *rb;
 	struct vp_bpf_reader *reader;
 	int entry_fd, return_fd; /* the programs */
@@ -45,6 +55,17 @@ struct vp_bpf_probes {
 	uint32_t gen;		/* the generation recording now */
 	struct vp_bpf_gen live;	/* its links */
 	pid_t pid;		/* 0: no filter */
+	struct vp_bpf_child *kids; /* following forks: the children alive */
+	size_t nkids;
+	struct vp_bpf_gen dead;	/* the links of children that ended */
+	/* the children linked at their start: how many, how long they
+	 * waited stopped (ns, the sum and the longest), how many ran on
+	 * unheld (no SIGSTOP) and how long until their links were made */
+	uint64_t nheld, held_ns, held_max_ns;
+	uint64_t nunheld, unheld_max_ns;
+	int reading;		/* in vp_bpf_probes_read(): fn may be called */
+	int closing;		/* vp_bpf_probes_close(): children go unprobed */
+	int hold;		/* children are stopped until their links are made */
 	const struct vp_func *funcs;
 	const struct vp_exits *exits;
 	const struct vp_module *mods;
@@ -73,13 +94,20 @@ int vp_bpf_probes_check(char *why, size_t len);
  * of @funcs (in @mods[func.module].path at func.probe_off) and exit probes
  * as @exits[i] says (return probes when @exits is NULL), restricted to
  * process @pid (0: any process; only for private code), recording into a
- * ring buffer of @buf_size bytes.  The probes are live on return.  Prints
- * the error and returns -1 on failure (nothing stays attached).  @funcs,
- * @exits and @mods must outlive @b.
+ * ring buffer of @buf_size bytes.  With VP_BPF_FOLLOW_FORK in @flags the
+ * children @pid forks (and theirs) are recorded too: each one stops
+ * itself (SIGSTOP) at its start, and vp_bpf_probes_read() links its
+ * probes, restricted to it, and continues it (SIGCONT).  No other
+ * process ever has a probe.  The probes are live on return.  Prints the error and returns -1 on
+ * failure (nothing stays attached).  @funcs, @exits and @mods must
+ * outlive @b.
  */
+enum {
+	VP_BPF_FOLLOW_FORK = 1 << 0, /* record @pid's descendants too */
+};
 int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, size_t nfuncs,
 		       const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
-		       size_t buf_size);
+		       size_t buf_size, int flags);
 
 /* What to poll for: readable when the buffer passed its mark. */
 int vp_bpf_probes_fd(const struct vp_bpf_probes *b);
@@ -98,8 +126,16 @@ uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func);
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b);
 /* Context switches whose off-CPU time could not be kept (table full). */
 uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b);
-/* Processes the target forked: not recorded (threads are). */
-uint64_t vp_bpf_probes_forks(const struct vp_bpf_probes *b);
+/* Following forks: children the kernel's table of followed processes, or
+ * the ring buffer, had no room for (their probe hits are not recorded). */
+uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b);
+/* Following forks: children that ran on before their links were made
+ * (before Linux 6.13, or the SIGSTOP failed): their first calls are not
+ * recorded.  The longest such wait is in unheld_max_ns. */
+uint64_t vp_bpf_probes_unheld(const struct vp_bpf_probes *b);
+/* Following forks: record process @pid too (a child forked before the
+ * links were made), with links of its own.  0 or -errno. */
+int vp_bpf_probes_follow(struct vp_bpf_probes *b, pid_t pid);
 
 /**
  * vp_bpf_probes_drop - stop probing the functions @drop marks: new links

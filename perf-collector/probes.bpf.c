@@ -4,7 +4,10 @@
  * BPF_TRACE_UPROBE_MULTI links (entries and exit sites in one link per
  * file, returns in another) that write one record per probe hit into a
  * ring buffer, count hits per function in the kernel, and keep each
- * target thread's off-CPU time from the scheduler's switches.
+ * target thread's off-CPU time from the scheduler's switches.  Every
+ * link is restricted to one process: the target's own, and following
+ * forks, each child's, which varperf makes while the child waits,
+ * stopped before its first instruction (on_fork).
  *
  * Compiled with clang -target bpf; loaded by probes-bpf.c, which sets the
  * expected attach type (libbpf 1.1 knows no "uprobe.multi" section).
@@ -24,8 +27,16 @@ struct task_struct {
 	int tgid;
 } __attribute__((preserve_access_index));
 
-/* The target's process id: set by the loader before loading. */
-const volatile __u32 target_tgid = 0;
+/* Set by the loader before loading. */
+const volatile struct vp_bpf_cfg cfg = { 0, 0 };
+
+/* Following forks: the processes recorded (the target, its descendants). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} followed SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -75,6 +86,14 @@ static __always_inline void count(__u32 slot)
 		*v += 1;
 }
 
+/* Whether process @tgid is recorded. */
+static __always_inline int is_followed(__u32 tgid)
+{
+	if (tgid == cfg.target_tgid)
+		return 1;
+	return cfg.follow && bpf_map_lookup_elem(&followed, &tgid);
+}
+
 static __always_inline int emit(struct pt_regs *ctx, int is_return)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), pid_tgid;
@@ -88,6 +107,7 @@ static __always_inline int emit(struct pt_regs *ctx, int is_return)
 	/* a link being replaced: its successor records this call */
 	if (!c || c->gen != VP_BPF_COOKIE_GEN(cookie))
 		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
 	if (kind == VP_BPF_ENTRY || kind == VP_BPF_ENTRY_EXITS) {
 		n = bpf_map_lookup_elem(&hits, &func);
 		if (n)
@@ -99,7 +119,6 @@ static __always_inline int emit(struct pt_regs *ctx, int is_return)
 		return 0;
 	}
 	r->time = bpf_ktime_get_ns();
-	pid_tgid = bpf_get_current_pid_tgid();
 	r->pid = pid_tgid >> 32;
 	r->tid = (__u32)pid_tgid;
 	r->func = func;
@@ -149,7 +168,7 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 	struct offcpu *o;
 	__u32 tid;
 
-	if (prev->tgid == (int)target_tgid) {
+	if (is_followed((__u32)prev->tgid)) {
 		tid = prev->pid;
 		o = bpf_map_lookup_elem(&offcpu, &tid);
 		if (o) {
@@ -161,7 +180,7 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 				count(VP_BPF_STAT_NO_OFFCPU);
 		}
 	}
-	if (next->tgid == (int)target_tgid) {
+	if (is_followed((__u32)next->tgid)) {
 		tid = next->pid;
 		o = bpf_map_lookup_elem(&offcpu, &tid);
 		if (o && o->out_at) {
@@ -172,15 +191,90 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 	return 0;
 }
 
+enum pid_type { PIDTYPE_PID = 0 };
+enum { SIGSTOP_ = 19 };
+
+/* Linux 6.13 on: a signal to another task (a kfunc). */
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				__u64 value) __ksym __weak;
+
 /*
- * The target's children: the links' pid filter leaves them out (they
- * still trap, about a microsecond a call, until they exec); counted so
- * that varperf can say so.
+ * The target's children.  Following forks, a child of a recorded process
+ * is recorded from its first instruction on: with @hold it gets a SIGSTOP
+ * before it ever runs (taken on its way to user space), and varperf,
+ * woken at once by the record written here, links its probes and
+ * continues it (SIGCONT).  Where the ring has no room it runs on
+ * unheld and unprobed (counted).  One that execs another program no
+ * longer runs the probed code.
  */
+static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child,
+				   int hold)
+{
+	__u32 tgid, ppid;
+	struct vp_bpf_rec *r;
+	__u8 one = 1;
+
+	if (!parent || !child)
+		return 0;
+	tgid = (__u32)child->tgid;
+	ppid = (__u32)parent->tgid;
+	if (tgid == ppid || !is_followed(ppid))
+		return 0;
+	if (bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY)) {
+		count(VP_BPF_STAT_NO_FOLLOW);
+		return 0;
+	}
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(VP_BPF_STAT_NO_CHILD);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->time = bpf_ktime_get_ns();
+	r->pid = tgid;
+	r->tid = ppid;
+	r->kind = VP_BPF_CHILD;
+	/* queued before varperf can read the record: its SIGCONT cancels it
+	 * or ends the stop */
+	if (hold)
+		r->addr = bpf_send_signal_task(child, SIGSTOP_, PIDTYPE_PID, 0) == 0;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/* Linux 6.13 on: the child is held until its links are made. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(vp_fork_hold, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child, 1);
+}
+
+/* Before: its links come as soon as varperf can make them. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(vp_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if (parent->tgid == (int)target_tgid && child->tgid != (int)target_tgid)
-		count(VP_BPF_STAT_FORKS);
+	return on_fork(parent, child, 0);
+}
+
+/* A followed process ended: its pid may name another process soon, and
+ * varperf drops its links. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(vp_exit, struct task_struct *task)
+{
+	__u32 tgid = (__u32)task->tgid;
+	struct vp_bpf_rec *r;
+
+	if (!cfg.follow || task->pid != task->tgid || tgid == cfg.target_tgid ||
+	    !bpf_map_lookup_elem(&followed, &tgid))
+		return 0;
+	bpf_map_delete_elem(&followed, &tgid);
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r)
+		return 0; /* its links go at the end */
+	__builtin_memset(r, 0, sizeof(*r));
+	r->time = bpf_ktime_get_ns();
+	r->pid = tgid;
+	r->kind = VP_BPF_GONE;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

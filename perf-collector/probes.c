@@ -113,6 +113,8 @@ static int open_mmap_tracker(struct vp_probes *p, int ci, pid_t pid, size_t buf_
 	attr.mmap = 1;
 	attr.mmap2 = 1;
 	attr.inherit = 1; /* threads map libraries too; fine for a software event */
+	attr.task = 1;	  /* forks: which processes descend from the target */
+	attr.comm = 1;	  /* (exec: a child no longer runs the probed program) */
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	attr.use_clockid = 1;
@@ -659,6 +661,42 @@ static int decode_mmap2(const struct perf_event_header *h, struct vp_raw *r)
 	return 1;
 }
 
+/* A new process (not a thread): VP_RAW_FORK. */
+static int decode_fork(const struct perf_event_header *h, struct cursor *c, struct vp_raw *r)
+{
+	uint32_t ids[4]; /* pid, ppid, tid, ptid */
+	uint64_t time;
+
+	if ((size_t)(c->end - c->p) < sizeof(ids) + 8)
+		return 0;
+	memcpy(ids, c->p, sizeof(ids));
+	memcpy(&time, c->p + sizeof(ids), 8);
+	if (ids[0] == ids[1] || !decode_trailer(h, r))
+		return 0;
+	r->type = VP_RAW_FORK;
+	r->pid = ids[0];
+	r->tid = ids[2];
+	r->addr = ids[1];
+	r->sp = ids[3];
+	r->time = time;
+	return 1;
+}
+
+/* An exec (a COMM record that says so): VP_RAW_EXEC. */
+static int decode_exec(const struct perf_event_header *h, struct cursor *c, struct vp_raw *r)
+{
+	uint32_t ids[2]; /* pid, tid */
+
+	if (!(h->misc & PERF_RECORD_MISC_COMM_EXEC) || (size_t)(c->end - c->p) < sizeof(ids) ||
+	    !decode_trailer(h, r))
+		return 0;
+	memcpy(ids, c->p, sizeof(ids));
+	r->type = VP_RAW_EXEC;
+	r->pid = ids[0];
+	r->tid = ids[1];
+	return 1;
+}
+
 int vp_probes_decode(struct vp_probes *p, const struct perf_event_header *h, int cpu,
 		     struct vp_raw *ret)
 {
@@ -679,6 +717,10 @@ int vp_probes_decode(struct vp_probes *p, const struct perf_event_header *h, int
 		ret->type = VP_RAW_LOST;
 		ret->addr = v;
 		return 1;
+	case PERF_RECORD_FORK:
+		return decode_fork(h, &c, ret);
+	case PERF_RECORD_COMM:
+		return decode_exec(h, &c, ret);
 	default:
 		return 0;
 	}

@@ -22,6 +22,9 @@ enum vp_raw_type {
 	VP_RAW_MMAP = 2, /* an executable file mapping of the target */
 	VP_RAW_LOST = 3, /* the kernel dropped records: buffer full */
 	VP_RAW_SAMPLE = 4, /* a sampled user stack (sampling.h) */
+	VP_RAW_FORK = 5, /* process pid/tid was forked by process addr,
+			  * thread sp */
+	VP_RAW_EXEC = 6, /* process pid exec'd a program */
 };
 
 struct vp_raw_sample;
@@ -83,7 +86,8 @@ enum {
  * @mods[func.module].path at func.probe_off) and exit probes as @exits[i]
  * says (a return probe for every function when @exits is NULL) on every
  * online CPU, plus a per-CPU dummy event on @pid that reports its file
- * mappings, all into per-CPU ring buffers of @buf_size bytes.  The probes
+ * mappings, the processes it forks and their execs (inherited: its
+ * descendants' too), all into per-CPU ring buffers of @buf_size bytes.  The probes
  * are live on return: they fire in every process that runs the probed
  * code, so filter by pid.  @flags: VP_PROBES_*.  Prints the error and
  * returns -1 on failure (nothing stays open).

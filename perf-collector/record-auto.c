@@ -522,6 +522,11 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		}
 		r2.plan_from = o->output;
 		r2.phase1_stack_size = r1.opts.sampling.stack_size;
+		/* the same run: the children phase 1 followed are phase 2's too */
+		if (r1.left_running) {
+			r2.procs = r1.procs;
+			memset(&r1.procs, 0, sizeof(r1.procs));
+		}
 		/* its sampling events and buffers are of no more use */
 		record_release(&r1);
 		memset(&r1, 0, sizeof(r1));

@@ -228,6 +228,9 @@ static void flush_deferred(struct record *rec)
 			vp_sample_sink_mmap(rec->ss, (pid_t)r->pid, r->mmap->start, r->mmap->len,
 					    r->mmap->pgoff, r->mmap->path);
 			free(r->mmap);
+		} else if (r->type == VP_RAW_FORK) {
+			vp_sample_sink_fork(rec->ss, (pid_t)r->addr, (uint32_t)r->sp,
+					    (pid_t)r->pid, r->tid);
 		} else {
 			record_write_failed(rec, vp_sample_sink_write(rec->ss, r, r->func));
 			vp_raw_sample_free(r);
@@ -290,18 +293,75 @@ static void defer(struct record *rec, struct vp_raw *r)
 		flush_deferred(rec);
 }
 
+/* Drop @r (and count it) unless its process is followed. */
+static int drop_foreign(struct record *rec, struct vp_raw *r)
+{
+	if (r->type == VP_RAW_MMAP)
+		free(r->mmap);
+	else if (r->type == VP_RAW_SAMPLE)
+		vp_raw_sample_free(r);
+	if (r->type != VP_RAW_MMAP)
+		rec->foreign++;
+	return 0;
+}
+
+/*
+ * The processes' side of @r, in time order: forks and execs update the
+ * processes followed.  Returns whether @r is to be recorded: 0 for
+ * records of processes not followed (dropped and counted).
+ */
+static int follow_process(struct record *rec, struct vp_raw *r)
+{
+	int was;
+
+	switch (r->type) {
+	case VP_RAW_LOST:
+		return 1;
+	case VP_RAW_FORK:
+		record_procs_fork(rec, (uint32_t)r->addr, r->pid);
+		return record_procs_followed(rec, r->pid);
+	case VP_RAW_EXEC:
+		record_procs_exec(rec, r->pid);
+		return 1;
+	case VP_RAW_MMAP:
+		was = record_procs_followed(rec, r->pid);
+		/* the sampler's exec (sampling.h): its mappings go, followed or not */
+		if (!r->mmap->len && !strcmp(r->mmap->path, "[exec]"))
+			record_procs_exec(rec, r->pid);
+		else
+			record_procs_mapped(rec, r->pid, r->mmap->path);
+		if (was || record_procs_followed(rec, r->pid))
+			return 1;
+		free(r->mmap);
+		return 0;
+	default:
+		return record_procs_followed(rec, r->pid) || drop_foreign(rec, r);
+	}
+}
+
 static void emit(struct record *rec, struct vp_raw *r)
 {
 	struct vp_event ev;
 
-	if (rec->defer && (r->type == VP_RAW_SAMPLE || r->type == VP_RAW_MMAP)) {
+	if (!follow_process(rec, r))
+		return;
+	if (rec->defer && (r->type == VP_RAW_SAMPLE || r->type == VP_RAW_MMAP ||
+			   r->type == VP_RAW_FORK)) {
 		defer(rec, r);
 		return;
 	}
 
 	switch (r->type) {
+	case VP_RAW_FORK:
+		if (rec->ss)
+			vp_sample_sink_fork(rec->ss, (pid_t)r->addr, (uint32_t)r->sp,
+					    (pid_t)r->pid, r->tid);
+		return;
+	case VP_RAW_EXEC:
+		return;
 	case VP_RAW_MMAP:
-		if (r->mmap->path[0] == '/')
+		/* (the call sites are the target's: its children map the same) */
+		if (r->mmap->path[0] == '/' && r->pid == (uint32_t)rec->pid)
 			vp_addrspace_mmap(rec->as, r->mmap->start, r->mmap->len, r->mmap->pgoff,
 					  r->mmap->path);
 		if (rec->ss)
@@ -365,28 +425,31 @@ static void push_pending(struct record *rec, const struct vp_raw *r)
 	rec->pending[rec->npending++].seq = rec->seq++;
 }
 
-/* Queue a decoded record of the target; drop (and count) anyone else's. */
+/* Queue a decoded record of a process followed (or maybe followed, see
+ * below); drop (and count) anyone else's. */
 static void take(struct record *rec, struct vp_raw *r)
 {
-	if (r->type != VP_RAW_LOST && r->pid != (uint32_t)rec->pid) {
-		/* Other processes run the probed code too (perf's pid = -1),
-		 * and the sampling events follow children. */
-		if (r->type == VP_RAW_MMAP)
-			free(r->mmap);
-		else if (r->type == VP_RAW_SAMPLE)
-			vp_raw_sample_free(r);
-		if (r->type != VP_RAW_MMAP)
-			rec->foreign++;
+	int ours = r->pid == (uint32_t)rec->pid || record_procs_followed(rec, r->pid);
+
+	/*
+	 * Other processes run the probed code too (perf's pid = -1), and the
+	 * sampling events follow children.  Whether a child is followed is
+	 * known once its fork record is emitted, in time order: until then
+	 * its records wait with the others.  Not following, they go now.
+	 */
+	if (!ours && !rec->procs.follow && r->type != VP_RAW_LOST && r->type != VP_RAW_FORK &&
+	    r->type != VP_RAW_EXEC) {
+		drop_foreign(rec, r);
 		return;
 	}
 	push_pending(rec, r);
-	if (r->type == VP_RAW_SAMPLE) {
+	if (ours && r->type == VP_RAW_SAMPLE) {
 		rec->nsamples++;
 		/* the copy held no more: the stack went on beyond it */
 		rec->full_stacks += r->sample->st.size && r->sample->st.len >= r->sample->st.size;
 	}
 	/* (on BPF the kernel counts them: count_calls() in record-auto.c) */
-	if (r->type == VP_RAW_ENTRY && rec->calls && !rec->bpf_on)
+	if (ours && r->type == VP_RAW_ENTRY && rec->calls && !rec->bpf_on)
 		rec->calls[r->func]++;
 	if (r->type == VP_RAW_ENTRY && (r->flags & VP_RAW_F_EXITS_TOO)) {
 		/* The probed instruction is the function's ret or tail-call
@@ -576,11 +639,14 @@ static uint64_t target_cpu_ns(pid_t pid)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The target's CPU time since the recording began, as far as known. */
+/* The target's CPU time since the recording began, as far as known, and
+ * that of the children it followed (the probes cost them too). */
 void record_update_cpu(struct record *rec)
 {
 	uint64_t cpu = target_cpu_ns(rec->pid);
 
+	if (cpu > rec->start_cpu)
+		cpu += record_procs_cpu(rec);
 	if (cpu > rec->start_cpu && cpu - rec->start_cpu > rec->cpu)
 		rec->cpu = cpu - rec->start_cpu;
 }
@@ -858,7 +924,7 @@ static void print_nesting(const struct record *rec)
 
 static void print_summary(struct record *rec, const struct vp_trailer *tr)
 {
-	uint64_t forks, missed;
+	uint64_t missed;
 	struct stat st;
 	long long bytes = stat(rec->opts.output, &st) == 0 ? (long long)st.st_size : -1;
 
@@ -883,11 +949,9 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 		warning("%llu records were lost: the ring buffers overflowed (try a larger "
 			"--buffer-size)", (unsigned long long)rec->lost);
 	if (rec->foreign)
-		info("%llu events from other processes were not recorded (children are not "
+		info("%llu events from other processes were not recorded (processes not "
 		     "followed)", (unsigned long long)rec->foreign);
-	if (rec->bpf_on && (forks = vp_bpf_probes_forks(&rec->bpf)))
-		info("'%s' forked %llu process%s, not followed: only its own threads are "
-		     "recorded", rec->prog, (unsigned long long)forks, forks == 1 ? "" : "es");
+	record_procs_summary(rec);
 	if (rec->bpf_on && (missed = vp_bpf_probes_offcpu_missed(&rec->bpf)))
 		warning("%llu context switches found no room in the off-CPU table: off-CPU "
 			"times are too low", (unsigned long long)missed);
@@ -938,8 +1002,10 @@ static int run(struct record *rec)
 	} else {
 		tr.flags |= rec->gone ? VP_END_GONE : VP_END_DETACHED;
 	}
+	record_procs_finish(rec);
 	tr.lost = rec->lost;
 	tr.foreign = rec->foreign;
+	tr.unfollowed = rec->procs.unfollowed;
 	if (rec->hdr.ncosts)
 		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
 	tr.end_time = record_now_ns();
@@ -1009,6 +1075,7 @@ void record_release(struct record *rec)
 	for (size_t i = 0; rec->exits && i < rec->hdr.nfuncs; i++)
 		vp_exits_release(&rec->exits[i]);
 	free(rec->exits);
+	record_procs_release(&rec->procs);
 	for (size_t i = 0; i < rec->npending; i++) {
 		if (rec->pending[i].type == VP_RAW_MMAP)
 			free(rec->pending[i].mmap);
@@ -1019,7 +1086,7 @@ void record_release(struct record *rec)
 	for (size_t i = 0; i < rec->ndeferred; i++) {
 		if (rec->deferred[i].type == VP_RAW_MMAP)
 			free(rec->deferred[i].mmap);
-		else
+		else if (rec->deferred[i].type == VP_RAW_SAMPLE)
 			vp_raw_sample_free(&rec->deferred[i]);
 	}
 	free(rec->deferred);
@@ -1131,6 +1198,7 @@ static int start(struct record *rec, int argc, char **argv)
 		error("cannot create '%s': %s", rec->opts.output, strerror(errno));
 		goto out_unlink;
 	}
+	record_procs_start(rec);
 	if (rec->plan_from) {
 		err = vp_plan_copy(&rec->plan, rec->w, &rec->hdr, &rec->thread_base);
 		if (!err)
@@ -1154,8 +1222,13 @@ static int start(struct record *rec, int argc, char **argv)
 		    vp_bpf_probes_open(&rec->bpf, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
 				       rec->hdr.modules, rec->pid,
 				       (size_t)rec->opts.buf_size *
-					       (rec->hdr.ncpu ? rec->hdr.ncpu : 1)) < 0)
+					       (rec->hdr.ncpu ? rec->hdr.ncpu : 1),
+				       rec->opts.follow_fork ? VP_BPF_FOLLOW_FORK : 0) < 0)
 			goto out_unlink;
+		/* children forked before (auto mode's phase 1 in the same run) */
+		for (size_t i = 1; i < rec->procs.n; i++)
+			if (rec->procs.v[i].followed)
+				vp_bpf_probes_follow(&rec->bpf, (pid_t)rec->procs.v[i].pid);
 	} else if (rec->mode != MODE_SAMPLE) {
 		need = vp_probes_fds_needed(rec->exits, rec->hdr.nfuncs,
 					    (int)(rec->hdr.ncpu ? rec->hdr.ncpu : 1));

@@ -63,6 +63,7 @@ struct record_opts {
 	int buf_size_given;	  /* -m: not to be shrunk */
 	int stack_size_given;	  /* --stack-size: not to be raised */
 	int list, quiet, no_calibrate, no_move;
+	int follow_fork;  /* --follow-fork (the default) */
 	enum exit_mode exit_mode;
 	enum record_mode mode;
 	enum probe_backend backend;
@@ -85,6 +86,29 @@ struct idmap {
 	uint32_t *vals;
 	uint8_t *used;
 	size_t cap, n;
+};
+
+/* A process of the recording (record-procs.c). */
+struct record_proc {
+	uint32_t pid, ppid;
+	uint32_t flags;	  /* VP_PROC_* */
+	int followed;	  /* its events are recorded */
+	int exec_pending; /* exec'd: its next mapping names the program */
+	char *exec;	  /* what it exec'd, or "" */
+	/* its CPU time (ns): when this recording began (followed from an
+	 * earlier phase) and when last read; cpu_gone: no longer readable */
+	uint64_t cpu_base, cpu_last;
+	int cpu_gone;
+};
+
+struct record_procs {
+	struct record_proc *v; /* the target first, then sorted by pid */
+	size_t n, cap;
+	struct record_proc *last; /* the last one found */
+	int follow;		  /* --follow-fork */
+	uint64_t forked;	  /* children followed */
+	uint64_t unfollowed;	  /* children not followed */
+	uint64_t execd;		  /* followed children that exec'd another program */
 };
 
 struct record {
@@ -133,6 +157,7 @@ struct record {
 				    * uretprobe trampoline (a tail call) */
 	size_t ntramp;
 	struct vp_nesting *nesting; /* the kernel's pending return probes */
+	struct record_procs procs;
 	uint64_t lost, foreign;
 	int write_err;
 	int finished;		   /* the file was written to its end */
@@ -194,6 +219,25 @@ int record_calibrate(struct record *rec);
 int record_prepare_probes(struct record *rec);
 /* The header's command line: @argv for a program, /proc's for -p. */
 void record_header_cmdline(struct record *rec, int argc, char **argv);
+
+/* ---- record-procs.c: the processes followed ---- */
+
+/* The target (rec->pid) is followed, no child yet. */
+void record_procs_start(struct record *rec);
+void record_procs_release(struct record_procs *ps);
+/* Whether the events of process @pid are recorded. */
+int record_procs_followed(struct record *rec, uint32_t pid);
+/* In time order: @ppid forked @pid; @pid exec'd; @pid mapped @path. */
+void record_procs_fork(struct record *rec, uint32_t ppid, uint32_t pid);
+void record_procs_exec(struct record *rec, uint32_t pid);
+void record_procs_mapped(struct record *rec, uint32_t pid, const char *path);
+/* Before the END chunk: what is still pending goes into the file. */
+void record_procs_finish(struct record *rec);
+/* The CPU time of the children followed, in this recording (ns): the
+ * probes' cost in them is charged to them. */
+uint64_t record_procs_cpu(struct record *rec);
+/* What record says at the end about children: followed, exec'd, not followed. */
+void record_procs_summary(const struct record *rec);
 
 /* ---- record-stream.c: running the target, writing its events ---- */
 

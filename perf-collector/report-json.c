@@ -277,6 +277,36 @@ static void json_backend(struct json *j, uint32_t backend)
 	}
 }
 
+/* "processes": null for a single process, else each one (report.h). */
+static void json_processes(struct json *j, const struct report *r)
+{
+	struct report_process *v;
+	size_t n = report_processes(r, &v);
+
+	if (r->pid)
+		json_u64(j, "shown_pid", r->pid);
+	else
+		json_null(j, "shown_pid");
+	if (!n) {
+		json_null(j, "processes");
+		return;
+	}
+	json_arr(j, "processes");
+	for (size_t i = 0; i < n; i++) {
+		json_obj(j, NULL);
+		json_u64(j, "pid", v[i].pid);
+		if (v[i].ppid)
+			json_u64(j, "ppid", v[i].ppid);
+		else
+			json_null(j, "ppid");
+		json_u64(j, "threads", v[i].threads);
+		json_str_or_null(j, "exec", v[i].exec);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	free(v);
+}
+
 static void json_header(struct json *j, const struct report *r)
 {
 	const struct vp_header *h = r->hdr;
@@ -300,6 +330,7 @@ static void json_header(struct json *j, const struct report *r)
 		json_str(j, NULL, h->argv[i]);
 	json_arr_end(j);
 	json_u64(j, "pid", h->pid);
+	json_processes(j, r);
 	if (h->start_time)
 		json_u64(j, "start_time", h->start_time);
 	else
@@ -370,6 +401,10 @@ static void json_totals(struct json *j, const struct report *r)
 		json_u64(j, "foreign", tr->foreign);
 	else
 		json_null(j, "foreign");
+	if (tr->present)
+		json_u64(j, "unfollowed", tr->unfollowed);
+	else
+		json_null(j, "unfollowed");
 	json_u64(j, "total_time", r->an->total_time);
 	json_u64(j, "duration", bt->events ? bt->last_time - bt->first_time : 0);
 	json_bool(j, "complete", tr->present);

@@ -210,6 +210,95 @@ static const char *text_time_base(const struct report *r)
 	}
 }
 
+static int cmp_process(const void *a, const void *b)
+{
+	const struct report_process *x = a, *y = b;
+
+	/* the target first */
+	if (!x->ppid != !y->ppid)
+		return x->ppid ? 1 : -1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t report_processes(const struct report *r, struct report_process **ret)
+{
+	size_t nt = vp_reader_nthreads(r->reader), np = vp_reader_nprocesses(r->reader), n = 0;
+	struct report_process *v;
+	uint64_t *pt;
+
+	/* one process (auto mode's phase 1 may be another run: not a child) */
+	if (!np)
+		return 0;
+	v = xcalloc(np + 1, sizeof(*v));
+	v[n++] = (struct report_process){ r->hdr->pid, 0, 0, NULL };
+	for (size_t i = 0; i < np; i++) {
+		const struct vp_process *p = vp_reader_process(r->reader, i);
+		size_t j;
+
+		for (j = 0; j < n && v[j].pid != p->pid; j++)
+			;
+		if (j == n)
+			v[n++] = (struct report_process){ p->pid, p->ppid, 0, NULL };
+		v[j].exec = j && (p->flags & VP_PROC_EXEC) ? p->exec : NULL;
+	}
+	qsort(v, n, sizeof(*v), cmp_process);
+	/* threads per process, each tid once (auto mode numbers it per phase) */
+	pt = xcalloc(nt + 1, sizeof(*pt));
+	for (size_t i = 0; i < nt; i++) {
+		const struct vp_thread_info *t = vp_reader_thread(r->reader, (uint32_t)i);
+
+		pt[i] = (uint64_t)t->pid << 32 | t->tid;
+	}
+	qsort(pt, nt, sizeof(*pt), cmp_u64);
+	for (size_t i = 0; i < nt; i++) {
+		if (i && pt[i] == pt[i - 1])
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (v[j].pid == (uint32_t)(pt[i] >> 32))
+				v[j].threads++;
+	}
+	free(pt);
+	*ret = v;
+	return n;
+}
+
+/* The processes of a recording that followed forks, one line each. */
+static void text_processes(FILE *f, const struct report *r)
+{
+	struct report_process *v;
+	size_t n = report_processes(r, &v);
+
+	if (!n)
+		return;
+	fprintf(f, "  processes:         %zu (", n);
+	if (r->pid)
+		fprintf(f, "shown: %" PRIu32 " only)\n", r->pid);
+	else
+		fprintf(f, "report --pid shows one)\n");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "    %-8" PRIu32 " ", v[i].pid);
+		if (v[i].ppid)
+			fprintf(f, "forked by %" PRIu32, v[i].ppid);
+		else
+			fprintf(f, "the program");
+		fprintf(f, ", %" PRIu32 " thread%s", v[i].threads, v[i].threads == 1 ? "" : "s");
+		if (v[i].exec) {
+			fprintf(f, ", then exec'd '");
+			text_put(f, v[i].exec);
+			fprintf(f, "' (not followed)");
+		}
+		fputc('\n', f);
+	}
+	free(v);
+}
+
 static void text_header(const struct report *r)
 {
 	const struct vp_header *h = r->hdr;
@@ -232,6 +321,7 @@ static void text_header(const struct report *r)
 		fprintf(f, " (not recorded)");
 	fputc('\n', f);
 	fprintf(f, "  pid:               %" PRIu32 "\n", h->pid);
+	text_processes(f, r);
 	t = (time_t)h->start_time;
 	if (h->start_time && localtime_r(&t, &tm) &&
 	    strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S %z", &tm))
@@ -718,6 +808,8 @@ static void text_totals(const struct report *r)
 		fprintf(f, "  foreign records not followed: %" PRIu64 "\n", tr->foreign);
 	else
 		fprintf(f, "  foreign records not followed: unknown\n");
+	if (tr->present && tr->unfollowed)
+		fprintf(f, "  child processes not followed: %" PRIu64 "\n", tr->unfollowed);
 	fprintf(f, "  unit:                         %s\n", text_unit_clock(r, buf, sizeof(buf)));
 	fprintf(f, "  probed functions:             %zu\n", r->hdr->nfuncs);
 	fprintf(f, "  total time:                   %s (sum of the outermost invocations)\n",

@@ -43,6 +43,7 @@ struct report {
 	double precision;		/* --precision: wider intervals are flagged */
 	int compensated;		/* probe costs subtracted (not --raw) */
 	enum vp_time_base time;		/* --time: what the durations measure */
+	uint32_t pid;			/* --pid: the process shown, 0: all */
 	/* per CCT node: what the probes cost per call inside its window, its
 	 * own and its probed descendants' (0: unknown); see report_probe_costs */
 	const double *probe_cost;
@@ -59,6 +60,18 @@ int report_json(const struct report *r);
 int report_vcg_dot(const struct report *r);
 /* @s as a JSON string literal, invalid UTF-8 as U+FFFD (report-json.c). */
 void report_json_string(FILE *f, const char *s);
+
+/*
+ * The processes of the recording, from its threads and PROCESS records,
+ * the target first, then by pid: 0 (a single process), or their number
+ * with *@ret malloc'ed.
+ */
+struct report_process {
+	uint32_t pid, ppid; /* ppid 0: the target */
+	uint32_t threads;
+	const char *exec;   /* the program it exec'd (not followed since), or NULL */
+};
+size_t report_processes(const struct report *r, struct report_process **ret);
 
 /* ---- report-vcg.c: the graph's text sections ---- */
 

@@ -1039,6 +1039,24 @@ void vp_sample_sink_mmap(struct vp_sample_sink *ss, pid_t pid, uint64_t start, u
 	}
 }
 
+void vp_sample_sink_fork(struct vp_sample_sink *ss, pid_t ppid, uint32_t ptid, pid_t pid,
+			 uint32_t tid)
+{
+	struct shadow *from, *to;
+
+	vp_unwinder_fork(ss->unw, ppid, pid);
+	/* the child's stack is a copy: the probed frames pending on it too */
+	from = shadow_of(ss, ptid, 0);
+	if (!from || !from->n || ptid == tid)
+		return;
+	to = shadow_of(ss, tid, 1);
+	from = shadow_of(ss, ptid, 0); /* (the table may have grown) */
+	to->v = xrealloc(to->v, from->n * sizeof(*to->v));
+	memcpy(to->v, from->v, from->n * sizeof(*to->v));
+	to->n = to->cap = from->n;
+	to->has_gone = 0;
+}
+
 int vp_sample_sink_read_maps(struct vp_sample_sink *ss, pid_t pid)
 {
 	return vp_unwinder_read_maps(ss->unw, pid);

@@ -138,6 +138,10 @@ void vp_sample_sink_free(struct vp_sample_sink *ss);
 void vp_sample_sink_mmap(struct vp_sample_sink *ss, pid_t pid, uint64_t start, uint64_t len,
 			 uint64_t pgoff, const char *path);
 int vp_sample_sink_read_maps(struct vp_sample_sink *ss, pid_t pid);
+/* Thread @ptid of process @ppid forked process @pid, whose thread is
+ * @tid (a VP_RAW_FORK record): the same mappings, the same stack. */
+void vp_sample_sink_fork(struct vp_sample_sink *ss, pid_t ppid, uint32_t ptid, pid_t pid,
+			 uint32_t tid);
 /* Unwind sample @r of thread index @thread and write it; 0 or -errno. */
 int vp_sample_sink_write(struct vp_sample_sink *ss, const struct vp_raw *r, uint32_t thread);
 void vp_sample_sink_stats(const struct vp_sample_sink *ss, struct vp_unwind_stats *ret);

@@ -351,6 +351,27 @@ void vp_unwinder_forget(struct vp_unwinder *u, pid_t pid)
 		proc_clear(p);
 }
 
+void vp_unwinder_fork(struct vp_unwinder *u, pid_t ppid, pid_t pid)
+{
+	struct uproc *parent = find_proc(u, ppid, 0), *child;
+
+	if (!parent || pid == ppid)
+		return;
+	child = get_proc(u, pid);
+	/* find_proc() may have moved the parent when the table grew */
+	parent = find_proc(u, ppid, 0);
+	proc_clear(child);
+	child->gone = 0;
+	if (parent->n) {
+		child->insts = xmalloc(parent->n * sizeof(*child->insts));
+		memcpy(child->insts, parent->insts, parent->n * sizeof(*child->insts));
+		child->n = child->cap = parent->n;
+	}
+	child->uprobes_lo = parent->uprobes_lo;
+	child->uprobes_hi = parent->uprobes_hi;
+	child->dwfl_stale = 1;
+}
+
 void vp_unwinder_gone(struct vp_unwinder *u, pid_t pid)
 {
 	get_proc(u, pid)->gone = 1;

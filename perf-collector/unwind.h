@@ -100,6 +100,8 @@ void vp_unwinder_add_maps(struct vp_unwinder *u, pid_t pid, const struct vp_maps
 int vp_unwinder_read_maps(struct vp_unwinder *u, pid_t pid);
 /* @pid exec'd: forget its mappings (the new image's come next). */
 void vp_unwinder_forget(struct vp_unwinder *u, pid_t pid);
+/* @ppid forked @pid: the child starts with a copy of its mappings. */
+void vp_unwinder_fork(struct vp_unwinder *u, pid_t ppid, pid_t pid);
 /* @pid exited: its mappings stay for its samples still to come, but
  * /proc/@pid is no longer it (the pid may be reused): never read it. */
 void vp_unwinder_gone(struct vp_unwinder *u, pid_t pid);

@@ -560,7 +560,7 @@ static void test_offcpu_round_trip(void)
 	if (vp_reader_open(p, &r, err, sizeof(err)))
 		bail("cannot open the off-CPU file: %s", err);
 	h = vp_reader_header(r);
-	is_int(3, h->version, "off-CPU: written as version 3");
+	is_int(VP_DATA_VERSION, h->version, "off-CPU: written as version %d", VP_DATA_VERSION);
 	is_int(VP_BACKEND_BPF, h->backend, "off-CPU: backend read back");
 	is_int(1, h->offcpu, "off-CPU: flag read back");
 	while ((n = vp_reader_next(r, buf, 777)) > 0) {
@@ -917,6 +917,135 @@ static void test_writer_fd(void)
 	free(p);
 }
 
+/* ---- version 4: processes ---- */
+
+/*
+ * A recording that followed a fork: process 100 (the target, thread 0)
+ * and its child 200 (thread 1), which later exec'd /bin/true; 5 other
+ * children not followed.  Thread 0 has 3 calls, thread 1 has 2.
+ */
+static void write_procs(const char *path)
+{
+	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_func f = { 0, 0x1000, 16, 0x1000, 0, VP_INSN_EMULATED, "work", "work", "work" };
+	struct vp_callsite cs = { 0, 0, 0x1010, "main+0x10", "prog.c", 7 };
+	struct vp_process target = { 100, 0, 0, "" }, child = { 200, 100, VP_PROC_FORKED, "" };
+	struct vp_trailer tr = { .flags = VP_END_EXITED, .unfollowed = 5 };
+	struct vp_header h = { 0 };
+	struct vp_writer *w;
+	uint64_t t = 1000;
+
+	h.unit = VP_UNIT_NS;
+	h.clock = CLOCK_MONOTONIC;
+	h.pid = 100;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.nfuncs = 1;
+	h.funcs = &f;
+	w = vp_writer_new(path, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	vp_writer_thread(w, 0, 100, 100);
+	vp_writer_callsite(w, 0, &cs);
+	vp_writer_process(w, &target);
+	vp_writer_process(w, &child);
+	vp_writer_thread(w, 1, 200, 200);
+	for (int i = 0; i < 5; i++) {
+		uint32_t thread = i < 3 ? 0 : 1;
+		struct vp_event in = { t, 0x7000, 0, 0, thread, VP_EV_ENTRY, 0 };
+		struct vp_event out = { t + 10, 0x7008, 0, UINT32_MAX, thread, VP_EV_EXIT, 0 };
+
+		vp_writer_event(w, &in);
+		vp_writer_event(w, &out);
+		t += 100;
+	}
+	child.flags |= VP_PROC_EXEC;
+	child.exec = "/bin/true";
+	vp_writer_process(w, &child);
+	if (vp_writer_finish(w, &tr))
+		bail("cannot write %s", path);
+}
+
+/* Events of process @pid (0: all) read from @path: "N:T" with T the
+ * sum of their thread indexes, or -errno. */
+static long count_of(const char *path, uint32_t pid, struct vp_reader **ret)
+{
+	struct vp_event buf[64];
+	struct vp_reader *r;
+	long n, total = 0, threads = 0;
+	char err[512];
+
+	if (vp_reader_open(path, &r, err, sizeof(err)))
+		return -1;
+	vp_reader_set_pid(r, pid);
+	while ((n = vp_reader_next(r, buf, 64)) > 0) {
+		for (long i = 0; i < n; i++)
+			threads += buf[i].thread;
+		total += n;
+	}
+	if (n < 0) {
+		diag("%s", vp_reader_error(r));
+		vp_reader_free(r);
+		return n;
+	}
+	if (ret)
+		*ret = r;
+	else
+		vp_reader_free(r);
+	return total * 1000 + threads;
+}
+
+static void test_processes(void)
+{
+	char *p = path_of("procs.data"), *p3 = path_of("procs3.data"), err[512];
+	const struct vp_process *pr;
+	struct vp_reader *r = NULL;
+	unsigned char *b;
+	size_t len;
+
+	write_procs(p);
+	is_int(10 * 1000 + 4, count_of(p, 0, &r), "processes: every event, both threads");
+	if (r) {
+		is_int(2, vp_reader_nprocesses(r), "processes: two PROCESS records' pids");
+		pr = vp_reader_process(r, 1);
+		ok(pr && pr->pid == 200 && pr->ppid == 100 &&
+		   pr->flags == (VP_PROC_FORKED | VP_PROC_EXEC) && !strcmp(pr->exec, "/bin/true"),
+		   "processes: the later record of a pid updates it (exec'd /bin/true)");
+		pr = vp_reader_process(r, 0);
+		ok(pr && pr->pid == 100 && !pr->ppid && !pr->flags && !*pr->exec,
+		   "processes: the target, ppid 0");
+		ok(!vp_reader_process(r, 2), "processes: no third one");
+		is_int(5, vp_reader_trailer(r)->unfollowed, "processes: children not followed, in END");
+		is_int(200, vp_reader_thread(r, 1)->pid, "processes: the child's thread has its pid");
+		vp_reader_free(r);
+	} else {
+		skip_block(6, "the file did not read");
+	}
+	is_int(6 * 1000 + 0, count_of(p, 100, NULL), "--pid 100: the target's 6 events only");
+	is_int(4 * 1000 + 4, count_of(p, 200, NULL), "--pid 200: the child's 4 events only");
+	is_int(0, count_of(p, 300, NULL), "--pid of no process: no event");
+
+	/* The same records in a version-3 file: an error naming the type. */
+	b = read_all(p, &len);
+	b[8] = 3;
+	write_bytes(p3, b, len);
+	ok(count_of(p3, 0, NULL) < 0, "version 3 with a PROCESS record: rejected");
+	if (vp_reader_open(p3, &r, err, sizeof(err)) == 0) {
+		struct vp_event buf[64];
+
+		while (vp_reader_next(r, buf, 64) > 0)
+			;
+		ok(strstr(vp_reader_error(r), ": unknown control record type 9") != NULL,
+		   "... as an unknown control record type 9: %s", vp_reader_error(r));
+		vp_reader_free(r);
+	} else {
+		skip("cannot open: %s", err);
+	}
+	free(b);
+	free(p);
+	free(p3);
+}
+
 int main(void)
 {
 	struct vp_reader *r = NULL;
@@ -927,7 +1056,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(48 + 36 + 37 + 5);
+	plan(48 + 36 + 37 + 5 + 12);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
@@ -995,7 +1124,7 @@ int main(void)
 		v[8] = 99;
 		expect_open_error("version.data", v, 16,
 				  "offset 8: unsupported format version 99 (this varperf reads "
-				  "versions 1 to 3)");
+				  "versions 1 to 4)");
 	}
 	expect_open_error("short.data", bytes, 12,
 			  "offset 12: file ends inside the file header (truncated)");
@@ -1065,6 +1194,7 @@ int main(void)
 
 	test_version1(good);
 	test_version2(good);
+	test_processes();
 	test_samples();
 	test_compensation();
 	test_tracked_costs();
