@@ -365,6 +365,27 @@ static int stdin_again(off_t off)
  * happening, phase 1 is kept.
  */
 /* Phase 1 left the program running, and there will be no phase 2. */
+/*
+ * --duration ended with phase 1's program still running and phase 2 not
+ * begun: end it as the option promises, as Ctrl-C would, then SIGKILL 5 s
+ * later; its exit code as record's.
+ */
+static int interrupt_child(pid_t pid)
+{
+	int status = 0;
+	pid_t got = 0;
+
+	kill(pid, SIGINT);
+	for (int i = 0; i < 500 && (got = waitpid(pid, &status, WNOHANG)) == 0; i++)
+		usleep(10000);
+	if (got == 0) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 static void abandon_child(struct record *r1)
 {
 	if (r1->left_running) {
@@ -555,6 +576,10 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		if (r2.opts.duration <= 0) {
 			keep_phase1(o, "--duration ended before phase 2");
 			code = 0;
+			if (r2.child) {
+				code = interrupt_child(r2.opts.attach);
+				r2.gone = 1;
+			}
 			goto out;
 		}
 	}
