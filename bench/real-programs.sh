@@ -28,6 +28,7 @@
 #                         (such as --backend NAME)
 #   VP_BENCH_TIMEOUT      seconds allowed each varperf record (default 600)
 #   VP_BENCH_INPUT_MB     size of the input, when it is created (default 12)
+#   VP_BENCH_BUILD_ONLY   set: build the programs and the input, then stop
 #   BENCH_DIR             where the temporary directory goes (default
 #                         $TMPDIR or /tmp)
 set -euo pipefail
@@ -299,6 +300,8 @@ if [ ! -f "$input.info" ] || [ "$(stat -c %s "$input" 2>/dev/null)" != "$bytes" 
 		"sha256 $(sha256sum <"$input" | cut -c1-16)" >"$input.info"
 fi
 echo "input: $input, $(stat -c %s "$input") bytes: $(cat "$input.info")"
+# real-hardening.sh wants only the programs and the input
+[ -z "${VP_BENCH_BUILD_ONLY:-}" ] || exit 0
 
 # ---- measuring ------------------------------------------------------------
 
