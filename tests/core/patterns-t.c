@@ -91,6 +91,69 @@ static const struct vp_pattern *find(const struct vp_analysis *a, const struct v
 	return NULL;
 }
 
+/*
+ * Deep recursion, built by hand: main -> rec [top] -> rec [rec] -> ... to
+ * depth DEEP.  Only the 10 deepest rec contexts vary.  Each of them shares
+ * DEEP - 11 elements of its chain with the deepest steady context, so
+ * their MDC sequences are (rec [rec]) x (DEEP - 10); apart, the PST peels
+ * them off one caller at a time: rec_d's pattern is its chain of d
+ * elements down to rec [top], and the deepest two part at DEEP - 1.
+ * Before the chains were ranked this took minutes (quartic in the depth).
+ */
+enum { DEEP = 6000, DEEP_VARY = 10, F_REC = 0, F_DMAIN = 1, CS_TOP = 1, CS_REC = 2 };
+
+static void deep_recursion(double similarity, int mixed)
+{
+	struct vp_analysis_params prm;
+	struct vp_analysis a;
+	struct vp_cct t;
+	uint32_t parent, rec[DEEP + 1];
+	size_t ok_len = 0, ok_chain = 0;
+
+	vp_cct_init(&t);
+	parent = (uint32_t)vp_cct_child(&t, VP_NODE_ROOT, F_DMAIN, CS_0);
+	vp_stats_add(&t.nodes[parent].stats, 100000000);
+	for (uint32_t d = 1; d <= DEEP; d++) {
+		struct vp_stats *s;
+
+		rec[d] = parent = (uint32_t)vp_cct_child(&t, parent, F_REC, d == 1 ? CS_TOP : CS_REC);
+		s = &t.nodes[parent].stats;
+		if (d + DEEP_VARY <= DEEP) { /* steady */
+			vp_stats_add(s, 1000);
+			vp_stats_add(s, 1000);
+		} else {		     /* CoV 1, means apart unless !mixed */
+			vp_stats_add(s, 1);
+			vp_stats_add(s, mixed ? 1 + 40 * d : 100001);
+		}
+	}
+	vp_analysis_params_default(&prm);
+	prm.cutoff = 0;
+	prm.similarity = similarity;
+	if (vp_analysis_run(&a, &t, 2, &prm) < 0)
+		bail("deep recursion: analysis failed");
+	if (!mixed) {
+		is_int(1, a.npatterns, "deep recursion, similar: one pattern");
+		is_int(DEEP_VARY, a.patterns[0].nnodes, "... of the 10 varying contexts");
+		is_int(DEEP - DEEP_VARY, a.patterns[0].len, "... with their common MDC sequence");
+		goto out;
+	}
+	is_int(DEEP_VARY, a.npatterns, "deep recursion, apart: 10 patterns");
+	for (size_t i = 0; i < a.npatterns; i++) {
+		const struct vp_pattern *p = &a.patterns[i];
+		uint32_t d = t.nodes[p->nodes[0]].depth - 1;
+		uint32_t want = d == DEEP ? DEEP - 1 : d;
+
+		ok_len += p->nnodes == 1 && p->nodes[0] == rec[d] && p->len == want;
+		ok_chain += p->chain[p->len - 1].func == F_REC &&
+			    p->chain[0].callsite == (d == DEEP ? CS_REC : CS_TOP);
+	}
+	is_int(DEEP_VARY, ok_len, "... rec_d's chain has d elements (the deepest DEEP - 1)");
+	is_int(DEEP_VARY, ok_chain, "... from rec [top] (the deepest: rec [rec])");
+out:
+	vp_analysis_release(&a);
+	vp_cct_release(&t);
+}
+
 int main(void)
 {
 	struct vp_analysis_params prm;
@@ -102,7 +165,10 @@ int main(void)
 	char err[128];
 	size_t i, inset = 0;
 
-	plan(37);
+	plan(43);
+
+	deep_recursion(0.0, 1);
+	deep_recursion(0.1, 0);
 
 	vp_analysis_params_default(&prm);
 	is_double(0.4, vp_analysis_cov_threshold(&prm), 1e-12, "Chebyshev: p=0.96 w=2 gives 0.4");
