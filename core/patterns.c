@@ -694,8 +694,9 @@ int vp_analysis_run(struct vp_analysis *a, const struct vp_cct *t, size_t nfuncs
 		err = -ENOMEM;
 		goto fail;
 	}
+	/* open invocations count: a run stopped inside main has main's time */
 	for (i = 0; i < t->nodes[VP_NODE_ROOT].nchildren; i++)
-		a->total_time += t->nodes[t->nodes[VP_NODE_ROOT].children[i]].stats.total;
+		a->total_time += vp_cct_node_time(&t->nodes[t->nodes[VP_NODE_ROOT].children[i]]);
 	cut = p->cutoff * (double)a->total_time;
 	/* Parents have smaller ids than their children: one forward pass is
 	 * a pre-order walk for this purpose. */
@@ -703,8 +704,10 @@ int vp_analysis_run(struct vp_analysis *a, const struct vp_cct *t, size_t nfuncs
 		const struct vp_cct_node *n = &t->nodes[i];
 		int parent_ok = n->parent == VP_NODE_ROOT || a->significant[n->parent];
 
-		a->significant[i] = parent_ok && n->stats.n && (double)n->stats.total >= cut;
-		a->high_variance[i] = a->significant[i] &&
+		a->significant[i] = parent_ok && (n->stats.n || n->open) &&
+				    (double)vp_cct_node_time(n) >= cut;
+		/* statistics need invocations that returned */
+		a->high_variance[i] = a->significant[i] && n->stats.n &&
 				      vp_stats_cov(&n->stats) >= a->cov_threshold;
 		a->vim[i] = a->k * vp_stats_stddev(&n->stats) * (double)n->stats.n;
 	}

@@ -58,7 +58,8 @@ struct vp_analysis {
 	struct vp_analysis_params params;
 	double cov_threshold;
 	double k;
-	uint64_t total_time;	/* sum of the root's children's totals */
+	uint64_t total_time;	/* the outermost nodes' vp_cct_node_time(),
+				 * open invocations included */
 	size_t nnodes;
 	uint8_t *significant;	/* per node */
 	uint8_t *high_variance; /* per node (significant and CoV >= threshold) */

@@ -1061,7 +1061,7 @@ static PyObject *rec_node(PyObject *self, PyObject *args)
 		if (!v || PyList_SetItem(pats, (Py_ssize_t)i, v) < 0)
 			Py_CLEAR(pats);
 	}
-	share = r->an.total_time ? (double)n->stats.total / (double)r->an.total_time : 0.0;
+	share = r->an.total_time ? (double)vp_cct_node_time(n) / (double)r->an.total_time : 0.0;
 	if (vpmod_put(d, "id", PyLong_FromUnsignedLong(id)) ||
 	    vpmod_put(d, "parent",
 		      n->parent == VP_NODE_ROOT || n->parent == VP_NO_NODE ?

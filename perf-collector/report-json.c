@@ -528,6 +528,8 @@ static void json_nodes(struct json *j, const struct report *r)
 		json_callsite(j, r, "callsite", n->callsite);
 		json_stats(j, &n->stats, 1);
 		json_u64(j, "unpaired", n->unpaired);
+		json_u64(j, "open", n->open);
+		json_u64(j, "open_total", n->open_total);
 		json_offcpu(j, r, id);
 		json_bool(j, "unreliable", report_node_unreliable(r, id));
 		json_bool(j, "partial", vp_reader_unprobed(r->reader, n->func) != 0);

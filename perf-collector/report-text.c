@@ -366,8 +366,8 @@ static int text_cmp_total(const void *a, const void *b)
 	const struct vp_cct_node *x = &text_sort_tree->nodes[*(const uint32_t *)a];
 	const struct vp_cct_node *y = &text_sort_tree->nodes[*(const uint32_t *)b];
 
-	if (x->stats.total != y->stats.total)
-		return x->stats.total < y->stats.total ? 1 : -1;
+	if (vp_cct_node_time(x) != vp_cct_node_time(y))
+		return vp_cct_node_time(x) < vp_cct_node_time(y) ? 1 : -1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -398,7 +398,8 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 	const struct vp_cct_node *n = text_node(r, id);
 	const struct vp_stats *s = &n->stats;
 	char mean[32], sigma[32], min[32], max[32], total[32];
-	double share = r->an->total_time ? 100.0 * (double)s->total / (double)r->an->total_time : 0;
+	uint64_t time = vp_cct_node_time(n);
+	double share = r->an->total_time ? 100.0 * (double)time / (double)r->an->total_time : 0;
 	int hv = r->an->high_variance[id];
 	uint32_t depth = n->depth ? n->depth - 1 : 0;
 
@@ -420,10 +421,15 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 		strcpy(min, "-");
 		strcpy(max, "-");
 	}
+	text_time(r, s->mean, mean, sizeof(mean));
+	text_time(r, vp_stats_stddev(s), sigma, sizeof(sigma));
+	if (!s->n) { /* only open invocations: no statistics */
+		strcpy(mean, "-");
+		strcpy(sigma, "-");
+	}
 	fprintf(r->out, "%c %9" PRIu64 " %9s %9s %6.3f %9s %9s %9s %6.1f%%  ", hv ? '*' : ' ',
-		s->n, text_time(r, s->mean, mean, sizeof(mean)),
-		text_time(r, vp_stats_stddev(s), sigma, sizeof(sigma)), vp_stats_cov(s), min, max,
-		text_time(r, (double)s->total, total, sizeof(total)), share);
+		s->n, mean, sigma, vp_stats_cov(s), min, max,
+		text_time(r, (double)time, total, sizeof(total)), share);
 	if (depth > TEXT_MAX_INDENT)
 		fprintf(r->out, "%*s[depth %" PRIu32 "] ", 2 * TEXT_MAX_INDENT, "", depth + 1);
 	else
@@ -432,6 +438,8 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 	text_put_callsite(r, n->callsite);
 	if (report_node_unreliable(r, id))
 		fputs(" (!)", r->out);
+	if (n->open)
+		fprintf(r->out, " (%" PRIu64 " open at the end)", n->open);
 	if (vp_reader_unprobed(r->reader, n->func))
 		fputs(" (partial: probes removed, over the overhead budget)", r->out);
 	fputc('\n', r->out);
@@ -696,6 +704,8 @@ static void text_totals(const struct report *r)
 	fprintf(f, "  invocations:                  %" PRIu64 "\n", bt->invocations);
 	fprintf(f, "  lost records:                 %" PRIu64 "\n", r->lost);
 	fprintf(f, "  unpaired entries:             %" PRIu64 "\n", bt->unpaired_entries);
+	fprintf(f, "  open at the end:              %" PRIu64 " (of the unpaired; timed up to the "
+		   "last event)\n", bt->open_at_end);
 	fprintf(f, "  unmatched exits:              %" PRIu64 "\n", bt->unmatched_exits);
 	fprintf(f, "  threads:                      %" PRIu32 "\n", bt->threads);
 	if (tr->present)
@@ -704,7 +714,8 @@ static void text_totals(const struct report *r)
 		fprintf(f, "  foreign records not followed: unknown\n");
 	fprintf(f, "  unit:                         %s\n", text_unit_clock(r, buf, sizeof(buf)));
 	fprintf(f, "  probed functions:             %zu\n", r->hdr->nfuncs);
-	fprintf(f, "  total time:                   %s (sum of the outermost invocations)\n",
+	fprintf(f, "  total time:                   %s (sum of the outermost invocations, open ones "
+		   "included)\n",
 		text_time(r, (double)r->an->total_time, buf, sizeof(buf)));
 	fprintf(f, "  duration of the recording:    %s (first to last event)\n",
 		text_time(r, bt->events ? (double)(bt->last_time - bt->first_time) : 0, buf,
