@@ -299,6 +299,10 @@ static int cmd_report_file_warnings(const struct cmd_report_opts *o, struct repo
 			o->input,
 			(double)r->trailer->probe_cost_ns / (double)r->trailer->target_cpu_ns * 100,
 			(double)r->trailer->budget_ppm / 1e4);
+	if (r->clamped)
+		warning("'%s': %llu compensated durations were clamped: the probe costs "
+			"subtracted exceeded the time measured (--raw: as measured)",
+			o->input, (unsigned long long)r->clamped);
 	if (r->lost)
 		warning("'%s': %llu records were lost while recording; their invocations are "
 			"counted as unpaired",
@@ -493,6 +497,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.vcg_only = o->vcg_only;
 	r.contexts = o->contexts;
 	r.lost = cmd_report_lost(reader, r.trailer);
+	r.clamped = vp_reader_clamped(reader);
 	r.precision = o->precision;
 	r.confidence = o->confidence;
 	r.z = vp_confidence_z(o->confidence);

@@ -707,6 +707,9 @@ static void text_totals(const struct report *r)
 	fprintf(f, "  open at the end:              %" PRIu64 " (of the unpaired; timed up to the "
 		   "last event)\n", bt->open_at_end);
 	fprintf(f, "  unmatched exits:              %" PRIu64 "\n", bt->unmatched_exits);
+	if (r->compensated)
+		fprintf(f, "  clamped durations:            %" PRIu64 " (probe costs over the time "
+			   "measured)\n", r->clamped);
 	fprintf(f, "  threads:                      %" PRIu32 "\n", bt->threads);
 	if (tr->present)
 		fprintf(f, "  foreign records not followed: %" PRIu64 "\n", tr->foreign);
