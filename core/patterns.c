@@ -464,6 +464,8 @@ static int cmp_pattern(const void *x, const void *y)
 {
 	const struct vp_pattern *a = x, *b = y;
 
+	if (a->unreliable != b->unreliable)
+		return a->unreliable ? 1 : -1;
 	if (a->vim != b->vim)
 		return a->vim < b->vim ? 1 : -1;
 	if (a->stats.n != b->stats.n)
@@ -576,6 +578,143 @@ static size_t mdc_lengths(const struct vp_analysis *a, const struct vp_cct *t,
 	return nc;
 }
 
+/* ---- pass-through callees ---- */
+
+/* @c's row sum in its parent @p's covariance matrix, over p's variance. */
+static double variance_share(const struct vp_cct *t, const struct vp_cct_node *p, uint32_t c)
+{
+	long slot = vp_cct_child_slot(p, c);
+	double var = vp_covar_sum(&p->cov), row = 0;
+
+	if (slot < 0 || (size_t)slot >= p->cov.dim || !(var > 0))
+		return 0;
+	(void)t;
+	for (size_t j = 0; j < p->cov.dim; j++)
+		row += vp_covar_get(&p->cov, (size_t)slot, j);
+	return row / var;
+}
+
+static int cmp_depth_desc(const void *x, const void *y, void *arg)
+{
+	const struct vp_cct *t = arg;
+	const struct vp_pattern *a = *(struct vp_pattern *const *)x;
+	const struct vp_pattern *b = *(struct vp_pattern *const *)y;
+	uint32_t da = t->nodes[a->nodes[0]].depth, db = t->nodes[b->nodes[0]].depth;
+
+	if (da != db)
+		return da < db ? 1 : -1;
+	return a->nodes[0] < b->nodes[0] ? -1 : a->nodes[0] > b->nodes[0];
+}
+
+/* Fold @q, a pass-through callee of @p, into @p. */
+static int fold_into(struct vp_pattern *p, struct vp_pattern *q)
+{
+	size_t n = p->nthrough + 1 + q->nthrough;
+	struct vp_chain_elem *e = realloc(p->through, n * sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e[p->nthrough] = q->chain[q->len - 1];
+	memcpy(e + p->nthrough + 1, q->through, q->nthrough * sizeof(*e));
+	p->through = e;
+	p->nthrough = n;
+	free(q->chain);
+	free(q->nodes);
+	free(q->through);
+	memset(q, 0, sizeof(*q));
+	return 0;
+}
+
+/*
+ * A wrapper that calls one function once per invocation and whose variance
+ * is nearly all that callee's is a transmitter of its variance, not its
+ * origin (Kumar and Pande, Dominant Variance Characterization, Section
+ * 2.2): a chain of them made one pattern per link, all with the same
+ * statistics.  Pattern q is folded into pattern p when p's nodes are
+ * exactly the callers of q's, every caller is invoked as often as its
+ * callee and the callee carries at least VP_PASS_THROUGH_SHARE of its
+ * variance.  Deepest patterns first, so a chain folds into its top.
+ */
+static int fold_pass_through(struct vp_analysis *a, const struct vp_cct *t)
+{
+	uint32_t *pat_of = malloc(t->nnodes * sizeof(*pat_of));
+	struct vp_pattern **order = malloc((a->npatterns + 1) * sizeof(*order));
+	size_t i, k, n = 0;
+	int err = 0;
+
+	if (!pat_of || !order) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(pat_of, 0xff, t->nnodes * sizeof(*pat_of));
+	for (i = 0; i < a->npatterns; i++) {
+		order[i] = &a->patterns[i];
+		for (k = 0; k < a->patterns[i].nnodes; k++)
+			pat_of[a->patterns[i].nodes[k]] = (uint32_t)i;
+	}
+	qsort_r(order, a->npatterns, sizeof(*order), cmp_depth_desc, (void *)t);
+	for (i = 0; i < a->npatterns && !err; i++) {
+		struct vp_pattern *q = order[i], *p;
+		uint32_t pi = pat_of[t->nodes[q->nodes[0]].parent];
+		int pass = pi != NONE && a->patterns[pi].nnodes == q->nnodes &&
+			   &a->patterns[pi] != q;
+
+		for (k = 0; pass && k < q->nnodes; k++) {
+			const struct vp_cct_node *c = &t->nodes[q->nodes[k]];
+			const struct vp_cct_node *pn = &t->nodes[c->parent];
+
+			pass = pat_of[c->parent] == pi && c->stats.n == pn->stats.n &&
+			       variance_share(t, pn, c->id) >= VP_PASS_THROUGH_SHARE;
+		}
+		if (!pass)
+			continue;
+		p = &a->patterns[pi];
+		err = fold_into(p, q);
+		a->nfolded++;
+	}
+	/* drop the folded ones, keeping the order */
+	for (i = 0; i < a->npatterns; i++)
+		if (a->patterns[i].nnodes)
+			a->patterns[n++] = a->patterns[i];
+	a->npatterns = n;
+out:
+	free(pat_of);
+	free(order);
+	return err;
+}
+
+/* Sort reliable patterns by VIM before unreliable ones; mark the Set. */
+static void rank_patterns(struct vp_analysis *a)
+{
+	size_t i;
+
+	if (a->npatterns)
+		qsort(a->patterns, a->npatterns, sizeof(*a->patterns), cmp_pattern);
+	a->max_vim = a->npatterns && !a->patterns[0].unreliable ? a->patterns[0].vim : 0.0;
+	for (i = 0; i < a->npatterns; i++)
+		a->patterns[i].in_pattern_set = !a->patterns[i].unreliable && a->max_vim > 0.0 &&
+						a->patterns[i].vim >= a->params.beta * a->max_vim;
+}
+
+int vp_analysis_set_unreliable(struct vp_analysis *a, const uint8_t *unreliable, size_t n)
+{
+	a->nunreliable = 0;
+	for (size_t i = 0; i < a->npatterns; i++) {
+		struct vp_pattern *p = &a->patterns[i];
+		int all = 1;
+
+		for (size_t k = 0; all && k < p->nnodes; k++) {
+			if (p->nodes[k] >= n)
+				return -EINVAL;
+			all = unreliable[p->nodes[k]] != 0;
+		}
+		p->unreliable = all;
+		a->nunreliable += all;
+	}
+	rank_patterns(a);
+	return 0;
+}
+
 static int find_patterns(struct vp_analysis *a, const struct vp_cct *t, size_t nfuncs)
 {
 	struct pstate st = { t, &a->params, NULL, a->k, NULL, 0, 0 };
@@ -619,16 +758,13 @@ static int find_patterns(struct vp_analysis *a, const struct vp_cct *t, size_t n
 				goto out;
 		}
 	}
-	if (st.npats)
-		qsort(st.pats, st.npats, sizeof(*st.pats), cmp_pattern);
 	a->patterns = st.pats;
 	a->npatterns = st.npats;
 	st.pats = NULL;
 	st.npats = 0;
-	a->max_vim = a->npatterns ? a->patterns[0].vim : 0.0;
-	for (i = 0; i < a->npatterns; i++)
-		a->patterns[i].in_pattern_set =
-			a->max_vim > 0.0 && a->patterns[i].vim >= a->params.beta * a->max_vim;
+	err = fold_pass_through(a, t);
+	if (!err)
+		rank_patterns(a);
 out:
 	for (i = 0; i < st.npats; i++) {
 		free(st.pats[i].chain);
@@ -729,6 +865,7 @@ void vp_analysis_release(struct vp_analysis *a)
 	for (i = 0; i < a->npatterns; i++) {
 		free(a->patterns[i].chain);
 		free(a->patterns[i].nodes);
+		free(a->patterns[i].through);
 	}
 	free(a->patterns);
 	free(a->significant);

@@ -424,6 +424,19 @@ static int cmd_report_dva(const struct cmd_report_opts *o, struct report *r,
 	return 0;
 }
 
+/* Flag the patterns whose nodes report_node_unreliable() flags. */
+static int cmd_report_unreliable(const struct report *r, struct vp_analysis *an)
+{
+	uint8_t *flags = xcalloc(r->tree->nnodes + 1, 1);
+	int err;
+
+	for (uint32_t id = 1; id < r->tree->nnodes; id++)
+		flags[id] = report_node_unreliable(r, id) != 0;
+	err = vp_analysis_set_unreliable(an, flags, r->tree->nnodes);
+	free(flags);
+	return err;
+}
+
 static int cmd_report_run(const struct cmd_report_opts *o)
 {
 	struct vp_reader *reader = NULL;
@@ -513,25 +526,31 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	if (r.sampled)
 		cmd_report_sampled_warnings(&r);
 
+	/* nodes mostly probe cost are left out of the ranking */
+	probe_cost = o->time != VP_TIME_OFFCPU ? report_probe_costs(&r) : NULL;
+	r.probe_cost = probe_cost;
 	err = vp_analysis_run(&an, &tree, r.hdr->nfuncs, &o->params);
 	if (err < 0) {
 		error("cannot analyse '%s': %s", o->input, strerror(-err));
+		free(probe_cost);
 		goto out_tree;
+	}
+	if (probe_cost && (err = cmd_report_unreliable(&r, &an)) < 0) {
+		error("cannot analyse '%s': %s", o->input, strerror(-err));
+		goto out_analysis;
 	}
 	if (cmd_report_dva(o, &r, &src, &vcg, &labels) < 0)
 		goto out_analysis;
 	probed_of = report_match_probed(&r);
 	r.probed_of = probed_of;
-	probe_cost = o->time != VP_TIME_OFFCPU ? report_probe_costs(&r) : NULL;
-	r.probe_cost = probe_cost;
 	if (!cmd_report_print(o, &r))
 		ret = 0;
-	free(probe_cost);
 	free(probed_of);
 	vp_vcg_release(&vcg);
 	vp_sources_release(&src);
 	free(labels);
 out_analysis:
+	free(probe_cost);
 	vp_analysis_release(&an);
 out_tree:
 	vp_cct_release(&tree);

@@ -573,6 +573,15 @@ static void json_patterns(struct json *j, const struct report *r)
 		json_double(j, "vim", p->vim);
 		json_double(j, "vim_share", an->max_vim > 0 ? p->vim / an->max_vim : 0);
 		json_bool(j, "in_pattern_set", p->in_pattern_set);
+		json_bool(j, "unreliable", p->unreliable != 0);
+		json_arr(j, "through");
+		for (size_t e = 0; e < p->nthrough; e++)
+			json_str(j, NULL, report_func_name(r, p->through[e].func));
+		json_arr_end(j);
+		json_arr(j, "through_callsites");
+		for (size_t e = 0; e < p->nthrough; e++)
+			json_callsite(j, r, NULL, p->through[e].callsite);
+		json_arr_end(j);
 		json_arr(j, "nodes");
 		for (size_t e = 0; e < p->nnodes; e++)
 			json_u64(j, NULL, p->nodes[e]);

@@ -289,6 +289,12 @@ static void text_chain(const struct report *r, const struct vp_pattern *p)
 		text_put(r->out, report_func_name(r, p->chain[i].func));
 		text_put_callsite(r, p->chain[i].callsite);
 	}
+	/* pass-through callees folded into the pattern */
+	for (size_t i = 0; i < p->nthrough; i++) {
+		fputs(" \xe2\x87\x92 ", r->out);
+		text_put(r->out, report_func_name(r, p->through[i].func));
+		text_put_callsite(r, p->through[i].callsite);
+	}
 }
 
 static void text_pattern_row(const struct report *r, size_t rank, const struct vp_pattern *p)
@@ -297,6 +303,12 @@ static void text_pattern_row(const struct report *r, size_t rank, const struct v
 	char mean[32], sigma[32], vim[32];
 	double share = an->max_vim > 0 ? 100.0 * p->vim / an->max_vim : 0.0;
 
+	if (!rank) /* unranked */
+		fprintf(r->out, "     - %5s  %9" PRIu64 " %9s %9s %6.3f %9s  ", "-", p->stats.n,
+			text_time(r, p->stats.mean, mean, sizeof(mean)),
+			text_time(r, vp_stats_stddev(&p->stats), sigma, sizeof(sigma)),
+			vp_stats_cov(&p->stats), text_time(r, p->vim, vim, sizeof(vim)));
+	else
 	fprintf(r->out, "  %4zu %5.1f%% %9" PRIu64 " %9s %9s %6.3f %9s  ", rank, share,
 		p->stats.n, text_time(r, p->stats.mean, mean, sizeof(mean)),
 		text_time(r, vp_stats_stddev(&p->stats), sigma, sizeof(sigma)),
@@ -313,6 +325,8 @@ static void text_patterns(const struct report *r)
 
 	fprintf(f, "Pattern Set (VIM >= %g%% of max; k = %.1f):\n", 100.0 * an->params.beta,
 		an->k);
+	size_t nrel = an->npatterns - an->nunreliable;
+
 	for (size_t i = 0; i < an->npatterns; i++)
 		nset += an->patterns[i].in_pattern_set != 0;
 	if (!an->npatterns) {
@@ -323,17 +337,28 @@ static void text_patterns(const struct report *r)
 	for (size_t i = 0; i < an->npatterns; i++)
 		if (an->patterns[i].in_pattern_set)
 			text_pattern_row(r, i + 1, &an->patterns[i]);
-	if (nset == an->npatterns)
-		return;
-	if (!r->all) {
+	if (!nrel)
+		fprintf(f, "  (none: every pattern is unreliable)\n");
+	if (an->nfolded)
+		fprintf(f, "  \xe2\x87\x92: pass-through callees (as many calls as their caller, >= %g%% "
+			   "of its variance): %zu pattern%s folded\n",
+			100 * VP_PASS_THROUGH_SHARE, an->nfolded, an->nfolded == 1 ? "" : "s");
+	if (nset < nrel && !r->all)
 		fprintf(f, "  %zu other pattern%s not in the Pattern Set (--all lists them)\n",
-			an->npatterns - nset, an->npatterns - nset == 1 ? " is" : "s are");
-		return;
+			nrel - nset, nrel - nset == 1 ? " is" : "s are");
+	if (nset < nrel && r->all) {
+		fprintf(f, "Other patterns:\n");
+		for (size_t i = 0; i < nrel; i++)
+			if (!an->patterns[i].in_pattern_set)
+				text_pattern_row(r, i + 1, &an->patterns[i]);
 	}
-	fprintf(f, "Other patterns:\n");
-	for (size_t i = 0; i < an->npatterns; i++)
-		if (!an->patterns[i].in_pattern_set)
-			text_pattern_row(r, i + 1, &an->patterns[i]);
+	if (!an->nunreliable)
+		return;
+	/* mostly probe cost: VIM rewards their large N, so they are not ranked */
+	fprintf(f, "Unreliable patterns (mean under 10 times the probes' cost inside; not ranked):"
+		   "\n");
+	for (size_t i = nrel; i < an->npatterns; i++)
+		text_pattern_row(r, 0, &an->patterns[i]);
 }
 
 /* ---- the tree of high-variance (or, with --all, significant) nodes ---- */

@@ -534,7 +534,8 @@ def pattern_lines(rec, count=None, raw=False):
         cov = format_exact(x["cov"]) if raw else "%6.3f" % x["cov"]
         lines.append("  %4d %5.1f%% %9d %9s %9s %6s %9s  %s" % (
             x["rank"], 100.0 * x["vim_share"], x["count"], t(x["mean"]), t(x["stddev"]),
-            cov, t(x["vim"]), chain_label(rec, chain=x["chain"])))
+            cov, t(x["vim"]), chain_label(rec, chain=x["chain"]) + "".join(
+                " \u21d2 " + chain_label(rec, chain=[e]) for e in x.get("through", []))))
     rest = len(pats) - len(shown)
     if rest:
         if count is None:
