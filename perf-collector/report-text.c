@@ -280,20 +280,38 @@ static void text_header(const struct report *r)
 		fprintf(f, "; durations include it \xe2\x80\x94 see varperf-report(1)\n");
 }
 
-/* "main [x.c:3] → f [x.c:9]": the pattern's chain, outermost first. */
+/*
+ * "main [x.c:3] → f [x.c:9]": the pattern's chain, outermost first.  A run
+ * of three or more equal elements (recursion) is written once with its
+ * count, "rec [r.c:7] ×98": a deep recursion's chains are thousands long.
+ */
+static void text_elems(const struct report *r, const struct vp_chain_elem *e, size_t n,
+		       const char *sep)
+{
+	for (size_t i = 0, k; i < n; i = k) {
+		for (k = i + 1; k < n && e[k].func == e[i].func && e[k].callsite == e[i].callsite;
+		     k++)
+			;
+		for (size_t j = i; j < k; j++) {
+			if (j)
+				fputs(sep, r->out);
+			text_put(r->out, report_func_name(r, e[i].func));
+			text_put_callsite(r, e[i].callsite);
+			if (k - i >= 3) {
+				fprintf(r->out, " \xc3\x97%zu", k - i);
+				break;
+			}
+		}
+	}
+}
+
 static void text_chain(const struct report *r, const struct vp_pattern *p)
 {
-	for (size_t i = 0; i < p->len; i++) {
-		if (i)
-			fputs(" \xe2\x86\x92 ", r->out);
-		text_put(r->out, report_func_name(r, p->chain[i].func));
-		text_put_callsite(r, p->chain[i].callsite);
-	}
+	text_elems(r, p->chain, p->len, " \xe2\x86\x92 ");
 	/* pass-through callees folded into the pattern */
-	for (size_t i = 0; i < p->nthrough; i++) {
+	if (p->nthrough) {
 		fputs(" \xe2\x87\x92 ", r->out);
-		text_put(r->out, report_func_name(r, p->through[i].func));
-		text_put_callsite(r, p->through[i].callsite);
+		text_elems(r, p->through, p->nthrough, " \xe2\x87\x92 ");
 	}
 }
 
