@@ -240,7 +240,7 @@ static int emit_pattern(struct pstate *st, const struct cand *c, size_t n, uint3
 {
 	const struct vp_cct *t = st->t;
 	struct vp_pattern *pat;
-	uint32_t i, node;
+	uint32_t i;
 
 	if (st->npats == st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 16;
@@ -253,18 +253,13 @@ static int emit_pattern(struct pstate *st, const struct cand *c, size_t n, uint3
 	}
 	pat = &st->pats[st->npats];
 	memset(pat, 0, sizeof(*pat));
+	/* the chain itself waits for make_chains(): a deep recursion has
+	 * thousands of patterns thousands of elements long, most of which
+	 * fold_pass_through() folds away */
 	pat->len = len;
-	pat->chain = calloc(pat->len, sizeof(*pat->chain));
 	pat->nodes = calloc(n, sizeof(*pat->nodes));
-	if (!pat->chain || !pat->nodes) {
-		free(pat->chain);
-		free(pat->nodes);
+	if (!pat->nodes)
 		return -ENOMEM;
-	}
-	for (i = 0, node = c[0].node; i < pat->len; i++, node = t->nodes[node].parent) {
-		pat->chain[pat->len - 1 - i].func = t->nodes[node].func;
-		pat->chain[pat->len - 1 - i].callsite = t->nodes[node].callsite;
-	}
 	vp_stats_init(&pat->stats);
 	pat->nnodes = n;
 	for (i = 0; i < n; i++) {
@@ -607,14 +602,15 @@ static int cmp_depth_desc(const void *x, const void *y, void *arg)
 }
 
 /* Fold @q, a pass-through callee of @p, into @p. */
-static int fold_into(struct vp_pattern *p, struct vp_pattern *q)
+static int fold_into(const struct vp_cct *t, struct vp_pattern *p, struct vp_pattern *q)
 {
 	size_t n = p->nthrough + 1 + q->nthrough;
 	struct vp_chain_elem *e = realloc(p->through, n * sizeof(*e));
 
 	if (!e)
 		return -ENOMEM;
-	e[p->nthrough] = q->chain[q->len - 1];
+	e[p->nthrough] = (struct vp_chain_elem){ t->nodes[q->nodes[0]].func,
+						 t->nodes[q->nodes[0]].callsite };
 	memcpy(e + p->nthrough + 1, q->through, q->nthrough * sizeof(*e));
 	p->through = e;
 	p->nthrough = n;
@@ -632,8 +628,9 @@ static int fold_into(struct vp_pattern *p, struct vp_pattern *q)
  * 2.2): a chain of them made one pattern per link, all with the same
  * statistics.  Pattern q is folded into pattern p when p's nodes are
  * exactly the callers of q's, every caller is invoked as often as its
- * callee and the callee carries at least VP_PASS_THROUGH_SHARE of its
- * variance.  Deepest patterns first, so a chain folds into its top.
+ * callee and the callee carries VP_PASS_THROUGH_SHARE of its variance or
+ * more, but no more than that short of 100 % over it (95 % to 105 %).
+ * Deepest patterns first, so a chain folds into its top.
  */
 static int fold_pass_through(struct vp_analysis *a, const struct vp_cct *t)
 {
@@ -663,13 +660,17 @@ static int fold_pass_through(struct vp_analysis *a, const struct vp_cct *t)
 			const struct vp_cct_node *c = &t->nodes[q->nodes[k]];
 			const struct vp_cct_node *pn = &t->nodes[c->parent];
 
+			double share = variance_share(t, pn, c->id);
+
+			/* not beyond 100 % either: a callee over it is offset by
+			 * its siblings (exclusive branches), not passed through */
 			pass = pat_of[c->parent] == pi && c->stats.n == pn->stats.n &&
-			       variance_share(t, pn, c->id) >= VP_PASS_THROUGH_SHARE;
+			       share >= VP_PASS_THROUGH_SHARE && share <= 2 - VP_PASS_THROUGH_SHARE;
 		}
 		if (!pass)
 			continue;
 		p = &a->patterns[pi];
-		err = fold_into(p, q);
+		err = fold_into(t, p, q);
 		a->nfolded++;
 	}
 	/* drop the folded ones, keeping the order */
@@ -681,6 +682,23 @@ out:
 	free(pat_of);
 	free(order);
 	return err;
+}
+
+/* Every pattern's chain: the len callers of its nodes' (all the same). */
+static int make_chains(struct vp_analysis *a, const struct vp_cct *t)
+{
+	for (size_t i = 0; i < a->npatterns; i++) {
+		struct vp_pattern *p = &a->patterns[i];
+		uint32_t node = p->nodes[0];
+
+		p->chain = calloc(p->len ? p->len : 1, sizeof(*p->chain));
+		if (!p->chain)
+			return -ENOMEM;
+		for (size_t k = 0; k < p->len; k++, node = t->nodes[node].parent)
+			p->chain[p->len - 1 - k] =
+				(struct vp_chain_elem){ t->nodes[node].func, t->nodes[node].callsite };
+	}
+	return 0;
 }
 
 /* Sort reliable patterns by VIM before unreliable ones; mark the Set. */
@@ -763,6 +781,8 @@ static int find_patterns(struct vp_analysis *a, const struct vp_cct *t, size_t n
 	st.pats = NULL;
 	st.npats = 0;
 	err = fold_pass_through(a, t);
+	if (!err)
+		err = make_chains(a, t);
 	if (!err)
 		rank_patterns(a);
 out:

@@ -47,8 +47,8 @@ struct vp_pattern {
 	double vim;
 	int in_pattern_set;
 	/* callees below chain[len-1], outermost first, that only pass its
-	 * variance on: each called as often as its caller and carrying at
-	 * least VP_PASS_THROUGH_SHARE of its variance, so their own patterns
+	 * variance on: each called as often as its caller and carrying
+	 * 95 % to 105 % of its variance, so their own patterns
 	 * were folded into this one (vp_analysis_run) */
 	size_t nthrough;
 	struct vp_chain_elem *through;
@@ -57,7 +57,8 @@ struct vp_pattern {
 	int unreliable;
 };
 
-/* Share of its caller's variance that makes a callee a pass-through. */
+/* Share of its caller's variance that makes a callee a pass-through (up
+ * to 2 - VP_PASS_THROUGH_SHARE). */
 #define VP_PASS_THROUGH_SHARE 0.95
 
 struct vp_func_summary {

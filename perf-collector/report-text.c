@@ -358,9 +358,10 @@ static void text_patterns(const struct report *r)
 	if (!nrel)
 		fprintf(f, "  (none: every pattern is unreliable)\n");
 	if (an->nfolded)
-		fprintf(f, "  \xe2\x87\x92: pass-through callees (as many calls as their caller, >= %g%% "
-			   "of its variance): %zu pattern%s folded\n",
-			100 * VP_PASS_THROUGH_SHARE, an->nfolded, an->nfolded == 1 ? "" : "s");
+		fprintf(f, "  \xe2\x87\x92: pass-through callees (as many calls as their caller, "
+			   "%g%% to %g%% of its variance): %zu pattern%s folded\n",
+			100 * VP_PASS_THROUGH_SHARE, 100 * (2 - VP_PASS_THROUGH_SHARE), an->nfolded,
+			an->nfolded == 1 ? "" : "s");
 	if (nset < nrel && !r->all)
 		fprintf(f, "  %zu other pattern%s not in the Pattern Set (--all lists them)\n",
 			nrel - nset, nrel - nset == 1 ? " is" : "s are");
