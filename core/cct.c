@@ -290,6 +290,8 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 	}
 	dn = &dst->nodes[d];
 	dn->unpaired += sn->unpaired;
+	dn->open += sn->open;
+	dn->open_total += sn->open_total;
 	if (!sn->stats.n || s == VP_NODE_ROOT)
 		goto out_stats;
 	if (dn->nchildren) {
@@ -771,9 +773,18 @@ int vp_builder_finish(struct vp_builder *b, struct vp_build_totals *ret)
 	for (i = 0; i < b->nthreads; i++) {
 		struct vp_tstate *ts = &b->threads[i];
 
+		/* per-thread times of another base do not compare */
+		uint64_t end = b->base == VP_TIME_WALL ? b->tot.last_time : ts->last_time;
+
 		b->tot.open_at_end += ts->depth;
-		while (ts->depth)
+		while (ts->depth) {
+			const struct vp_frame *f = &ts->frames[ts->depth - 1];
+			struct vp_cct_node *n = &b->t->nodes[f->node];
+
+			n->open++;
+			n->open_total += end > f->t0 ? end - f->t0 : 0;
 			retire(b, ts);
+		}
 	}
 	/* The root's statistics summarise nothing; keep it empty. */
 	if (ret)

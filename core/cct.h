@@ -47,6 +47,12 @@ struct vp_cct_node {
 	struct vp_covar cov;   /* Y_0..Y_k once the node has children (cov.n is
 				* then stats.n); empty for leaves */
 	uint64_t unpaired;     /* invocations without a matching exit */
+	/* invocations still open when the events ended (in @unpaired too) and
+	 * the time they had run by then: a program stopped by a signal, an
+	 * exit() or the end of a recording never returns from main, and its
+	 * time is still the run's (see vp_cct_node_time) */
+	uint64_t open;
+	uint64_t open_total;
 	/* with tree->offcpu: the off-CPU time O of each paired invocation
 	 * (offcpu.n is then stats.n), and the co-moment
 	 * sum (X - mean X)(O - mean O) of it with the duration X of @stats */
@@ -74,6 +80,16 @@ void vp_cct_release(struct vp_cct *t);
 /* Find or create the child of @parent for (@func, @callsite); returns its id
  * or a negative errno. */
 long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t callsite);
+/*
+ * The time spent in node @n: its paired invocations' total plus the time
+ * its invocations still open at the end had run.  Significance uses this,
+ * so an outermost function that never returned still counts.
+ */
+static inline uint64_t vp_cct_node_time(const struct vp_cct_node *n)
+{
+	return n->stats.total + n->open_total;
+}
+
 /* Lookup only: VP_NO_NODE when absent. */
 uint32_t vp_cct_find(const struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t callsite);
 /*
@@ -130,7 +146,9 @@ struct vp_build_totals {
 	uint64_t unpaired_entries;  /* entries retired without an exit */
 	uint64_t unmatched_exits;   /* exits without a pending entry */
 	uint64_t open_at_end;	    /* entries still pending at the end (in
-				     * unpaired_entries too) */
+				     * unpaired_entries too; their time up to
+				     * the last event is their nodes'
+				     * open_total) */
 	uint64_t out_of_order;	    /* per-thread time went backwards */
 	/* of the unpaired: entries of functions with a return probe nested
 	 * more than 64 such deep, whose return probe the kernel never armed
@@ -161,7 +179,9 @@ int vp_builder_set_time(struct vp_builder *b, enum vp_time_base base);
 int vp_builder_set_callsite_flags(struct vp_builder *b, uint32_t id, uint32_t flags);
 /* Feed events in time order per thread.  0 or -errno. */
 int vp_builder_feed(struct vp_builder *b, const struct vp_event *ev, size_t n);
-/* Retire frames still open (counted as unpaired) and fill @ret. */
+/* Retire frames still open (counted as unpaired, and as open with the
+ * time up to the last event: the thread's in on-CPU or off-CPU time, any
+ * thread's in wall-clock time) and fill @ret. */
 int vp_builder_finish(struct vp_builder *b, struct vp_build_totals *ret);
 void vp_builder_free(struct vp_builder *b);
 

@@ -699,6 +699,7 @@ struct vp_reader {
 	int compensate;
 	uint64_t *in_win, *extra; /* per function */
 	uint64_t *debt, *last_out; /* per thread */
+	uint64_t clamped;	   /* exits compensation moved to keep time */
 	/* version 3: off-CPU times and the time base */
 	struct vp_tclock *tclock; /* per thread */
 	enum vp_time_base base;
@@ -1296,6 +1297,11 @@ uint64_t vp_reader_lost(const struct vp_reader *r)
 	return r->lost;
 }
 
+uint64_t vp_reader_clamped(const struct vp_reader *r)
+{
+	return r->clamped;
+}
+
 void vp_reader_set_sample_handler(struct vp_reader *r, vp_sample_fn fn, void *ctx)
 {
 	r->sample_fn = fn;
@@ -1438,6 +1444,7 @@ int vp_reader_rewind(struct vp_reader *r)
 	r->have_span = 0;
 	r->pos = r->first_events;
 	r->dropped = 0;
+	r->clamped = 0;
 	r->cp = r->cend = NULL;
 	r->done = 0;
 	r->warn[0] = '\0';
@@ -1971,9 +1978,15 @@ static void compensate(struct vp_reader *r, struct vp_event *ev)
 	uint64_t t;
 
 	t = ev->time > *debt ? ev->time - *debt : 0;
-	/* per-thread times stay monotonic, whatever the costs */
-	if (t < *last)
-		t = *last;
+	/* per-thread times stay monotonic, whatever the costs: an exit moved
+	 * up shortens its call less than the costs say (to 0 at the least),
+	 * which the report must say */
+	if (t < *last || (ev->time <= *debt && ev->time)) {
+		if (ev->kind == VP_EV_EXIT)
+			r->clamped++;
+		if (t < *last)
+			t = *last;
+	}
 	*last = t;
 	ev->time = t;
 	*debt += ev->kind == VP_EV_EXIT ? r->extra[ev->func] : r->in_win[ev->func];

@@ -546,6 +546,13 @@ uint32_t vp_reader_phase1_pid(const struct vp_reader *r);
  * Returns 0, or -ENOMEM (the times are then read as they are).
  */
 int vp_reader_compensate(struct vp_reader *r, int on);
+/*
+ * vp_reader_clamped - exits read so far (since opening or the last rewind)
+ * whose compensated time had to be moved up to keep the thread's times
+ * monotonic: the probe costs subtracted exceeded what was measured there,
+ * and the call lasts less than the costs say, 0 at the least.
+ */
+uint64_t vp_reader_clamped(const struct vp_reader *r);
 
 /* Which time the event times measure (vp_reader_set_time). */
 enum vp_time_base {

@@ -46,7 +46,20 @@ struct vp_pattern {
 	struct vp_stats stats; /* merged statistics of those nodes (exact) */
 	double vim;
 	int in_pattern_set;
+	/* callees below chain[len-1], outermost first, that only pass its
+	 * variance on: each called as often as its caller and carrying
+	 * 95 % to 105 % of its variance, so their own patterns
+	 * were folded into this one (vp_analysis_run) */
+	size_t nthrough;
+	struct vp_chain_elem *through;
+	/* every node of the pattern is unreliable (vp_analysis_set_unreliable):
+	 * not ranked, never in the Pattern Set */
+	int unreliable;
 };
+
+/* Share of its caller's variance that makes a callee a pass-through (up
+ * to 2 - VP_PASS_THROUGH_SHARE). */
+#define VP_PASS_THROUGH_SHARE 0.95
 
 struct vp_func_summary {
 	uint32_t func;
@@ -58,13 +71,17 @@ struct vp_analysis {
 	struct vp_analysis_params params;
 	double cov_threshold;
 	double k;
-	uint64_t total_time;	/* sum of the root's children's totals */
+	uint64_t total_time;	/* the outermost nodes' vp_cct_node_time(),
+				 * open invocations included */
 	size_t nnodes;
 	uint8_t *significant;	/* per node */
 	uint8_t *high_variance; /* per node (significant and CoV >= threshold) */
 	double *vim;		/* per node: k sigma N */
 	size_t npatterns;
-	struct vp_pattern *patterns; /* sorted by VIM, descending */
+	struct vp_pattern *patterns; /* sorted by VIM, descending; the
+				      * unreliable ones last */
+	size_t nunreliable;	     /* patterns marked unreliable */
+	size_t nfolded;		     /* patterns folded into their callers' */
 	double max_vim;
 	size_t nfuncs;
 	struct vp_func_summary *funcs; /* functions with >= 1 invocation,
@@ -75,5 +92,13 @@ struct vp_analysis {
 int vp_analysis_run(struct vp_analysis *a, const struct vp_cct *tree, size_t nfuncs,
 		    const struct vp_analysis_params *p);
 void vp_analysis_release(struct vp_analysis *a);
+
+/*
+ * vp_analysis_set_unreliable - take the patterns all of whose nodes are
+ * flagged in @unreliable[node] (a duration mostly probe cost, say) out of
+ * the ranking: they go last, keep their VIM, and the Pattern Set and
+ * max_vim are recomputed over the others.  0 or -EINVAL.
+ */
+int vp_analysis_set_unreliable(struct vp_analysis *a, const uint8_t *unreliable, size_t n);
 
 #endif

@@ -1070,7 +1070,7 @@ static PyObject *rec_node(PyObject *self, PyObject *args)
 		if (!v || PyList_SetItem(pats, (Py_ssize_t)i, v) < 0)
 			Py_CLEAR(pats);
 	}
-	share = r->an.total_time ? (double)n->stats.total / (double)r->an.total_time : 0.0;
+	share = r->an.total_time ? (double)vp_cct_node_time(n) / (double)r->an.total_time : 0.0;
 	if (vpmod_put(d, "id", PyLong_FromUnsignedLong(id)) ||
 	    vpmod_put(d, "parent",
 		      n->parent == VP_NODE_ROOT || n->parent == VP_NO_NODE ?
@@ -1252,10 +1252,21 @@ static PyObject *rec_merge_stats(PyObject *self, PyObject *args)
 static PyObject *pattern_dict(const struct rec *r, size_t i)
 {
 	const struct vp_pattern *p = &r->an.patterns[i];
-	PyObject *d = vpmod_stats(&p->stats), *chain;
+	PyObject *d = vpmod_stats(&p->stats), *chain, *through;
 
 	if (!d)
 		return NULL;
+	/* pass-through callees folded into the pattern, outermost first */
+	through = PyList_New((Py_ssize_t)p->nthrough);
+	for (size_t e = 0; through && e < p->nthrough; e++) {
+		PyObject *t = Py_BuildValue("(kN)", (unsigned long)p->through[e].func,
+					    p->through[e].callsite == VP_NO_CALLSITE ?
+						    vpmod_none() :
+						    PyLong_FromUnsignedLong(p->through[e].callsite));
+
+		if (!t || PyList_SetItem(through, (Py_ssize_t)e, t) < 0)
+			Py_CLEAR(through);
+	}
 	chain = PyList_New((Py_ssize_t)p->len);
 	for (size_t e = 0; chain && e < p->len; e++) {
 		PyObject *t = Py_BuildValue("(kN)", (unsigned long)p->chain[e].func,
@@ -1267,6 +1278,7 @@ static PyObject *pattern_dict(const struct rec *r, size_t i)
 			Py_CLEAR(chain);
 	}
 	if (vpmod_put(d, "rank", PyLong_FromSize_t(i + 1)) || vpmod_put(d, "chain", chain) ||
+	    vpmod_put(d, "through", through) ||
 	    vpmod_put(d, "nodes", vpmod_ids(p->nodes, p->nnodes)) ||
 	    vpmod_put(d, "vim", PyFloat_FromDouble(p->vim)) ||
 	    vpmod_put(d, "vim_share",

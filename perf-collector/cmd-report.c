@@ -337,6 +337,10 @@ static int cmd_report_file_warnings(const struct cmd_report_opts *o, struct repo
 			o->input,
 			(double)r->trailer->probe_cost_ns / (double)r->trailer->target_cpu_ns * 100,
 			(double)r->trailer->budget_ppm / 1e4);
+	if (r->clamped)
+		warning("'%s': %llu compensated durations were clamped: the probe costs "
+			"subtracted exceeded the time measured (--raw: as measured)",
+			o->input, (unsigned long long)r->clamped);
 	if (r->lost)
 		warning("'%s': %llu records were lost while recording; their invocations are "
 			"counted as unpaired",
@@ -532,6 +536,19 @@ static int cmd_report_check_pid(struct vp_reader *reader, const struct cmd_repor
 		     len ? list : "none");
 }
 
+/* Flag the patterns whose nodes report_node_unreliable() flags. */
+static int cmd_report_unreliable(const struct report *r, struct vp_analysis *an)
+{
+	uint8_t *flags = xcalloc(r->tree->nnodes + 1, 1);
+	int err;
+
+	for (uint32_t id = 1; id < r->tree->nnodes; id++)
+		flags[id] = report_node_unreliable(r, id) != 0;
+	err = vp_analysis_set_unreliable(an, flags, r->tree->nnodes);
+	free(flags);
+	return err;
+}
+
 static int cmd_report_run(const struct cmd_report_opts *o)
 {
 	struct vp_reader *reader = NULL;
@@ -616,6 +633,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.vcg_only = o->vcg_only;
 	r.contexts = o->contexts;
 	r.lost = cmd_report_lost(reader, r.trailer);
+	r.clamped = vp_reader_clamped(reader);
 	r.precision = o->precision;
 	r.confidence = o->confidence;
 	r.z = vp_confidence_z(o->confidence);
@@ -633,17 +651,23 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	if (r.sampled)
 		cmd_report_sampled_warnings(&r);
 
+	/* nodes mostly probe cost are left out of the ranking */
+	probe_cost = o->time != VP_TIME_OFFCPU ? report_probe_costs(&r) : NULL;
+	r.probe_cost = probe_cost;
 	err = vp_analysis_run(&an, &tree, r.hdr->nfuncs, &o->params);
 	if (err < 0) {
 		error("cannot analyse '%s': %s", o->input, strerror(-err));
+		free(probe_cost);
 		goto out_tree;
+	}
+	if (probe_cost && (err = cmd_report_unreliable(&r, &an)) < 0) {
+		error("cannot analyse '%s': %s", o->input, strerror(-err));
+		goto out_analysis;
 	}
 	if (cmd_report_dva(o, &r, &src, &vcg, &labels) < 0)
 		goto out_analysis;
 	probed_of = report_match_probed(&r);
 	r.probed_of = probed_of;
-	probe_cost = o->time != VP_TIME_OFFCPU ? report_probe_costs(&r) : NULL;
-	r.probe_cost = probe_cost;
 	twins = vp_cct_callsite_twins(&tree, reader);
 	if (!twins && errno)
 		warning("cannot tell call sites on one line apart: %s", strerror(errno));
@@ -651,12 +675,12 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	if (!cmd_report_print(o, &r))
 		ret = 0;
 	free(twins);
-	free(probe_cost);
 	free(probed_of);
 	vp_vcg_release(&vcg);
 	vp_sources_release(&src);
 	free(labels);
 out_analysis:
+	free(probe_cost);
 	vp_analysis_release(&an);
 out_tree:
 	vp_cct_release(&tree);

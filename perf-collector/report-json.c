@@ -395,6 +395,7 @@ static void json_totals(struct json *j, const struct report *r)
 	json_u64(j, "unpaired_nested", bt->nest_lost);
 	json_u64(j, "unmatched_exits", bt->unmatched_exits);
 	json_u64(j, "open_at_end", bt->open_at_end);
+	json_u64(j, "clamped", r->clamped);
 	json_u64(j, "out_of_order", bt->out_of_order);
 	json_u64(j, "threads", bt->threads);
 	if (tr->present)
@@ -564,6 +565,8 @@ static void json_nodes(struct json *j, const struct report *r)
 		json_callsite(j, r, "callsite", n->callsite);
 		json_stats(j, &n->stats, 1);
 		json_u64(j, "unpaired", n->unpaired);
+		json_u64(j, "open", n->open);
+		json_u64(j, "open_total", n->open_total);
 		json_offcpu(j, r, id);
 		json_bool(j, "unreliable", report_node_unreliable(r, id));
 		json_bool(j, "partial", vp_reader_unprobed(r->reader, n->func) != 0);
@@ -606,6 +609,15 @@ static void json_patterns(struct json *j, const struct report *r)
 		json_double(j, "vim", p->vim);
 		json_double(j, "vim_share", an->max_vim > 0 ? p->vim / an->max_vim : 0);
 		json_bool(j, "in_pattern_set", p->in_pattern_set);
+		json_bool(j, "unreliable", p->unreliable != 0);
+		json_arr(j, "through");
+		for (size_t e = 0; e < p->nthrough; e++)
+			json_str(j, NULL, report_func_name(r, p->through[e].func));
+		json_arr_end(j);
+		json_arr(j, "through_callsites");
+		for (size_t e = 0; e < p->nthrough; e++)
+			json_callsite(j, r, NULL, p->through[e].callsite);
+		json_arr_end(j);
 		json_arr(j, "nodes");
 		for (size_t e = 0; e < p->nnodes; e++)
 			json_u64(j, NULL, p->nodes[e]);

@@ -383,14 +383,38 @@ static void text_header(const struct report *r)
 		fprintf(f, "; durations include it \xe2\x80\x94 see varperf-report(1)\n");
 }
 
-/* "main [x.c:3] → f [x.c:9]": the pattern's chain, outermost first. */
+/*
+ * "main [x.c:3] → f [x.c:9]": the pattern's chain, outermost first.  A run
+ * of three or more equal elements (recursion) is written once with its
+ * count, "rec [r.c:7] ×98": a deep recursion's chains are thousands long.
+ */
+static void text_elems(const struct report *r, const struct vp_chain_elem *e, size_t n,
+		       const char *sep)
+{
+	for (size_t i = 0, k; i < n; i = k) {
+		for (k = i + 1; k < n && e[k].func == e[i].func && e[k].callsite == e[i].callsite;
+		     k++)
+			;
+		for (size_t j = i; j < k; j++) {
+			if (j)
+				fputs(sep, r->out);
+			text_put(r->out, report_func_name(r, e[i].func));
+			text_put_callsite(r, e[i].callsite);
+			if (k - i >= 3) {
+				fprintf(r->out, " \xc3\x97%zu", k - i);
+				break;
+			}
+		}
+	}
+}
+
 static void text_chain(const struct report *r, const struct vp_pattern *p)
 {
-	for (size_t i = 0; i < p->len; i++) {
-		if (i)
-			fputs(" \xe2\x86\x92 ", r->out);
-		text_put(r->out, report_func_name(r, p->chain[i].func));
-		text_put_callsite(r, p->chain[i].callsite);
+	text_elems(r, p->chain, p->len, " \xe2\x86\x92 ");
+	/* pass-through callees folded into the pattern */
+	if (p->nthrough) {
+		fputs(" \xe2\x87\x92 ", r->out);
+		text_elems(r, p->through, p->nthrough, " \xe2\x87\x92 ");
 	}
 }
 
@@ -400,6 +424,12 @@ static void text_pattern_row(const struct report *r, size_t rank, const struct v
 	char mean[32], sigma[32], vim[32];
 	double share = an->max_vim > 0 ? 100.0 * p->vim / an->max_vim : 0.0;
 
+	if (!rank) /* unranked */
+		fprintf(r->out, "     - %5s  %9" PRIu64 " %9s %9s %6.3f %9s  ", "-", p->stats.n,
+			text_time(r, p->stats.mean, mean, sizeof(mean)),
+			text_time(r, vp_stats_stddev(&p->stats), sigma, sizeof(sigma)),
+			vp_stats_cov(&p->stats), text_time(r, p->vim, vim, sizeof(vim)));
+	else
 	fprintf(r->out, "  %4zu %5.1f%% %9" PRIu64 " %9s %9s %6.3f %9s  ", rank, share,
 		p->stats.n, text_time(r, p->stats.mean, mean, sizeof(mean)),
 		text_time(r, vp_stats_stddev(&p->stats), sigma, sizeof(sigma)),
@@ -416,6 +446,8 @@ static void text_patterns(const struct report *r)
 
 	fprintf(f, "Pattern Set (VIM >= %g%% of max; k = %.1f):\n", 100.0 * an->params.beta,
 		an->k);
+	size_t nrel = an->npatterns - an->nunreliable;
+
 	for (size_t i = 0; i < an->npatterns; i++)
 		nset += an->patterns[i].in_pattern_set != 0;
 	if (!an->npatterns) {
@@ -426,17 +458,29 @@ static void text_patterns(const struct report *r)
 	for (size_t i = 0; i < an->npatterns; i++)
 		if (an->patterns[i].in_pattern_set)
 			text_pattern_row(r, i + 1, &an->patterns[i]);
-	if (nset == an->npatterns)
-		return;
-	if (!r->all) {
+	if (!nrel)
+		fprintf(f, "  (none: every pattern is unreliable)\n");
+	if (an->nfolded)
+		fprintf(f, "  \xe2\x87\x92: pass-through callees (as many calls as their caller, "
+			   "%g%% to %g%% of its variance): %zu pattern%s folded\n",
+			100 * VP_PASS_THROUGH_SHARE, 100 * (2 - VP_PASS_THROUGH_SHARE), an->nfolded,
+			an->nfolded == 1 ? "" : "s");
+	if (nset < nrel && !r->all)
 		fprintf(f, "  %zu other pattern%s not in the Pattern Set (--all lists them)\n",
-			an->npatterns - nset, an->npatterns - nset == 1 ? " is" : "s are");
-		return;
+			nrel - nset, nrel - nset == 1 ? " is" : "s are");
+	if (nset < nrel && r->all) {
+		fprintf(f, "Other patterns:\n");
+		for (size_t i = 0; i < nrel; i++)
+			if (!an->patterns[i].in_pattern_set)
+				text_pattern_row(r, i + 1, &an->patterns[i]);
 	}
-	fprintf(f, "Other patterns:\n");
-	for (size_t i = 0; i < an->npatterns; i++)
-		if (!an->patterns[i].in_pattern_set)
-			text_pattern_row(r, i + 1, &an->patterns[i]);
+	if (!an->nunreliable)
+		return;
+	/* mostly probe cost: VIM rewards their large N, so they are not ranked */
+	fprintf(f, "Unreliable patterns (mean under 10 times the probes' cost inside; not ranked):"
+		   "\n");
+	for (size_t i = nrel; i < an->npatterns; i++)
+		text_pattern_row(r, 0, &an->patterns[i]);
 }
 
 /* ---- the tree of high-variance (or, with --all, significant) nodes ---- */
@@ -469,8 +513,8 @@ static int text_cmp_total(const void *a, const void *b)
 	const struct vp_cct_node *x = &text_sort_tree->nodes[*(const uint32_t *)a];
 	const struct vp_cct_node *y = &text_sort_tree->nodes[*(const uint32_t *)b];
 
-	if (x->stats.total != y->stats.total)
-		return x->stats.total < y->stats.total ? 1 : -1;
+	if (vp_cct_node_time(x) != vp_cct_node_time(y))
+		return vp_cct_node_time(x) < vp_cct_node_time(y) ? 1 : -1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -501,7 +545,8 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 	const struct vp_cct_node *n = text_node(r, id);
 	const struct vp_stats *s = &n->stats;
 	char mean[32], sigma[32], min[32], max[32], total[32];
-	double share = r->an->total_time ? 100.0 * (double)s->total / (double)r->an->total_time : 0;
+	uint64_t time = vp_cct_node_time(n);
+	double share = r->an->total_time ? 100.0 * (double)time / (double)r->an->total_time : 0;
 	int hv = r->an->high_variance[id];
 	uint32_t depth = n->depth ? n->depth - 1 : 0;
 
@@ -523,10 +568,15 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 		strcpy(min, "-");
 		strcpy(max, "-");
 	}
+	text_time(r, s->mean, mean, sizeof(mean));
+	text_time(r, vp_stats_stddev(s), sigma, sizeof(sigma));
+	if (!s->n) { /* only open invocations: no statistics */
+		strcpy(mean, "-");
+		strcpy(sigma, "-");
+	}
 	fprintf(r->out, "%c %9" PRIu64 " %9s %9s %6.3f %9s %9s %9s %6.1f%%  ", hv ? '*' : ' ',
-		s->n, text_time(r, s->mean, mean, sizeof(mean)),
-		text_time(r, vp_stats_stddev(s), sigma, sizeof(sigma)), vp_stats_cov(s), min, max,
-		text_time(r, (double)s->total, total, sizeof(total)), share);
+		s->n, mean, sigma, vp_stats_cov(s), min, max,
+		text_time(r, (double)time, total, sizeof(total)), share);
 	if (depth > TEXT_MAX_INDENT)
 		fprintf(r->out, "%*s[depth %" PRIu32 "] ", 2 * TEXT_MAX_INDENT, "", depth + 1);
 	else
@@ -535,6 +585,8 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 	text_put_callsite(r, n->callsite);
 	if (report_node_unreliable(r, id))
 		fputs(" (!)", r->out);
+	if (n->open)
+		fprintf(r->out, " (%" PRIu64 " open at the end)", n->open);
 	if (vp_reader_unprobed(r->reader, n->func))
 		fputs(" (partial: probes removed, over the overhead budget)", r->out);
 	fputc('\n', r->out);
@@ -802,7 +854,12 @@ static void text_totals(const struct report *r)
 	if (bt->nest_lost)
 		fprintf(f, "  ... of them without a return probe: %" PRIu64 " (nested more than 64 "
 			   "deep, see the warning)\n", bt->nest_lost);
+	fprintf(f, "  open at the end:              %" PRIu64 " (of the unpaired; timed up to the "
+		   "last event)\n", bt->open_at_end);
 	fprintf(f, "  unmatched exits:              %" PRIu64 "\n", bt->unmatched_exits);
+	if (r->compensated)
+		fprintf(f, "  clamped durations:            %" PRIu64 " (probe costs over the time "
+			   "measured)\n", r->clamped);
 	fprintf(f, "  threads:                      %" PRIu32 "\n", bt->threads);
 	if (tr->present)
 		fprintf(f, "  foreign records not followed: %" PRIu64 "\n", tr->foreign);
@@ -812,7 +869,8 @@ static void text_totals(const struct report *r)
 		fprintf(f, "  child processes not followed: %" PRIu64 "\n", tr->unfollowed);
 	fprintf(f, "  unit:                         %s\n", text_unit_clock(r, buf, sizeof(buf)));
 	fprintf(f, "  probed functions:             %zu\n", r->hdr->nfuncs);
-	fprintf(f, "  total time:                   %s (sum of the outermost invocations)\n",
+	fprintf(f, "  total time:                   %s (sum of the outermost invocations, open ones "
+		   "included)\n",
 		text_time(r, (double)r->an->total_time, buf, sizeof(buf)));
 	fprintf(f, "  duration of the recording:    %s (first to last event)\n",
 		text_time(r, bt->events ? (double)(bt->last_time - bt->first_time) : 0, buf,

@@ -29,6 +29,7 @@ struct report {
 	const struct vp_build_totals *totals;
 	const struct vp_analysis *an;
 	uint64_t lost;				/* lost records (see report_lost) */
+	uint64_t clamped; /* compensated exits moved to keep time (vp_reader_clamped) */
 	int all;				/* --all */
 	const struct vp_sources *sources;	/* Step 2: sources of variance */
 	const struct vp_vcg *vcg;		/* Steps 3-5: the graph */

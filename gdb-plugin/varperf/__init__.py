@@ -385,7 +385,7 @@ def match_context(rec, elems):
     return sorted(set(found))
 
 
-def chain_label(rec, nodes=None, chain=None, collapse=False):
+def chain_label(rec, nodes=None, chain=None, collapse=False, sep=" \u2192 "):
     """ "main [x.c:3] → f [x.c:9]" for a list of node ids or of pattern
     (func, callsite) pairs, outermost first, as varperf report prints.
     With @collapse, a run of three or more equal elements (recursion) is
@@ -407,7 +407,7 @@ def chain_label(rec, nodes=None, chain=None, collapse=False):
         parts = []
         for p, k in runs:
             parts.extend([p] * k if k < 3 else ["%s \u00d7%d" % (p, k)])
-    return " \u2192 ".join(parts)
+    return sep.join(parts)
 
 
 def _pct(part, whole):
@@ -534,7 +534,9 @@ def pattern_lines(rec, count=None, raw=False):
         cov = format_exact(x["cov"]) if raw else "%6.3f" % x["cov"]
         lines.append("  %4d %5.1f%% %9d %9s %9s %6s %9s  %s" % (
             x["rank"], 100.0 * x["vim_share"], x["count"], t(x["mean"]), t(x["stddev"]),
-            cov, t(x["vim"]), chain_label(rec, chain=x["chain"])))
+            cov, t(x["vim"]), chain_label(rec, chain=x["chain"], collapse=True) + (
+                " \u21d2 " + chain_label(rec, chain=x["through"], collapse=True,
+                                         sep=" \u21d2 ") if x.get("through") else "")))
     rest = len(pats) - len(shown)
     if rest:
         if count is None:

@@ -418,12 +418,14 @@ static void test_compensation(void)
 	} evs[] = {
 		{ VP_EV_ENTRY, 0, 1000 },  { VP_EV_ENTRY, 1, 2000 },	{ VP_EV_ENTRY, 2, 3000 },
 		{ VP_EV_EXIT, 2, 23000 },  { VP_EV_EXIT, 1, 30000 },	{ VP_EV_ENTRY, 1, 31000 },
-		{ VP_EV_EXIT, 1, 32000 },  { VP_EV_EXIT, 0, 100000 },
+		{ VP_EV_EXIT, 1, 31300 },  { VP_EV_EXIT, 0, 100000 },
 	};
 	/* raw minus compensation: after an entry its in-window cost is owed,
 	 * after an exit the rest of its full cost; so b lasts 20000 - 15000,
-	 * the first a 28000 - 500 - 17000, main 99000 - 17000 - 2 * 900 */
-	static const uint64_t want[] = { 1000, 2000, 2500, 7500, 12500, 13100, 13600, 81200 };
+	 * the first a 28000 - 500 - 17000, main 99000 - 17000 - 2 * 900.  The
+	 * second a lasted 300, less than its in-window cost: its exit is
+	 * clamped to its entry (duration 0), and counted */
+	static const uint64_t want[] = { 1000, 2000, 2500, 7500, 12500, 13100, 13100, 81200 };
 	struct vp_module mod = { "/bin/prog", NULL, 0 };
 	struct vp_func funcs[3] = {
 		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_UNKNOWN, "main", "main", "main" },
@@ -480,10 +482,12 @@ static void test_compensation(void)
 			same = 0;
 		}
 	ok(same, "compensated: times moved by exactly the calibrated costs");
+	is_int(1, vp_reader_clamped(r), "compensated: the one exit clamped is counted");
 	vp_reader_rewind(r);
 	is_int(0, vp_reader_compensate(r, 0), "compensation off");
 	n = vp_reader_next(r, got, 16);
 	ok(n == 8 && got[7].time == 100000 && got[3].time == 23000, "raw again after rewind");
+	is_int(0, vp_reader_clamped(r), "raw: nothing clamped");
 	vp_reader_free(r);
 	free(p);
 }
@@ -1056,7 +1060,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(48 + 36 + 37 + 5 + 12);
+	plan(48 + 36 + 39 + 5 + 12);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
