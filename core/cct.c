@@ -903,3 +903,40 @@ uint32_t *vp_cct_callsite_twins(const struct vp_cct *t, const struct vp_reader *
 	free(v);
 	return ret;
 }
+
+double *vp_cct_probe_costs(const struct vp_cct *t, const struct vp_header *h)
+{
+	size_t n = t->nnodes;
+	double *below = calloc(n + 1, sizeof(*below));
+	double *ret = calloc(n + 1, sizeof(*ret));
+
+	if (!below || !ret) {
+		free(below);
+		free(ret);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* children have higher ids than their parents: one pass upwards */
+	for (size_t id = n; id-- > 1;) {
+		const struct vp_cct_node *c = &t->nodes[id];
+		double full = 0;
+
+		if (c->func < h->nfuncs && (h->ncosts || h->funcs[c->func].insn_class))
+			full = vp_probe_class_cost(h->funcs[c->func].insn_class, h->costs,
+						   h->ncosts);
+		if (c->stats.n)
+			ret[id] = full + below[id] / (double)c->stats.n;
+		if (c->parent != VP_NO_NODE && c->parent < n)
+			below[c->parent] += (double)c->stats.n * full + below[id];
+	}
+	free(below);
+	return ret;
+}
+
+int vp_cct_unreliable(const struct vp_cct *t, const double *cost, uint32_t id)
+{
+	const struct vp_cct_node *n = &t->nodes[id];
+
+	return cost && id < t->nnodes && n->stats.n && cost[id] > 0 &&
+	       n->stats.mean < 10.0 * cost[id];
+}

@@ -204,4 +204,19 @@ int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_tota
  */
 uint32_t *vp_cct_callsite_twins(const struct vp_cct *t, const struct vp_reader *r);
 
+/**
+ * vp_cct_probe_costs - per node of @t, what the probes cost inside one of
+ * its invocations, in ns: its own probe and, on average, those of its probed
+ * descendants (vp_probe_class_cost() of each function of @h).  A malloc'ed
+ * array of t->nnodes entries (the caller frees it), or NULL with errno set.
+ */
+double *vp_cct_probe_costs(const struct vp_cct *t, const struct vp_header *h);
+
+/*
+ * vp_cct_unreliable - whether node @id's mean is under 10 times @cost[id]
+ * (vp_cct_probe_costs): mostly what the probes cost, whatever was
+ * subtracted.
+ */
+int vp_cct_unreliable(const struct vp_cct *t, const double *cost, uint32_t id);
+
 #endif

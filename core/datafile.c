@@ -1371,6 +1371,17 @@ uint32_t vp_reader_phase1_pid(const struct vp_reader *r)
 	return r->phase1_pid;
 }
 
+double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n)
+{
+	/* measured in this project's VM: perf-collector/calibrate.c */
+	enum { TYPICAL_EMULATED_NS = 1000, TYPICAL_STEPPED_NS = 17000 };
+
+	for (size_t i = 0; i < n; i++)
+		if (costs[i].insn_class == cls)
+			return (double)costs[i].full_ns;
+	return cls == VP_INSN_EMULATED ? TYPICAL_EMULATED_NS : TYPICAL_STEPPED_NS;
+}
+
 int vp_probe_cost_of(const struct vp_header *hdr, uint32_t func, uint64_t *in_window,
 		     uint64_t *full)
 {

@@ -587,6 +587,14 @@ enum vp_time_base vp_reader_time(const struct vp_reader *r);
 void vp_reader_time_span(const struct vp_reader *r, uint64_t *first, uint64_t *last);
 
 /*
+ * vp_probe_class_cost - what a probed call whose first instruction is of
+ * class @cls costs in ns: the calibrated figure among @costs[0..@n), else
+ * a typical one for a VM (the costlier, single-stepped one when the class
+ * is unknown).
+ */
+double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n);
+
+/*
  * vp_probe_cost_of - the calibrated cost of probing function @func of
  * @hdr: in-window and full nanoseconds.  Returns 0, or -ENOENT when the
  * header has no cost for its instruction class.

@@ -472,17 +472,6 @@ int vp_probes_wait_removed(const char *path, int max_ms, const char *why)
 	return busy ? -EBUSY : 0;
 }
 
-double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n)
-{
-	/* measured in this project's VM: perf-event-facts, calibrate.c */
-	enum { TYPICAL_EMULATED_NS = 1000, TYPICAL_STEPPED_NS = 17000 };
-
-	for (size_t i = 0; i < n; i++)
-		if (costs[i].insn_class == cls)
-			return (double)costs[i].full_ns;
-	return cls == VP_INSN_EMULATED ? TYPICAL_EMULATED_NS : TYPICAL_STEPPED_NS;
-}
-
 void vp_probes_drop(struct vp_probes *p, uint32_t func)
 {
 	struct closer *c = xcalloc(1, sizeof(*c));

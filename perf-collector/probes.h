@@ -143,14 +143,6 @@ static const char VP_UNPROBE_NAME[] = "varperf-unprobe";
 int vp_probes_wait_removed(const char *path, int max_ms, const char *why);
 
 /**
- * vp_probe_class_cost - what a probed call whose first instruction is of
- * class @cls costs in ns: the calibrated figure among @costs[0..@n), else
- * a typical one for a VM (the costlier, single-stepped one when the class
- * is unknown).
- */
-double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n);
-
-/**
  * vp_probes_drop - stop probing function @func while the target runs: its
  * events are disabled at once and a thread closes them (the kernel takes
  * 60-80 ms per uprobe to remove them), so the caller goes on reading.

@@ -106,33 +106,16 @@ int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret)
  */
 double *report_probe_costs(const struct report *r)
 {
-	const struct vp_header *h = r->hdr;
-	size_t n = r->tree->nnodes;
-	double *below = xcalloc(n + 1, sizeof(*below));
-	double *ret = xcalloc(n + 1, sizeof(*ret));
+	double *ret = vp_cct_probe_costs(r->tree, r->hdr);
 
-	for (size_t id = n; id-- > 1;) {
-		const struct vp_cct_node *c = &r->tree->nodes[id];
-		double full = 0;
-
-		if (c->func < h->nfuncs && (h->ncosts || h->funcs[c->func].insn_class))
-			full = vp_probe_class_cost(h->funcs[c->func].insn_class, h->costs,
-						   h->ncosts);
-		if (c->stats.n)
-			ret[id] = full + below[id] / (double)c->stats.n;
-		if (c->parent != VP_NO_NODE && c->parent < n)
-			below[c->parent] += (double)c->stats.n * full + below[id];
-	}
-	free(below);
+	if (!ret)
+		die("out of memory");
 	return ret;
 }
 
 int report_node_unreliable(const struct report *r, uint32_t id)
 {
-	const struct vp_cct_node *n = &r->tree->nodes[id];
-
-	return r->probe_cost && n->stats.n && r->probe_cost[id] > 0 &&
-	       n->stats.mean < 10.0 * r->probe_cost[id];
+	return vp_cct_unreliable(r->tree, r->probe_cost, id);
 }
 
 static int shown(const struct report *r, uint32_t id)
