@@ -142,8 +142,14 @@ tap_is "$("$AWK" '$1 == "count" && $2 == "child_sub" { print $3 }' O0-truth1)" "
 tap_like "$(cat text)" "probe cost per call: .*subtracted from the durations \(--raw: as measured\)" \
 	"the text report says the costs are subtracted"
 # The text report shows only nodes that vary a lot: ask the JSON one.
-tap_is True "$(node_field O01.json child_push unreliable)" \
-	"a node under 10 probe costs is flagged unreliable"
+# child_push (20 us, a leaf) is under 10 probe costs on the perf backend
+# (4.5 us) and over them on BPF (1.7-2.3 us): the flag follows the rule
+tap_is "$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+cost = [c["full_ns"] for c in j["probe_costs"] if c["class"] == "emulated"][0]
+n = [n for n in j["nodes"] if n["function"] == "child_push"][0]
+print(n["mean"] < 10 * cost)' O01.json)" "$(node_field O01.json child_push unreliable)" \
+	"a leaf under 10 probe costs is flagged unreliable, over them not"
 
 # -O2 -fcf-protection: endbr64 first, the probes of parent and child_push
 # on the push after it.

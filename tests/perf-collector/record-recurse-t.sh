@@ -57,7 +57,10 @@ tap_is 1800 "$(q totals "$R" unpaired)" "50 x 36 frames deeper than 64 are unpai
 tap_is 1800 "$(q sum "$R" rec unpaired)" "the unpaired frames are rec's"
 tap_is 1800 "$(q totals "$R" unpaired_nested)" "... all of them past the kernel's 64 (JSON)"
 (cd "$TMPDIR_T" && "$VARPERF" report -i rec.data >/dev/null 2>err2)
-tap_is "$(lost_report rec.data 1800)" "$(cat "$TMPDIR_T/err2")" "report says so too"
+# (the calls past 64 cost less than a calibrated call, having no return
+# probe: compensation clamps some of their callers, and says so apart)
+tap_is "$(lost_report rec.data 1800)" "$(grep 'have no exit' "$TMPDIR_T/err2")" \
+	"report says so too"
 tap_is 0 "$(q totals "$R" unmatched_exits)" "every return matches an entry"
 tap_is 100 "$(q nodes "$R" rec)" "one node per recursion depth"
 tap_is 50 "$(q node "$R" /rec/rec/rec count)" "depth 3: 50 paired"
