@@ -611,7 +611,8 @@ static int fold_into(const struct vp_cct *t, struct vp_pattern *p, struct vp_pat
 		return -ENOMEM;
 	e[p->nthrough] = (struct vp_chain_elem){ t->nodes[q->nodes[0]].func,
 						 t->nodes[q->nodes[0]].callsite };
-	memcpy(e + p->nthrough + 1, q->through, q->nthrough * sizeof(*e));
+	if (q->nthrough)
+		memcpy(e + p->nthrough + 1, q->through, q->nthrough * sizeof(*e));
 	p->through = e;
 	p->nthrough = n;
 	free(q->chain);
