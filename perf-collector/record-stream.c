@@ -896,7 +896,7 @@ static void print_nesting(const struct record *rec)
 	uint64_t total = vp_nesting_lost(rec->nesting), most = 0;
 	size_t nf = 0;
 	uint32_t top = 0;
-	char others[64] = "";
+	char others[256] = "";
 
 	if (!total)
 		return;

@@ -24,10 +24,11 @@ struct cmd_struct {
 
 /* Sorted by name; bsearch() relies on it. */
 static const struct cmd_struct commands[] = {
-	{ "compare", cmd_compare, "compare the Pattern Sets of two recordings" },
-	{ "gdb", cmd_gdb, "run GDB with the varperf plugin loaded" },
-	{ "record", cmd_record, "run a program, or attach to one, and record where its time goes" },
-	{ "report", cmd_report, "show the variance profile of a recorded data file" },
+	{ "compare", cmd_compare, "compare the Pattern Sets of two recordings", NULL },
+	{ "gdb", cmd_gdb, "run GDB with the varperf plugin loaded", NULL },
+	{ "record", cmd_record, "run a program, or attach to one, and record where its time goes",
+	  NULL },
+	{ "report", cmd_report, "show the variance profile of a recorded data file", NULL },
 	{ "version", cmd_version, "print the version and the optional features built in",
 	  "varperf" },
 };

@@ -140,7 +140,7 @@ static void record(const char *path, int regression, const uint32_t *fidx, const
 {
 	struct vp_func funcs[NF];
 	unsigned char bid[1] = { 7 };
-	struct vp_module mod = { "/game", bid, sizeof(bid) };
+	struct vp_module mod = { "/game", bid, sizeof(bid), 0 };
 	struct vp_header h = { 0 };
 	struct rec r = { fidx, csid, NULL, 1000, 0, { 0 } };
 

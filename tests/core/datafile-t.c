@@ -279,9 +279,9 @@ static int on_sample(void *ctx, const struct vp_reader *r, const struct vp_sampl
 
 static void write_samples(const char *path)
 {
-	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	unsigned char bid[] = { 1, 2, 3 };
-	struct vp_module vdso = { "[vdso]", bid, sizeof(bid) };
+	struct vp_module vdso = { "[vdso]", bid, sizeof(bid), 0 };
 	struct vp_symbol syms[2] = {
 		{ 0, 0, 0x1100, 40, "work", "work" },
 		{ VP_SYM_INLINE, 1, 0, 0, "_Z4stepi", "step(int)" },
@@ -426,7 +426,7 @@ static void test_compensation(void)
 	 * second a lasted 300, less than its in-window cost: its exit is
 	 * clamped to its entry (duration 0), and counted */
 	static const uint64_t want[] = { 1000, 2000, 2500, 7500, 12500, 13100, 13100, 81200 };
-	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	struct vp_func funcs[3] = {
 		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_UNKNOWN, "main", "main", "main" },
 		{ 0, 0x1100, 16, 0x1100, 0, VP_INSN_EMULATED, "a", "a", "a" },
@@ -513,7 +513,7 @@ static struct vp_event off_expect(size_t i)
 
 static void write_offcpu(const char *path)
 {
-	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	struct vp_func funcs[3] = {
 		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_EMULATED, "a", "a", "a" },
 		{ 0, 0x1100, 16, 0x1100, 0, VP_INSN_EMULATED, "b", "b", "b" },
@@ -607,7 +607,7 @@ static void fix_crc(unsigned char *b, size_t off)
  * chunk, so the exit record ends the file. */
 static unsigned char *write_one_call(const char *path, size_t *len, size_t *meta_end)
 {
-	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	struct vp_func f = { 0, 0x1000, 16, 0x1000, 0, VP_INSN_EMULATED, "a", "a", "a" };
 	struct vp_callsite cs = { VP_CS_NONE, -1, 0, "", "", 0 };
 	struct vp_event ev = { 1000, 0x7000, 0, 0, 0, VP_EV_ENTRY, 100 };
@@ -743,7 +743,7 @@ static void test_time_bases(void)
 	static const uint64_t cpu[] = { 1000, 1500, 2000, 2900, 3700, 6500 };
 	static const uint64_t offcpu[] = { 1000, 1500, 1000, 3000, 3000, 4500 };
 	static const uint64_t cpu_raw[] = { 1000, 1500, 2000, 3000, 4000, 6500 };
-	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	struct vp_func funcs[2] = {
 		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_UNKNOWN, "a", "a", "a" },
 		{ 0, 0x1100, 16, 0x1100, 0, VP_INSN_EMULATED, "b", "b", "b" },
@@ -843,7 +843,7 @@ static void test_tracked_costs(void)
 {
 	struct vp_probe_cost costs[2] = { { VP_INSN_EMULATED, 500, 900 },
 					  { VP_INSN_STEPPED, 15000, 17000 } };
-	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	struct vp_header h = { 0 };
 	struct vp_trailer tr = { 0 };
 	char *p = path_of("tracked.data"), err[512] = "";
@@ -876,7 +876,7 @@ static void test_tracked_costs(void)
 /* vp_writer_new_fd: on a file the caller opened; new files' mode. */
 static void test_writer_fd(void)
 {
-	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	struct vp_header h = { 0 };
 	struct vp_trailer tr = { 0 };
 	char *p = path_of("fd.data"), err[512] = "";
@@ -930,7 +930,7 @@ static void test_writer_fd(void)
  */
 static void write_procs(const char *path)
 {
-	struct vp_module mod = { "/bin/prog", NULL, 0 };
+	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	struct vp_func f = { 0, 0x1000, 16, 0x1000, 0, VP_INSN_EMULATED, "work", "work", "work" };
 	struct vp_callsite cs = { 0, 0, 0x1010, "main+0x10", "prog.c", 7 };
 	struct vp_process target = { 100, 0, 0, "" }, child = { 200, 100, VP_PROC_FORKED, "" };

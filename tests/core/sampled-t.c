@@ -59,7 +59,7 @@ static void write_file(const char *path)
 		{ 0, 0x1220, 1, &lv[4] }, { 0, 0x1310, 1, &lv[5] }, { 0, 0x1320, 1, &lv[6] },
 		{ 0, 0x1120, 1, &lv[7] },
 	};
-	struct vp_module mod = { "/bin/t", NULL, 0 };
+	struct vp_module mod = { "/bin/t", NULL, 0, 0 };
 	struct vp_header h = { 0 };
 	struct vp_trailer tr = { 0 };
 	struct vp_writer *w;
@@ -234,7 +234,7 @@ static void write_gen(const char *path, const struct gen *g, size_t n)
 	static const char *const names[] = { "main", "rec", "x", "y" };
 	struct vp_frame_level lv[] = { { 0, 10, "g.c" }, { 1, 20, "g.c" }, { 1, 21, "g.c" },
 				       { 2, 30, "g.c" }, { 3, 40, "g.c" } };
-	struct vp_module mod = { "/bin/g", NULL, 0 };
+	struct vp_module mod = { "/bin/g", NULL, 0, 0 };
 	struct vp_header h = { 0 };
 	struct vp_trailer tr = { 0 };
 	uint32_t frames[DEEP];

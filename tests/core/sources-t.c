@@ -596,7 +596,7 @@ static void test_file(void)
 	struct vp_func funcs[NFUNCS];
 	struct vp_header h = { 0 };
 	unsigned char bid[1] = { 1 };
-	struct vp_module mod = { "s", bid, sizeof(bid) };
+	struct vp_module mod = { "s", bid, sizeof(bid), 0 };
 	struct vp_callsite cs = { 0, -1, 0x1000, "main+0x10", "s.c", 1 };
 	struct vp_analysis_params ap;
 	struct vp_sources_params sp;

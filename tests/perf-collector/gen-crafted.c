@@ -25,7 +25,7 @@
 enum { SP = 0x7ffd00000000ULL };
 
 static char *names[] = { "main", "work" };
-static struct vp_module module = { "/crafted/prog", NULL, 0 };
+static struct vp_module module = { "/crafted/prog", NULL, 0, 0 };
 
 static void header(struct vp_header *h, struct vp_func *funcs, uint32_t mode, size_t nfuncs)
 {
