@@ -521,6 +521,14 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			code = 0;
 			goto out;
 		}
+		/* --duration ended the program: the time asked for is over, a
+		 * second run would exceed it */
+		if (!r1.left_running && !o->attach && o->duration > 0 &&
+		    (double)(record_now_ns() - t0) / 1e9 >= o->duration) {
+			keep_phase1(o, "--duration ended in phase 1");
+			code = p1code;
+			goto out;
+		}
 		if (r1.left_running) {
 			/* phase 2 probes the same process */
 			r2.opts.attach = r1.pid;

@@ -257,4 +257,13 @@ tap_is "2 True" "$(q int.json "'%d %s' % (j['mode'], s['samples'] > 100)")" \
 	"... a sampling run with its samples"
 tap_ok "$(! ls int.data.phase1.* >/dev/null 2>&1; echo $?)" "... and no temporary file left"
 
+# ---- --duration over in phase 1: the program is not run again ----
+wait_unprobed
+"$VARPERF" record --duration 0.1 -o dur.data -- "$FIXTURES/fx-watchdog" 1000000 >out 2>err
+tap_is 130 $? "--duration 0.1: exit 130 (the program's death by SIGINT)"
+tap_like "$(cat err)" "^varperf: warning: --duration ended in phase 1: 'dur\.data' holds the sampling run \(phase 1\) only$" \
+	"... phase 1 kept, and said so"
+tap_unlike "$(cat err)" "running it again" "... no second run past the time asked for"
+tap_is "" "$(pgrep -f 'fx-watchdog 1000000' || true)" "... and no fx-watchdog left running"
+
 tap_done
