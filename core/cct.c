@@ -227,7 +227,7 @@ long vp_cct_child_slot(const struct vp_cct_node *node, uint32_t child_id)
 
 	for (i = 0; i < node->nchildren; i++)
 		if (node->children[i] == child_id)
-			return i + 1;
+			return (long)vp_cct_var(i);
 	return -1;
 }
 
@@ -297,7 +297,7 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 	if (dn->nchildren) {
 		err = cov_seed(dst, dn);
 		if (!err)
-			err = cov_grow(dst, dn, dn->nchildren + 1);
+			err = cov_grow(dst, dn, vp_cct_nvars(dn->nchildren));
 		if (err)
 			return err;
 		vp_covar_init(&tmp);
@@ -317,9 +317,14 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 			vp_covar_release(&tmp);
 			return -ENOMEM;
 		}
+		/* src's "other" variable goes to dst's, even its callees that
+		 * dst tracks: a sum does not split again (dst, empty or built
+		 * like src, finds them in the same slots) */
 		vmap[0] = 0;
 		for (i = 1; i < sc->dim; i++)
-			vmap[i] = dst->nodes[map[sn->children[i - 1]]].slot + 1;
+			vmap[i] = i > VP_CCT_TRACKED
+					  ? VP_CCT_TRACKED + 1
+					  : vp_cct_var(dst->nodes[map[sn->children[i - 1]]].slot);
 		err = vp_covar_merge(&dn->cov, sc, vmap);
 		free(vmap);
 		vp_covar_release(&tmp);
@@ -429,7 +434,8 @@ struct vp_frame {
 	uint32_t cfunc, ccs, cnode; /* last child looked up: loops repeat it */
 	uint32_t nest;	     /* return probes pending with this frame's */
 	int nest_lost;	     /* the kernel had no room for its return probe */
-	double *y;   /* cumulative time per child slot in this invocation */
+	double *y;   /* cumulative time per child variable (vp_cct_var() - 1)
+		      * in this invocation */
 	size_t ny;   /* valid (zeroed) entries of y */
 	size_t ycap; /* y is kept across pushes at this depth */
 };
@@ -668,7 +674,7 @@ static int complete(struct vp_builder *b, struct vp_tstate *ts, const struct vp_
 	int err;
 
 	if (n->nchildren) {
-		size_t k = n->nchildren, i;
+		size_t k = vp_cct_nvars(n->nchildren) - 1, i;
 		double self = (double)dur;
 
 		if (k + 1 > b->yvec_cap) {
@@ -704,11 +710,12 @@ static int complete(struct vp_builder *b, struct vp_tstate *ts, const struct vp_
 	ts->depth--;
 	if (ts->depth) {
 		struct vp_frame *p = &ts->frames[ts->depth - 1];
+		size_t v = vp_cct_var(n->slot);
 
-		err = frame_y_reserve(p, n->slot + 1);
+		err = frame_y_reserve(p, v);
 		if (err)
 			return err;
-		p->y[n->slot] += (double)dur;
+		p->y[v - 1] += (double)dur;
 	}
 	return 0;
 }

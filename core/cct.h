@@ -39,13 +39,14 @@ struct vp_cct_node {
 	uint32_t slot;	   /* index in the parent's children[] */
 	uint32_t nchildren;
 	uint32_t *children; /* child node ids, in discovery order; variable
-			     * i+1 of @cov is children[i] */
+			     * vp_cct_var(i) of @cov is children[i]'s */
 	uint32_t children_cap;
 	uint64_t *child_keys; /* func << 32 | callsite of children[i]: a short
 			       * scan here beats hashing for small fan-out */
 	struct vp_stats stats; /* inclusive duration per invocation */
 	struct vp_covar cov;   /* Y_0..Y_k once the node has children (cov.n is
-				* then stats.n); empty for leaves */
+				* then stats.n), k at most VP_CCT_TRACKED + 1
+				* (see there); empty for leaves */
 	uint64_t unpaired;     /* invocations without a matching exit */
 	/* invocations still open when the events ended (in @unpaired too) and
 	 * the time they had run by then: a program stopped by a signal, an
@@ -59,6 +60,51 @@ struct vp_cct_node {
 	struct vp_stats offcpu;
 	double offcpu_com;
 };
+
+/*
+ * The children of a node that have a variable of their own in its
+ * covariance: the first VP_CCT_TRACKED in order of discovery, child i
+ * being variable i + 1.  The time of the later ones is summed into one
+ * more variable, "other" (VP_CCT_TRACKED + 1): the co-moments of a sum
+ * are the sums of its terms' co-moments, so that variable is exact, every
+ * row still adds up to its share of the node's variance (Kumar and Pande,
+ * Dominant Variance Characterization, Section 2, Eq. 1-2), and a node with
+ * up to VP_CCT_TRACKED children has exactly the matrix it always had.  It
+ * bounds the matrix, and the work each invocation does on it, by a
+ * constant instead of the square of a fan-out that a crafted file makes
+ * 20 000.  Order of discovery, not variance, picks the tracked ones: known
+ * when a child appears, so a variable never changes meaning mid-stream.
+ * vp_cct_merge puts a source tree's "other" variable into the destination's
+ * "other" even for callees the destination tracks: a sum does not split.
+ */
+enum { VP_CCT_TRACKED = 256 };
+
+/* Sentinel node of the "other" variable (see vp_component) */
+#define VP_OTHER_NODE (UINT32_MAX - 1)
+
+/* Variable of @node's covariance for its child of slot @slot. */
+static inline size_t vp_cct_var(uint32_t slot)
+{
+	return slot < VP_CCT_TRACKED ? (size_t)slot + 1 : (size_t)VP_CCT_TRACKED + 1;
+}
+
+/* Number of variables of a node with @nchildren children (self included). */
+static inline size_t vp_cct_nvars(uint32_t nchildren)
+{
+	return nchildren ? vp_cct_var(nchildren - 1) + 1 : 1;
+}
+
+/* Children of @nchildren with a variable of their own: slots 0..this-1. */
+static inline uint32_t vp_cct_ntracked(uint32_t nchildren)
+{
+	return nchildren < VP_CCT_TRACKED ? nchildren : VP_CCT_TRACKED;
+}
+
+/* Children of @nchildren in the "other" variable (0: none). */
+static inline uint32_t vp_cct_nother(uint32_t nchildren)
+{
+	return nchildren > VP_CCT_TRACKED ? nchildren - VP_CCT_TRACKED : 0;
+}
 
 struct vp_cct {
 	size_t nnodes;
@@ -102,7 +148,8 @@ int vp_cct_merge(struct vp_cct *dst, const struct vp_cct *src);
  * (An empty @dst takes @src's time base and off-CPU statistics; trees that
  * differ in them do not merge: -EINVAL.)
  */
-/* Index into node->cov of child @child_id's variable, or -1. */
+/* Index into node->cov of child @child_id's variable, or -1: children
+ * past the VP_CCT_TRACKED first share the "other" variable. */
 long vp_cct_child_slot(const struct vp_cct_node *node, uint32_t child_id);
 
 /*

@@ -105,9 +105,16 @@ int vp_covar_merge(struct vp_covar *dst, const struct vp_covar *src, const size_
 	for (i = 0; i < dst->dim; i++)
 		for (j = 0; j <= i; j++)
 			dst->com[tri(i, j)] += d[i] * d[j] * f;
+	/*
+	 * Several of src's variables may merge into one of dst's, which then
+	 * stands for their sum: its co-moments are the sums of theirs, and
+	 * the triangle holds C[i][j] of such a pair once for the two terms
+	 * C[i][j] and C[j][i] of the sum's own C[m][m].
+	 */
 	for (i = 0; i < src->dim; i++)
 		for (j = 0; j <= i; j++)
-			dst->com[tri(map[i], map[j])] += src->com[tri(i, j)];
+			dst->com[tri(map[i], map[j])] +=
+				(j < i && map[i] == map[j] ? 2 : 1) * src->com[tri(i, j)];
 	for (i = 0; i < dst->dim; i++)
 		dst->mean[i] += d[i] * (nb / n);
 	dst->n += src->n;

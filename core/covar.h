@@ -31,7 +31,9 @@ int vp_covar_resize(struct vp_covar *c, size_t dim);
 void vp_covar_add(struct vp_covar *c, const double *y);
 /*
  * Merge @src into @dst; @map[j] is the index in @dst of @src's variable j
- * (dst must already have dim > every map[j]).  0 or -EINVAL.
+ * (dst must already have dim > every map[j]).  Several variables of @src
+ * may map to one of @dst, which then takes their sum.  0, -EINVAL or
+ * -ENOMEM.
  */
 int vp_covar_merge(struct vp_covar *dst, const struct vp_covar *src, const size_t *map);
 /* Population covariance C[i][j]. */

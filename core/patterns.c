@@ -581,7 +581,8 @@ static double variance_share(const struct vp_cct *t, const struct vp_cct_node *p
 	long slot = vp_cct_child_slot(p, c);
 	double var = vp_covar_sum(&p->cov), row = 0;
 
-	if (slot < 0 || (size_t)slot >= p->cov.dim || !(var > 0))
+	/* past VP_CCT_TRACKED, the row is the "other" callees' together */
+	if (slot < 0 || slot > VP_CCT_TRACKED || (size_t)slot >= p->cov.dim || !(var > 0))
 		return 0;
 	(void)t;
 	for (size_t j = 0; j < p->cov.dim; j++)

@@ -227,7 +227,9 @@ static int tview_base(struct tview *v, const struct vp_cct *t, uint32_t h)
 
 	v->nt = 0;
 	v->nvars = 1;
-	for (uint32_t i = 0; i < n->nchildren; i++) {
+	/* the "other" callees (cct.h) are no candidate source, but their
+	 * variable's covariances are in the tracked ones' row sums */
+	for (uint32_t i = 0; i < vp_cct_ntracked(n->nchildren); i++) {
 		/* a child first seen in an invocation that never completed has
 		 * no variable yet */
 		if (i + 1 >= n->cov.dim)
@@ -390,11 +392,12 @@ static void cascade(struct ectx *e, uint32_t a, enum vp_once cls, uint32_t xnode
 	else
 		e->os->nforced++;
 	selfsig = block_sum(c, 0, 1, 0, (uint32_t)c->dim) / e->var >= e->theta;
-	for (uint32_t i = 0; i < n->nchildren && i + 1 < c->dim; i++)
+	for (uint32_t i = 0; i < vp_cct_ntracked(n->nchildren) && i + 1 < c->dim; i++)
 		nsig += block_sum(c, i + 1, 1, 0, (uint32_t)c->dim) / e->var >= e->theta;
 	if (!nsig || selfsig)
 		add_source(e, xnode, v0, nv, how_a);
-	for (uint32_t i = 0; i < n->nchildren && i + 1 < c->dim && !e->err; i++) {
+	for (uint32_t i = 0; i < vp_cct_ntracked(n->nchildren) && i + 1 < c->dim && !e->err;
+	     i++) {
 		uint32_t d = n->children[i];
 		enum vp_once cd;
 
@@ -485,7 +488,7 @@ static int eval_origin(struct vp_sources *s, struct ostate *os)
 	if (e.err)
 		goto out;
 	for (uint32_t i = 0; i < e.tv->nvars; i++)
-		w->rowsum[i] = block_sum(e.c, i, 1, 0, e.tv->nvars);
+		w->rowsum[i] = block_sum(e.c, i, 1, 0, (uint32_t)e.c->dim);
 	w->clen = 0;
 	for (size_t k = 0; k < e.tv->nt && !e.err; k += e.tv->tsize[k])
 		if (tshare(&e, k) >= e.theta)
@@ -687,7 +690,9 @@ static int finish_origin(struct vp_sources *s, struct ostate *os, struct vp_orig
 	for (i = 0; i < bc->dim; i++) {
 		struct vp_component *c = &o->components[o->ncomponents++];
 
-		c->node = i == 0 ? VP_NO_NODE : h->children[i - 1];
+		c->node = i == 0		 ? VP_NO_NODE
+			  : i > VP_CCT_TRACKED ? VP_OTHER_NODE
+					       : h->children[i - 1];
 		c->share = block_sum(bc, (uint32_t)i, 1, 0, (uint32_t)bc->dim) / o->variance;
 		c->cf = vp_covar_get(bc, i, i) / o->variance;
 	}

@@ -73,7 +73,9 @@ struct vp_source {
 
 /* One variable of H's base matrix: self time or one child call site. */
 struct vp_component {
-	uint32_t node; /* child CCT node, or VP_NO_NODE for self time */
+	uint32_t node; /* child CCT node, VP_NO_NODE for self time, or
+			* VP_OTHER_NODE for the callees past the tracked
+			* ones (cct.h) */
 	double share;  /* row sum over var(H) */
 	double cf;     /* diagonal term over var(H) */
 };

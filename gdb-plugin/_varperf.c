@@ -1171,6 +1171,8 @@ static int cmp_contrib(const void *a, const void *b)
 /*
  * (variance, [(node or None for self, row sum), ...]) of @id's covariance
  * matrix, largest |row sum| first: variable i contributes sum_j C[i][j],
+ * and past VP_CCT_TRACKED children, the rest together as the string
+ * "(N other callees)" in place of a node;
  * and the row sums add up to the variance (seed 001 Eq. 2).  The variance
  * is the matrix's sum, as report-text.c divides by.  None for a leaf.
  */
@@ -1200,13 +1202,19 @@ static PyObject *rec_contributors(PyObject *self, PyObject *args)
 	qsort(c, dim, sizeof(*c), cmp_contrib);
 	l = PyList_New((Py_ssize_t)dim);
 	for (size_t i = 0; l && i < dim; i++) {
-		/* cct.h: variable i + 1 of the matrix is children[i] */
+		/* cct.h: variable vp_cct_var(i) of the matrix is children[i]'s */
 		size_t v = c[i].var;
-		PyObject *t = Py_BuildValue("(Nd)",
-					    v == 0 || v > n->nchildren ?
-						    vpmod_none() :
-						    PyLong_FromUnsignedLong(n->children[v - 1]),
-					    c[i].value);
+		PyObject *who;
+		PyObject *t;
+
+		if (v > VP_CCT_TRACKED)
+			who = PyUnicode_FromFormat("(%lu other callees)",
+						   (unsigned long)vp_cct_nother(n->nchildren));
+		else if (v == 0 || v > n->nchildren)
+			who = vpmod_none();
+		else
+			who = PyLong_FromUnsignedLong(n->children[v - 1]);
+		t = who ? Py_BuildValue("(Nd)", who, c[i].value) : NULL;
 
 		if (!t || PyList_SetItem(l, (Py_ssize_t)i, t) < 0)
 			Py_CLEAR(l);
@@ -1217,7 +1225,8 @@ static PyObject *rec_contributors(PyObject *self, PyObject *args)
 	return ret;
 }
 
-/* The full covariance matrix of @id as a list of rows (labels: self, children...). */
+/* The full covariance matrix of @id as a list of rows (labels: self, the
+ * first VP_CCT_TRACKED children, then the other callees together). */
 static PyObject *rec_covariance(PyObject *self, PyObject *args)
 {
 	const struct rec *r = (const struct rec *)self;
@@ -1377,9 +1386,11 @@ static PyMethodDef rec_methods[] = {
 	{ "node_path", rec_node_path, METH_VARARGS,
 	  "node_path(id) -> [node]: its context, outermost first." },
 	{ "contributors", rec_contributors, METH_VARARGS,
-	  "contributors(id) -> (variance, [(child node or None for self, row sum)]) or None." },
+	  "contributors(id) -> (variance, [(child node, None for self or '(N other callees)', "
+	  "row sum)]) or None." },
 	{ "covariance", rec_covariance, METH_VARARGS,
-	  "covariance(id) -> rows of the covariance matrix (self, children...) or None." },
+	  "covariance(id) -> rows of the covariance matrix (self, the first 256 children, the "
+	  "other callees) or None." },
 	{ "merge_stats", rec_merge_stats, METH_VARARGS,
 	  "merge_stats(nodes) -> statistics of those nodes merged exactly." },
 	{ "patterns", rec_patterns, METH_VARARGS, "patterns([count]) -> [dict] by rank." },

@@ -479,7 +479,9 @@ static void json_functions(struct json *j, const struct report *r)
 
 /*
  * labels[0] = "self", then one per child in the matrix's variable order
- * (children[i] is variable i + 1; vp_cct_child_slot() says so for sure).
+ * (children[i] is variable vp_cct_var(i)), and past VP_CCT_TRACKED
+ * children, one for the "other" callees together, whose number is
+ * other_callees.
  */
 static void json_covariance(struct json *j, const struct report *r, const struct vp_cct_node *n)
 {
@@ -492,17 +494,19 @@ static void json_covariance(struct json *j, const struct report *r, const struct
 		return;
 	}
 	child_of = xcalloc(dim, sizeof(*child_of));
-	for (uint32_t i = 0; i < n->nchildren; i++) {
-		long slot = vp_cct_child_slot(n, n->children[i]);
-
-		if (slot > 0 && (size_t)slot < dim)
-			child_of[slot] = n->children[i];
-	}
+	for (uint32_t i = 0; i < vp_cct_ntracked(n->nchildren); i++)
+		if (vp_cct_var(i) < dim)
+			child_of[vp_cct_var(i)] = n->children[i];
 	json_obj(j, "children_covariance");
+	if (vp_cct_nother(n->nchildren))
+		json_u64(j, "other_callees", vp_cct_nother(n->nchildren));
 	json_arr(j, "labels");
 	for (size_t v = 0; v < dim; v++) {
 		if (v == 0)
 			snprintf(label, sizeof(label), "self");
+		else if (v > VP_CCT_TRACKED)
+			snprintf(label, sizeof(label), "(%" PRIu32 " other callees)",
+				 vp_cct_nother(n->nchildren));
 		else if (child_of[v])
 			report_node_label(r, child_of[v], label, sizeof(label));
 		else
@@ -733,6 +737,11 @@ static void json_sources(struct json *j, const struct report *r)
 			if (c->node == VP_NO_NODE) {
 				json_null(j, "node");
 				json_str(j, "label", "self");
+			} else if (c->node == VP_OTHER_NODE) {
+				json_null(j, "node");
+				snprintf(label, sizeof(label), "(%" PRIu32 " other callees)",
+					 vp_cct_nother(r->tree->nodes[o->node].nchildren));
+				json_str(j, "label", label);
 			} else {
 				json_u64(j, "node", c->node);
 				report_node_label(r, c->node, label, sizeof(label));

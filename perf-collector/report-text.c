@@ -641,12 +641,9 @@ static void text_contributors(const struct report *r, uint32_t id)
 	char label[600], sigma[32];
 	struct vp_offcpu_split sp;
 
-	for (uint32_t i = 0; i < n->nchildren; i++) {
-		long slot = vp_cct_child_slot(n, n->children[i]);
-
-		if (slot > 0 && (size_t)slot < dim)
-			child_of[slot] = n->children[i];
-	}
+	for (uint32_t i = 0; i < vp_cct_ntracked(n->nchildren); i++)
+		if (vp_cct_var(i) < dim)
+			child_of[vp_cct_var(i)] = n->children[i];
 	for (size_t i = 0; i < dim; i++) {
 		c[i].var = i;
 		for (size_t j = 0; j < dim; j++)
@@ -676,6 +673,9 @@ static void text_contributors(const struct report *r, uint32_t id)
 		}
 		if (c[i].var == 0)
 			snprintf(label, sizeof(label), "self");
+		else if (c[i].var > VP_CCT_TRACKED)
+			snprintf(label, sizeof(label), "(%" PRIu32 " other callees)",
+				 vp_cct_nother(n->nchildren));
 		else if (child_of[c[i].var])
 			report_node_label(r, child_of[c[i].var], label, sizeof(label));
 		else

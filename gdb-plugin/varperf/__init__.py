@@ -505,7 +505,12 @@ def contributor_lines(rec, nid, raw=False, count=5):
     lines = ["  variance by callee (row sums of the covariance matrix, share of the variance):"]
     shown = rows if count is None or count <= 0 else rows[:count]
     for child, value in shown:
-        label = "self (%s's own time)" % name if child is None else rec.node(child)["label"]
+        if child is None:
+            label = "self (%s's own time)" % name
+        elif isinstance(child, str):
+            label = child  # "(N other callees)": the children past the tracked ones
+        else:
+            label = rec.node(child)["label"]
         share = format_exact(value / var) if raw else "%6.1f%%" % _pct(value, var)
         lines.append("    %s  %s" % (share, label))
     if len(shown) < len(rows):

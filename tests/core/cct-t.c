@@ -18,7 +18,7 @@
 #include "core/cct.h"
 #include "tests/tap/basic.h"
 
-enum { NFUNCS = 8, MAXEV = 4096 };
+enum { NFUNCS = 8, MAXEV = 16384 };
 enum { F_P, F_A, F_B, F_Q, F_R, F_S, F_T, F_REC };
 enum { CS_NONE, CS_A, CS_B, CS_TRAMP, CS_Q, CS_R, CS_S, CS_REC };
 
@@ -592,15 +592,16 @@ static void test_offcpu_merge(void)
 }
 
 /*
- * P calls A from 300 call sites: 301 nodes, and P's covariance of 301
- * variables takes (301 * 302 / 2 + 301) doubles, 366 016 bytes.  Under a
- * budget of 200 KiB the nodes fit and the matrix does not: -E2BIG before
- * it is taken; under 1 MiB all of it is built.  Releasing the tree gives
- * everything back.
+ * P calls A from 300 call sites: 301 nodes, and P's covariance of the
+ * self time, the first VP_CCT_TRACKED callees and the other 44 together,
+ * 258 variables, takes (258 * 259 / 2 + 258) doubles, 269 352 bytes.
+ * Under a budget of 200 KiB the nodes fit and the matrix does not: -E2BIG
+ * before it is taken; under 1 MiB all of it is built.  Releasing the tree
+ * gives everything back.
  */
 static void test_budget(void)
 {
-	const size_t cov = (301 * 302 / 2 + 301) * sizeof(double);
+	const size_t cov = (258 * 259 / 2 + 258) * sizeof(double);
 	struct vp_budget small = { 200 << 10, 0 }, big = { 1 << 20, 0 };
 	const struct vp_cct_node *p;
 	uint64_t clock = 0;
@@ -627,16 +628,185 @@ static void test_budget(void)
 	t.budget = &big;
 	is_int(0, build(&t, evs, nev, NULL), "300 callees in 1 MiB: built");
 	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
-	ok(p && p->cov.dim == 301, "P has its 301 variables");
+	ok(p && p->cov.dim == 258, "P has its 258 variables");
 	ok(big.used > cov && big.used <= big.max, "the matrix's %zu bytes are charged (%zu)", cov,
 	   big.used);
 	vp_cct_release(&t);
 	is_uint(0, big.used, "releasing the tree gives it back");
 }
 
+/* ---- more children than VP_CCT_TRACKED ---- */
+
+enum { WIDE = VP_CCT_TRACKED + 100, WIDE_RUNS = 7, WIDE_CS = 1000 };
+
+/* Callee c's time in invocation r of P: varied, and correlated across
+ * callees through r, so that the covariances are not all alike. */
+static uint64_t wide_dur(uint32_t r, uint32_t c)
+{
+	return 10 + (r * 7 + c * 3) % 11 + (c % 5 == r % 5 ? 20 + c % 13 : 0);
+}
+
+/*
+ * Invocation @r of P calling A from the call sites WIDE_CS + order[i],
+ * i < @n; with @y, also its contribution vector by callee: y[0] self,
+ * y[1 + c] callee c's time.
+ */
+static void wide_call(uint32_t r, const uint32_t *order, uint32_t n, uint64_t *clock,
+		      double y[WIDE + 1])
+{
+	uint64_t t0 = *clock, kids = 0;
+
+	if (y)
+		memset(y, 0, (WIDE + 1) * sizeof(*y));
+	ent(0, F_P, CS_NONE, 1000, *clock);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t d = wide_dur(r, order[i]);
+
+		ent(0, F_A, WIDE_CS + order[i], 980, *clock += 3 + r % 4);
+		ret(0, F_A, 980, *clock += d);
+		kids += d;
+		if (y)
+			y[1 + order[i]] += (double)d;
+	}
+	ret(0, F_P, 1000, *clock += 5 + (r * r) % 9);
+	if (y)
+		y[0] = (double)(*clock - t0 - kids);
+}
+
+/*
+ * P calls A from VP_CCT_TRACKED + 100 call sites, in the order of the
+ * call sites (the first invocation from the first 100 only): its matrix
+ * holds the self time, the first VP_CCT_TRACKED callees and one "other"
+ * variable, the sum of the last 100.  Against the population covariance
+ * of the contribution vectors, computed here two-pass from the durations
+ * the events were made of: the tracked rows exact, the other variable's
+ * variance and covariances exact, and the row sums (the whole matrix)
+ * the variance of P.  Then merges: two halves of the invocations, and a
+ * tree whose first VP_CCT_TRACKED callees are partly P's other ones, so
+ * that several of its variables merge into P's other.
+ */
+static void test_wide(void)
+{
+	static double y[WIDE_RUNS][WIDE + 1];
+	static uint32_t order[WIDE], rev[VP_CCT_TRACKED];
+	const size_t K = VP_CCT_TRACKED, O = VP_CCT_TRACKED + 1;
+	double m[WIDE + 1] = { 0 }, mo = 0, vo = 0, vx = 0, mx = 0, worst = 0, worst_o = 0;
+	double scale = 0;
+	struct vp_cct t, first, second, whole, other;
+	const struct vp_cct_node *p;
+	uint64_t clock = 0;
+	size_t half;
+
+	for (uint32_t c = 0; c < WIDE; c++)
+		order[c] = c;
+	nev = 0;
+	for (uint32_t r = 0; r < WIDE_RUNS; r++)
+		wide_call(r, order, r ? WIDE : 100, &clock, y[r]);
+	for (uint32_t r = 0; r < WIDE_RUNS; r++) {
+		double o = 0, x = 0;
+
+		for (size_t v = 0; v <= WIDE; v++) {
+			m[v] += y[r][v] / WIDE_RUNS;
+			x += y[r][v];
+			if (v > K)
+				o += y[r][v];
+		}
+		mo += o / WIDE_RUNS;
+		mx += x / WIDE_RUNS;
+	}
+	for (uint32_t r = 0; r < WIDE_RUNS; r++) {
+		double o = -mo, x = -mx;
+
+		for (size_t v = 0; v <= WIDE; v++) {
+			x += y[r][v];
+			if (v > K)
+				o += y[r][v];
+		}
+		vo += o * o / WIDE_RUNS;
+		vx += x * x / WIDE_RUNS;
+	}
+	vp_cct_init(&t);
+	is_int(0, build(&t, evs, nev, NULL), "%d callees: built", WIDE);
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	if (!p)
+		bail("no P node");
+	is_uint(WIDE, p->nchildren, "P has its %d children", WIDE);
+	is_uint(K + 2, p->cov.dim, "... and %zu variables: self, %zu callees, other", K + 2, K);
+	for (size_t i = 0; i <= K; i++) {
+		double co = 0; /* Cov(Y_i, other) */
+
+		for (size_t j = 0; j <= K; j++) {
+			double cij = 0;
+
+			for (uint32_t r = 0; r < WIDE_RUNS; r++)
+				cij += (y[r][i] - m[i]) * (y[r][j] - m[j]) / WIDE_RUNS;
+			scale = fmax(scale, fabs(cij));
+			worst = fmax(worst, fabs(vp_covar_get(&p->cov, i, j) - cij));
+		}
+		for (uint32_t r = 0; r < WIDE_RUNS; r++) {
+			double o = -mo;
+
+			for (size_t v = K + 1; v <= WIDE; v++)
+				o += y[r][v];
+			co += (y[r][i] - m[i]) * o / WIDE_RUNS;
+		}
+		worst_o = fmax(worst_o, fabs(vp_covar_get(&p->cov, i, O) - co));
+		worst_o = fmax(worst_o, fabs(vp_covar_get(&p->cov, O, i) - co));
+	}
+	ok(scale > 0 && worst <= 1e-9 * scale,
+	   "the rows of self and the %zu tracked callees are exact (abs err %g)", K, worst);
+	is_rel(vo, vp_covar_get(&p->cov, O, O), 1e-12, "the other variable's variance is exact");
+	ok(worst_o <= 1e-9 * scale, "its covariances with the tracked ones are exact (abs err %g)",
+	   worst_o);
+	is_rel(mo, p->cov.mean[O], 1e-12, "its mean is the last 100 callees' together");
+	is_rel(vx, vp_stats_variance(&p->stats), 1e-12, "P's variance is that of its durations");
+	is_rel(vx, vp_covar_sum(&p->cov), 1e-9, "the row sums add up to P's variance");
+	is_int((long)K, vp_cct_child_slot(p, p->children[K - 1]),
+	       "the %zuth callee is variable %zu", K, K);
+	is_int((long)O, vp_cct_child_slot(p, p->children[WIDE - 1]),
+	       "the last callee is in the other variable");
+
+	/* the same invocations in two trees, merged */
+	half = 0;
+	for (size_t i = 0; i < nev; i++)
+		if (evs[i].kind == VP_EV_EXIT && evs[i].func == F_P && i < nev / 2)
+			half = i + 1;
+	vp_cct_init(&first);
+	vp_cct_init(&second);
+	build(&first, evs, half, NULL);
+	build(&second, evs + half, nev - half, NULL);
+	is_int(0, vp_cct_merge(&first, &second), "two halves merge");
+	ok(trees_equal(&t, &first), "into the tree of them all, the other variable included");
+
+	/*
+	 * A tree whose P calls the last 100 callees first, then the first
+	 * 156: all tracked there, and the 100 are P's other ones here.
+	 */
+	for (uint32_t i = 0; i < K; i++)
+		rev[i] = i < 100 ? K + i : i - 100;
+	half = nev;
+	for (uint32_t r = 0; r < 3; r++)
+		wide_call(WIDE_RUNS + r, rev, K, &clock, NULL);
+	vp_cct_init(&whole);
+	vp_cct_init(&other);
+	build(&whole, evs, nev, NULL);
+	build(&other, evs + half, nev - half, NULL);
+	p = node_at(&other, VP_NODE_ROOT, F_P, CS_NONE);
+	ok(p && p->nchildren == K && p->cov.dim == K + 1, "the other tree tracks its %zu callees",
+	   K);
+	is_int(0, vp_cct_merge(&t, &other), "it merges");
+	ok(trees_equal(&whole, &t),
+	   "100 of its variables into the other one: the tree of all the invocations");
+	vp_cct_release(&t);
+	vp_cct_release(&first);
+	vp_cct_release(&second);
+	vp_cct_release(&whole);
+	vp_cct_release(&other);
+}
+
 int main(void)
 {
-	plan(48 + 53 + 8);
+	plan(48 + 53 + 8 + 16);
 	test_stats_and_covariance();
 	test_longjmp();
 	test_tail_call();
@@ -648,5 +818,6 @@ int main(void)
 	test_offcpu();
 	test_offcpu_merge();
 	test_budget();
+	test_wide();
 	return 0;
 }

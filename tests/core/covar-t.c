@@ -2,7 +2,8 @@
 /*
  * covar-t.c - tests for core/covar.c against a two-pass reference: the
  * streamed matrix, the Eq. 2 identity (sum of C = variance of the sum),
- * variables appearing late, and merges with a variable map.
+ * variables appearing late, and merges with a variable map, several
+ * variables of one matrix into one of the other's included.
  */
 #include <config.h>
 
@@ -58,7 +59,7 @@ int main(void)
 	uint64_t lcg = 99;
 	size_t i, map[D] = { 0, 2, 3, 1 }, k;
 
-	plan(11);
+	plan(14);
 	/* Y0 self, Y1 and Y2 mutually exclusive (negative covariance), Y3
 	 * correlated with Y0; offsets make naive formulas fail. */
 	for (k = 0; k < N; k++) {
@@ -151,6 +152,49 @@ int main(void)
 		ok(max_rel_err(&full, c) < 1e-9, "missing variables merge as zeros");
 		vp_covar_release(&s1);
 		vp_covar_release(&full);
+	}
+	/*
+	 * Several variables into one: src's Y1 and Y2 both map to dst's
+	 * variable 1, which then stands for Y1 + Y2 (an "other" bucket):
+	 * Var(Y1 + Y2) = Var Y1 + Var Y2 + 2 Cov(Y1, Y2), and its covariance
+	 * with Y3 is the sum of theirs.
+	 */
+	{
+		struct vp_covar dst, src;
+		size_t m2[D] = { 0, 1, 1, 2 };
+		double z[N][3], mz[3] = { 0 }, cz[3][3] = { { 0 } }, worst = 0, scale = 0;
+
+		for (k = 0; k < N; k++) {
+			z[k][0] = ys[k][0];
+			z[k][1] = ys[k][1] + ys[k][2];
+			z[k][2] = ys[k][3];
+			for (i = 0; i < 3; i++)
+				mz[i] += z[k][i] / N;
+		}
+		for (k = 0; k < N; k++)
+			for (i = 0; i < 3; i++)
+				for (size_t j = 0; j < 3; j++)
+					cz[i][j] += (z[k][i] - mz[i]) * (z[k][j] - mz[j]) / N;
+		vp_covar_init(&dst);
+		vp_covar_init(&src);
+		vp_covar_resize(&dst, 3);
+		vp_covar_resize(&src, D);
+		for (k = 0; k < N / 3; k++)
+			vp_covar_add(&dst, z[k]);
+		for (k = N / 3; k < N; k++)
+			vp_covar_add(&src, ys[k]);
+		ok(vp_covar_merge(&dst, &src, m2) == 0, "merge two variables into one");
+		for (i = 0; i < 3; i++)
+			scale = fmax(scale, fabs(cz[i][i]));
+		for (i = 0; i < 3; i++)
+			for (size_t j = 0; j < 3; j++)
+				worst = fmax(worst, fabs(vp_covar_get(&dst, i, j) - cz[i][j]) / scale);
+		ok(worst < 1e-9, "the merged variable is their sum: matrix matches two-pass (rel err %g)",
+		   worst);
+		is_rel(cz[1][1], vp_covar_get(&dst, 1, 1), 1e-9,
+		       "Var(Y1 + Y2) counts 2 Cov(Y1, Y2)");
+		vp_covar_release(&dst);
+		vp_covar_release(&src);
 	}
 	{
 		size_t bad[D] = { 0, 1, 2, 9 };

@@ -575,6 +575,28 @@ lines = varperf.pattern_lines(rec)
 ok(lines[0].startswith("Pattern Set (VIM >= 10% of max; k = 5.0)"), "pattern_lines header",
    "\n".join(lines))
 
+# More children than a node's covariance tracks (256, cct.h): the others
+# are one variable, which contributors() names "(N other callees)" and
+# covariance() has last.  gen-crafted's wide-var: 200 invocations of
+# main calling work from 2000 call sites.
+gen = os.path.join(os.environ.get("top_builddir", "."), "tests/perf-collector/gen-crafted")
+wide = os.path.join(tmp, "wide.data")
+subprocess.run([gen, "wide-var", "2000", wide], check=True)
+wrec = varperf.load(wide)
+wmain = [i for i in range(1, wrec.nnodes) if wrec.node(i)["parent"] is None][0]
+var, rows = wrec.contributors(wmain)
+is_(258, len(rows), "2000 callees: 258 contributors (self, 256 callees, the others)")
+is_(["(1744 other callees)"], [c for c, _ in rows if isinstance(c, str)],
+    "the other 1744 callees are one contributor, named")
+close(wrec.node(wmain)["variance"], var, "2000 callees: the matrix sums to the variance", 1e-9)
+close(var, math.fsum(v for _, v in rows), "2000 callees: the row sums add up to it", 1e-9)
+wcov = wrec.covariance(wmain)
+close(dict((c, v) for c, v in rows if isinstance(c, str))["(1744 other callees)"],
+      math.fsum(wcov[257]), "covariance(): the other callees' row is the last", 1e-9)
+lines = varperf.contributor_lines(wrec, wmain, count=3)
+ok(any(line.endswith("%  (1744 other callees)") for line in lines),
+   "contributor_lines names the other callees", "\n".join(lines))
+
 shutil.rmtree(tmp)
 print("1..%d" % _count)
 sys.exit(1 if _failed else 0)

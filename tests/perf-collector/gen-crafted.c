@@ -10,6 +10,10 @@
  *                                      one address with N inlined levels
  *   gen-crafted wide N FILE           probing: one invocation of main
  *                                      calling work from N call sites
+ *   gen-crafted wide-var N FILE       probing: N/10 invocations of main,
+ *                                      each calling work from 10 new call
+ *                                      sites, every third one 50 times
+ *                                      longer: N children with variance
  *   gen-crafted corpus DIR            small files of each shape in DIR
  */
 #include <config.h>
@@ -153,6 +157,36 @@ static int wide(struct vp_writer *w, uint32_t n)
 	return err ? -1 : 0;
 }
 
+/*
+ * main's invocation r calls work from call sites 10r+1..10r+10, each for
+ * 100 + i % 17 ns, and 5000 ns more when r % 3 == 0: a high-variance main
+ * whose N children each carry a little of its variance.
+ */
+static int wide_var(struct vp_writer *w, uint32_t n)
+{
+	uint64_t now = 1000000;
+	struct vp_callsite cs = { VP_CS_NONE, 0, 0, "", "", 0 };
+	int err = vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &cs);
+
+	for (uint32_t r = 0, i = 1; i <= n && !err; r++) {
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event out;
+
+		err = vp_writer_event(w, &in);
+		for (uint32_t k = 0; k < 10 && i <= n && !err; k++, i++) {
+			struct vp_callsite c = { 0, 0, 0x1010 + i, "main", "prog.c", i };
+
+			err = vp_writer_callsite(w, i, &c) ||
+			      call(w, &now, 1, i, SP - 64, 100 + i % 17 + (r % 3 ? 0 : 5000));
+		}
+		now += 10;
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		err = err || vp_writer_event(w, &out);
+		now += 10;
+	}
+	return err ? -1 : 0;
+}
+
 static int write_file(const char *shape, uint32_t n, const char *path)
 {
 	static const struct {
@@ -164,6 +198,7 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		{ "deep-sample", VP_MODE_COMBINED, 2, deep_sample },
 		{ "inline-frame", VP_MODE_SAMPLE, 0, inline_frame },
 		{ "wide", VP_MODE_PROBE, 2, wide },
+		{ "wide-var", VP_MODE_PROBE, 2, wide_var },
 	};
 	struct vp_trailer tr = { 0 };
 	struct vp_func funcs[2];
@@ -199,6 +234,7 @@ static int corpus(const char *dir)
 		uint32_t n;
 	} seeds[] = {
 		{ "deep-sample", 48 }, { "inline-frame", 12 }, { "wide", 40 }, { "deep-sample", 1 },
+		{ "wide-var", 300 },
 	};
 	char path[4096];
 	int ret = 0;
@@ -218,7 +254,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "corpus"))
 		return corpus(argv[2]);
 	if (argc != 4) {
-		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide> N FILE\n"
+		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var> N FILE\n"
 				"       gen-crafted corpus DIR\n");
 		return 129;
 	}
