@@ -36,10 +36,13 @@ tap_is "100.00 yes" "$(echo "$plan" | "$AWK" 'NR == 1 { m = $2 } NR > 1 && $2 > 
 	"main is in every sample, and no callee has a larger share than its caller"
 tap_unlike "$(cat err)" "truncated" "no truncated stacks left to warn of"
 "$VARPERF" report -i a.data --format json >a.json 2>/dev/null
-tap_is "32768 0" "$(python3 -c 'import json, sys
+# (32768 bytes hold fx-bigframe's stacks, yet under load phase 1 once
+# went on to the kernel's 65528: what matters is the raise, and no
+# truncated sample left)
+tap_is "True 0" "$(python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
-print(j["sampled"]["stack_size"], j["sampled"]["truncated"])' a.json 2>&1)" \
-	"the file says the 32768-byte copy, and has no truncated sample"
+print(j["sampled"]["stack_size"] in (32768, 65528), j["sampled"]["truncated"])' a.json 2>&1)" \
+	"the file says the raised copy, and has no truncated sample"
 
 # ---- the size the user chose stays; its truncation is a warning ----
 "$VARPERF" record -q --stack-size 4096 -o b.data -- "$FIXTURES/fx-bigframe" 300 >out 2>err
