@@ -531,102 +531,169 @@ static void base_free(struct base *b)
 	free(b->ends);
 }
 
-/* A merged subtree with the relocated nodes and segments of @kids under a
- * copy of base node @v. */
-static struct wpat *assemble(struct gctx *c, const struct base *b, uint32_t v, struct wpat **kids,
-			     uint32_t nk)
+/* The CCT node a base node stands for. */
+static uint32_t base_ct(const struct base *b, uint32_t v)
 {
-	const struct wpat *B = b->p;
-	const struct wnode *bv = &B->nodes[v];
-	uint32_t vct = B->pool[bv->ct0];
-	struct wpat *P = vp_wpat_new(c);
-	uint32_t root, kid0;
+	return b->p->pool[b->p->nodes[v].ct0];
+}
 
-	if (!P)
-		return NULL;
-	root = vp_wpat_node(c, P);
-	if (c->err)
-		goto fail;
-	P->nodes[root].func = bv->func;
-	P->nodes[root].type = bv->type;
-	P->nodes[root].st = bv->st;
-	P->nodes[root].cc0 = vp_wpat_copy(c, P, B->pool + bv->cc0, bv->ncc);
-	P->nodes[root].ncc = bv->ncc;
-	P->nodes[root].ct0 = vp_wpat_copy(c, P, B->pool + bv->ct0, bv->nct);
-	P->nodes[root].nct = bv->nct;
-	kid0 = vp_wpat_alloc(c, P, nk);
-	if (c->err)
-		goto fail;
-	P->nodes[root].kid0 = kid0;
-	P->nodes[root].nkids = nk;
-	for (uint32_t q = 0; q < nk; q++) {
-		const struct wpat *K = kids[q];
-		uint32_t off = P->nn;
-
-		for (uint32_t x = 0; x < K->nn; x++) {
-			const struct wnode *kn = &K->nodes[x];
-			uint32_t y = vp_wpat_node(c, P), o;
-
-			if (c->err)
-				goto fail;
-			P->nodes[y] = *kn;
-			P->nodes[y].parent = kn->parent == NONE ? 0 : kn->parent + off;
-			o = vp_wpat_copy(c, P, K->pool + kn->kid0, kn->nkids);
-			if (c->err)
-				goto fail;
-			for (uint32_t i = 0; i < kn->nkids; i++)
-				P->pool[o + i] += off;
-			P->nodes[y].kid0 = o;
-			P->nodes[y].cc0 = vp_wpat_copy(c, P, K->pool + kn->cc0, kn->ncc);
-			P->nodes[y].ct0 = vp_wpat_copy(c, P, K->pool + kn->ct0, kn->nct);
-		}
-		P->pool[kid0 + q] = off;
-		for (uint32_t s = 0; s < K->ns; s++) {
-			const struct wseg *ks = &K->segs[s];
-			int prepend = ks->ext != NONE;
-			struct wseg *d = vp_wpat_seg(c, P);
-			uint32_t o;
-
-			if (!d)
-				goto fail;
-			*d = *ks;
-			if (ks->ext == vct)
-				d->ext = NONE; /* originates here: now internal */
-			d->len = ks->len + (prepend ? 1 : 0);
-			o = vp_wpat_alloc(c, P, d->len);
-			if (c->err)
-				goto fail;
-			d = &P->segs[P->ns - 1];
-			d->n0 = o;
-			if (prepend)
-				P->pool[o++] = 0;
-			for (uint32_t i = 0; i < ks->len; i++)
-				P->pool[o + i] = K->pool[ks->n0 + i] + off;
-			d->g0 = vp_wpat_copy(c, P, K->pool + ks->g0, 2 * ks->ng);
-			d = &P->segs[P->ns - 1];
-			d->c0 = vp_wpat_copy(c, P, K->pool + ks->c0, ks->nc);
-			d = &P->segs[P->ns - 1];
+/*
+ * Where a segment that enters the chain @u at level @from (from below, or
+ * ending at u[from]) starts: at u[j] when u[j] is its originator, and
+ * @ext becomes NONE (internal); at u[0] otherwise, still external.
+ */
+static uint32_t chain_start(const struct base *b, const uint32_t *u, uint32_t from, uint32_t ext,
+			    uint32_t *ext_ret)
+{
+	*ext_ret = ext;
+	if (ext == NONE)
+		return from;
+	for (uint32_t j = from; j-- > 0;) {
+		if (base_ct(b, u[j]) == ext) {
+			*ext_ret = NONE;
+			return j;
 		}
 	}
-	/* segments ending at v, from an ancestor: their part here is v */
-	for (uint32_t i = 0; i < b->endn[v]; i++) {
-		const struct wseg *bs = &B->segs[b->ends[b->end0[v] + i]];
+	return 0;
+}
+
+/* The chain's copies of base nodes @u[0..k-1]: each the only child of the
+ * one before, the last with room for @nk children. */
+static int assemble_chain(struct gctx *c, struct wpat *P, const struct base *b, const uint32_t *u,
+			  uint32_t k, uint32_t nk)
+{
+	const struct wpat *B = b->p;
+
+	for (uint32_t i = 0; i < k; i++) {
+		const struct wnode *bv = &B->nodes[u[i]];
+		uint32_t y = vp_wpat_node(c, P), n = i + 1 < k ? 1 : nk, kid0;
+
+		if (c->err)
+			return c->err;
+		P->nodes[y].func = bv->func;
+		P->nodes[y].type = bv->type;
+		P->nodes[y].st = bv->st;
+		P->nodes[y].parent = i ? i - 1 : NONE;
+		P->nodes[y].cc0 = vp_wpat_copy(c, P, B->pool + bv->cc0, bv->ncc);
+		P->nodes[y].ncc = bv->ncc;
+		P->nodes[y].ct0 = vp_wpat_copy(c, P, B->pool + bv->ct0, bv->nct);
+		P->nodes[y].nct = bv->nct;
+		kid0 = vp_wpat_alloc(c, P, n);
+		if (c->err)
+			return c->err;
+		P->nodes[y].kid0 = kid0;
+		P->nodes[y].nkids = n;
+		if (i + 1 < k)
+			P->pool[kid0] = i + 1;
+	}
+	return 0;
+}
+
+/* Kid @K's nodes and segments, relocated under the chain's last node. */
+static int assemble_kid(struct gctx *c, struct wpat *P, const struct base *b, const uint32_t *u,
+			uint32_t k, const struct wpat *K)
+{
+	uint32_t off = P->nn;
+
+	for (uint32_t x = 0; x < K->nn; x++) {
+		const struct wnode *kn = &K->nodes[x];
+		uint32_t y = vp_wpat_node(c, P), o;
+
+		if (c->err)
+			return c->err;
+		P->nodes[y] = *kn;
+		P->nodes[y].parent = kn->parent == NONE ? k - 1 : kn->parent + off;
+		o = vp_wpat_copy(c, P, K->pool + kn->kid0, kn->nkids);
+		if (c->err)
+			return c->err;
+		for (uint32_t i = 0; i < kn->nkids; i++)
+			P->pool[o + i] += off;
+		P->nodes[y].kid0 = o;
+		P->nodes[y].cc0 = vp_wpat_copy(c, P, K->pool + kn->cc0, kn->ncc);
+		P->nodes[y].ct0 = vp_wpat_copy(c, P, K->pool + kn->ct0, kn->nct);
+	}
+	for (uint32_t s = 0; s < K->ns; s++) {
+		const struct wseg *ks = &K->segs[s];
 		struct wseg *d = vp_wpat_seg(c, P);
+		uint32_t ext, j, o;
 
 		if (!d)
-			goto fail;
-		*d = *bs;
-		d->ext = B->pool[B->nodes[B->pool[bs->n0]].ct0];
-		d->len = 1;
-		d->n0 = vp_wpat_alloc(c, P, 1);
+			return c->err;
+		*d = *ks;
+		j = chain_start(b, u, k, ks->ext, &ext);
+		d->ext = ext;
+		d->len = ks->len + (k - j);
+		o = vp_wpat_alloc(c, P, d->len);
 		if (c->err)
-			goto fail;
-		P->pool[P->segs[P->ns - 1].n0] = 0;
+			return c->err;
+		d = &P->segs[P->ns - 1];
+		d->n0 = o;
+		for (; j < k; j++)
+			P->pool[o++] = j;
+		for (uint32_t i = 0; i < ks->len; i++)
+			P->pool[o + i] = K->pool[ks->n0 + i] + off;
+		d->g0 = vp_wpat_copy(c, P, K->pool + ks->g0, 2 * ks->ng);
+		d = &P->segs[P->ns - 1];
+		d->c0 = vp_wpat_copy(c, P, K->pool + ks->c0, ks->nc);
+	}
+	return c->err;
+}
+
+/* The segments ending at chain node u[i], from an ancestor: their part
+ * here starts at the originator, or at u[0] when it is further up. */
+static int assemble_ends(struct gctx *c, struct wpat *P, const struct base *b, const uint32_t *u,
+			 uint32_t i)
+{
+	const struct wpat *B = b->p;
+	uint32_t v = u[i];
+
+	for (uint32_t e = 0; e < b->endn[v]; e++) {
+		const struct wseg *bs = &B->segs[b->ends[b->end0[v] + e]];
+		struct wseg *d = vp_wpat_seg(c, P);
+		uint32_t ext, j, o;
+
+		if (!d)
+			return c->err;
+		*d = *bs;
+		j = chain_start(b, u, i, base_ct(b, B->pool[bs->n0]), &ext);
+		d->ext = ext;
+		d->len = i - j + 1;
+		o = vp_wpat_alloc(c, P, d->len);
+		if (c->err)
+			return c->err;
+		for (uint32_t x = 0; j <= i; j++)
+			P->pool[o + x++] = j;
+		P->segs[P->ns - 1].n0 = o;
 		P->segs[P->ns - 1].g0 = vp_wpat_copy(c, P, B->pool + bs->g0, 2 * bs->ng);
 		P->segs[P->ns - 1].c0 = vp_wpat_copy(c, P, B->pool + bs->c0, bs->nc);
 	}
-	if (c->err)
+	return c->err;
+}
+
+/*
+ * A merged subtree: copies of base nodes @u[0..k-1], a chain in which each
+ * is the only child of the one before, with the relocated nodes and
+ * segments of @kids under the last.  Nodes come in depth-first order, then
+ * segments: the kids', then those ending at u[k-1], ..., u[0]; the pattern
+ * one-node-at-a-time assembly from the bottom up would give, built in one
+ * pass (that copied everything below again at every level: quadratic in
+ * the depth of a recursion).
+ */
+static struct wpat *assemble(struct gctx *c, const struct base *b, const uint32_t *u, uint32_t k,
+			     struct wpat **kids, uint32_t nk)
+{
+	struct wpat *P = vp_wpat_new(c);
+
+	if (!P || assemble_chain(c, P, b, u, k, nk))
 		goto fail;
+	for (uint32_t q = 0; q < nk; q++) {
+		P->pool[P->nodes[k - 1].kid0 + q] = P->nn;
+		if (assemble_kid(c, P, b, u, k, kids[q]))
+			goto fail;
+	}
+	for (uint32_t i = k; i-- > 0;)
+		if (assemble_ends(c, P, b, u, i))
+			goto fail;
 	return P;
 fail:
 	vp_wpat_free(P);
@@ -634,32 +701,46 @@ fail:
 }
 
 /* Bottom-up merging inside a base pattern: the subtrees under every node
- * are the points of one clustering. */
+ * are the points of one clustering.  A node with one child has nothing to
+ * cluster: a run of them down from @v is assembled in one go. */
 static struct wpat *internal_merge(struct gctx *c, const struct base *b, uint32_t v)
 {
-	const struct wnode *bv = &b->p->nodes[v];
+	const struct wpat *B = b->p;
 	struct wpat **kids = NULL, *ret = NULL;
-	uint32_t nk = bv->nkids;
+	uint32_t *chain = NULL, k = 0, nk;
+	size_t cap = 0;
 
+	for (;;) {
+		if (vp_grow((void **)&chain, &cap, (size_t)k + 1, sizeof(*chain))) {
+			c->err = -ENOMEM;
+			goto out;
+		}
+		chain[k++] = v;
+		if (B->nodes[v].nkids != 1)
+			break;
+		v = B->pool[B->nodes[v].kid0];
+	}
+	nk = B->nodes[v].nkids;
 	if (nk) {
 		kids = calloc(nk, sizeof(*kids));
 		if (!kids) {
 			c->err = -ENOMEM;
-			return NULL;
+			goto out;
 		}
 		for (uint32_t i = 0; i < nk; i++) {
-			kids[i] = internal_merge(c, b, b->p->pool[bv->kid0 + i]);
+			kids[i] = internal_merge(c, b, B->pool[B->nodes[v].kid0 + i]);
 			if (!kids[i])
 				goto out;
 		}
 		if (cluster(c, &kids, &nk, 0))
 			goto out;
 	}
-	ret = assemble(c, b, v, kids, nk);
+	ret = assemble(c, b, chain, k, kids, nk);
 out:
 	for (uint32_t i = 0; kids && i < nk; i++)
 		vp_wpat_free(kids[i]);
 	free(kids);
+	free(chain);
 	return ret;
 }
 
