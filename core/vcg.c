@@ -754,6 +754,32 @@ static uint32_t kref_type(const struct imerge *im, const struct kref *r)
 	return r->w ? r->w->nodes[0].type : im->b->p->nodes[r->v].type;
 }
 
+static const struct vp_stats *kref_stats(const struct imerge *im, const struct kref *r)
+{
+	return r->w ? &r->w->nodes[0].st : &im->b->p->nodes[r->v].st;
+}
+
+/* Whether two of the @n children at @ord (one function and type) are
+ * close enough at the root for the clustering to try merging them; past
+ * CLUSTER_EXACT, it considers neighbours only: assume so. */
+static int may_merge(const struct gctx *c, const struct imerge *im, const uint32_t *ord, uint32_t n)
+{
+	if (n > CLUSTER_EXACT)
+		return 1;
+	for (uint32_t x = 0; x < n; x++) {
+		const struct vp_stats *a = kref_stats(im, &im->refs[ord[x]]);
+
+		for (uint32_t y = x + 1; y < n; y++) {
+			const struct vp_stats *b = kref_stats(im, &im->refs[ord[y]]);
+
+			if (vp_ks_gauss(a->mean, vp_stats_stddev(a), b->mean, vp_stats_stddev(b)) <=
+			    c->tau)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 static int cmp_kref(const void *x, const void *y, void *arg)
 {
 	const struct imerge *im = arg;
@@ -770,10 +796,12 @@ static int cmp_kref(const void *x, const void *y, void *arg)
 
 /*
  * Cluster base node @v's children.  A child alone with its root's function
- * and type cannot merge and stays as it is; the clustering of the others
- * is the clustering of all (the pairs it considers and their order are
- * the same), and its result comes in the same order: the survivors where
- * they were, then what merged.
+ * and type cannot merge and stays as it is, and so do the children of a
+ * group whose roots are all too far apart (the Kolmogorov-Smirnov distance
+ * of the roots alone exceeds tau); the clustering of the others is the
+ * clustering of all (the pairs it considers and their order are the
+ * same), and its result comes in the same order: the survivors where they
+ * were, then what merged.
  */
 static int cluster_kids(struct gctx *c, struct imerge *im, uint32_t v)
 {
@@ -798,7 +826,9 @@ static int cluster_kids(struct gctx *c, struct imerge *im, uint32_t v)
 				kref_type(im, &im->refs[ord[e]]) == kref_type(im, ra);
 		     e++)
 			;
-		for (uint32_t x = a; e - a > 1 && x < e; x++)
+		if (e - a < 2 || !may_merge(c, im, ord + a, e - a))
+			continue;
+		for (uint32_t x = a; x < e; x++)
 			member[ord[x] - bv->kid0] = 1;
 	}
 	for (uint32_t i = 0; i < n; i++) {
