@@ -52,6 +52,7 @@ struct wpat {
 	uint32_t *pool;
 	uint32_t np, capp;
 	double vim;
+	uint8_t mark; /* vcg.c: a child handed to the clustering */
 };
 
 struct gctx {

@@ -531,135 +531,379 @@ static void base_free(struct base *b)
 	free(b->ends);
 }
 
-/* A merged subtree with the relocated nodes and segments of @kids under a
- * copy of base node @v. */
-static struct wpat *assemble(struct gctx *c, const struct base *b, uint32_t v, struct wpat **kids,
-			     uint32_t nk)
+/* The CCT node a base node stands for. */
+static uint32_t base_ct(const struct base *b, uint32_t v)
 {
-	const struct wpat *B = b->p;
-	const struct wnode *bv = &B->nodes[v];
-	uint32_t vct = B->pool[bv->ct0];
-	struct wpat *P = vp_wpat_new(c);
-	uint32_t root, kid0;
+	return b->p->pool[b->p->nodes[v].ct0];
+}
 
-	if (!P)
-		return NULL;
-	root = vp_wpat_node(c, P);
-	if (c->err)
-		goto fail;
-	P->nodes[root].func = bv->func;
-	P->nodes[root].type = bv->type;
-	P->nodes[root].st = bv->st;
-	P->nodes[root].cc0 = vp_wpat_copy(c, P, B->pool + bv->cc0, bv->ncc);
-	P->nodes[root].ncc = bv->ncc;
-	P->nodes[root].ct0 = vp_wpat_copy(c, P, B->pool + bv->ct0, bv->nct);
-	P->nodes[root].nct = bv->nct;
-	kid0 = vp_wpat_alloc(c, P, nk);
-	if (c->err)
-		goto fail;
-	P->nodes[root].kid0 = kid0;
-	P->nodes[root].nkids = nk;
-	for (uint32_t q = 0; q < nk; q++) {
-		const struct wpat *K = kids[q];
-		uint32_t off = P->nn;
+/*
+ * Step 4 within a base pattern, bottom-up: the children of every node are
+ * the points of one clustering.  Each node's children are kept as
+ * references, to a base node (a subtree nothing merged in yet) or to a
+ * pattern the clustering made, and the whole is laid out once at the end:
+ * building every subtree's pattern on the way copied all below every node
+ * again, quadratic in the depth of a recursion.  Only children that share
+ * their root's function and type with a sibling, the only ones the
+ * clustering can merge, become patterns before that.
+ */
+struct kref {
+	uint32_t v;	 /* base node, when w is NULL */
+	struct wpat *w;
+};
 
-		for (uint32_t x = 0; x < K->nn; x++) {
-			const struct wnode *kn = &K->nodes[x];
-			uint32_t y = vp_wpat_node(c, P), o;
+/* A base node being laid out, and the next of its children. */
+struct frame {
+	uint32_t v, y, next;
+};
 
-			if (c->err)
-				goto fail;
-			P->nodes[y] = *kn;
-			P->nodes[y].parent = kn->parent == NONE ? 0 : kn->parent + off;
-			o = vp_wpat_copy(c, P, K->pool + kn->kid0, kn->nkids);
-			if (c->err)
-				goto fail;
-			for (uint32_t i = 0; i < kn->nkids; i++)
-				P->pool[o + i] += off;
-			P->nodes[y].kid0 = o;
-			P->nodes[y].cc0 = vp_wpat_copy(c, P, K->pool + kn->cc0, kn->ncc);
-			P->nodes[y].ct0 = vp_wpat_copy(c, P, K->pool + kn->ct0, kn->nct);
-		}
-		P->pool[kid0 + q] = off;
-		for (uint32_t s = 0; s < K->ns; s++) {
-			const struct wseg *ks = &K->segs[s];
-			int prepend = ks->ext != NONE;
-			struct wseg *d = vp_wpat_seg(c, P);
-			uint32_t o;
+struct imerge {
+	const struct base *b;
+	struct kref *refs; /* children of base node v at refs[kid0 of v ...] */
+	uint32_t *cnt;	   /* how many */
+};
 
-			if (!d)
-				goto fail;
-			*d = *ks;
-			if (ks->ext == vct)
-				d->ext = NONE; /* originates here: now internal */
-			d->len = ks->len + (prepend ? 1 : 0);
-			o = vp_wpat_alloc(c, P, d->len);
-			if (c->err)
-				goto fail;
-			d = &P->segs[P->ns - 1];
-			d->n0 = o;
-			if (prepend)
-				P->pool[o++] = 0;
-			for (uint32_t i = 0; i < ks->len; i++)
-				P->pool[o + i] = K->pool[ks->n0 + i] + off;
-			d->g0 = vp_wpat_copy(c, P, K->pool + ks->g0, 2 * ks->ng);
-			d = &P->segs[P->ns - 1];
-			d->c0 = vp_wpat_copy(c, P, K->pool + ks->c0, ks->nc);
-			d = &P->segs[P->ns - 1];
+/*
+ * Where a segment entering below frame @top - 1 starts: at the frame of its
+ * originator, and @ext becomes NONE (internal); at frame 0 otherwise,
+ * still external; at @top (nothing above) when it is internal already.
+ */
+static uint32_t path_start(const struct base *b, const struct frame *st, uint32_t top,
+			   uint32_t ext, uint32_t *ext_ret)
+{
+	*ext_ret = ext;
+	if (ext == NONE)
+		return top;
+	for (uint32_t j = top; j-- > 0;) {
+		if (base_ct(b, st[j].v) == ext) {
+			*ext_ret = NONE;
+			return j;
 		}
 	}
-	/* segments ending at v, from an ancestor: their part here is v */
-	for (uint32_t i = 0; i < b->endn[v]; i++) {
-		const struct wseg *bs = &B->segs[b->ends[b->end0[v] + i]];
+	return 0;
+}
+
+/* A copy of base node @v under @parent, pushed to be laid out. */
+static int lay_base(struct gctx *c, struct wpat *P, const struct imerge *im, uint32_t v,
+		    uint32_t parent, struct frame **st, size_t *cap, uint32_t *sp)
+{
+	const struct wpat *B = im->b->p;
+	const struct wnode *bv = &B->nodes[v];
+	uint32_t y = vp_wpat_node(c, P), kid0;
+
+	if (c->err)
+		return c->err;
+	P->nodes[y].func = bv->func;
+	P->nodes[y].type = bv->type;
+	P->nodes[y].st = bv->st;
+	P->nodes[y].parent = parent;
+	P->nodes[y].cc0 = vp_wpat_copy(c, P, B->pool + bv->cc0, bv->ncc);
+	P->nodes[y].ncc = bv->ncc;
+	P->nodes[y].ct0 = vp_wpat_copy(c, P, B->pool + bv->ct0, bv->nct);
+	P->nodes[y].nct = bv->nct;
+	kid0 = vp_wpat_alloc(c, P, im->cnt[v]);
+	if (c->err)
+		return c->err;
+	P->nodes[y].kid0 = kid0;
+	P->nodes[y].nkids = im->cnt[v];
+	if (vp_grow((void **)st, cap, (size_t)*sp + 1, sizeof(**st)))
+		return c->err = -ENOMEM;
+	(*st)[(*sp)++] = (struct frame){ v, y, 0 };
+	return 0;
+}
+
+/* Pattern @K's nodes and segments, relocated under the top frame; its
+ * segments from further up prefixed with the frames from their
+ * originator. */
+static int lay_pattern(struct gctx *c, struct wpat *P, const struct imerge *im,
+		       const struct frame *st, uint32_t sp, const struct wpat *K)
+{
+	uint32_t off = P->nn;
+
+	for (uint32_t x = 0; x < K->nn; x++) {
+		const struct wnode *kn = &K->nodes[x];
+		uint32_t y = vp_wpat_node(c, P), o;
+
+		if (c->err)
+			return c->err;
+		P->nodes[y] = *kn;
+		P->nodes[y].parent = kn->parent == NONE ? st[sp - 1].y : kn->parent + off;
+		o = vp_wpat_copy(c, P, K->pool + kn->kid0, kn->nkids);
+		if (c->err)
+			return c->err;
+		for (uint32_t i = 0; i < kn->nkids; i++)
+			P->pool[o + i] += off;
+		P->nodes[y].kid0 = o;
+		P->nodes[y].cc0 = vp_wpat_copy(c, P, K->pool + kn->cc0, kn->ncc);
+		P->nodes[y].ct0 = vp_wpat_copy(c, P, K->pool + kn->ct0, kn->nct);
+	}
+	for (uint32_t s = 0; s < K->ns; s++) {
+		const struct wseg *ks = &K->segs[s];
 		struct wseg *d = vp_wpat_seg(c, P);
+		uint32_t ext, j, o;
 
 		if (!d)
-			goto fail;
-		*d = *bs;
-		d->ext = B->pool[B->nodes[B->pool[bs->n0]].ct0];
-		d->len = 1;
-		d->n0 = vp_wpat_alloc(c, P, 1);
+			return c->err;
+		*d = *ks;
+		j = path_start(im->b, st, sp, ks->ext, &ext);
+		d->ext = ext;
+		d->len = ks->len + (sp - j);
+		o = vp_wpat_alloc(c, P, d->len);
 		if (c->err)
-			goto fail;
-		P->pool[P->segs[P->ns - 1].n0] = 0;
+			return c->err;
+		d = &P->segs[P->ns - 1];
+		d->n0 = o;
+		for (; j < sp; j++)
+			P->pool[o++] = st[j].y;
+		for (uint32_t i = 0; i < ks->len; i++)
+			P->pool[o + i] = K->pool[ks->n0 + i] + off;
+		d->g0 = vp_wpat_copy(c, P, K->pool + ks->g0, 2 * ks->ng);
+		d = &P->segs[P->ns - 1];
+		d->c0 = vp_wpat_copy(c, P, K->pool + ks->c0, ks->nc);
+	}
+	return c->err;
+}
+
+/* The segments ending at the top frame's base node, from an ancestor:
+ * their part here starts at the originator's frame, or at frame 0 when it
+ * is further up. */
+static int lay_ends(struct gctx *c, struct wpat *P, const struct imerge *im,
+		    const struct frame *st, uint32_t sp)
+{
+	const struct base *b = im->b;
+	const struct wpat *B = b->p;
+	uint32_t v = st[sp - 1].v;
+
+	for (uint32_t e = 0; e < b->endn[v]; e++) {
+		const struct wseg *bs = &B->segs[b->ends[b->end0[v] + e]];
+		struct wseg *d = vp_wpat_seg(c, P);
+		uint32_t ext, j, o;
+
+		if (!d)
+			return c->err;
+		*d = *bs;
+		j = path_start(b, st, sp - 1, base_ct(b, B->pool[bs->n0]), &ext);
+		d->ext = ext;
+		d->len = sp - j;
+		o = vp_wpat_alloc(c, P, d->len);
+		if (c->err)
+			return c->err;
+		for (uint32_t x = 0; j < sp; j++)
+			P->pool[o + x++] = st[j].y;
+		P->segs[P->ns - 1].n0 = o;
 		P->segs[P->ns - 1].g0 = vp_wpat_copy(c, P, B->pool + bs->g0, 2 * bs->ng);
 		P->segs[P->ns - 1].c0 = vp_wpat_copy(c, P, B->pool + bs->c0, bs->nc);
 	}
-	if (c->err)
+	return c->err;
+}
+
+/*
+ * The pattern of base node @v's subtree with its children as they stand:
+ * nodes depth first, segments of each child's subtree in turn, then those
+ * ending at the node (what assembling one level at a time gives).  The
+ * patterns referenced in the subtree are consumed.
+ */
+static struct wpat *lay_out(struct gctx *c, const struct imerge *im, uint32_t v)
+{
+	const struct wpat *B = im->b->p;
+	struct wpat *P = vp_wpat_new(c);
+	struct frame *st = NULL;
+	size_t cap = 0;
+	uint32_t sp = 0;
+
+	if (!P || lay_base(c, P, im, v, NONE, &st, &cap, &sp))
 		goto fail;
+	while (sp) {
+		struct frame *f = &st[sp - 1];
+		struct kref *r;
+		uint32_t y = f->y;
+
+		if (f->next == im->cnt[f->v]) {
+			if (lay_ends(c, P, im, st, sp))
+				goto fail;
+			sp--;
+			continue;
+		}
+		r = &im->refs[B->nodes[f->v].kid0 + f->next];
+		P->pool[P->nodes[y].kid0 + f->next++] = P->nn;
+		if (!r->w) {
+			if (lay_base(c, P, im, r->v, y, &st, &cap, &sp))
+				goto fail;
+			continue;
+		}
+		if (lay_pattern(c, P, im, st, sp, r->w))
+			goto fail;
+		vp_wpat_free(r->w);
+		r->w = NULL;
+	}
+	free(st);
 	return P;
 fail:
+	free(st);
 	vp_wpat_free(P);
 	return NULL;
 }
 
-/* Bottom-up merging inside a base pattern: the subtrees under every node
- * are the points of one clustering. */
-static struct wpat *internal_merge(struct gctx *c, const struct base *b, uint32_t v)
+static uint32_t kref_func(const struct imerge *im, const struct kref *r)
 {
-	const struct wnode *bv = &b->p->nodes[v];
-	struct wpat **kids = NULL, *ret = NULL;
-	uint32_t nk = bv->nkids;
+	return r->w ? r->w->nodes[0].func : im->b->p->nodes[r->v].func;
+}
 
-	if (nk) {
-		kids = calloc(nk, sizeof(*kids));
-		if (!kids) {
-			c->err = -ENOMEM;
-			return NULL;
+static uint32_t kref_type(const struct imerge *im, const struct kref *r)
+{
+	return r->w ? r->w->nodes[0].type : im->b->p->nodes[r->v].type;
+}
+
+static const struct vp_stats *kref_stats(const struct imerge *im, const struct kref *r)
+{
+	return r->w ? &r->w->nodes[0].st : &im->b->p->nodes[r->v].st;
+}
+
+/* Whether two of the @n children at @ord (one function and type) are
+ * close enough at the root for the clustering to try merging them; past
+ * CLUSTER_EXACT, it considers neighbours only: assume so. */
+static int may_merge(const struct gctx *c, const struct imerge *im, const uint32_t *ord, uint32_t n)
+{
+	if (n > CLUSTER_EXACT)
+		return 1;
+	for (uint32_t x = 0; x < n; x++) {
+		const struct vp_stats *a = kref_stats(im, &im->refs[ord[x]]);
+
+		for (uint32_t y = x + 1; y < n; y++) {
+			const struct vp_stats *b = kref_stats(im, &im->refs[ord[y]]);
+
+			if (vp_ks_gauss(a->mean, vp_stats_stddev(a), b->mean, vp_stats_stddev(b)) <=
+			    c->tau)
+				return 1;
 		}
-		for (uint32_t i = 0; i < nk; i++) {
-			kids[i] = internal_merge(c, b, b->p->pool[bv->kid0 + i]);
-			if (!kids[i])
-				goto out;
+	}
+	return 0;
+}
+
+static int cmp_kref(const void *x, const void *y, void *arg)
+{
+	const struct imerge *im = arg;
+	const struct kref *a = &im->refs[*(const uint32_t *)x];
+	const struct kref *b = &im->refs[*(const uint32_t *)y];
+
+	if (kref_func(im, a) != kref_func(im, b))
+		return kref_func(im, a) < kref_func(im, b) ? -1 : 1;
+	if (kref_type(im, a) != kref_type(im, b))
+		return kref_type(im, a) < kref_type(im, b) ? -1 : 1;
+	return (*(const uint32_t *)x > *(const uint32_t *)y) -
+	       (*(const uint32_t *)x < *(const uint32_t *)y);
+}
+
+/*
+ * Cluster base node @v's children.  A child alone with its root's function
+ * and type cannot merge and stays as it is, and so do the children of a
+ * group whose roots are all too far apart (the Kolmogorov-Smirnov distance
+ * of the roots alone exceeds tau); the clustering of the others is the
+ * clustering of all (the pairs it considers and their order are the
+ * same), and its result comes in the same order: the survivors where they
+ * were, then what merged.
+ */
+static int cluster_kids(struct gctx *c, struct imerge *im, uint32_t v)
+{
+	const struct wnode *bv = &im->b->p->nodes[v];
+	struct kref *list = im->refs + bv->kid0;
+	uint32_t n = im->cnt[v], m = 0, *ord = malloc(n * sizeof(*ord));
+	uint8_t *member = calloc(n, 1);
+	struct wpat **pts = malloc(n * sizeof(*pts)), **mw = calloc(n, sizeof(*mw));
+	int err = 0;
+
+	if (!ord || !member || !pts || !mw) {
+		err = c->err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ord[i] = bv->kid0 + i;
+	qsort_r(ord, n, sizeof(*ord), cmp_kref, im);
+	for (uint32_t a = 0, e; a < n; a = e) {
+		const struct kref *ra = &im->refs[ord[a]];
+
+		for (e = a + 1; e < n && kref_func(im, &im->refs[ord[e]]) == kref_func(im, ra) &&
+				kref_type(im, &im->refs[ord[e]]) == kref_type(im, ra);
+		     e++)
+			;
+		if (e - a < 2 || !may_merge(c, im, ord + a, e - a))
+			continue;
+		for (uint32_t x = a; x < e; x++)
+			member[ord[x] - bv->kid0] = 1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (!member[i])
+			continue;
+		mw[i] = list[i].w ? list[i].w : lay_out(c, im, list[i].v);
+		list[i].w = NULL;
+		if (!mw[i]) {
+			err = c->err ? c->err : -ENOMEM;
+			goto out;
 		}
-		if (cluster(c, &kids, &nk, 0))
+		mw[i]->mark = 1;
+		pts[m++] = mw[i];
+	}
+	if (m && (err = cluster(c, &pts, &m, 0)))
+		goto out;
+	/* survivors in their places, then the merged ones */
+	{
+		uint32_t k = 0, s = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			if (!member[i]) {
+				list[k++] = list[i];
+			} else if (s < m && pts[s] == mw[i] && pts[s]->mark) {
+				list[k++] = (struct kref){ 0, pts[s++] };
+			}
+		}
+		for (; s < m; s++)
+			list[k++] = (struct kref){ 0, pts[s] };
+		for (uint32_t i = 0; i < k; i++)
+			if (list[i].w)
+				list[i].w->mark = 0;
+		for (uint32_t i = k; i < n; i++)
+			list[i] = (struct kref){ 0, NULL };
+		im->cnt[v] = k;
+		m = 0;
+	}
+out:
+	for (uint32_t i = 0; i < m; i++)
+		vp_wpat_free(pts[i]);
+	free(ord);
+	free(member);
+	free(pts);
+	free(mw);
+	return err;
+}
+
+/* Step 4 within the base pattern @b: its merged pattern. */
+static struct wpat *internal_merge(struct gctx *c, const struct base *b)
+{
+	const struct wpat *B = b->p;
+	struct imerge im = { b, calloc(B->np ? B->np : 1, sizeof(*im.refs)),
+			     malloc((B->nn ? B->nn : 1) * sizeof(*im.cnt)) };
+	struct wpat *ret = NULL;
+
+	if (!im.refs || !im.cnt) {
+		c->err = -ENOMEM;
+		goto out;
+	}
+	/* children come after their parent */
+	for (uint32_t v = B->nn; v-- > 0;) {
+		const struct wnode *bv = &B->nodes[v];
+
+		im.cnt[v] = bv->nkids;
+		for (uint32_t i = 0; i < bv->nkids; i++)
+			im.refs[bv->kid0 + i] = (struct kref){ B->pool[bv->kid0 + i], NULL };
+		if (bv->nkids > 1 && cluster_kids(c, &im, v))
 			goto out;
 	}
-	ret = assemble(c, b, v, kids, nk);
+	ret = lay_out(c, &im, 0);
 out:
-	for (uint32_t i = 0; kids && i < nk; i++)
-		vp_wpat_free(kids[i]);
-	free(kids);
+	for (uint32_t i = 0; im.refs && i < B->np; i++)
+		vp_wpat_free(im.refs[i].w);
+	free(im.refs);
+	free(im.cnt);
 	return ret;
 }
 
@@ -1132,7 +1376,7 @@ int vp_vcg_build(struct vp_vcg *g, const struct vp_cct *t, const struct vp_analy
 		goto out;
 	}
 	for (uint32_t q = 0; q < nb; q++) {
-		pts[q] = internal_merge(&c, &bs[q], 0);
+		pts[q] = internal_merge(&c, &bs[q]);
 		if (!pts[q]) {
 			err = c.err ? c.err : -ENOMEM;
 			goto out;

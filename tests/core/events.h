@@ -18,7 +18,7 @@
 static struct vp_event *evs;
 static size_t nev, evcap;
 static uint64_t now;
-static uint32_t stack_func[64];
+static uint32_t stack_func[1 << 15]; /* deep enough for vcg-t's recursion */
 static size_t depth;
 
 static inline void emit(struct vp_event ev)

@@ -7,7 +7,8 @@
  * sites that merge at high tau_S and stay apart at low tau_S (across
  * patterns and within one), merged statistics equal to those of the union
  * of the invocations, the contribution compatibility check, trimming by
- * beta, and the Kolmogorov-Smirnov distance.
+ * beta, the Kolmogorov-Smirnov distance, and the exact graph of a deep
+ * recursion, built in linear time.
  */
 #include <config.h>
 
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/cct.h"
 #include "core/patterns.h"
@@ -534,6 +536,141 @@ static void test_trim(void)
 	world_free(&w);
 }
 
+/*
+ * Deep recursion: main -> T -> R -> R -> ... to depth @depth, four times.
+ * Every R spends 7 ns of its own; the deepest adds 100 or 900 by turns,
+ * so every R_d has variance 400^2 and mean 7 m + 500, m = depth - d + 1
+ * levels down to the bottom: CoV 400 / (7 m + 500) is high (> 0.4) for
+ * the deepest 71, the others are Contrasts (R is a Task elsewhere) and T,
+ * neither, is folded away.  One pattern, a chain of @depth nodes, and a
+ * back-edge from each high-variance R_d to the bottom (all of R_d's
+ * variance: cf 1).
+ *
+ * With @helper, every R also calls H (1 ns after its own 7), which takes
+ * 10 ns, and it is the deepest H that varies instead: R_d's mean is
+ * 18 m + 490, the deepest 28 R are Tasks, and so is that H; the other H,
+ * Contrasts, have two orders of magnitude less VIM than their sibling R
+ * and are trimmed.  The chain ends in that H, where every back-edge ends.
+ *
+ * Laid out a level at a time, every level copied everything below it: the
+ * graph alone took 14 s of CPU, and 27 s with the helper even once runs
+ * of single children were laid out in one go (every R has two children).
+ */
+enum { DEEP = 30000, DEEP_REPS = 4 };
+
+static void deep_recursion(uint32_t depth, int helper)
+{
+	uint32_t *rec = bcalloc(depth + 1, sizeof(*rec)), *lvl, hd = 0, bottom = depth - !helper;
+	uint32_t ntask = helper ? 28 : 71, first = depth - ntask + 1, nseg = ntask - !helper;
+	struct vp_vcg_params gp = { 0.4, 0.1 };
+	size_t bad_node = 0, bad_seg = 0, bad_list = 0;
+	const struct vp_vcg *g;
+	struct world w;
+	clock_t t0;
+	double cpu;
+
+	reset_main_stream();
+	for (int r = 0; r < DEEP_REPS; r++) {
+		uint64_t vary = r % 2 ? 900 : 100;
+
+		call(F_T, 1);
+		for (uint32_t d = 1; d <= depth; d++) {
+			call(F_R, d == 1 ? 2 : 3);
+			work(7 + (!helper && d == depth ? vary : 0));
+			if (helper) {
+				work(1);
+				leaf(F_H, 4, d == depth ? vary : 10);
+			}
+		}
+		for (uint32_t d = 1; d <= depth; d++)
+			leave();
+		leave();
+	}
+	world_build(&w, 0.4, 0.1);
+	g = &w.g;
+	/* R_d's CCT node (parents come before their children) and the last H */
+	lvl = bcalloc(w.t.nnodes, sizeof(*lvl));
+	for (uint32_t i = 1; i < w.t.nnodes; i++) {
+		if (w.t.nodes[i].func == F_H && lvl[w.t.nodes[i].parent] == depth)
+			hd = i;
+		if (w.t.nodes[i].func != F_R)
+			continue;
+		lvl[i] = lvl[w.t.nodes[i].parent] + 1;
+		if (lvl[i] <= depth)
+			rec[lvl[i]] = i;
+	}
+	free(lvl);
+	ok(rec[depth] != 0 && (hd != 0) == helper, "deep %u: the tree goes down to R_%u", depth,
+	   depth);
+	is_uint(1, g->npatterns, "deep %u: one pattern", depth);
+	is_uint(bottom + 1, g->nnodes, "deep %u: of every R%s", depth, helper ? " and the last H" : "");
+	is_uint(bottom + 1, g->npatterns ? g->patterns[0].nnodes : 0, "deep %u: all in it", depth);
+	is_uint(helper ? 2 * depth : depth, g->base_nodes, "deep %u: extracted", depth);
+	is_uint(helper ? depth - 1 : 0, g->trimmed_nodes, "deep %u: trimmed", depth);
+	is_uint(0, g->merges, "deep %u: nothing to merge", depth);
+	is_uint(nseg, g->nsegments, "deep %u: a back-edge from every high-variance R above the bottom",
+		depth);
+	if (g->nnodes != bottom + 1 || g->nsegments != nseg)
+		bail("deep %u: the graph has the wrong size", depth);
+	/* node i < depth is R_{i+1}, depth first; then the last H */
+	for (uint32_t i = 0; i <= bottom; i++) {
+		const struct vp_vcg_node *n = &g->nodes[i];
+		uint32_t d = i + 1, m = depth - d + 1, isr = i < depth;
+		int task = !isr || d >= first;
+
+		bad_node += n->pattern != 0 || n->func != (isr ? F_R : F_H) || n->ncct != 1 ||
+			    n->cct[0] != (isr ? rec[d] : hd) ||
+			    n->parent != (i ? i - 1 : VP_NO_NODE) ||
+			    n->nchildren != (i < bottom) || (i < bottom && n->children[0] != i + 1) ||
+			    n->type != (task ? VP_VCG_TASK : VP_VCG_CONTRAST) ||
+			    n->stats.n != DEEP_REPS || vp_stats_variance(&n->stats) != 160000.0 ||
+			    n->stats.mean != (!isr ? 500.0 : helper ? 18.0 * m + 490 : 7.0 * m + 500) ||
+			    n->nccs != 1 || (isr && n->ccs[0] != g->nodes[i ? 1 : 0].ccs[0]);
+		/* ols: its own back-edge; cls: those of every Task above it */
+		bad_list += n->nols != (task && i < bottom) || n->ncls != (task ? d - first : 0);
+		if (n->nols == 1)
+			bad_list += n->ols[0] != d - first;
+		for (uint32_t k = 0; k < n->ncls; k++)
+			bad_list += n->cls[k] != k;
+	}
+	is_uint(0, bad_node, "deep %u: every node as built (chain, type, statistics, context)", depth);
+	is_uint(0, bad_list, "deep %u: every node's originating and crossing back-edges", depth);
+	ok(g->ccs[g->nodes[0].ccs[0]].len == 3 && g->ccs[g->nodes[1].ccs[0]].len == 1 &&
+		   g->ccs[g->nodes[1].ccs[0]].elems[0].callsite == 3 &&
+		   g->ccs[g->nodes[bottom].ccs[0]].elems[0].callsite == (helper ? 4 : 3),
+	   "deep %u: contexts main -> T@1 -> R@2 at the root, R@3 below%s", depth,
+	   helper ? ", H@4 last" : "");
+	/* segment q: from R_{first+q} down to the bottom */
+	for (uint32_t q = 0; q < g->nsegments; q++) {
+		const struct vp_vcg_segment *s = &g->segments[q];
+		uint32_t h = first + q;
+
+		bad_seg += s->len != bottom - h + 2 || s->ncomponents != 1 ||
+			   s->components[0] != (h < depth ? rec[h + 1] : hd) || s->n != DEEP_REPS ||
+			   s->mean != g->nodes[bottom].stats.mean || s->variance != 160000.0 ||
+			   fabs(s->cf - 1.0) > 1e-12;
+		for (uint32_t k = 0; k < s->len && k <= depth; k++)
+			bad_seg += s->nodes[k] != h - 1 + k;
+	}
+	is_uint(0, bad_seg, "deep %u: back-edges R_d ~> the bottom, all of R_d's variance", depth);
+	/* the graph alone, again, timed */
+	vp_vcg_release(&w.g);
+	t0 = clock();
+	if (vp_vcg_build(&w.g, &w.t, &w.a, &w.s, &gp))
+		bail("vp_vcg_build");
+	cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	ok(cpu < 2.0, "deep %u: the graph in %.3f s of CPU", depth, cpu);
+	is_uint(bottom + 1, w.g.nnodes, "deep %u: the same graph again", depth);
+	world_free(&w);
+	free(rec);
+}
+
+static void test_deep(void)
+{
+	deep_recursion(DEEP, 0);
+	deep_recursion(DEEP, 1);
+}
+
 static void test_params(void)
 {
 	struct vp_vcg_params p;
@@ -562,6 +699,7 @@ int main(void)
 	test_incompatible();
 	test_trim();
 	test_params();
+	test_deep();
 	free(evs);
 	return 0;
 }
