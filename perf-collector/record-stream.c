@@ -645,10 +645,11 @@ void record_update_cpu(struct record *rec)
 {
 	uint64_t cpu = target_cpu_ns(rec->pid);
 
-	if (cpu > rec->start_cpu)
-		cpu += record_procs_cpu(rec);
-	if (cpu > rec->start_cpu && cpu - rec->start_cpu > rec->cpu)
-		rec->cpu = cpu - rec->start_cpu;
+	/* a parent that only waits for its children spends no CPU time of
+	 * its own: theirs counts all the same */
+	cpu = (cpu > rec->start_cpu ? cpu - rec->start_cpu : 0) + record_procs_cpu(rec);
+	if (cpu > rec->cpu)
+		rec->cpu = cpu;
 }
 
 /* Attached: whether to stop now (signal, --duration, the process exited). */
