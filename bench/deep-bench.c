@@ -4,7 +4,7 @@
  * recursion: main -> top -> rec -> rec -> ... down to DEPTH, REPS times,
  * the shape of a recursive descent parser or a tree walk.  Every rec
  * context is its own CCT node, so the tree is a chain of DEPTH nodes of
- * one function, the worst case of seed 000's Minimal Distinguishing Call
+ * one function, the worst case of the Minimal Distinguishing Call
  * sequences (every chain of the function is compared with every other)
  * and of the pattern-similarity trees built on them.
  *
@@ -32,53 +32,9 @@
 enum { F_MAIN, F_TOP, F_REC, NFUNCS };
 enum { CS_MAIN, CS_TOP, CS_REC_TOP, CS_REC_REC };
 
-static struct vp_event *evs;
-static size_t nev, cap;
-static uint64_t now;
-static uint32_t *stack_func;
-static size_t depth;
-static uint32_t lcg = 12345;
+static const char bench_name[] = "deep-bench";
 
-static unsigned rnd(unsigned n)
-{
-	lcg = lcg * 1664525u + 1013904223u;
-	return (unsigned)(((uint64_t)(lcg >> 8) * n) >> 24);
-}
-
-static void emit(struct vp_event ev)
-{
-	if (nev == cap) {
-		cap = cap ? cap * 2 : 1 << 16;
-		evs = realloc(evs, cap * sizeof(*evs));
-		if (!evs) {
-			perror("deep-bench");
-			exit(1);
-		}
-	}
-	evs[nev++] = ev;
-}
-
-static void call(uint32_t func, uint32_t cs)
-{
-	emit((struct vp_event){ .time = now, .sp = 0x7fff00000000ULL - 64 * depth, .func = func,
-				.callsite = cs, .kind = VP_EV_ENTRY });
-	stack_func[depth++] = func;
-}
-
-static void leave(void)
-{
-	depth--;
-	emit((struct vp_event){ .time = now, .sp = 0x7fff00000000ULL - 64 * depth + 8,
-				.func = stack_func[depth], .kind = VP_EV_EXIT });
-}
-
-static double seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "bench-events.h"
 
 static void program(int maxdepth, int reps)
 {
@@ -147,7 +103,7 @@ int main(int argc, char **argv)
 		return fail("analysis", err);
 	for (size_t i = 0; i < a.npatterns; i++)
 		elems += a.patterns[i].len;
-	printf("patterns: %.3f s (seed 000: significance, MDC sequences, PSTs): %zu patterns, "
+	printf("patterns: %.3f s (Kumar et al. 2008: significance, MDC sequences, PSTs): %zu patterns, "
 	       "%zu chain elements\n", t1 - t0, a.npatterns, elems);
 	if (getenv("DEEP_BENCH_PATTERNS_ONLY"))
 		return 0;
@@ -166,7 +122,7 @@ int main(int argc, char **argv)
 	t1 = seconds();
 	if (err)
 		return fail("sources", err);
-	printf("sources: %.3f s (seed 001 Step 2): %zu originators, %u extra passes\n", t1 - t0,
+	printf("sources: %.3f s (Kumar and Pande, Step 2): %zu originators, %u extra passes\n", t1 - t0,
 	       s.norigins, s.passes);
 	vp_vcg_params_default(&gp);
 	t0 = seconds();
@@ -174,7 +130,7 @@ int main(int argc, char **argv)
 	t1 = seconds();
 	if (err)
 		return fail("vcg", err);
-	printf("vcg: %.3f s (seed 001 Steps 3-5): final %zu nodes / %zu patterns\n", t1 - t0,
+	printf("vcg: %.3f s (Kumar and Pande, Steps 3-5): final %zu nodes / %zu patterns\n", t1 - t0,
 	       g.nnodes, g.npatterns);
 	vp_vcg_release(&g);
 	vp_sources_release(&s);

@@ -35,53 +35,9 @@
 enum { F_MAIN, F_FRAME, F_PROCESS, F_HELPER, F_LEAF, NFUNCS };
 enum { NPROC = 100, NHELP = 10, NLEAF = 9 };
 
-static struct vp_event *evs;
-static size_t nev, cap;
-static uint64_t now;
-static uint32_t stack_func[16];
-static size_t depth;
-static uint32_t lcg = 12345;
+static const char bench_name[] = "vcg-bench";
 
-static unsigned rnd(unsigned n)
-{
-	lcg = lcg * 1664525u + 1013904223u;
-	return (unsigned)(((uint64_t)(lcg >> 8) * n) >> 24);
-}
-
-static void emit(struct vp_event ev)
-{
-	if (nev == cap) {
-		cap = cap ? cap * 2 : 1 << 16;
-		evs = realloc(evs, cap * sizeof(*evs));
-		if (!evs) {
-			perror("vcg-bench");
-			exit(1);
-		}
-	}
-	evs[nev++] = ev;
-}
-
-static void call(uint32_t func, uint32_t cs)
-{
-	emit((struct vp_event){ .time = now, .sp = 0x7fff0000ULL - 64 * depth, .func = func,
-				.callsite = cs, .kind = VP_EV_ENTRY });
-	stack_func[depth++] = func;
-}
-
-static void leave(void)
-{
-	depth--;
-	emit((struct vp_event){ .time = now, .sp = 0x7fff0000ULL - 64 * depth + 8,
-				.func = stack_func[depth], .kind = VP_EV_EXIT });
-}
-
-static double seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "bench-events.h"
 
 static void program(int frames)
 {
@@ -130,7 +86,9 @@ int main(int argc, char **argv)
 	struct vp_cct t;
 	double t0, t1;
 	int err;
+	static uint32_t frames_stack[16];
 
+	stack_func = frames_stack;
 	if (frames < 2)
 		frames = 2;
 	program(frames);

@@ -2,8 +2,9 @@
 /*
  * fuzz-report.c - a data file through everything `varperf report` does
  * with it in core: the reader, the calling-context tree, the sampled tree,
- * seed 000's analysis, the sources of variance and the graph.  Any input
- * must end in an error or a result, within the memory budget.
+ * the analysis of Kumar et al. 2008, the sources of variance and the
+ * graph.  Any input must end in an error or a result, within the memory
+ * budget.
  *
  * Built two ways from this one file: with clang's -fsanitize=fuzzer as the
  * libFuzzer target of `make fuzz`, and with -DFUZZ_REPLAY as
