@@ -16,6 +16,16 @@ q() {
 	python3 "$CHECK" "$@"
 }
 
+# j FILE EXPR: EXPR in Python with j the JSON report FILE and node(f) its
+# nodes of function f.
+j() {
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+def node(f):
+    return [n for n in j["nodes"] if n["function"] == f]
+print(eval(sys.argv[2]))' "$@"
+}
+
 # tap_from FILE - one TAP test per "ok - ..."/"not ok - ..." line of FILE
 # (check-json.py compare), "# ..." lines as diagnostics.
 tap_from() {

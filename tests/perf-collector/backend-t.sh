@@ -22,16 +22,6 @@ require_file "$VARPERF" "$FIXTURES/fx-threads" "$FIXTURES/fx-offcpu" "$FIXTURES/
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-# j FILE EXPR: EXPR in Python with j the JSON report FILE and node(f) its
-# nodes of function f.
-j() {
-	python3 -c 'import json, sys
-j = json.load(open(sys.argv[1]))
-def node(f):
-    return [n for n in j["nodes"] if n["function"] == f]
-print(eval(sys.argv[2]))' "$@"
-}
-
 # truth FUNC CTX FIELD: a field of the fixture's "truth" line in out.
 truth() {
 	"$AWK" -v f="$1" -v c="$2" -v k="$3" '$1 == "truth" && $2 == f && $3 == c {

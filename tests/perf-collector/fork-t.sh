@@ -19,17 +19,9 @@ require_root_uprobes
 require_cmd python3
 require_file "$VARPERF" "$FIXTURES/fx-fork"
 
-cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
+. "$top_srcdir/tests/lib/json-subr.sh"
 
-# j FILE EXPR: EXPR in Python with j the JSON report FILE and node(f) its
-# nodes of function f.
-j() {
-	python3 -c 'import json, sys
-j = json.load(open(sys.argv[1]))
-def node(f):
-    return [n for n in j["nodes"] if n["function"] == f]
-print(eval(sys.argv[2]))' "$@"
-}
+cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
 # truth KIND: "pid:count" of the fixture's "count work KIND PID N" lines in
 # out, sorted by pid.
