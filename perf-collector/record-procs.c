@@ -11,23 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "record.h"
 #include "util.h"
 
 static void write_proc(struct record *rec, const struct record_proc *p);
-
-/* CPU time of process @pid in ns, or 0 when it cannot be read. */
-static uint64_t cpu_ns(uint32_t pid)
-{
-	struct timespec ts;
-	clockid_t clk;
-
-	if (clock_getcpuclockid((pid_t)pid, &clk) || clock_gettime(clk, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void record_procs_start(struct record *rec)
 {
@@ -38,7 +26,7 @@ void record_procs_start(struct record *rec)
 		ps->follow = rec->opts.follow_fork;
 		/* their CPU time so far was phase 1's */
 		for (size_t i = 1; i < ps->n; i++) {
-			ps->v[i].cpu_base = ps->v[i].cpu_last = cpu_ns(ps->v[i].pid);
+			ps->v[i].cpu_base = ps->v[i].cpu_last = record_process_cpu_ns((pid_t)ps->v[i].pid);
 			ps->v[i].cpu_gone = !ps->v[i].cpu_base;
 		}
 		for (size_t i = 0; ps->forked && i < ps->n; i++)
@@ -199,7 +187,7 @@ uint64_t record_procs_cpu(struct record *rec)
 
 		/* an ended child's last reading stands (its pid may be reused) */
 		if (p->followed && !p->cpu_gone) {
-			uint64_t now = cpu_ns(p->pid);
+			uint64_t now = record_process_cpu_ns((pid_t)p->pid);
 
 			if (now > p->cpu_last)
 				p->cpu_last = now;

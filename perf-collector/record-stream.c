@@ -625,11 +625,7 @@ static void disable_events(struct record *rec)
 		vp_bpf_probes_stop(&rec->bpf);
 }
 
-/*
- * CPU time of process @pid in ns, that of its exited threads included (the
- * probes' time is charged to it too), or 0 when it cannot be read.
- */
-static uint64_t target_cpu_ns(pid_t pid)
+uint64_t record_process_cpu_ns(pid_t pid)
 {
 	struct timespec ts;
 	clockid_t clk;
@@ -643,7 +639,7 @@ static uint64_t target_cpu_ns(pid_t pid)
  * that of the children it followed (the probes cost them too). */
 void record_update_cpu(struct record *rec)
 {
-	uint64_t cpu = target_cpu_ns(rec->pid);
+	uint64_t cpu = record_process_cpu_ns(rec->pid);
 
 	/* a parent that only waits for its children spends no CPU time of
 	 * its own: theirs counts all the same */
@@ -992,7 +988,7 @@ static int run(struct record *rec)
 	}
 	rec->start_ns = record_now_ns();
 	/* attached, the process has a past; launched, it has just exec'd */
-	rec->start_cpu = rec->opts.attach ? target_cpu_ns(rec->pid) : 0;
+	rec->start_cpu = rec->opts.attach ? record_process_cpu_ns(rec->pid) : 0;
 	memset(&tr, 0, sizeof(tr));
 	tr.flags = wait_and_read(rec, &status);
 	if (rec->left_running) {

@@ -247,6 +247,11 @@ uint64_t record_now_ns(void);
 void record_write_failed(struct record *rec, int err);
 /* The target's CPU time since the recording began, as far as known. */
 void record_update_cpu(struct record *rec);
+/*
+ * CPU time of process @pid in ns, that of its exited threads included (the
+ * probes' time is charged to it too), or 0 when it cannot be read.
+ */
+uint64_t record_process_cpu_ns(pid_t pid);
 /* Read what the buffers hold and drop the entries and exits held back
  * from before @t (auto mode: probes found too costly were on until then);
  * returns the earliest time dropped (@t if none). */
