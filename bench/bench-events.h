@@ -3,7 +3,7 @@
  * bench-events.h - the synthetic event stream of the analysis benchmarks
  * (vcg-bench, deep-bench): calls, returns and time as varperf record would
  * write them (one thread; each depth its own stack pointer, an exit's 8
- * higher), a reproducible LCG and a clock.  Include it once per program,
+ * higher), a reproducible LCG, a clock and an error line.  Include it once per program,
  * after setting bench_name; point stack_func at room for the deepest call.
  */
 #ifndef VARPERF_BENCH_EVENTS_H
@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/datafile.h"
@@ -62,6 +63,13 @@ static double seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Say what failed with core's -errno @err; the exit code. */
+static int fail(const char *what, int err)
+{
+	fprintf(stderr, "%s: %s: %s\n", bench_name, what, strerror(-err));
+	return 1;
 }
 
 #endif

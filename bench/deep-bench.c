@@ -55,12 +55,6 @@ static void program(int maxdepth, int reps)
 	leave();
 }
 
-static int fail(const char *what, int err)
-{
-	fprintf(stderr, "deep-bench: %s: %s\n", what, strerror(-err));
-	return 1;
-}
-
 int main(int argc, char **argv)
 {
 	int maxdepth = argc > 1 ? atoi(argv[1]) : 4000;

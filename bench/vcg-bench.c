@@ -68,12 +68,6 @@ static void program(int frames)
 	leave();
 }
 
-static int fail(const char *what, int err)
-{
-	fprintf(stderr, "vcg-bench: %s: %s\n", what, strerror(-err));
-	return 1;
-}
-
 int main(int argc, char **argv)
 {
 	int frames = argc > 1 ? atoi(argv[1]) : 20;
