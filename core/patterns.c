@@ -896,3 +896,18 @@ void vp_analysis_release(struct vp_analysis *a)
 	free(a->funcs);
 	memset(a, 0, sizeof(*a));
 }
+
+int vp_analysis_set_probe_costs(struct vp_analysis *a, const struct vp_cct *t,
+				const double *cost)
+{
+	uint8_t *flags = calloc(t->nnodes + 1, 1);
+	int err;
+
+	if (!flags)
+		return -ENOMEM;
+	for (uint32_t id = 1; id < t->nnodes; id++)
+		flags[id] = vp_cct_unreliable(t, cost, id) != 0;
+	err = vp_analysis_set_unreliable(a, flags, t->nnodes);
+	free(flags);
+	return err;
+}

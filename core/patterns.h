@@ -101,4 +101,12 @@ void vp_analysis_release(struct vp_analysis *a);
  */
 int vp_analysis_set_unreliable(struct vp_analysis *a, const uint8_t *unreliable, size_t n);
 
+/*
+ * vp_analysis_set_probe_costs - vp_analysis_set_unreliable() with the nodes
+ * of @t whose mean is mostly probe cost (vp_cct_unreliable() with @cost,
+ * from vp_cct_probe_costs()).  0, -ENOMEM or -EINVAL.
+ */
+int vp_analysis_set_probe_costs(struct vp_analysis *a, const struct vp_cct *t,
+				const double *cost);
+
 #endif

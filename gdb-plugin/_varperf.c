@@ -279,25 +279,19 @@ static const char *const time_names[] = {
  * with the message in @msg.
  */
 
-/* Flag the nodes whose mean is mostly probe cost (vp_cct_unreliable). */
+/* As varperf report: patterns mostly probe cost are not ranked. */
 static int rec_set_unreliable(struct rec *r)
 {
 	double *cost = vp_cct_probe_costs(&r->tree, r->hdr);
-	uint8_t *flags = calloc(r->tree.nnodes + 1, 1);
 	int err;
 
-	if (!cost || !flags) {
-		free(cost);
-		free(flags);
+	if (!cost)
 		return -ENOMEM;
-	}
-	for (uint32_t id = 1; id < r->tree.nnodes; id++)
-		flags[id] = vp_cct_unreliable(&r->tree, cost, id) != 0;
-	err = vp_analysis_set_unreliable(&r->an, flags, r->tree.nnodes);
+	err = vp_analysis_set_probe_costs(&r->an, &r->tree, cost);
 	free(cost);
-	free(flags);
 	return err;
 }
+
 static int rec_load(struct rec *r, const struct vp_analysis_params *p, int compensate,
 		    char *msg, size_t len)
 {
@@ -376,7 +370,6 @@ static int rec_load(struct rec *r, const struct vp_analysis_params *p, int compe
 		return err;
 	}
 	r->have_an = 1;
-	/* as varperf report: patterns mostly probe cost are not ranked */
 	if (r->time != VP_TIME_OFFCPU) {
 		err = rec_set_unreliable(r);
 		if (err < 0) {

@@ -536,19 +536,6 @@ static int cmd_report_check_pid(struct vp_reader *reader, const struct cmd_repor
 		     len ? list : "none");
 }
 
-/* Flag the patterns whose nodes report_node_unreliable() flags. */
-static int cmd_report_unreliable(const struct report *r, struct vp_analysis *an)
-{
-	uint8_t *flags = xcalloc(r->tree->nnodes + 1, 1);
-	int err;
-
-	for (uint32_t id = 1; id < r->tree->nnodes; id++)
-		flags[id] = report_node_unreliable(r, id) != 0;
-	err = vp_analysis_set_unreliable(an, flags, r->tree->nnodes);
-	free(flags);
-	return err;
-}
-
 static int cmd_report_run(const struct cmd_report_opts *o)
 {
 	struct vp_reader *reader = NULL;
@@ -660,7 +647,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		free(probe_cost);
 		goto out_tree;
 	}
-	if (probe_cost && (err = cmd_report_unreliable(&r, &an)) < 0) {
+	if (probe_cost && (err = vp_analysis_set_probe_costs(&an, &tree, probe_cost)) < 0) {
 		error("cannot analyse '%s': %s", o->input, strerror(-err));
 		goto out_analysis;
 	}
