@@ -6,8 +6,9 @@
 # carries a varying number of probe costs.  The fixture timed unprobed is
 # the ground truth, for parent and for each child: the compensated means
 # must be within 3 % of it (the median of five runs each, on a machine
-# that may be busy), the raw mean of parent clearly above it, and the
-# children's counts exact.  The same holds for the fixture built with
+# that may be busy; for the single-stepped child, whose probes cost more
+# than its own time, within 15 % of what the probes added), the raw mean
+# of parent clearly above it, and the children's counts exact.  The same holds for the fixture built with
 # -O2 -fcf-protection, where parent and child_push start with endbr64 and
 # their probes go on the push after it, and while another recording runs:
 # each calibration runs on code no other varperf probes.
@@ -60,7 +61,7 @@ fixture_field() { # FILE FUNCTION FIELD
 
 # measure FIXTURE TAG - five unprobed runs, then five probed ones
 # (reported both ways).  Leaves the medians in $truth_F and $comp_F for F
-# in parent, child_push and child_sub, and the raw one in $raw_parent.
+# in parent, child_push and child_sub, and the raw ones in $raw_F.
 # What disturbed child calls added to their mean, the fixture's own count
 # of it in each run, is left out of both.
 measure() {
@@ -82,6 +83,7 @@ measure() {
 	for f in parent child_push child_sub; do
 		: >$tag-plain-$f
 		: >$tag-comp-$f
+		: >$tag-raw-$f
 		for i in 1 2 3 4 5; do
 			"$AWK" -v m="$(fixture_field $tag-truth$i $f mean_ns)" \
 				-v d="$(fixture_field $tag-truth$i $f disturbed_ns)" \
@@ -89,46 +91,64 @@ measure() {
 			"$AWK" -v m="$(node_means $f $tag$i.json)" \
 				-v d="$(fixture_field $tag-probed$i $f disturbed_ns)" \
 				'BEGIN { printf "%.0f\n", m - d }' >>$tag-comp-$f
+			"$AWK" -v m="$(node_means $f $tag-raw$i.json)" \
+				-v d="$(fixture_field $tag-probed$i $f disturbed_ns)" \
+				'BEGIN { printf "%.0f\n", m - d }' >>$tag-raw-$f
 		done
 		eval "truth_$f=\$(median <$tag-plain-$f)"
 		eval "comp_$f=\$(median <$tag-comp-$f)"
+		eval "raw_$f=\$(median <$tag-raw-$f)"
 		tap_diag "$tag $f: unprobed $(tr '\n' ' ' <$tag-plain-$f)ns;" \
-			"compensated $(tr '\n' ' ' <$tag-comp-$f)ns"
+			"compensated $(tr '\n' ' ' <$tag-comp-$f)ns; raw $(tr '\n' ' ' <$tag-raw-$f)ns"
 	done
-	node_means parent $tag-raw[1-5].json >$tag-raw-parent
-	raw_parent=$(median <$tag-raw-parent)
-	tap_diag "$tag parent: raw $(tr '\n' ' ' <$tag-raw-parent)ns"
 }
 
 within3() { # TRUTH SEEN
 	"$AWK" -v t="$1" -v c="$2" 'BEGIN { d = c - t; if (d < 0) d = -d; exit !(d <= 0.03 * t) }'
 }
 
-all_within3() {
-	within3 "$truth_parent" "$comp_parent" && within3 "$truth_child_push" "$comp_child_push" &&
-		within3 "$truth_child_sub" "$comp_child_sub"
+# The relative tolerance that leaves at most 15 % of what the probes
+# added (RAW - TRUTH) uncompensated.
+effect15() { # TRUTH RAW
+	"$AWK" -v t="$1" -v r="$2" 'BEGIN { printf "%.4f\n", 0.15 * (r - t) / t }'
 }
 
-# The cost of a trap drifts from run to run in a VM (15-22 us for a
-# single-step here) and the calibration, made just before each recording,
-# cannot see a drift during it: one more round of five when the first
-# misses, the same 3 % asked of it.
+within_effect15() { # TRUTH RAW SEEN
+	"$AWK" -v t="$1" -v r="$2" -v c="$3" 'BEGIN { d = c - t; if (d < 0) d = -d; exit !(d <= 0.15 * (r - t)) }'
+}
+
+all_within() {
+	within3 "$truth_parent" "$comp_parent" && within3 "$truth_child_push" "$comp_child_push" &&
+		within_effect15 "$truth_child_sub" "$raw_child_sub" "$comp_child_sub"
+}
+
+# The cost of a trap drifts from run to run in a VM and the calibration,
+# made just before each recording, cannot see a drift during it: one more
+# round of five when the first misses, the same asked of it.  A 20 us
+# child_sub carries 11-17 us of single-step probe: the cost in the target
+# differed from the one calibrated just before by -1 to +4 us in ten runs
+# here (varperf -v record, raw mean minus the unprobed one): the two
+# vCPUs differ (the calibration's unprobed loop takes 31 ns on one and
+# 45 ns on the other, and a single-step 10.6 us and 14-16 us), and the
+# calibration runs on one of them.  3 % of the child's time (0.6 us) is
+# beyond a calibration made on another CPU than the target's; what is
+# asked of it is that compensation removes 85 % of what the probes added.
 measure_checked() { # FIXTURE TAG
 	measure "$1" "$2"
-	if ! all_within3; then
-		tap_diag "outside 3%: one more round"
+	if ! all_within; then
+		tap_diag "outside the tolerances: one more round"
 		measure "$1" "$2"
 	fi
 	tap_within "$truth_parent" "$comp_parent" 0.03 \
 		"$2: compensated mean of parent within 3% of the unprobed program's own"
 	tap_within "$truth_child_push" "$comp_child_push" 0.03 \
 		"$2: compensated mean of child_push (emulated) within 3% of its own"
-	tap_within "$truth_child_sub" "$comp_child_sub" 0.03 \
-		"$2: compensated mean of child_sub (stepped) within 3% of its own"
+	tap_within "$truth_child_sub" "$comp_child_sub" "$(effect15 "$truth_child_sub" "$raw_child_sub")" \
+		"$2: compensated mean of child_sub (stepped): 85% of the probes' cost removed"
 }
 
 measure_checked "$FIXTURES/fx-compensate" O0
-tap_is True "$(median <O0-raw-parent | "$AWK" -v t="$truth_parent" '{ print ($1 > 1.1 * t) ? "True" : $1 }')" \
+tap_is True "$("$AWK" -v t="$truth_parent" -v r="$raw_parent" 'BEGIN { print (r > 1.1 * t) ? "True" : r }')" \
 	"the raw mean is over 10% higher: the probes' cost is not small here"
 tap_is True "$(python3 -c 'import json, sys
 print(json.load(open(sys.argv[1]))["compensated"])' O01.json)" "the report says it compensated"
