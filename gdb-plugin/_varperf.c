@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * _varperf.c - the CPython extension under the GDB plugin: core/'s data
- * file, calling-context tree and variance analysis as Python objects.  It
- * never imports gdb, so plain python3 can use it (and the tests do).
+ * _varperf.c - the Recording type of the CPython extension under the GDB
+ * plugin: core/'s data file, calling-context tree and variance analysis as
+ * a Python object, made by _varperf.open().  The extension never imports
+ * gdb, so plain python3 can use it (and the tests do); module.c puts it
+ * together, pyutil.c holds its Python/C helpers.
  */
 #include <config.h>
 
@@ -16,129 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-PyObject *vpmod_error;	      /* varperf.Error */
 PyTypeObject *vpmod_rec_type; /* varperf.Recording */
-
-/* ---- errors ---- */
-
-/*
- * Raise varperf.Error(errno, message).  Error derives from OSError: core
- * reports failures as errno values (ENOENT for a missing file, EBADMSG for
- * a damaged one), so callers can catch OSError like for any other file,
- * and read core's one-line message in .strerror and the file in .filename.
- */
-PyObject *vpmod_raise(int err, const char *msg, const char *path)
-{
-	PyObject *exc;
-
-	if (err < 0)
-		err = -err;
-	if (!err)
-		err = EIO;
-	if (err == ENOMEM && (!msg || !*msg))
-		return PyErr_NoMemory();
-	if (!msg || !*msg)
-		msg = strerror(err);
-	/* names from the file may not be UTF-8: never fail on them here */
-	exc = PyObject_CallFunction(vpmod_error, "iN", err,
-				    PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace"));
-	if (!exc)
-		return NULL;
-	if (path) {
-		PyObject *p = PyUnicode_DecodeFSDefault(path);
-
-		if (!p || PyObject_SetAttrString(exc, "filename", p) < 0) {
-			Py_XDECREF(p);
-			Py_DECREF(exc);
-			return NULL;
-		}
-		Py_DECREF(p);
-	}
-	PyErr_SetObject(vpmod_error, exc);
-	Py_DECREF(exc);
-	return NULL;
-}
-
-/* ---- small builders ---- */
-
-/* Set d[key] = v and drop the reference to v; -1 (with v dropped) on error. */
-int vpmod_put(PyObject *d, const char *key, PyObject *v)
-{
-	int ret;
-
-	if (!v)
-		return -1;
-	ret = PyDict_SetItemString(d, key, v);
-	Py_DECREF(v);
-	return ret;
-}
-
-PyObject *vpmod_u64(uint64_t v)
-{
-	return PyLong_FromUnsignedLongLong(v);
-}
-
-PyObject *vpmod_str(const char *s)
-{
-	return PyUnicode_DecodeUTF8(s ? s : "", (Py_ssize_t)strlen(s ? s : ""), "replace");
-}
-
-PyObject *vpmod_none(void)
-{
-	Py_INCREF(Py_None);
-	return Py_None;
-}
-
-PyObject *vpmod_bool(int v)
-{
-	return PyBool_FromLong(v != 0);
-}
-
-/* A list of uint32 ids. */
-PyObject *vpmod_ids(const uint32_t *ids, size_t n)
-{
-	PyObject *l = PyList_New((Py_ssize_t)n);
-
-	if (!l)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		PyObject *v = PyLong_FromUnsignedLong(ids[i]);
-
-		if (!v || PyList_SetItem(l, (Py_ssize_t)i, v) < 0) {
-			Py_DECREF(l);
-			return NULL;
-		}
-	}
-	return l;
-}
-
-/*
- * The statistics of one node, function or pattern, with the formulas of
- * `varperf report --format json` (report-json.c): population variance,
- * mean 0 and min/max None without invocations.
- */
-int vpmod_put_stats(PyObject *d, const struct vp_stats *s)
-{
-	if (vpmod_put(d, "count", vpmod_u64(s->n)) ||
-	    vpmod_put(d, "mean", PyFloat_FromDouble(s->n ? s->mean : 0)) ||
-	    vpmod_put(d, "stddev", PyFloat_FromDouble(vp_stats_stddev(s))) ||
-	    vpmod_put(d, "variance", PyFloat_FromDouble(vp_stats_variance(s))) ||
-	    vpmod_put(d, "cov", PyFloat_FromDouble(vp_stats_cov(s))) ||
-	    vpmod_put(d, "total", vpmod_u64(s->total)) ||
-	    vpmod_put(d, "min", s->n ? vpmod_u64(s->min) : vpmod_none()) ||
-	    vpmod_put(d, "max", s->n ? vpmod_u64(s->max) : vpmod_none()))
-		return -1;
-	return 0;
-}
-
-PyObject *vpmod_stats(const struct vp_stats *s)
-{
-	PyObject *d = PyDict_New();
-
-	if (d && vpmod_put_stats(d, s) < 0)
-		Py_CLEAR(d);
-	return d;
-}
 
 /* ---- the Recording object ---- */
 
@@ -410,21 +290,7 @@ static void rec_dealloc(PyObject *self)
 	Py_DECREF(tp);
 }
 
-PyObject *vpmod_no_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
-{
-	PyErr_Format(PyExc_TypeError, "use _varperf.open() or _varperf.create()");
-	return NULL;
-}
-
-/* A zero-filled instance of heap type @tp. */
-PyObject *vpmod_alloc(PyTypeObject *tp)
-{
-	allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
-
-	return alloc(tp, 0);
-}
-
-static PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
+PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "path",	   "cutoff",	 "probability", "window",
 				  "cov_threshold", "similarity", "beta",	"compensate",
@@ -533,21 +399,6 @@ static int check_func(const struct rec *r, unsigned long f)
 
 /* ---- header, totals, parameters ---- */
 
-static PyObject *hex_bytes(const unsigned char *p, size_t n)
-{
-	char *s = malloc(2 * n + 1);
-	PyObject *v;
-
-	if (!s)
-		return PyErr_NoMemory();
-	for (size_t i = 0; i < n; i++)
-		snprintf(s + 2 * i, 3, "%02x", p[i]);
-	s[2 * n] = '\0';
-	v = PyUnicode_FromString(s);
-	free(s);
-	return v;
-}
-
 static PyObject *rec_get_header(PyObject *self, void *closure)
 {
 	const struct rec *r = (const struct rec *)self;
@@ -588,7 +439,7 @@ static PyObject *rec_get_header(PyObject *self, void *closure)
 			      PyUnicode_DecodeFSDefault(h->modules[i].path ? h->modules[i].path :
 									     "")) ||
 		    vpmod_put(m, "build_id",
-			      hex_bytes(h->modules[i].build_id, h->modules[i].build_id_len)) ||
+			      vpmod_hex(h->modules[i].build_id, h->modules[i].build_id_len)) ||
 		    PyList_Append(l, m) < 0) {
 			Py_XDECREF(m);
 			goto fail;
@@ -1431,85 +1282,16 @@ static PyType_Spec rec_spec = {
 	"_varperf.Recording", sizeof(struct rec), 0, Py_TPFLAGS_DEFAULT, rec_slots,
 };
 
-/* ---- the module ---- */
-
-static PyMethodDef vpmod_methods[] = {
-	{ "open", (PyCFunction)(void (*)(void))vpmod_open, METH_VARARGS | METH_KEYWORDS,
-	  "open(path, cutoff=0.0002, probability=0.96, window=2.0, cov_threshold=0,\n"
-	  "     similarity=0.1, beta=0.1, compensate=True, time='wall',\n"
-	  "     max_memory=1 << 30) -> Recording\n\n"
-	  "Read a varperf data file, build its calling-context tree and run the\n"
-	  "variance analysis with these parameters (varperf report's options;\n"
-	  "compensate=False is its --raw: durations as measured, probe costs in;\n"
-	  "time is its --time: 'wall', 'cpu' or 'offcpu'; max_memory its\n"
-	  "--max-memory: the most bytes the tree may take, 0 for no limit).\n"
-	  "Raises varperf.Error with core's message when the file cannot be used." },
-	{ "create", vpmod_create, METH_VARARGS,
-	  "create(path, header) -> Writer: write a data file with core's writer." },
-	{ NULL, NULL, 0, NULL },
-};
-
-static struct PyModuleDef vpmod_def = {
-	PyModuleDef_HEAD_INIT,
-	"_varperf",
-	"core/ of varperf: data files, calling-context trees and variance analysis.",
-	-1,
-	vpmod_methods,
-	NULL,
-	NULL,
-	NULL,
-	NULL,
-};
-
-static int add_int(PyObject *m, const char *name, long v)
+/* Make the Recording type and add it to module @m; -1 with an exception. */
+int vpmod_rec_register(PyObject *m)
 {
-	return PyModule_AddIntConstant(m, name, v);
-}
-
-PyMODINIT_FUNC PyInit__varperf(void)
-{
-	PyObject *m = PyModule_Create(&vpmod_def);
-
-	if (!m)
-		return NULL;
-	vpmod_error = PyErr_NewExceptionWithDoc(
-		"_varperf.Error",
-		"A varperf data file could not be used; .strerror holds core's message.",
-		PyExc_OSError, NULL);
 	vpmod_rec_type = (PyTypeObject *)PyType_FromSpec(&rec_spec);
-	if (!vpmod_error || !vpmod_rec_type)
-		goto fail;
-	Py_INCREF(vpmod_error);
-	if (PyModule_AddObject(m, "Error", vpmod_error) < 0)
-		goto fail;
+	if (!vpmod_rec_type)
+		return -1;
 	Py_INCREF(vpmod_rec_type);
-	if (PyModule_AddObject(m, "Recording", (PyObject *)vpmod_rec_type) < 0)
-		goto fail;
-	if (vpmod_writer_register(m) < 0)
-		goto fail;
-	if (add_int(m, "UNIT_NS", VP_UNIT_NS) || add_int(m, "UNIT_CYCLES", VP_UNIT_CYCLES) ||
-	    add_int(m, "CS_NONE", VP_CS_NONE) || add_int(m, "CS_TRAMPOLINE", VP_CS_TRAMPOLINE) ||
-	    add_int(m, "CS_UNMAPPED", VP_CS_UNMAPPED) || add_int(m, "FUNC_CLONE", VP_FUNC_CLONE) ||
-	    add_int(m, "FUNC_FROM_LIB", VP_FUNC_FROM_LIB) ||
-	    add_int(m, "END_EXITED", VP_END_EXITED) ||
-	    add_int(m, "END_INTERRUPTED", VP_END_INTERRUPTED) ||
-	    add_int(m, "END_WRITE_ERROR", VP_END_WRITE_ERROR) ||
-	    add_int(m, "INSN_EMULATED", VP_INSN_EMULATED) ||
-	    add_int(m, "INSN_STEPPED", VP_INSN_STEPPED) ||
-	    add_int(m, "BACKEND_PERF", VP_BACKEND_PERF) ||
-	    add_int(m, "BACKEND_BPF", VP_BACKEND_BPF) ||
-	    PyModule_AddStringConstant(m, "VERSION", PACKAGE_VERSION))
-		goto fail;
-#ifdef VPMOD_HAVE_VCG
-	if (PyModule_AddObject(m, "HAVE_VCG", vpmod_bool(1)) < 0)
-#else
-	if (PyModule_AddObject(m, "HAVE_VCG", vpmod_bool(0)) < 0)
-#endif
-		goto fail;
-	return m;
-fail:
-	Py_XDECREF(vpmod_error);
-	Py_XDECREF(vpmod_rec_type);
-	Py_DECREF(m);
-	return NULL;
+	if (PyModule_AddObject(m, "Recording", (PyObject *)vpmod_rec_type) < 0) {
+		Py_DECREF(vpmod_rec_type);
+		return -1;
+	}
+	return 0;
 }
