@@ -18,14 +18,14 @@ def _varperf_gdb_setup():
     if here not in sys.path:
         sys.path.insert(0, here)
     try:
-        import varperf.gdb
+        import varperf.gdb.commands
     except ImportError as e:
         # a sourced script has no command to fail: one line, no traceback
         import gdb
         gdb.write("varperf: cannot load the plugin (%s); set VARPERF_GDB_PLUGIN to the "
                   "directory of _varperf.so\n" % e, gdb.STDERR)
         return
-    varperf.gdb.register_varperf_commands()
+    varperf.gdb.commands.register_varperf_commands()
 
 
 _varperf_gdb_setup()

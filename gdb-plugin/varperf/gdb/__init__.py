@@ -7,8 +7,9 @@ address, so pc - 1 lies in the call) is turned into a file and a link-time
 address with the process's memory map and the file's program headers,
 which is what the recorder stored for functions and call sites.  For a
 rebuilt program (other build-id), names and source lines stand in.
-register_varperf_commands() adds the commands of varperf/gdb/commands.py
-and varperf/gdb/record.py.
+load_recording() makes a data file the session's recording, for the
+commands that load one.  The commands are in the modules of this package
+(commands.py adds them all); this one imports none of them.
 """
 
 import bisect
@@ -457,7 +458,49 @@ def get_session():
     return session
 
 
-def register_varperf_commands():
-    """Add `info variance`, `varperf ...` and `set/show variance ...`."""
-    from . import commands
-    commands.register(get_session())
+def warn(msgs):
+    """Print each of @msgs as GDB prints a warning."""
+    for m in msgs:
+        gdb.write("warning: %s\n" % m, gdb.STDERR)
+
+
+def warn_unprobe(since=None):
+    """Warn while an earlier `varperf record` removes its probes (see
+    unprobe_running())."""
+    if unprobe_running(since):
+        warn(["an earlier 'varperf record' is still removing its probes: breakpoints at the "
+              "entry of probed functions do not stop until it is done (a few seconds)"])
+
+
+def load_recording(cmd, path, raw=False, since=None, time="wall"):
+    """Load @path for command @cmd ('varperf load', 'varperf record'): read,
+    build and analyse it as 'varperf report' does (@raw: as its --raw, the
+    probe costs not subtracted; @time: its --time), make it the recording
+    of the session, print what it holds and warn about what does not fit.
+    Returns the Recording; a file that cannot be used raises gdb.GdbError
+    (the message starts with @cmd) and keeps the previous recording.
+    @since: warn about the probes of a varperf started then or later only."""
+    try:
+        rec = varperf.load(path, compensate=not raw, time=time)
+    except varperf.Error as e:
+        raise gdb.GdbError("%s: %s" % (cmd, e.strerror)) from None
+    s = get_session()
+    s.set(rec, path)
+    warn(rec.warnings)
+    t = rec.totals
+    if rec.compensated:
+        costs = "; probe costs subtracted"
+    elif raw and rec.nfuncs and rec.header.get("probe_costs"):
+        costs = "; durations as measured, probe costs included (--raw)"
+    else:
+        costs = ""
+    if rec.time != "wall":
+        costs += "; %s time only" % varperf.TIME_NAMES[rec.time]
+    gdb.write("Loaded '%s': %d calling contexts of %d probed functions, %d calls, "
+              "%d pattern%s (%d in the Pattern Set)%s.\n" % (
+                  path, rec.nnodes - 1, rec.nfuncs, t["invocations"], rec.npatterns,
+                  "" if rec.npatterns == 1 else "s",
+                  sum(1 for p in rec.patterns() if p["in_pattern_set"]), costs))
+    warn(s.check_program(force=True))
+    warn_unprobe(since)
+    return rec

@@ -13,7 +13,8 @@ probes are removed.  Their removal restores the original instruction, so
 it must end before GDB inserts its breakpoints again: `varperf record`
 waits for varperf's "varperf-unprobe" process before it returns.
 
-The command is created by commands.register(), with the others.
+The command is created by commands.register_varperf_commands(), with the
+others.
 """
 
 import math
@@ -27,7 +28,7 @@ import gdb
 import varperf
 import varperf.gdb
 
-from .commands import _params, _warn, load_recording
+from varperf.gdb import settings
 
 
 # Longest wait for varperf to attach, and for it to finish after the stop.
@@ -309,7 +310,7 @@ $VARPERF, else the one installed with the plugin, else varperf from PATH."""
         if program is None:
             raise gdb.GdbError("varperf record: cannot find the varperf program (set VARPERF "
                                "to its path, or put it in PATH)")
-        path = os.path.expanduser(o.output or _params["data-file"].value)
+        path = os.path.expanduser(o.output or settings.data_file())
         args = ["-o", path] + o.args
         if o.listing and o.mode in (None, "auto"):
             # auto mode lists what it chose after sampling the program,
@@ -409,8 +410,8 @@ $VARPERF, else the one installed with the plugin, else varperf from PATH."""
             gdb.write("Stopped after %g s (--duration); the program does not receive this "
                       "SIGINT.\n" % o.duration)
         elif reason == "duration" and not exited:
-            _warn(["varperf record: the --duration timer ran out as the program stopped: the "
-                   "next 'continue' may stop at once with SIGINT"])
+            varperf.gdb.warn(["varperf record: the --duration timer ran out as the program "
+                              "stopped: the next 'continue' may stop at once with SIGINT"])
         status, seen = self._finish(rp, o, exited)
         _wait_unprobe(since)
         err = varperf.RecordProcess.error_of(seen)
@@ -423,7 +424,7 @@ $VARPERF, else the one installed with the plugin, else varperf from PATH."""
         if err is not None or status != 0:
             raise gdb.GdbError("varperf record: %s" % (
                 err or "varperf %s" % _status_text(status)))
-        rec = load_recording("varperf record", path, since=since)
+        rec = varperf.gdb.load_recording("varperf record", path, since=since)
         if not rec.nfuncs:
             gdb.write("'%s' has samples only, no probed function: 'info variance' and "
                       "'varperf break' need the calls of probed functions.  Record them with "
