@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "util.h"
+#include "util/util.h"
 
 struct cmd_struct {
 	const char *name;
@@ -136,7 +136,7 @@ static int run_help(int argc, char **argv)
 	page = cmd->page ? xstrdup(cmd->page) : xasprintf("varperf-%s", cmd->name);
 	dir = exe_dir();
 	if (dir) {
-		/* the build tree: perf-collector/varperf next to man/ */
+		/* the build tree: cli/varperf next to man/ */
 		file = xasprintf("%s/../man/%s.1", dir, page);
 		if (!is_file(file)) {
 			free(file);

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "builtin.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Found by configure but not linked yet: say so rather than "on". */
 #ifdef HAVE_LIBUNWIND

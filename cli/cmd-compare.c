@@ -20,9 +20,9 @@
 #include "core/patterns.h"
 #include "analysis-opts.h"
 #include "builtin.h"
-#include "output.h"
-#include "report.h"
-#include "util.h"
+#include "perf-collector/output.h"
+#include "report/report.h"
+#include "util/util.h"
 
 /* diff(1)'s convention: same, different, trouble; then cannot tell, and
  * git's usage status. */
@@ -692,7 +692,7 @@ static void cmd_compare_json(FILE *f, const struct cmd_compare_opts *o,
 	cmd_compare_jnum(f, "cov_threshold", side[0].an.cov_threshold, 1);
 	cmd_compare_jnum(f, "beta", o->params.beta, 1);
 	cmd_compare_jnum(f, "k", side[0].an.k, 1);
-	fprintf(f, ", \"time\": \"%s\"", time_base_name(o->time));
+	fprintf(f, ", \"time\": \"%s\"", vp_time_base_name(o->time));
 	fputs("},\n  ", f);
 	cmd_compare_jnum(f, "overlap", c->overlap, 0);
 	fputs(",\n  ", f);

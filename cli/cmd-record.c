@@ -17,11 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/sampled.h"
+#include "core/sampled.h"
 #include "analysis-opts.h"
 #include "builtin.h"
-#include "record.h"
-#include "util.h"
+#include "perf-collector/record.h"
+#include "util/util.h"
 
 static const char *const cmd_record_usage[] = {
 	"usage: varperf record [<options>] [--] <program> [<args>...]",

@@ -19,9 +19,8 @@
 #include "core/sources.h"
 #include "core/stats.h"
 #include "core/vcg.h"
-#include "analysis-opts.h"
 #include "report.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Layout version of this JSON; bump on incompatible changes. */
 enum { JSON_VERSION = 2 };
@@ -344,7 +343,7 @@ static void json_header(struct json *j, const struct report *r)
 	json_arr(j, "probe_costs");
 	for (size_t i = 0; i < h->ncosts; i++) {
 		json_obj(j, NULL);
-		json_str(j, "class", report_insn_class_name(h->costs[i].insn_class));
+		json_str(j, "class", vp_insn_class_name(h->costs[i].insn_class));
 		json_u64(j, "in_window_ns", h->costs[i].in_window_ns);
 		json_u64(j, "full_ns", h->costs[i].full_ns);
 		json_obj_end(j);
@@ -360,7 +359,7 @@ static void json_header(struct json *j, const struct report *r)
 	else
 		json_null(j, "one_run");
 	json_backend(j, h->backend);
-	json_str(j, "time", time_base_name(r->time));
+	json_str(j, "time", vp_time_base_name(r->time));
 	if (report_offcpu_share(r, &share))
 		json_double(j, "offcpu_share", share);
 	else

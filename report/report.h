@@ -126,8 +126,6 @@ const char *report_node_label(const struct report *r, uint32_t id, char *buf, si
 const char *report_clock_name(uint32_t clock);
 /* Name of the unit, "ns" or "cycles". */
 const char *report_unit_name(uint32_t unit);
-/* Name of an instruction class ("emulated", "single-stepped", "unknown"). */
-const char *report_insn_class_name(uint32_t insn_class);
 /* A time in the file's unit: "1.23 ms" for nanoseconds, "4.5e+03 cyc" else. */
 const char *report_time(const struct report *r, double v, char *buf, size_t len);
 /* Write @s with control characters as '?' (names come from the binary). */

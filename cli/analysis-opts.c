@@ -14,7 +14,7 @@
 #include "core/budget.h"
 #include "core/patterns.h"
 #include "analysis-opts.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Range of each fraction-valued option, and the words that describe it. */
 struct opt_range {
@@ -87,24 +87,13 @@ int analysis_option(int c, const char *arg, struct vp_analysis_params *p)
 	}
 }
 
-static const char *const time_base_names[] = {
-	[VP_TIME_WALL] = "wall",
-	[VP_TIME_CPU] = "cpu",
-	[VP_TIME_OFFCPU] = "offcpu",
-};
-
-const char *time_base_name(enum vp_time_base base)
-{
-	if ((size_t)base < sizeof(time_base_names) / sizeof(time_base_names[0]))
-		return time_base_names[base];
-	return "?";
-}
-
 int opt_time_base(const char *arg, enum vp_time_base *ret)
 {
-	for (size_t i = 0; i < sizeof(time_base_names) / sizeof(time_base_names[0]); i++) {
-		if (!strcmp(arg, time_base_names[i])) {
-			*ret = (enum vp_time_base)i;
+	static const enum vp_time_base bases[] = { VP_TIME_WALL, VP_TIME_CPU, VP_TIME_OFFCPU };
+
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		if (!strcmp(arg, vp_time_base_name(bases[i]))) {
+			*ret = bases[i];
 			return 0;
 		}
 	}
@@ -118,9 +107,9 @@ int analysis_set_time(struct vp_reader *r, enum vp_time_base base, const char *p
 	if (err == -ENODATA)
 		return error("'%s': no off-CPU times in this recording (they need the BPF "
 			     "backend of varperf record): --time=%s cannot be used",
-			     path, time_base_name(base));
+			     path, vp_time_base_name(base));
 	if (err < 0)
-		return error("'%s': cannot use --time=%s: %s", path, time_base_name(base),
+		return error("'%s': cannot use --time=%s: %s", path, vp_time_base_name(base),
 			     strerror(-err));
 	return 0;
 }

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "probes.h"
-#include "util.h"
+#include "perf-collector/probes.h"
+#include "util/util.h"
 
 enum { EXIT_USAGE = 129, EXIT_NO_GDB = 127 };
 /* Longest wait for an earlier recording's probes to go (seconds). */

@@ -15,10 +15,8 @@
 
 #include "core/cct.h"
 #include "core/sampled.h"
-#include "probes.h"
 #include "report.h"
-#include "sampling.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Show a sampled node from this share up (all with --all). */
 static const double SHOW_SHARE = 0.005;

@@ -20,8 +20,7 @@
 #include "core/patterns.h"
 #include "core/stats.h"
 #include "report.h"
-#include "sampling.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Deeper nodes keep the indentation of this depth and show their depth. */
 enum { TEXT_MAX_INDENT = 16 };
@@ -80,18 +79,6 @@ const char *report_unit_name(uint32_t unit)
 		return "ns";
 	case VP_UNIT_CYCLES:
 		return "cycles";
-	default:
-		return "unknown";
-	}
-}
-
-const char *report_insn_class_name(uint32_t insn_class)
-{
-	switch (insn_class) {
-	case VP_INSN_EMULATED:
-		return "emulated";
-	case VP_INSN_STEPPED:
-		return "single-stepped";
 	default:
 		return "unknown";
 	}
@@ -374,7 +361,7 @@ static void text_header(const struct report *r)
 	for (size_t i = 0; i < h->ncosts; i++)
 		fprintf(f, "%s%s (%s)", i ? ", " : "",
 			text_time(r, (double)h->costs[i].full_ns, buf, sizeof(buf)),
-			report_insn_class_name(h->costs[i].insn_class));
+			vp_insn_class_name(h->costs[i].insn_class));
 	if (r->compensated)
 		fprintf(f, "; subtracted from the durations (--raw: as measured)\n");
 	else if (r->time == VP_TIME_OFFCPU)

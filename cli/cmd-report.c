@@ -24,10 +24,10 @@
 #include "core/vcg.h"
 #include "analysis-opts.h"
 #include "builtin.h"
-#include "output.h"
-#include "report.h"
+#include "perf-collector/output.h"
+#include "report/report.h"
 #include "textwidth.h"
-#include "util.h"
+#include "util/util.h"
 
 enum { EXIT_USAGE = 129 };
 
