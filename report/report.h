@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "core/cct.h"
+#include "core/compare.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
 #include "core/sampled.h"
@@ -59,8 +60,6 @@ int report_text(const struct report *r);
 int report_json(const struct report *r);
 /* Graphviz: the whole graph as one digraph (report-vcg.c). */
 int report_vcg_dot(const struct report *r);
-/* @s as a JSON string literal, invalid UTF-8 as U+FFFD (report-json.c). */
-void report_json_string(FILE *f, const char *s);
 
 /*
  * The processes of the recording, from its threads and PROCESS records,
@@ -105,7 +104,7 @@ int report_node_unreliable(const struct report *r, uint32_t id);
 /* How many shown shares have intervals wider than r->precision. */
 size_t report_sampled_wide(const struct report *r, double *max_half);
 
-/* ---- shared helpers, defined in report-text.c ---- */
+/* ---- common.c: what every renderer says the same way ---- */
 
 /* Display name of function @func ("?" for an index the header lacks). */
 const char *report_func_name(const struct report *r, uint32_t func);
@@ -138,5 +137,31 @@ void report_put(FILE *f, const char *s);
  * statistics, no such node with variance).
  */
 int report_offcpu_share(const struct report *r, double *ret);
+
+/* ---- compare-text.c, compare-json.c: `varperf compare` ---- */
+
+/* Everything the comparison's printers read; owned by cmd_compare(). */
+struct report_compare {
+	FILE *out;
+	const char *path[2];		/* the profile's and the regression's, as given */
+	const struct report *side[2];	/* each recording: hdr, reader, tree, an and
+					 * callsite_twins are set */
+	const struct vp_compare *c;
+	const struct vp_analysis_params *params; /* as given (--cutoff, --beta, ...) */
+	enum vp_time_base time;		/* --time */
+	int all;			/* --all */
+};
+
+/* Both return 0, or -1 when writing failed (the caller reports it). */
+int report_compare_text(const struct report_compare *rc);
+int report_compare_json(const struct report_compare *rc);
+/* A pattern's place in the Pattern Sets: "kept", "left", "entered", "other". */
+const char *report_compare_status(const struct vp_compare_pattern *cp);
+/* A calling context's change (enum vp_ctx_change): "same", "new", ... */
+const char *report_compare_change(uint32_t change);
+/* The program recording @r ran (its first module's path), or "?". */
+const char *report_program_path(const struct report *r);
+/* Statistics of CCT node @id of @r, NULL for VP_NO_NODE. */
+const struct vp_stats *report_node_stats(const struct report *r, uint32_t id);
 
 #endif
