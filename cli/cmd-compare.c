@@ -22,16 +22,16 @@
 #include "builtin.h"
 #include "perf-collector/output.h"
 #include "report/report.h"
+#include "usage.h"
 #include "util/util.h"
 
-/* diff(1)'s convention: same, different, trouble; then cannot tell, and
- * git's usage status. */
+/* diff(1)'s convention: same, different, trouble; then cannot tell (and
+ * EXIT_USAGE, every command's). */
 enum {
 	EXIT_AGREE = 0,
 	EXIT_DISAGREE = 1,
 	EXIT_TROUBLE = 2,
 	EXIT_CANNOT_TELL = 3,
-	EXIT_USAGE = 129,
 };
 
 enum cmd_compare_format { COMPARE_TEXT, COMPARE_JSON };
@@ -72,13 +72,7 @@ static const char *const cmd_compare_usage[] = {
 	"    --alpha <a>                significance level of the tests (default: 0.05)",
 	"    -o, --output <file>        write the comparison to <file>",
 	"    --format <text|json>       output format (default: text)",
-	"    --cutoff <pct>             significance cut-off (default: 0.02%)",
-	"    --probability <p>          Chebyshev probability (default: 0.96)",
-	"    --window <w>               Chebyshev window (default: 2.0)",
-	"    --cov-threshold <c>        CoV for high variance (default: derived, 0.4)",
-	"    --similarity <pct>         pattern similarity (default: 10%)",
-	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM (default: 0.1)",
-	"    --time <wall|cpu|offcpu>   compare wall-clock (default), on-CPU or off-CPU time",
+	ANALYSIS_USAGE,
 	"    --max-memory <size>        refuse a file whose tree would take more than <size>,",
 	"                               with K/M/G suffix (default: 1G; 0: no limit)",
 	"    --all                      list every pattern of the profile and every",
@@ -103,25 +97,13 @@ struct cmd_compare_opts {
 	size_t max_memory;
 };
 
-static void cmd_compare_print_usage(FILE *f, int full)
-{
-	for (size_t i = 0; cmd_compare_usage[i]; i++) {
-		if (!full && i > 0)
-			break;
-		fprintf(f, "%s\n", cmd_compare_usage[i]);
-	}
-}
-
 static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 {
 	struct vp_analysis_params *p = &o->params;
-	char *argv0 = argv[0];
 	int c, ret = 0;
 
-	argv[0] = (char *)"varperf";
-	optind = 0;
-	opterr = 1;
-	while (!ret && (c = getopt_long(argc, argv, "+o:h", cmd_compare_options, NULL)) != -1) {
+	usage_getopt_start();
+	while (!ret && (c = getopt_long(argc, argv, "+:o:h", cmd_compare_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_MIN_OVERLAP:
 			ret = opt_fraction("min-overlap", optarg, &o->cmp.min_overlap);
@@ -169,24 +151,23 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 			ret = 1;
 			break;
 		default:
-			cmd_compare_print_usage(stderr, 0);
+			usage_getopt_error(c, argv, cmd_compare_options, cmd_compare_usage);
 			ret = -1;
 			break;
 		}
 	}
-	if (!ret && argc - optind != 2) {
-		if (argc - optind < 2)
-			error("two data files are needed: the profile and the regression");
-		else
-			error("unexpected argument '%s'", argv[optind + 2]);
-		cmd_compare_print_usage(stderr, 0);
+	if (!ret && argc - optind < 2) {
+		usage_error(cmd_compare_usage,
+			    "two data files are needed: the profile and the regression");
+		ret = -1;
+	} else if (!ret && argc - optind > 2) {
+		usage_error(cmd_compare_usage, "unexpected argument '%s'", argv[optind + 2]);
 		ret = -1;
 	}
 	if (!ret) {
 		o->path[0] = argv[optind];
 		o->path[1] = argv[optind + 1];
 	}
-	argv[0] = argv0;
 	return ret;
 }
 
@@ -347,7 +328,7 @@ int cmd_compare(int argc, char **argv)
 	vp_compare_params_default(&o.cmp);
 	ret = cmd_compare_parse(argc, argv, &o);
 	if (ret > 0) {
-		cmd_compare_print_usage(stdout, 1);
+		usage_print(stdout, cmd_compare_usage, 1);
 		return 0;
 	}
 	if (ret < 0)

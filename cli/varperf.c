@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "usage.h"
 #include "util/util.h"
 
 struct cmd_struct {
@@ -131,7 +132,7 @@ static int run_help(int argc, char **argv)
 	if (!cmd) {
 		error("'%s' is not a varperf command", argv[1]);
 		list_commands(stderr);
-		return 129;
+		return EXIT_USAGE;
 	}
 	page = cmd->page ? xstrdup(cmd->page) : xasprintf("varperf-%s", cmd->name);
 	dir = exe_dir();
@@ -184,7 +185,7 @@ int main(int argc, char **argv)
 		} else {
 			error("unknown option '%s'", argv[i]);
 			fprintf(stderr, "%s\n", usage_line);
-			return 129;
+			return EXIT_USAGE;
 		}
 	}
 	if (i == argc) {
@@ -197,7 +198,7 @@ int main(int argc, char **argv)
 	if (!cmd) {
 		error("'%s' is not a varperf command", argv[i]);
 		list_commands(stderr);
-		return 129;
+		return EXIT_USAGE;
 	}
 	return cmd->fn(argc - i, argv + i);
 }
