@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * report.h - what `varperf report` hands its printers (text, JSON and the
- * Variance Characterization Graph as text or Graphviz), and the few
- * formatting helpers they share.
+ * report.h - what `varperf report` and `varperf compare` hand their
+ * printers (text, JSON, the Variance Characterization Graph as text or
+ * Graphviz, the comparison as text or JSON), and the formatting helpers
+ * they share (common.c).  report/ reads core's structures only: it
+ * includes nothing from perf-collector/ or cli/.
  */
 #ifndef VARPERF_REPORT_H
 #define VARPERF_REPORT_H
@@ -88,11 +90,6 @@ const char *report_vcg_callsite(const struct report *r, uint32_t id, char *buf, 
 void report_sampled_text(const struct report *r);
 /* Per sampled node, the probed CCT node it is (malloc'ed), or NULL. */
 uint32_t *report_match_probed(const struct report *r);
-/* Function name ("[kernel]", ...), inlined or not, and "file:line" of the
- * call site ("" if none) of sampled node @id. */
-const char *report_snode_name(const struct report *r, uint32_t id);
-int report_snode_inlined(const struct report *r, uint32_t id);
-const char *report_snode_site(const struct report *r, uint32_t id, char *buf, size_t len);
 /* Sample-derived durations of node @id; 1 when they span enough samples
  * to be shown (never exact: +/-1 period per invocation). */
 int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret);
@@ -127,6 +124,11 @@ const char *report_clock_name(uint32_t clock);
 const char *report_unit_name(uint32_t unit);
 /* A time in the file's unit: "1.23 ms" for nanoseconds, "4.5e+03 cyc" else. */
 const char *report_time(const struct report *r, double v, char *buf, size_t len);
+/* Function name ("[kernel]", ...), inlined or not, and "file:line" of the
+ * call site ("" if none) of sampled node @id. */
+const char *report_snode_name(const struct report *r, uint32_t id);
+int report_snode_inlined(const struct report *r, uint32_t id);
+const char *report_snode_site(const struct report *r, uint32_t id, char *buf, size_t len);
 /* Write @s with control characters as '?' (names come from the binary). */
 void report_put(FILE *f, const char *s);
 /*
@@ -155,6 +157,7 @@ struct report_compare {
 /* Both return 0, or -1 when writing failed (the caller reports it). */
 int report_compare_text(const struct report_compare *rc);
 int report_compare_json(const struct report_compare *rc);
+/* ... and the words both say (common.c): */
 /* A pattern's place in the Pattern Sets: "kept", "left", "entered", "other". */
 const char *report_compare_status(const struct vp_compare_pattern *cp);
 /* A calling context's change (enum vp_ctx_change): "same", "new", ... */
