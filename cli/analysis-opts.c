@@ -87,6 +87,11 @@ int analysis_option(int c, const char *arg, struct vp_analysis_params *p)
 	}
 }
 
+const char *time_base_name(enum vp_time_base base)
+{
+	return vp_time_base_name(base);
+}
+
 int opt_time_base(const char *arg, enum vp_time_base *ret)
 {
 	static const enum vp_time_base bases[] = { VP_TIME_WALL, VP_TIME_CPU, VP_TIME_OFFCPU };
@@ -107,9 +112,9 @@ int analysis_set_time(struct vp_reader *r, enum vp_time_base base, const char *p
 	if (err == -ENODATA)
 		return error("'%s': no off-CPU times in this recording (they need the BPF "
 			     "backend of varperf record): --time=%s cannot be used",
-			     path, vp_time_base_name(base));
+			     path, time_base_name(base));
 	if (err < 0)
-		return error("'%s': cannot use --time=%s: %s", path, vp_time_base_name(base),
+		return error("'%s': cannot use --time=%s: %s", path, time_base_name(base),
 			     strerror(-err));
 	return 0;
 }

@@ -90,6 +90,8 @@ int opt_max_memory(const char *arg, size_t *ret);
  * the budget @b (-E2BIG from core), in the words of --max-memory.  -1.
  */
 int analysis_budget_error(const char *path, const struct vp_budget *b);
+/* The option value of @base ("wall", "cpu", "offcpu"). */
+const char *time_base_name(enum vp_time_base base);
 /*
  * analysis_set_time - read @r, the data file @path, in time base @base.
  * Returns 0, or -1 after an error naming the file: one without off-CPU
