@@ -101,7 +101,7 @@ sanitized_check() {
 			tests/perf-collector/report-crafted-t.sh" || failed=1
 		# chained after the recording tests in the Makefile: run alone
 		for t in tests/perf-collector/report-errors-t.sh; do
-			top_srcdir=$PWD top_builddir=$PWD VARPERF=$PWD/perf-collector/varperf \
+			top_srcdir=$PWD top_builddir=$PWD VARPERF=$PWD/cli/varperf \
 				AWK=awk sh "$t" >"$t.log" 2>&1 || {
 				cat "$t.log"
 				failed=1
@@ -122,10 +122,10 @@ sanitized_check() {
 
 case "${1:-}" in
 demo)
-	step "record the demo: perf-collector/varperf record -o demo.data -- demo/vp-demo"
-	perf-collector/varperf record -o demo.data -- demo/vp-demo
-	step "report: perf-collector/varperf report -i demo.data"
-	perf-collector/varperf report -i demo.data
+	step "record the demo: cli/varperf record -o demo.data -- demo/vp-demo"
+	cli/varperf record -o demo.data -- demo/vp-demo
+	step "report: cli/varperf report -i demo.data"
+	cli/varperf report -i demo.data
 	;;
 check)
 	# Makefile.am runs the recording tests one at a time even under -j.

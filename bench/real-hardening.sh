@@ -27,8 +27,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${BENCH_DIR:=${TMPDIR:-/tmp}}"
 cache=${VP_BENCH_CACHE:-${XDG_CACHE_HOME:-${HOME:?HOME is not set}/.cache}/varperf-bench}
 if [ -z "${VARPERF:-}" ]; then
-	VARPERF=${top_builddir:+$top_builddir/perf-collector/varperf}
-	[ -n "$VARPERF" ] || VARPERF=$here/../perf-collector/varperf
+	VARPERF=${top_builddir:+$top_builddir/cli/varperf}
+	[ -n "$VARPERF" ] || VARPERF=$here/../cli/varperf
 fi
 [ -x "$VARPERF" ] || { echo "$me: error: no varperf at '$VARPERF'" >&2; exit 1; }
 

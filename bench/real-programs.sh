@@ -21,7 +21,7 @@
 #
 # Environment:
 #   VARPERF               varperf to bench (default: set by make bench, else
-#                         ../perf-collector/varperf from this script)
+#                         ../cli/varperf from this script)
 #   VP_BENCH_CACHE        cache directory (default:
 #                         ${XDG_CACHE_HOME:-$HOME/.cache}/varperf-bench)
 #   VP_BENCH_RECORD_ARGS  extra arguments appended to every varperf record
@@ -51,8 +51,8 @@ cache=${VP_BENCH_CACHE:-${XDG_CACHE_HOME:-${HOME:?HOME is not set}/.cache}/varpe
 read -r -a extra <<<"${VP_BENCH_RECORD_ARGS:-}"
 
 if [ -z "${VARPERF:-}" ]; then
-	for c in ${top_builddir:+"$top_builddir/perf-collector/varperf"} \
-		"$here/../perf-collector/varperf"; do
+	for c in ${top_builddir:+"$top_builddir/cli/varperf"} \
+		"$here/../cli/varperf"; do
 		if [ -x "$c" ]; then
 			VARPERF=$c
 			break

@@ -621,4 +621,14 @@ void vp_header_release(struct vp_header *hdr);
 const char *vp_callsite_label(const struct vp_callsite *cs, int short_file, char *buf,
 			      size_t len);
 
+/* ---- datafile-names.c: the words for the fields' values ---- */
+
+/* Name of a sampling event (enum vp_sample_event): "cpu-clock", ... */
+const char *vp_sample_event_name(uint32_t event);
+/* Name of a probed instruction's class (enum vp_insn_class): "emulated",
+ * "single-stepped" or "unknown". */
+const char *vp_insn_class_name(uint32_t insn_class);
+/* Name of a time base as --time takes it: "wall", "cpu", "offcpu" ("?"). */
+const char *vp_time_base_name(enum vp_time_base base);
+
 #endif

@@ -66,20 +66,6 @@ struct vp_tid_owner {
 
 enum { NO_RANK = UINT32_MAX };
 
-const char *vp_sample_event_name(uint32_t event)
-{
-	switch (event) {
-	case VP_SEV_CPU_CLOCK:
-		return "cpu-clock";
-	case VP_SEV_TASK_CLOCK:
-		return "task-clock";
-	case VP_SEV_CYCLES:
-		return "cycles";
-	default:
-		return "an unknown event";
-	}
-}
-
 static void event_attr(struct perf_event_attr *a, uint32_t event, uint64_t freq)
 {
 	memset(a, 0, sizeof(*a));

@@ -120,9 +120,6 @@ void vp_sampler_disable(struct vp_sampler *s);
 int vp_sampler_decode(struct vp_sampler *s, const struct perf_event_header *h, int cpu,
 		      struct vp_raw *ret);
 
-/* Name of a sampling event ("cpu-clock", ...). */
-const char *vp_sample_event_name(uint32_t event);
-
 /*
  * The writing side: unwinds decoded samples and writes them, with the
  * module, symbol and frame definitions they need, to a data file.

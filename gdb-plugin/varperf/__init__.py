@@ -85,7 +85,7 @@ def _executable(path):
 def find_program():
     """The varperf program to run: $VARPERF when it is executable (`varperf
     gdb` sets it to itself), else the varperf next to this package (a build
-    tree: gdb-plugin/../perf-collector/varperf, also from the directories of
+    tree: gdb-plugin/../cli/varperf, also from the directories of
     $VARPERF_GDB_PLUGIN; installed: PREFIX/lib/varperf/gdb ->
     PREFIX/bin/varperf, or a libdir one level deeper), else varperf from
     PATH.  None when there is none."""
@@ -94,7 +94,7 @@ def find_program():
         return env
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     dirs = [root] + [d for d in os.environ.get("VARPERF_GDB_PLUGIN", "").split(":") if d]
-    cands = [os.path.join(d, os.pardir, "perf-collector", "varperf") for d in dirs]
+    cands = [os.path.join(d, os.pardir, "cli", "varperf") for d in dirs]
     for up in (3, 4):
         cands.append(os.path.join(root, *([os.pardir] * up), "bin", "varperf"))
     for c in cands:

@@ -161,10 +161,10 @@ tap_unlike "$out" '^varperf: error:|^usage:' "and prints it once, without varper
 tap_like "$out" '^count step 201$' "the program goes on to its end"
 
 # the varperf that the plugin runs: $VARPERF, else the build tree's
-if [ -n "$top_builddir" ] && [ -x "$top_builddir/perf-collector/varperf" ]; then
+if [ -n "$top_builddir" ] && [ -x "$top_builddir/cli/varperf" ]; then
 	out=$(env -u VARPERF gdb -batch -nx -x "$LOADER" \
 		-ex 'python import varperf; print(varperf.find_program())' 2>&1)
-	tap_is "$(cd "$top_builddir/perf-collector" && pwd -P)/varperf" \
+	tap_is "$(cd "$top_builddir/cli" && pwd -P)/varperf" \
 		"$(printf '%s\n' "$out" | tail -n 1)" \
 		"without VARPERF the plugin runs the varperf it was built with"
 fi

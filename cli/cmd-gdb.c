@@ -18,10 +18,11 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "probes.h"
-#include "util.h"
+#include "perf-collector/probes.h"
+#include "usage.h"
+#include "util/util.h"
 
-enum { EXIT_USAGE = 129, EXIT_NO_GDB = 127 };
+enum { EXIT_NO_GDB = 127 };
 /* Longest wait for an earlier recording's probes to go (seconds). */
 enum { UNPROBE_WAIT_S = 60 };
 
@@ -44,15 +45,6 @@ static const char *const cmd_gdb_usage[] = {
 	"    -h, --help            show this help",
 	NULL,
 };
-
-static void cmd_gdb_print_usage(FILE *f, int full)
-{
-	for (size_t i = 0; cmd_gdb_usage[i]; i++) {
-		if (!full && i > 0)
-			break;
-		fprintf(f, "%s\n", cmd_gdb_usage[i]);
-	}
-}
 
 /* @dir/varperf-gdb.py if it exists, else NULL; the caller frees. */
 static char *cmd_gdb_loader_in(const char *dir, size_t len)
@@ -145,14 +137,11 @@ static char *cmd_gdb_load_command(const char *file)
 int cmd_gdb(int argc, char **argv)
 {
 	const char *input = NULL, *gdb = getenv("GDB");
-	char *argv0 = argv[0], *loader, **gargv, exe[PATH_MAX];
+	char *loader, **gargv, exe[PATH_MAX];
 	int c, no_load = 0, n = 0;
 
-	/* getopt names argv[0] in its messages: make that "varperf" */
-	argv[0] = (char *)"varperf";
-	optind = 0;
-	opterr = 1;
-	while ((c = getopt_long(argc, argv, "+i:nh", cmd_gdb_options, NULL)) != -1) {
+	usage_getopt_start();
+	while ((c = getopt_long(argc, argv, "+:i:nh", cmd_gdb_options, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			input = optarg;
@@ -164,14 +153,12 @@ int cmd_gdb(int argc, char **argv)
 			gdb = optarg;
 			break;
 		case 'h':
-			cmd_gdb_print_usage(stdout, 1);
+			usage_print(stdout, cmd_gdb_usage, 1);
 			return 0;
 		default:
-			cmd_gdb_print_usage(stderr, 0);
-			return EXIT_USAGE;
+			return usage_getopt_error(c, argv, cmd_gdb_options, cmd_gdb_usage);
 		}
 	}
-	argv[0] = argv0;
 	if (input && no_load) {
 		error("options '--input' and '--no-load' cannot be used together");
 		return EXIT_USAGE;

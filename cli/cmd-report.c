@@ -24,12 +24,11 @@
 #include "core/vcg.h"
 #include "analysis-opts.h"
 #include "builtin.h"
-#include "output.h"
-#include "report.h"
+#include "perf-collector/output.h"
+#include "report/report.h"
 #include "textwidth.h"
-#include "util.h"
-
-enum { EXIT_USAGE = 129 };
+#include "usage.h"
+#include "util/util.h"
 
 enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
 
@@ -82,20 +81,7 @@ static const char *const cmd_report_usage[] = {
 	"    -o, --output <file>        write the report to <file> instead of stdout",
 	"    --format <text|json|dot>   report format (default: text; dot: the Variance",
 	"                               Characterization Graph for Graphviz)",
-	"    --cutoff <pct>             significance: share of the total time a node",
-	"                               needs (default: 0.02%)",
-	"    --probability <p>          Chebyshev probability (default: 0.96)",
-	"    --window <w>               Chebyshev window as a multiple of the mean",
-	"                               (default: 2.0)",
-	"    --cov-threshold <c>        CoV for high variance; overrides --probability",
-	"                               and --window (default: window*sqrt(1-p) = 0.4)",
-	"    --similarity <pct>         patterns merge when means and CoVs are within",
-	"                               <pct> of each other (default: 10%)",
-	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM; the graph trims",
-	"                               below <b> times the best at each level (default: 0.1)",
-	"    --time <wall|cpu|offcpu>   analyse wall-clock time (default), on-CPU time or",
-	"                               off-CPU time (these two need a file with off-CPU",
-	"                               times: the BPF backend of varperf record)",
+	ANALYSIS_USAGE,
 	"    --vcg                      print the Variance Characterization Graph only",
 	"                               (text; JSON always has it, in \"vcg\")",
 	"    --tau <t>                  summarisation pressure tau_S of the graph, 0 to 1",
@@ -123,15 +109,6 @@ static const char *const cmd_report_usage[] = {
 	"    -h, --help                 show this help",
 	NULL,
 };
-
-static void cmd_report_print_usage(FILE *f, int full)
-{
-	for (size_t i = 0; cmd_report_usage[i]; i++) {
-		if (!full && i > 0)
-			break;
-		fprintf(f, "%s\n", cmd_report_usage[i]);
-	}
-}
 
 struct cmd_report_opts {
 	const char *input;
@@ -172,18 +149,10 @@ static int cmd_report_set_passes(const char *arg, unsigned *ret)
 static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 {
 	struct vp_analysis_params *p = &o->params;
-	char *argv0 = argv[0];
 	int c, ret = 0;
 
-	/*
-	 * getopt names argv[0] in its messages; make that "varperf" whatever the
-	 * dispatcher passed, so they read like every other varperf message.
-	 * optind = 0 makes glibc re-initialise (varperf.c may have used getopt).
-	 */
-	argv[0] = (char *)"varperf";
-	optind = 0;
-	opterr = 1;
-	while (!ret && (c = getopt_long(argc, argv, "+i:o:h", cmd_report_options, NULL)) != -1) {
+	usage_getopt_start();
+	while (!ret && (c = getopt_long(argc, argv, "+:i:o:h", cmd_report_options, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			o->input = optarg;
@@ -273,8 +242,7 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			ret = 1;
 			break;
 		default:
-			/* getopt has said what was wrong */
-			cmd_report_print_usage(stderr, 0);
+			usage_getopt_error(c, argv, cmd_report_options, cmd_report_usage);
 			ret = -1;
 			break;
 		}
@@ -284,11 +252,9 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 		ret = error("'--vcg' is for the text report: the JSON report has the graph in its "
 			    "\"vcg\" member, and --format dot draws it");
 	if (!ret && optind < argc) {
-		error("unexpected argument '%s'", argv[optind]);
-		cmd_report_print_usage(stderr, 0);
+		usage_error(cmd_report_usage, "unexpected argument '%s'", argv[optind]);
 		ret = -1;
 	}
-	argv[0] = argv0;
 	return ret;
 }
 
@@ -696,7 +662,7 @@ int cmd_report(int argc, char **argv)
 
 	ret = cmd_report_parse(argc, argv, &o);
 	if (ret > 0) {
-		cmd_report_print_usage(stdout, 1);
+		usage_print(stdout, cmd_report_usage, 1);
 		return 0;
 	}
 	if (ret < 0 || cmd_report_check_params(&o) < 0)

@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "util.h"
+#include "usage.h"
+#include "util/util.h"
 
 struct cmd_struct {
 	const char *name;
@@ -131,12 +132,12 @@ static int run_help(int argc, char **argv)
 	if (!cmd) {
 		error("'%s' is not a varperf command", argv[1]);
 		list_commands(stderr);
-		return 129;
+		return EXIT_USAGE;
 	}
 	page = cmd->page ? xstrdup(cmd->page) : xasprintf("varperf-%s", cmd->name);
 	dir = exe_dir();
 	if (dir) {
-		/* the build tree: perf-collector/varperf next to man/ */
+		/* the build tree: cli/varperf next to man/ */
 		file = xasprintf("%s/../man/%s.1", dir, page);
 		if (!is_file(file)) {
 			free(file);
@@ -184,7 +185,7 @@ int main(int argc, char **argv)
 		} else {
 			error("unknown option '%s'", argv[i]);
 			fprintf(stderr, "%s\n", usage_line);
-			return 129;
+			return EXIT_USAGE;
 		}
 	}
 	if (i == argc) {
@@ -197,7 +198,7 @@ int main(int argc, char **argv)
 	if (!cmd) {
 		error("'%s' is not a varperf command", argv[i]);
 		list_commands(stderr);
-		return 129;
+		return EXIT_USAGE;
 	}
 	return cmd->fn(argc - i, argv + i);
 }

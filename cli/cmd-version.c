@@ -9,7 +9,8 @@
 #include <stdio.h>
 
 #include "builtin.h"
-#include "util.h"
+#include "usage.h"
+#include "util/util.h"
 
 /* Found by configure but not linked yet: say so rather than "on". */
 #ifdef HAVE_LIBUNWIND
@@ -47,41 +48,26 @@ static const struct option cmd_version_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void cmd_version_print_usage(FILE *out)
-{
-	for (const char *const *l = cmd_version_usage; *l; l++)
-		fprintf(out, "%s\n", *l);
-}
-
 int cmd_version(int argc, char **argv)
 {
 	int build_options = 0;
 	int c;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", cmd_version_options, NULL)) != -1) {
+	usage_getopt_start();
+	while ((c = getopt_long(argc, argv, "+:h", cmd_version_options, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			build_options = 1;
 			break;
 		case 'h':
-			cmd_version_print_usage(stdout);
+			usage_print(stdout, cmd_version_usage, 1);
 			return 0;
 		default:
-			if (optopt)
-				error("unknown switch '%c'", optopt);
-			else
-				error("unknown option '%s'", argv[optind - 1]);
-			cmd_version_print_usage(stderr);
-			return 129;
+			return usage_getopt_error(c, argv, cmd_version_options, cmd_version_usage);
 		}
 	}
-	if (optind < argc) {
-		error("unexpected argument '%s'", argv[optind]);
-		cmd_version_print_usage(stderr);
-		return 129;
-	}
+	if (optind < argc)
+		return usage_error(cmd_version_usage, "unexpected argument '%s'", argv[optind]);
 	printf("varperf %s\n", PACKAGE_VERSION);
 	if (build_options) {
 		printf("libunwind: %s\n", HAS_LIBUNWIND);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * report.h - what `varperf report` hands its printers (text, JSON and the
- * Variance Characterization Graph as text or Graphviz), and the few
- * formatting helpers they share.
+ * report.h - what `varperf report` and `varperf compare` hand their
+ * printers (text, JSON, the Variance Characterization Graph as text or
+ * Graphviz, the comparison as text or JSON), and the formatting helpers
+ * they share (common.c).  report/ reads core's structures only: it
+ * includes nothing from perf-collector/ or cli/.
  */
 #ifndef VARPERF_REPORT_H
 #define VARPERF_REPORT_H
@@ -12,6 +14,7 @@
 #include <stdio.h>
 
 #include "core/cct.h"
+#include "core/compare.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
 #include "core/sampled.h"
@@ -59,8 +62,6 @@ int report_text(const struct report *r);
 int report_json(const struct report *r);
 /* Graphviz: the whole graph as one digraph (report-vcg.c). */
 int report_vcg_dot(const struct report *r);
-/* @s as a JSON string literal, invalid UTF-8 as U+FFFD (report-json.c). */
-void report_json_string(FILE *f, const char *s);
 
 /*
  * The processes of the recording, from its threads and PROCESS records,
@@ -89,11 +90,6 @@ const char *report_vcg_callsite(const struct report *r, uint32_t id, char *buf, 
 void report_sampled_text(const struct report *r);
 /* Per sampled node, the probed CCT node it is (malloc'ed), or NULL. */
 uint32_t *report_match_probed(const struct report *r);
-/* Function name ("[kernel]", ...), inlined or not, and "file:line" of the
- * call site ("" if none) of sampled node @id. */
-const char *report_snode_name(const struct report *r, uint32_t id);
-int report_snode_inlined(const struct report *r, uint32_t id);
-const char *report_snode_site(const struct report *r, uint32_t id, char *buf, size_t len);
 /* Sample-derived durations of node @id; 1 when they span enough samples
  * to be shown (never exact: +/-1 period per invocation). */
 int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret);
@@ -105,7 +101,7 @@ int report_node_unreliable(const struct report *r, uint32_t id);
 /* How many shown shares have intervals wider than r->precision. */
 size_t report_sampled_wide(const struct report *r, double *max_half);
 
-/* ---- shared helpers, defined in report-text.c ---- */
+/* ---- common.c: what every renderer says the same way ---- */
 
 /* Display name of function @func ("?" for an index the header lacks). */
 const char *report_func_name(const struct report *r, uint32_t func);
@@ -126,10 +122,13 @@ const char *report_node_label(const struct report *r, uint32_t id, char *buf, si
 const char *report_clock_name(uint32_t clock);
 /* Name of the unit, "ns" or "cycles". */
 const char *report_unit_name(uint32_t unit);
-/* Name of an instruction class ("emulated", "single-stepped", "unknown"). */
-const char *report_insn_class_name(uint32_t insn_class);
 /* A time in the file's unit: "1.23 ms" for nanoseconds, "4.5e+03 cyc" else. */
 const char *report_time(const struct report *r, double v, char *buf, size_t len);
+/* Function name ("[kernel]", ...), inlined or not, and "file:line" of the
+ * call site ("" if none) of sampled node @id. */
+const char *report_snode_name(const struct report *r, uint32_t id);
+int report_snode_inlined(const struct report *r, uint32_t id);
+const char *report_snode_site(const struct report *r, uint32_t id, char *buf, size_t len);
 /* Write @s with control characters as '?' (names come from the binary). */
 void report_put(FILE *f, const char *s);
 /*
@@ -140,5 +139,32 @@ void report_put(FILE *f, const char *s);
  * statistics, no such node with variance).
  */
 int report_offcpu_share(const struct report *r, double *ret);
+
+/* ---- compare-text.c, compare-json.c: `varperf compare` ---- */
+
+/* Everything the comparison's printers read; owned by cmd_compare(). */
+struct report_compare {
+	FILE *out;
+	const char *path[2];		/* the profile's and the regression's, as given */
+	const struct report *side[2];	/* each recording: hdr, reader, tree, an and
+					 * callsite_twins are set */
+	const struct vp_compare *c;
+	const struct vp_analysis_params *params; /* as given (--cutoff, --beta, ...) */
+	enum vp_time_base time;		/* --time */
+	int all;			/* --all */
+};
+
+/* Both return 0, or -1 when writing failed (the caller reports it). */
+int report_compare_text(const struct report_compare *rc);
+int report_compare_json(const struct report_compare *rc);
+/* ... and the words both say (common.c): */
+/* A pattern's place in the Pattern Sets: "kept", "left", "entered", "other". */
+const char *report_compare_status(const struct vp_compare_pattern *cp);
+/* A calling context's change (enum vp_ctx_change): "same", "new", ... */
+const char *report_compare_change(uint32_t change);
+/* The program recording @r ran (its first module's path), or "?". */
+const char *report_program_path(const struct report *r);
+/* Statistics of CCT node @id of @r, NULL for VP_NO_NODE. */
+const struct vp_stats *report_node_stats(const struct report *r, uint32_t id);
 
 #endif

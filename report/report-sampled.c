@@ -15,10 +15,8 @@
 
 #include "core/cct.h"
 #include "core/sampled.h"
-#include "probes.h"
 #include "report.h"
-#include "sampling.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Show a sampled node from this share up (all with --all). */
 static const double SHOW_SHARE = 0.005;
@@ -31,62 +29,6 @@ enum {
 	SDUR_MIN_SPAN = 5,
 	MAX_INDENT = 24,
 };
-
-const char *report_snode_name(const struct report *r, uint32_t id)
-{
-	const struct vp_snode *n = &r->sampled->nodes[id];
-	const struct vp_symbol *s;
-
-	switch (n->kind) {
-	case VP_SNODE_KERNEL:
-		return "[kernel]";
-	case VP_SNODE_INCOMPLETE:
-		return "[incomplete stacks]";
-	case VP_SNODE_CUT:
-		return "[deeper levels cut]";
-	case VP_SNODE_ROOT:
-		return "[root]";
-	default:
-		s = vp_reader_symbol(r->reader, n->symbol);
-		return s ? s->display : "?";
-	}
-}
-
-int report_snode_inlined(const struct report *r, uint32_t id)
-{
-	const struct vp_snode *n = &r->sampled->nodes[id];
-	const struct vp_symbol *s = NULL;
-
-	if (n->kind == VP_SNODE_FUNC)
-		s = vp_reader_symbol(r->reader, n->symbol);
-
-	return s && (s->flags & VP_SYM_INLINE);
-}
-
-const char *report_snode_site(const struct report *r, uint32_t id, char *buf, size_t len)
-{
-	const struct vp_snode *n = &r->sampled->nodes[id];
-	const struct vp_frame_def *f;
-	const struct vp_frame_level *l;
-	const char *base;
-
-	buf[0] = '\0';
-	if (n->site_frame == VP_SNODE_NONE)
-		return buf;
-	f = vp_reader_frame(r->reader, n->site_frame);
-	if (!f || n->site_level >= f->nlevels)
-		return buf;
-	l = &f->levels[n->site_level];
-	if (l->file && *l->file && l->line) {
-		base = strrchr(l->file, '/');
-		snprintf(buf, len, "%s:%" PRIu32, base ? base + 1 : l->file, l->line);
-	} else {
-		const struct vp_symbol *s = vp_reader_symbol(r->reader, l->symbol);
-
-		snprintf(buf, len, "%s", s ? s->display : "?");
-	}
-	return buf;
-}
 
 int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret)
 {

@@ -40,6 +40,27 @@ enum {
 	{ "time", required_argument, NULL, OPT_TIME }
 
 /*
+ * The shared options' lines of the usage text, in the order of
+ * ANALYSIS_LONG_OPTIONS: report's and compare's --help print this one
+ * block, so that they cannot tell the options apart.
+ */
+#define ANALYSIS_USAGE                                                                      \
+	"    --cutoff <pct>             significance: share of the total time a node",        \
+	"                               needs (default: 0.02%)",                              \
+	"    --probability <p>          Chebyshev probability (default: 0.96)",               \
+	"    --window <w>               Chebyshev window as a multiple of the mean",          \
+	"                               (default: 2.0)",                                      \
+	"    --cov-threshold <c>        CoV for high variance; overrides --probability",      \
+	"                               and --window (default: window*sqrt(1-p) = 0.4)",      \
+	"    --similarity <pct>         patterns merge when means and CoVs are within",       \
+	"                               <pct> of each other (default: 10%)",                  \
+	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM; the graph trims",  \
+	"                               below <b> times the best at each level (default: 0.1)", \
+	"    --time <wall|cpu|offcpu>   analyse wall-clock time (default), on-CPU time or",   \
+	"                               off-CPU time (these two need a file with off-CPU",    \
+	"                               times: the BPF backend of varperf record)"
+
+/*
  * opt_fraction - the value of option --@name: a number, or a percentage
  * ("0.02%" is 0.0002), within @name's range.  Returns 0, or -1 after an
  * error naming the option, the value and the range.

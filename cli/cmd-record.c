@@ -17,11 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/sampled.h"
+#include "core/sampled.h"
 #include "analysis-opts.h"
 #include "builtin.h"
-#include "record.h"
-#include "util.h"
+#include "perf-collector/record.h"
+#include "usage.h"
+#include "util/util.h"
 
 static const char *const cmd_record_usage[] = {
 	"usage: varperf record [<options>] [--] <program> [<args>...]",
@@ -118,11 +119,8 @@ static const struct option cmd_record_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void cmd_record_print_usage(FILE *out)
-{
-	for (const char *const *l = cmd_record_usage; *l; l++)
-		fprintf(out, "%s\n", *l);
-}
+/* the collector's word for a wrong command line (record.h) is the CLI's */
+_Static_assert((int)USAGE_ERROR == (int)EXIT_USAGE, "one exit status for a usage error");
 
 static void strvec_push(struct strvec *v, char *s)
 {
@@ -249,8 +247,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 	o->cutoff = 0.0002;
 	o->overhead = 0.05;
 	o->follow_fork = 1;
-	optind = 0;
-	opterr = 0;
+	usage_getopt_start();
 	while ((c = getopt_long(argc, argv, "+:o:f:m:qhF:e:p:", cmd_record_options, NULL)) !=
 	       -1) {
 		switch (c) {
@@ -379,19 +376,10 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			o->quiet = 1;
 			break;
 		case 'h':
-			cmd_record_print_usage(stdout);
+			usage_print(stdout, cmd_record_usage, 1);
 			return 0;
-		case ':':
-			error("option '%s' requires a value", argv[optind - 1]);
-			cmd_record_print_usage(stderr);
-			return USAGE_ERROR;
 		default:
-			if (optopt)
-				error("unknown switch '%c'", optopt);
-			else
-				error("unknown option '%s'", argv[optind - 1]);
-			cmd_record_print_usage(stderr);
-			return USAGE_ERROR;
+			return usage_getopt_error(c, argv, cmd_record_options, cmd_record_usage);
 		}
 	}
 	if (check_options(o, argc - optind) < 0)
@@ -400,9 +388,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		/* --precision alone: say how many samples that takes */
 		if (o->precision_given)
 			return 0;
-		error("no program to record");
-		cmd_record_print_usage(stderr);
-		return USAGE_ERROR;
+		return usage_error(cmd_record_usage, "no program to record");
 	}
 	return -1;
 }

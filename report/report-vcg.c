@@ -17,7 +17,7 @@
 #include "core/sources.h"
 #include "core/vcg.h"
 #include "report.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Deeper nodes keep this indentation (as in the tree of report-text.c). */
 enum { VCG_MAX_INDENT = 16 };

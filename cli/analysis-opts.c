@@ -14,7 +14,7 @@
 #include "core/budget.h"
 #include "core/patterns.h"
 #include "analysis-opts.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Range of each fraction-valued option, and the words that describe it. */
 struct opt_range {
@@ -87,24 +87,18 @@ int analysis_option(int c, const char *arg, struct vp_analysis_params *p)
 	}
 }
 
-static const char *const time_base_names[] = {
-	[VP_TIME_WALL] = "wall",
-	[VP_TIME_CPU] = "cpu",
-	[VP_TIME_OFFCPU] = "offcpu",
-};
-
 const char *time_base_name(enum vp_time_base base)
 {
-	if ((size_t)base < sizeof(time_base_names) / sizeof(time_base_names[0]))
-		return time_base_names[base];
-	return "?";
+	return vp_time_base_name(base);
 }
 
 int opt_time_base(const char *arg, enum vp_time_base *ret)
 {
-	for (size_t i = 0; i < sizeof(time_base_names) / sizeof(time_base_names[0]); i++) {
-		if (!strcmp(arg, time_base_names[i])) {
-			*ret = (enum vp_time_base)i;
+	static const enum vp_time_base bases[] = { VP_TIME_WALL, VP_TIME_CPU, VP_TIME_OFFCPU };
+
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		if (!strcmp(arg, vp_time_base_name(bases[i]))) {
+			*ret = bases[i];
 			return 0;
 		}
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * util.h - helpers for the varperf command line only (never core/):
- * git-style messages and die-on-OOM allocation.
+ * util.h - helpers of the varperf command's layers (cli/, report/,
+ * perf-collector/; never core/, which runs inside GDB): git-style messages
+ * and die-on-OOM allocation.
  *
  * Messages follow git's grammar: lower case, no trailing period, the
  * subject quoted: error("cannot open '%s'", path).

@@ -19,201 +19,14 @@
 #include "core/sources.h"
 #include "core/stats.h"
 #include "core/vcg.h"
-#include "analysis-opts.h"
+#include "json-writer.h"
 #include "report.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Layout version of this JSON; bump on incompatible changes. */
 enum { JSON_VERSION = 2 };
-enum { JSON_MAX_DEPTH = 16 };
 /* Elements down to this depth start a new line; deeper ones stay compact. */
 enum { JSON_PRETTY_DEPTH = 2 };
-
-struct json {
-	FILE *f;
-	int depth;
-	int nelem[JSON_MAX_DEPTH]; /* elements written so far at each depth */
-};
-
-/* Emit @s as a JSON string; bytes that are not valid UTF-8 become U+FFFD. */
-void report_json_string(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', f);
-	while (*p) {
-		unsigned char c = *p;
-		size_t n = 0;
-
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			p++;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			static const char esc[] = "btn\0fr";
-
-			if (c >= '\b' && c <= '\r' && esc[c - '\b'])
-				fprintf(f, "\\%c", esc[c - '\b']);
-			else
-				fprintf(f, "\\u%04x", c);
-			p++;
-			continue;
-		}
-		if (c < 0x80) {
-			fputc(c, f);
-			p++;
-			continue;
-		}
-		/* length of a well-formed sequence (RFC 3629), 0 if malformed */
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 2;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 3;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 4;
-		for (size_t i = 1; i < n; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				n = 0;
-		if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f)))
-			n = 0;
-		if (n == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f)))
-			n = 0;
-		if (!n) {
-			fputs("\\ufffd", f);
-			p++;
-			continue;
-		}
-		fwrite(p, 1, n, f);
-		p += n;
-	}
-	fputc('"', f);
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	report_json_string(f, s);
-}
-
-/* Separator, line break and key before a value at the current depth. */
-static void json_elem(struct json *j, const char *key)
-{
-	if (j->nelem[j->depth]++)
-		fputc(',', j->f);
-	if (j->depth > 0 && j->depth <= JSON_PRETTY_DEPTH)
-		fprintf(j->f, "\n%*s", 2 * j->depth, "");
-	else if (j->nelem[j->depth] > 1)
-		fputc(' ', j->f);
-	if (key) {
-		json_string(j->f, key);
-		fputs(": ", j->f);
-	}
-}
-
-static void json_open(struct json *j, const char *key, char c)
-{
-	if (j->depth > 0 || j->nelem[0])
-		json_elem(j, key);
-	fputc(c, j->f);
-	j->depth++;
-	j->nelem[j->depth] = 0;
-}
-
-static void json_close(struct json *j, char c)
-{
-	int had = j->nelem[j->depth];
-
-	j->depth--;
-	if (had && j->depth + 1 <= JSON_PRETTY_DEPTH)
-		fprintf(j->f, "\n%*s", 2 * j->depth, "");
-	fputc(c, j->f);
-}
-
-static void json_obj(struct json *j, const char *key)
-{
-	json_open(j, key, '{');
-}
-
-static void json_obj_end(struct json *j)
-{
-	json_close(j, '}');
-}
-
-static void json_arr(struct json *j, const char *key)
-{
-	json_open(j, key, '[');
-}
-
-static void json_arr_end(struct json *j)
-{
-	json_close(j, ']');
-}
-
-static void json_str(struct json *j, const char *key, const char *s)
-{
-	json_elem(j, key);
-	if (s)
-		json_string(j->f, s);
-	else
-		fputs("null", j->f);
-}
-
-/* A string, or null when @s is NULL or empty. */
-static void json_str_or_null(struct json *j, const char *key, const char *s)
-{
-	json_str(j, key, s && *s ? s : NULL);
-}
-
-static void json_u64(struct json *j, const char *key, uint64_t v)
-{
-	json_elem(j, key);
-	fprintf(j->f, "%" PRIu64, v);
-}
-
-static void json_i64(struct json *j, const char *key, int64_t v)
-{
-	json_elem(j, key);
-	fprintf(j->f, "%" PRId64, v);
-}
-
-static void json_null(struct json *j, const char *key)
-{
-	json_elem(j, key);
-	fputs("null", j->f);
-}
-
-static void json_bool(struct json *j, const char *key, int v)
-{
-	json_elem(j, key);
-	fputs(v ? "true" : "false", j->f);
-}
-
-/* The shortest of %.15g..%.17g that reads back as @v; null if not finite. */
-static void json_double(struct json *j, const char *key, double v)
-{
-	char buf[40];
-
-	json_elem(j, key);
-	if (!isfinite(v)) {
-		fputs("null", j->f);
-		return;
-	}
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	fputs(buf, j->f);
-}
-
-static void json_hex(struct json *j, const char *key, uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	json_str(j, key, buf);
-}
 
 /* ---- sections ---- */
 
@@ -344,7 +157,7 @@ static void json_header(struct json *j, const struct report *r)
 	json_arr(j, "probe_costs");
 	for (size_t i = 0; i < h->ncosts; i++) {
 		json_obj(j, NULL);
-		json_str(j, "class", report_insn_class_name(h->costs[i].insn_class));
+		json_str(j, "class", vp_insn_class_name(h->costs[i].insn_class));
 		json_u64(j, "in_window_ns", h->costs[i].in_window_ns);
 		json_u64(j, "full_ns", h->costs[i].full_ns);
 		json_obj_end(j);
@@ -360,7 +173,7 @@ static void json_header(struct json *j, const struct report *r)
 	else
 		json_null(j, "one_run");
 	json_backend(j, h->backend);
-	json_str(j, "time", time_base_name(r->time));
+	json_str(j, "time", vp_time_base_name(r->time));
 	if (report_offcpu_share(r, &share))
 		json_double(j, "offcpu_share", share);
 	else
@@ -979,7 +792,7 @@ static void json_sampled(struct json *j, const struct report *r)
 
 int report_json(const struct report *r)
 {
-	struct json j = { .f = r->out };
+	struct json j = { .f = r->out, .pretty_depth = JSON_PRETTY_DEPTH };
 
 	json_obj(&j, NULL);
 	json_header(&j, r);

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * cmd-compare.c - `varperf compare A B`: profile versus regression (seed 000
+ * Section 4).  A's patterns are evaluated on B; the exit status says whether
+ * the Pattern Sets overlap enough, so that a CI job can gate on it.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cct.h"
+#include "core/compare.h"
+#include "core/datafile.h"
+#include "core/patterns.h"
+#include "analysis-opts.h"
+#include "builtin.h"
+#include "perf-collector/output.h"
+#include "report/report.h"
+#include "usage.h"
+#include "util/util.h"
+
+/* diff(1)'s convention: same, different, trouble; then cannot tell (and
+ * EXIT_USAGE, every command's). */
+enum {
+	EXIT_AGREE = 0,
+	EXIT_DISAGREE = 1,
+	EXIT_TROUBLE = 2,
+	EXIT_CANNOT_TELL = 3,
+};
+
+enum cmd_compare_format { COMPARE_TEXT, COMPARE_JSON };
+
+enum {
+	OPT_MIN_OVERLAP = 256,
+	OPT_SYMMETRIC,
+	OPT_ALPHA,
+	OPT_FORMAT,
+	OPT_ALL,
+	OPT_STRICT,
+	OPT_MAX_MEMORY,
+};
+
+/* Same order as OPTIONS in man/varperf-compare.1. */
+static const struct option cmd_compare_options[] = {
+	{ "min-overlap", required_argument, NULL, OPT_MIN_OVERLAP },
+	{ "symmetric", no_argument, NULL, OPT_SYMMETRIC },
+	{ "alpha", required_argument, NULL, OPT_ALPHA },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	ANALYSIS_LONG_OPTIONS,
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *const cmd_compare_usage[] = {
+	"usage: varperf compare [<options>] <profile.data> <regression.data>",
+	"",
+	"    --min-overlap <pct>        the Pattern Sets agree when at least <pct> of the",
+	"                               profile's patterns stay in the regression's",
+	"                               (default: 80%)",
+	"    --symmetric                also require <pct> of the regression's Pattern Set",
+	"                               to come from the profile's",
+	"    --alpha <a>                significance level of the tests (default: 0.05)",
+	"    -o, --output <file>        write the comparison to <file>",
+	"    --format <text|json>       output format (default: text)",
+	ANALYSIS_USAGE,
+	"    --max-memory <size>        refuse a file whose tree would take more than <size>,",
+	"                               with K/M/G suffix (default: 1G; 0: no limit)",
+	"    --all                      list every pattern of the profile and every",
+	"                               significant calling context",
+	"    --strict                   treat an incomplete data file as an error",
+	"    -h, --help                 show this help",
+	"",
+	"Exit status: 0 the recordings agree, 1 they differ, 2 trouble, 3 cannot tell,",
+	"129 usage.",
+	NULL,
+};
+
+struct cmd_compare_opts {
+	const char *path[2];
+	const char *output;
+	enum cmd_compare_format format;
+	struct vp_analysis_params params;
+	struct vp_compare_params cmp;
+	int all;
+	int strict;
+	enum vp_time_base time;
+	size_t max_memory;
+};
+
+static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
+{
+	struct vp_analysis_params *p = &o->params;
+	int c, ret = 0;
+
+	usage_getopt_start();
+	while (!ret && (c = getopt_long(argc, argv, "+:o:h", cmd_compare_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_MIN_OVERLAP:
+			ret = opt_fraction("min-overlap", optarg, &o->cmp.min_overlap);
+			break;
+		case OPT_SYMMETRIC:
+			o->cmp.symmetric = 1;
+			break;
+		case OPT_ALPHA:
+			ret = opt_fraction("alpha", optarg, &o->cmp.alpha);
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				o->format = COMPARE_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = COMPARE_JSON;
+			else
+				ret = error("invalid value '%s' for '--format': must be 'text' or "
+					    "'json'",
+					    optarg);
+			break;
+		case OPT_CUTOFF:
+		case OPT_PROBABILITY:
+		case OPT_WINDOW:
+		case OPT_COV_THRESHOLD:
+		case OPT_SIMILARITY:
+		case OPT_BETA:
+			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
+			break;
+		case OPT_TIME:
+			ret = opt_time_base(optarg, &o->time);
+			break;
+		case OPT_MAX_MEMORY:
+			ret = opt_max_memory(optarg, &o->max_memory);
+			break;
+		case OPT_ALL:
+			o->all = 1;
+			break;
+		case OPT_STRICT:
+			o->strict = 1;
+			break;
+		case 'h':
+			ret = 1;
+			break;
+		default:
+			usage_getopt_error(c, argv, cmd_compare_options, cmd_compare_usage);
+			ret = -1;
+			break;
+		}
+	}
+	if (!ret && argc - optind < 2) {
+		usage_error(cmd_compare_usage,
+			    "two data files are needed: the profile and the regression");
+		ret = -1;
+	} else if (!ret && argc - optind > 2) {
+		usage_error(cmd_compare_usage, "unexpected argument '%s'", argv[optind + 2]);
+		ret = -1;
+	}
+	if (!ret) {
+		o->path[0] = argv[optind];
+		o->path[1] = argv[optind + 1];
+	}
+	return ret;
+}
+
+/* One recording, read and analysed. */
+struct cmd_compare_side {
+	struct vp_reader *reader;
+	struct vp_budget budget; /* --max-memory, for each file's tree */
+	struct vp_cct tree;
+	struct vp_analysis an;
+	int have_tree, have_an;
+	struct report r; /* for the shared name and time helpers */
+	uint32_t *twins; /* call sites sharing a line (report_callsite_str) */
+};
+
+static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
+{
+	const char *path = o->path[i];
+	char msg[512] = "";
+	const char *w;
+	int err;
+
+	err = vp_reader_open(path, &s->reader, msg, sizeof(msg));
+	if (err < 0 && msg[0])
+		return error("%s", msg);
+	if (err < 0)
+		return error("cannot read '%s': %s", path, strerror(-err));
+	if (analysis_set_time(s->reader, o->time, path) < 0)
+		return -1;
+	err = vp_cct_init(&s->tree);
+	if (err < 0)
+		return error("cannot build the calling-context tree: %s", strerror(-err));
+	s->have_tree = 1;
+	s->budget.max = o->max_memory;
+	s->tree.budget = &s->budget;
+	err = vp_build_file(s->reader, &s->tree, NULL);
+	if (err == -E2BIG)
+		return analysis_budget_error(path, &s->budget);
+	if (err < 0) {
+		const char *m = vp_reader_error(s->reader);
+
+		if (m && *m)
+			return error("%s", m);
+		return error("cannot read '%s': %s", path, strerror(-err));
+	}
+	w = vp_reader_warning(s->reader);
+	if (!w && !vp_reader_trailer(s->reader)->present) {
+		if (o->strict)
+			return error("'%s': recording incomplete (no END chunk)", path);
+		warning("'%s': recording incomplete (no END chunk); comparing what was recorded",
+			path);
+	}
+	if (w) {
+		if (o->strict)
+			return error("%s", w);
+		warning("%s", w);
+	}
+	err = vp_analysis_run(&s->an, &s->tree, vp_reader_header(s->reader)->nfuncs, &o->params);
+	if (err < 0)
+		return error("cannot analyse '%s': %s", path, strerror(-err));
+	s->have_an = 1;
+	s->r.input = path;
+	s->r.reader = s->reader;
+	s->r.hdr = vp_reader_header(s->reader);
+	s->r.tree = &s->tree;
+	s->r.an = &s->an;
+	s->twins = vp_cct_callsite_twins(&s->tree, s->reader);
+	s->r.callsite_twins = s->twins;
+	return 0;
+}
+
+static void cmd_compare_unload(struct cmd_compare_side *s)
+{
+	free(s->twins);
+	if (s->have_an)
+		vp_analysis_release(&s->an);
+	if (s->have_tree)
+		vp_cct_release(&s->tree);
+	vp_reader_free(s->reader);
+}
+
+static int cmd_compare_print(FILE *f, const struct cmd_compare_opts *o,
+			     const struct cmd_compare_side *side, const struct vp_compare *c)
+{
+	struct report_compare rc = {
+		.out = f,
+		.path = { o->path[0], o->path[1] },
+		.side = { &side[0].r, &side[1].r },
+		.c = c,
+		.params = &o->params,
+		.time = o->time,
+		.all = o->all,
+	};
+
+	return o->format == COMPARE_JSON ? report_compare_json(&rc) : report_compare_text(&rc);
+}
+
+static int cmd_compare_run(const struct cmd_compare_opts *o)
+{
+	struct cmd_compare_side side[2];
+	struct vp_compare_input in[2];
+	struct vp_compare c;
+	FILE *f = stdout;
+	int err, ret = EXIT_TROUBLE;
+
+	memset(side, 0, sizeof(side));
+	for (int i = 0; i < 2; i++) {
+		if (cmd_compare_load(o, i, &side[i]) < 0)
+			goto out;
+		in[i] = (struct vp_compare_input){ &side[i].tree, side[i].r.hdr, side[i].reader,
+						   &side[i].an };
+	}
+	err = vp_compare_run(&c, &in[0], &in[1], &o->cmp);
+	if (err < 0) {
+		error("cannot compare '%s' with '%s': %s", o->path[0], o->path[1], strerror(-err));
+		goto out;
+	}
+	if (c.program == VP_PROG_OTHER)
+		warning("'%s' and '%s' record different programs ('%s' and '%s')", o->path[0],
+			o->path[1], report_program_path(&side[0].r),
+			report_program_path(&side[1].r));
+	if (o->output) {
+		f = fopen(o->output, "w");
+		if (!f) {
+			error("cannot open '%s': %s", o->output, strerror(errno));
+			goto out_cmp;
+		}
+	}
+	err = cmd_compare_print(f, o, side, &c) < 0;
+	err = fflush(f) || ferror(f) || err;
+	if (f != stdout && fclose(f))
+		err = 1;
+	if (err) {
+		error("cannot write '%s': %s", o->output ? o->output : "standard output",
+		      strerror(errno));
+		goto out_cmp;
+	}
+	ret = c.verdict == VP_VERDICT_AGREE    ? EXIT_AGREE
+	      : c.verdict == VP_VERDICT_DIFFER ? EXIT_DISAGREE
+					       : EXIT_CANNOT_TELL;
+out_cmp:
+	vp_compare_release(&c);
+out:
+	cmd_compare_unload(&side[0]);
+	cmd_compare_unload(&side[1]);
+	return ret;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct cmd_compare_opts o;
+	char msg[256] = "";
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	o.format = COMPARE_TEXT;
+	o.max_memory = ANALYSIS_MAX_MEMORY_DEFAULT;
+	vp_analysis_params_default(&o.params);
+	vp_compare_params_default(&o.cmp);
+	ret = cmd_compare_parse(argc, argv, &o);
+	if (ret > 0) {
+		usage_print(stdout, cmd_compare_usage, 1);
+		return 0;
+	}
+	if (ret < 0)
+		return EXIT_USAGE;
+	if (vp_analysis_params_check(&o.params, msg, sizeof(msg)) < 0) {
+		error("invalid analysis parameters: %s", msg);
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (o.output && vp_output_same(o.output, o.path[i])) {
+			error("cannot write '%s': it is the input '%s'", o.output, o.path[i]);
+			return EXIT_USAGE;
+		}
+	}
+	return cmd_compare_run(&o);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * datafile-names.c - the words for the values of varperf.data's fields
+ * (sampling events, probed instruction classes, time bases), so that the
+ * recorder, the renderers and the GDB plugin call them the same.
+ */
+#include <config.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "datafile.h"
+
+const char *vp_sample_event_name(uint32_t event)
+{
+	switch (event) {
+	case VP_SEV_CPU_CLOCK:
+		return "cpu-clock";
+	case VP_SEV_TASK_CLOCK:
+		return "task-clock";
+	case VP_SEV_CYCLES:
+		return "cycles";
+	default:
+		return "an unknown event";
+	}
+}
+
+const char *vp_insn_class_name(uint32_t insn_class)
+{
+	switch (insn_class) {
+	case VP_INSN_EMULATED:
+		return "emulated";
+	case VP_INSN_STEPPED:
+		return "single-stepped";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *const time_base_names[] = {
+	[VP_TIME_WALL] = "wall",
+	[VP_TIME_CPU] = "cpu",
+	[VP_TIME_OFFCPU] = "offcpu",
+};
+
+const char *vp_time_base_name(enum vp_time_base base)
+{
+	if ((size_t)base < sizeof(time_base_names) / sizeof(time_base_names[0]))
+		return time_base_names[base];
+	return "?";
+}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * common.c - what every renderer says the same way: function names, call
+ * sites, node labels, times in the file's unit, the processes of a
+ * recording, and names from the binary made safe for a terminal.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cct.h"
+#include "core/compare.h"
+#include "core/datafile.h"
+#include "core/patterns.h"
+#include "core/sampled.h"
+#include "report.h"
+#include "util/util.h"
+
+const char *report_func_name(const struct report *r, uint32_t func)
+{
+	if (func >= r->hdr->nfuncs)
+		return "?";
+	return r->hdr->funcs[func].display ? r->hdr->funcs[func].display : r->hdr->funcs[func].name;
+}
+
+const char *report_callsite_str(const struct report *r, uint32_t id, int short_file, char *buf,
+				size_t len)
+{
+	const struct vp_callsite *cs;
+	size_t n;
+
+	buf[0] = '\0';
+	if (id == VP_NO_CALLSITE)
+		return buf;
+	cs = vp_reader_callsite(r->reader, id);
+	vp_callsite_label(cs, short_file, buf, len);
+	if (!cs || !r->callsite_twins || id >= vp_reader_ncallsites(r->reader) ||
+	    !r->callsite_twins[id])
+		return buf;
+	n = strlen(buf);
+	if (cs->caller && *cs->caller)
+		snprintf(buf + n, len - n, " (%s)", cs->caller);
+	else
+		snprintf(buf + n, len - n, " (0x%" PRIx64 ")", cs->offset);
+	return buf;
+}
+
+const char *report_node_label(const struct report *r, uint32_t id, char *buf, size_t len)
+{
+	const struct vp_cct_node *n = &r->tree->nodes[id];
+	char cs[512];
+
+	report_callsite_str(r, n->callsite, 1, cs, sizeof(cs));
+	snprintf(buf, len, "%s%s%s", report_func_name(r, n->func), *cs ? "@" : "", cs);
+	return buf;
+}
+
+const char *report_clock_name(uint32_t clock)
+{
+	/* clockid_t values of <linux/time.h>, fixed by the kernel ABI */
+	static const char *const names[] = {
+		[0] = "CLOCK_REALTIME",		  [1] = "CLOCK_MONOTONIC",
+		[2] = "CLOCK_PROCESS_CPUTIME_ID", [3] = "CLOCK_THREAD_CPUTIME_ID",
+		[4] = "CLOCK_MONOTONIC_RAW",	  [5] = "CLOCK_REALTIME_COARSE",
+		[6] = "CLOCK_MONOTONIC_COARSE",	  [7] = "CLOCK_BOOTTIME",
+		[11] = "CLOCK_TAI",
+	};
+
+	if (clock < sizeof(names) / sizeof(names[0]))
+		return names[clock];
+	return NULL;
+}
+
+const char *report_unit_name(uint32_t unit)
+{
+	switch (unit) {
+	case VP_UNIT_NS:
+		return "ns";
+	case VP_UNIT_CYCLES:
+		return "cycles";
+	default:
+		return "unknown";
+	}
+}
+
+/* A time in the file's unit, in human units when that unit is ns. */
+const char *report_time(const struct report *r, double v, char *buf, size_t len)
+{
+	if (r->hdr->unit == VP_UNIT_NS)
+		return fmt_duration(v, buf, len);
+	snprintf(buf, len, "%.3g cyc", v);
+	return buf;
+}
+
+/*
+ * Names come from the recorded binary and its debug information: print
+ * control characters as '?' so that a hostile file cannot drive the terminal.
+ */
+void report_put(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static int cmp_process(const void *a, const void *b)
+{
+	const struct report_process *x = a, *y = b;
+
+	/* the target first */
+	if (!x->ppid != !y->ppid)
+		return x->ppid ? 1 : -1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t report_processes(const struct report *r, struct report_process **ret)
+{
+	size_t nt = vp_reader_nthreads(r->reader), np = vp_reader_nprocesses(r->reader), n = 0;
+	struct report_process *v;
+	uint64_t *pt;
+
+	/* one process (auto mode's phase 1 may be another run: not a child) */
+	if (!np)
+		return 0;
+	v = xcalloc(np + 1, sizeof(*v));
+	v[n++] = (struct report_process){ r->hdr->pid, 0, 0, NULL };
+	for (size_t i = 0; i < np; i++) {
+		const struct vp_process *p = vp_reader_process(r->reader, i);
+		size_t j;
+
+		for (j = 0; j < n && v[j].pid != p->pid; j++)
+			;
+		if (j == n)
+			v[n++] = (struct report_process){ p->pid, p->ppid, 0, NULL };
+		v[j].exec = j && (p->flags & VP_PROC_EXEC) ? p->exec : NULL;
+	}
+	qsort(v, n, sizeof(*v), cmp_process);
+	/* threads per process, each tid once (auto mode numbers it per phase) */
+	pt = xcalloc(nt + 1, sizeof(*pt));
+	for (size_t i = 0; i < nt; i++) {
+		const struct vp_thread_info *t = vp_reader_thread(r->reader, (uint32_t)i);
+
+		pt[i] = (uint64_t)t->pid << 32 | t->tid;
+	}
+	qsort(pt, nt, sizeof(*pt), cmp_u64);
+	for (size_t i = 0; i < nt; i++) {
+		if (i && pt[i] == pt[i - 1])
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (v[j].pid == (uint32_t)(pt[i] >> 32))
+				v[j].threads++;
+	}
+	free(pt);
+	*ret = v;
+	return n;
+}
+
+int report_offcpu_share(const struct report *r, double *ret)
+{
+	const struct vp_analysis *an = r->an;
+	size_t nnodes = r->tree->nnodes < an->nnodes ? r->tree->nnodes : an->nnodes;
+	uint8_t *below;
+	double num = 0, den = 0;
+
+	if (!r->tree->offcpu || nnodes < 2)
+		return 0;
+	/* a parent's id is below its children's: one pass marks the nodes
+	 * inside a high-variance node, whose variance is part of its */
+	below = xcalloc(nnodes, 1);
+	for (uint32_t id = 1; id < nnodes; id++) {
+		const struct vp_cct_node *n = &r->tree->nodes[id];
+		struct vp_offcpu_split sp;
+
+		if (n->parent != VP_NODE_ROOT && n->parent < nnodes)
+			below[id] = below[n->parent] || an->high_variance[n->parent];
+		if (!an->high_variance[id] || below[id] ||
+		    vp_cct_offcpu_split(r->tree, id, &sp) < 0)
+			continue;
+		num += (double)sp.n * (sp.off_var + sp.cov);
+		den += (double)sp.n * sp.wall_var;
+	}
+	free(below);
+	if (!(den > 0))
+		return 0;
+	*ret = num / den;
+	return 1;
+}
+
+/* ---- sampled nodes ---- */
+
+const char *report_snode_name(const struct report *r, uint32_t id)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+	const struct vp_symbol *s;
+
+	switch (n->kind) {
+	case VP_SNODE_KERNEL:
+		return "[kernel]";
+	case VP_SNODE_INCOMPLETE:
+		return "[incomplete stacks]";
+	case VP_SNODE_CUT:
+		return "[deeper levels cut]";
+	case VP_SNODE_ROOT:
+		return "[root]";
+	default:
+		s = vp_reader_symbol(r->reader, n->symbol);
+		return s ? s->display : "?";
+	}
+}
+
+int report_snode_inlined(const struct report *r, uint32_t id)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+	const struct vp_symbol *s = NULL;
+
+	if (n->kind == VP_SNODE_FUNC)
+		s = vp_reader_symbol(r->reader, n->symbol);
+
+	return s && (s->flags & VP_SYM_INLINE);
+}
+
+const char *report_snode_site(const struct report *r, uint32_t id, char *buf, size_t len)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+	const struct vp_frame_def *f;
+	const struct vp_frame_level *l;
+	const char *base;
+
+	buf[0] = '\0';
+	if (n->site_frame == VP_SNODE_NONE)
+		return buf;
+	f = vp_reader_frame(r->reader, n->site_frame);
+	if (!f || n->site_level >= f->nlevels)
+		return buf;
+	l = &f->levels[n->site_level];
+	if (l->file && *l->file && l->line) {
+		base = strrchr(l->file, '/');
+		snprintf(buf, len, "%s:%" PRIu32, base ? base + 1 : l->file, l->line);
+	} else {
+		const struct vp_symbol *s = vp_reader_symbol(r->reader, l->symbol);
+
+		snprintf(buf, len, "%s", s ? s->display : "?");
+	}
+	return buf;
+}
+
+/* ---- compare: the words both of its renderers use ---- */
+
+const char *report_compare_status(const struct vp_compare_pattern *cp)
+{
+	if (cp->in_set_a && cp->in_set_b)
+		return "kept";
+	if (cp->in_set_a)
+		return "left";
+	if (cp->in_set_b)
+		return "entered";
+	return "other";
+}
+
+const char *report_compare_change(uint32_t change)
+{
+	static const char *const changes[] = {
+		[VP_CTX_SAME] = "same",
+		[VP_CTX_NEW] = "new",
+		[VP_CTX_VANISHED] = "vanished",
+		[VP_CTX_UNSURE] = "unsure",
+	};
+
+	return change < sizeof(changes) / sizeof(changes[0]) ? changes[change] : "?";
+}
+
+const char *report_program_path(const struct report *r)
+{
+	const struct vp_header *h = r->hdr;
+
+	return h->nmodules && h->modules[0].path ? h->modules[0].path : "?";
+}
+
+const struct vp_stats *report_node_stats(const struct report *r, uint32_t id)
+{
+	return id != VP_NO_NODE ? &r->tree->nodes[id].stats : NULL;
+}

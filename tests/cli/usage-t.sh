@@ -1,0 +1,87 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# usage-t.sh - one convention for a wrong command line in every command:
+# exit status 129, what getopt found wrong in git's words ("unknown option
+# '--x'", "unknown switch 'x'", "option '--x' requires a value", ...),
+# then the command's synopsis, and nothing on stdout; and report's and
+# compare's --help describe their shared analysis options in one text.
+# Nothing is recorded and no data file is read: each error comes first.
+#
+# Environment (make check): top_srcdir, VARPERF.
+
+. "$top_srcdir/tests/lib/test-subr.sh"
+
+require_file "$VARPERF"
+cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
+
+synopsis_report='usage: varperf report [<options>]'
+synopsis_compare='usage: varperf compare [<options>] <profile.data> <regression.data>'
+synopsis_record='usage: varperf record [<options>] [--] <program> [<args>...]'
+synopsis_gdb='usage: varperf gdb [<options>] [--] [<program> [<args>...]]'
+synopsis_version='usage: varperf version [--build-options]'
+
+# check CMD MESSAGE ARGS... - varperf CMD ARGS exits 129 and prints
+# exactly "varperf: error: MESSAGE" and CMD's synopsis on stderr,
+# nothing on stdout
+check() {
+	_cmd=$1 _msg=$2
+	shift 2
+	"$VARPERF" "$_cmd" "$@" >out 2>err
+	_st=$?
+	eval "_syn=\$synopsis_$_cmd"
+	tap_is "129 varperf: error: $_msg
+$_syn" "$_st $(cat err)" "varperf $_cmd $*"
+	tap_is "" "$(cat out)" "varperf $_cmd $*: nothing on stdout"
+}
+
+for cmd in report compare record gdb version; do
+	check "$cmd" "unknown option '--bogus'" --bogus
+	check "$cmd" "unknown option '--bogus'" --bogus=1
+	check "$cmd" "unknown switch 'Z'" -Z
+	check "$cmd" "option '--help' takes no value" --help=1
+done
+# a short option inside a cluster, after a long one
+check report "unknown switch 'Z'" --wide -Zh
+check record "unknown switch 'Z'" -qZ
+# values missing at the end of the line, long and short
+check report "option '--input' requires a value" --input
+check report "switch 'i' requires a value" -i
+check compare "option '--format' requires a value" --format
+check record "option '--freq' requires a value" --freq
+check record "switch 'o' requires a value" -o
+check gdb "option '--gdb' requires a value" --gdb
+check gdb "switch 'i' requires a value" -i
+# an abbreviation that names more than one option, or only one
+check report "ambiguous option '--co' (could be --cov-threshold, --contexts or --confidence)" --co
+check compare "ambiguous option '--s' (could be --symmetric, --similarity or --strict)" --s
+check report "option '--wide' takes no value" --wid=1
+# arguments the command takes none of, or too few
+check report "unexpected argument 'extra'" extra
+check version "unexpected argument 'extra'" extra
+check compare "two data files are needed: the profile and the regression" a.data
+check compare "unexpected argument 'c.data'" a.data b.data c.data
+check record "no program to record" -q
+
+# varperf itself, before any command
+"$VARPERF" --bogus >out 2>err
+tap_is "129 varperf: error: unknown option '--bogus'" "$? $(head -n 1 err)" \
+	"varperf --bogus: the same words and status"
+"$VARPERF" bogus >out 2>err
+tap_is "129 varperf: error: 'bogus' is not a varperf command" "$? $(head -n 1 err)" \
+	"varperf bogus: not a command, the usage status"
+
+# the shared analysis options: one text in both commands' --help
+# shared CMD - the lines of CMD's --help from --cutoff to the first option
+# after --time
+shared() {
+	"$VARPERF" "$1" --help | $AWK '
+		/^    --cutoff / { on = 1 }
+		on && /^    --/ && !/^    --(cutoff|probability|window|cov-threshold|similarity|beta|time) / { exit }
+		on { print }'
+}
+shared report >report.help
+shared compare >compare.help
+tap_like "$(cat report.help)" '^    --time <wall' "report --help lists the shared options"
+tap_diff "report and compare describe the shared options alike" report.help compare.help
+
+tap_done
