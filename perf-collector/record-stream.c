@@ -325,7 +325,7 @@ static int follow_process(struct record *rec, struct vp_raw *r)
 		return 1;
 	case VP_RAW_MMAP:
 		was = record_procs_followed(rec, r->pid);
-		/* the sampler's exec (sampling.h): its mappings go, followed or not */
+		/* the sampler's exec (sampler.h): its mappings go, followed or not */
 		if (!r->mmap->len && !strcmp(r->mmap->path, "[exec]"))
 			record_procs_exec(rec, r->pid);
 		else

@@ -17,7 +17,7 @@
 #include "core/sampled.h"
 #include "probes.h"
 #include "report.h"
-#include "sampling.h"
+#include "sampler.h"
 #include "util.h"
 
 /* Show a sampled node from this share up (all with --all). */

@@ -20,7 +20,7 @@
 #include "core/patterns.h"
 #include "core/stats.h"
 #include "report.h"
-#include "sampling.h"
+#include "sampler.h"
 #include "util.h"
 
 /* Deeper nodes keep the indentation of this depth and show their depth. */
