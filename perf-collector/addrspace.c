@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * addrspace.c - the target's address space for naming call sites: its
- * mappings from PERF_RECORD_MMAP2 records and /proc/PID/maps, and the
- * ELF files mapped there.
+ * addrspace.c - a process's mappings (one set kept sorted, one reader of
+ * /proc/PID/maps), and the target's address space for naming call sites:
+ * its mappings and the ELF files mapped there.
  */
 #include <config.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +16,106 @@
 #include "symbols.h"
 #include "util.h"
 
-/* ---- the target's address space ---- */
+/* ---- mappings ---- */
 
-struct vp_map {
-	uint64_t start, end, pgoff;
-	char *path;
-};
+static void maps_grow(struct vp_maps *m, size_t n)
+{
+	if (n <= m->cap)
+		return;
+	m->cap = m->cap * 2 > n ? m->cap * 2 : n + 16;
+	m->v = xrealloc(m->v, m->cap * sizeof(*m->v));
+}
+
+void vp_maps_insert(struct vp_maps *m, uint64_t start, uint64_t len, uint64_t pgoff,
+		    const char *path)
+{
+	uint64_t end = start + len;
+	size_t n = 0, i, cap = m->n + 2;
+	struct vp_map *out;
+
+	/* past all of them, as /proc lists them: append */
+	if (!m->n || m->v[m->n - 1].end <= start) {
+		maps_grow(m, m->n + 1);
+		m->v[m->n++] = (struct vp_map){ start, end, pgoff, xstrdup(path) };
+		return;
+	}
+	out = xcalloc(cap, sizeof(*out));
+	for (i = 0; i < m->n; i++) {
+		struct vp_map o = m->v[i];
+
+		if (o.end <= start || o.start >= end) {
+			out[n++] = o;
+			continue;
+		}
+		if (o.start < start)
+			out[n++] = (struct vp_map){ o.start, start, o.pgoff, xstrdup(o.path) };
+		if (o.end > end)
+			out[n++] = (struct vp_map){ end, o.end, o.pgoff + (end - o.start),
+						    xstrdup(o.path) };
+		free(o.path);
+	}
+	for (i = 0; i < n && out[i].start < start; i++)
+		;
+	memmove(&out[i + 1], &out[i], (n - i) * sizeof(*out));
+	out[i] = (struct vp_map){ start, end, pgoff, xstrdup(path) };
+	free(m->v);
+	m->v = out;
+	m->n = n + 1;
+	m->cap = cap;
+}
+
+const struct vp_map *vp_maps_find(const struct vp_maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < m->v[mid].start)
+			hi = mid;
+		else if (addr >= m->v[mid].end)
+			lo = mid + 1;
+		else
+			return &m->v[mid];
+	}
+	return NULL;
+}
+
+void vp_maps_release(struct vp_maps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	m->v = NULL;
+	m->n = m->cap = 0;
+}
+
+int vp_maps_read(pid_t pid, struct vp_maps *ret)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perms[8];
+		int name = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off,
+			   &name) < 4 ||
+		    (perms[2] != 'x' && (!name || !strstr(line + name, "[uprobes]"))))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		vp_maps_insert(ret, lo, hi - lo, off, name ? line + name : "");
+	}
+	fclose(f);
+	return 0;
+}
+
+/* ---- the target's address space, for naming call sites ---- */
 
 struct vp_openfile {
 	char *path;
@@ -29,8 +124,7 @@ struct vp_openfile {
 
 struct vp_addrspace {
 	pid_t pid;
-	struct vp_map *maps; /* sorted, disjoint */
-	size_t nmaps;
+	struct vp_maps maps;
 	uint64_t uprobes_lo, uprobes_hi; /* the kernel's [uprobes] page(s) */
 	const struct vp_module *mods;
 	size_t nmods;
@@ -52,13 +146,11 @@ void vp_addrspace_free(struct vp_addrspace *as)
 {
 	if (!as)
 		return;
-	for (size_t i = 0; i < as->nmaps; i++)
-		free(as->maps[i].path);
+	vp_maps_release(&as->maps);
 	for (size_t i = 0; i < as->nfiles; i++) {
 		free(as->files[i].path);
 		vp_symfile_free(as->files[i].sf);
 	}
-	free(as->maps);
 	free(as->files);
 	free(as);
 }
@@ -71,81 +163,29 @@ void vp_addrspace_target_gone(struct vp_addrspace *as)
 void vp_addrspace_mmap(struct vp_addrspace *as, uint64_t start, uint64_t len, uint64_t pgoff,
 		       const char *path)
 {
-	uint64_t end = start + len;
-	struct vp_map *out = xcalloc(as->nmaps + 2, sizeof(*out));
-	size_t n = 0, i;
-
-	/* A new mapping replaces whatever it overlaps (perf does the same). */
-	for (i = 0; i < as->nmaps; i++) {
-		struct vp_map m = as->maps[i];
-
-		if (m.end <= start || m.start >= end) {
-			out[n++] = m;
-			continue;
-		}
-		if (m.start < start)
-			out[n++] = (struct vp_map){ m.start, start, m.pgoff, xstrdup(m.path) };
-		if (m.end > end)
-			out[n++] = (struct vp_map){ end, m.end, m.pgoff + (end - m.start),
-						    xstrdup(m.path) };
-		free(m.path);
-	}
-	for (i = 0; i < n && out[i].start < start; i++)
-		;
-	memmove(&out[i + 1], &out[i], (n - i) * sizeof(*out));
-	out[i] = (struct vp_map){ start, end, pgoff, xstrdup(path) };
-	free(as->maps);
-	as->maps = out;
-	as->nmaps = n + 1;
-}
-
-static const struct vp_map *addrspace_find(const struct vp_addrspace *as, uint64_t addr)
-{
-	size_t lo = 0, hi = as->nmaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (addr < as->maps[mid].start)
-			hi = mid;
-		else if (addr >= as->maps[mid].end)
-			lo = mid + 1;
-		else
-			return &as->maps[mid];
-	}
-	return NULL;
+	vp_maps_insert(&as->maps, start, len, pgoff, path);
 }
 
 /* Merge the live /proc/PID/maps: it also shows the [uprobes] page. */
 static void addrspace_read_proc(struct vp_addrspace *as)
 {
-	char path[64], line[PATH_MAX + 128];
-	FILE *f;
+	struct vp_maps now = { 0 };
 
-	if (as->pid <= 0)
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)as->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, off;
-		char perms[8];
-		int name = 0;
+	if (as->pid > 0 && vp_maps_read(as->pid, &now) == 0) {
+		for (size_t i = 0; i < now.n; i++) {
+			const struct vp_map *m = &now.v[i];
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off,
-			   &name) < 4 || !name)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (!strcmp(line + name, "[uprobes]")) {
-			as->uprobes_lo = lo;
-			as->uprobes_hi = hi;
-		} else if (line[name] == '/' && strchr(perms, 'x') &&
-			   !(addrspace_find(as, lo) && addrspace_find(as, hi - 1))) {
-			vp_addrspace_mmap(as, lo, hi - lo, off, line + name);
+			if (!strcmp(m->path, "[uprobes]")) {
+				as->uprobes_lo = m->start;
+				as->uprobes_hi = m->end;
+			} else if (m->path[0] == '/' && !(vp_maps_find(&as->maps, m->start) &&
+							  vp_maps_find(&as->maps, m->end - 1))) {
+				vp_maps_insert(&as->maps, m->start, m->end - m->start, m->pgoff,
+					       m->path);
+			}
 		}
 	}
-	fclose(f);
+	vp_maps_release(&now);
 }
 
 static struct vp_symfile *addrspace_file(struct vp_addrspace *as, const char *path)
@@ -177,13 +217,13 @@ void vp_addrspace_callsite(struct vp_addrspace *as, uint64_t addr, struct vp_cal
 		cs->flags = VP_CS_NONE;
 		goto out_empty;
 	}
-	m = addrspace_find(as, addr);
+	m = vp_maps_find(&as->maps, addr);
 	if (!m && addr >= as->uprobes_lo && addr < as->uprobes_hi)
 		goto out_trampoline;
 	if (!m) {
 		/* Maybe mapped without an MMAP2 record we saw yet, e.g. at exec. */
 		addrspace_read_proc(as);
-		m = addrspace_find(as, addr);
+		m = vp_maps_find(&as->maps, addr);
 	}
 	if (!m) {
 		/* The uretprobe trampoline is the first slot of the [uprobes]

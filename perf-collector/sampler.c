@@ -387,7 +387,7 @@ void vp_sampler_close(struct vp_sampler *s)
 	free(s->ids);
 	free(s->tids);
 	free(s->owners);
-	free(s->known);
+	vp_maps_release(&s->known);
 	free(s->cpus);
 	memset(s, 0, sizeof(*s));
 }
@@ -523,55 +523,6 @@ void vp_raw_sample_free(struct vp_raw *r)
 
 /* ---- what the target has mapped ---- */
 
-static int cmp_range(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-/* Add [@lo, @hi) to the executable ranges known (kept sorted, merged). */
-static void known_add(struct vp_sampler *s, uint64_t lo, uint64_t hi)
-{
-	size_t j = 0;
-
-	if (s->nknown == s->known_cap) {
-		s->known_cap = s->known_cap ? s->known_cap * 2 : 64;
-		s->known = xrealloc(s->known, s->known_cap * sizeof(*s->known));
-	}
-	s->known[s->nknown][0] = lo;
-	s->known[s->nknown][1] = hi;
-	s->nknown++;
-	qsort(s->known, s->nknown, sizeof(*s->known), cmp_range);
-	for (size_t i = 1; i < s->nknown; i++) {
-		if (s->known[i][0] <= s->known[j][1]) {
-			if (s->known[i][1] > s->known[j][1])
-				s->known[j][1] = s->known[i][1];
-		} else {
-			s->known[++j][0] = s->known[i][0];
-			s->known[j][1] = s->known[i][1];
-		}
-	}
-	s->nknown = j + 1;
-}
-
-static int known(const struct vp_sampler *s, uint64_t addr)
-{
-	size_t lo = 0, hi = s->nknown;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (addr < s->known[mid][0])
-			hi = mid;
-		else if (addr >= s->known[mid][1])
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * A sample of the target at an address in no mapping seen yet: take the
  * target's maps along, read now while it runs.  Unwinding comes later (in
@@ -583,7 +534,7 @@ static void maybe_read_maps(struct vp_sampler *s, struct vp_raw_sample *smp, uin
 	uint64_t ip = smp->st.regs[VP_UREG_IP];
 	struct vp_maps *m;
 
-	if (!s->own_rings || smp->st.pid != s->pid || !ip || known(s, ip) ||
+	if (!s->own_rings || smp->st.pid != s->pid || !ip || vp_maps_find(&s->known, ip) ||
 	    (s->maps_read_time && time < s->maps_read_time + maps_read_ns))
 		return;
 	s->maps_read_time = time;
@@ -594,7 +545,8 @@ static void maybe_read_maps(struct vp_sampler *s, struct vp_raw_sample *smp, uin
 		return;
 	}
 	for (size_t i = 0; i < m->n; i++)
-		known_add(s, m->v[i].start, m->v[i].start + m->v[i].len);
+		vp_maps_insert(&s->known, m->v[i].start, m->v[i].end - m->v[i].start,
+			       m->v[i].pgoff, m->v[i].path);
 	smp->maps = m;
 	pr_debug("sampling: %#llx in no known mapping: read /proc/%d/maps (%zu mappings)",
 		 (unsigned long long)ip, (int)s->pid, m->n);
@@ -816,7 +768,7 @@ static int decode_task(struct vp_sampler *s, const struct perf_event_header *h,
 		if (!(h->misc & PERF_RECORD_MISC_COMM_EXEC) || take(c, ids, 8))
 			return 0;
 		if ((pid_t)ids[0] == s->pid)
-			s->nknown = 0; /* a new image */
+			vp_maps_release(&s->known); /* a new image */
 		return pseudo_mmap(r, vp_sampler_exec_path, ids[0], ids[1]);
 	}
 	if (take(c, ids, 16))
@@ -856,6 +808,7 @@ int vp_sampler_decode(struct vp_sampler *s, const struct perf_event_header *h, i
 	/* MMAP2 and LOST have the probes' layout: one decoder for both. */
 	got = vp_probes_decode(NULL, h, cpu, ret);
 	if (got && ret->type == VP_RAW_MMAP && (pid_t)ret->pid == s->pid)
-		known_add(s, ret->mmap->start, ret->mmap->start + ret->mmap->len);
+		vp_maps_insert(&s->known, ret->mmap->start, ret->mmap->len, ret->mmap->pgoff,
+			       ret->mmap->path);
 	return got;
 }

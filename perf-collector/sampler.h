@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "../core/datafile.h"
+#include "addrspace.h"
 #include "perf-event.h"
 #include "probes.h"
 #include "unwind.h"
@@ -63,8 +64,7 @@ struct vp_sampler {
 	int exclude_kernel;
 	pid_t pid;
 	/* the target's executable mappings as far as seen while reading */
-	uint64_t (*known)[2];
-	size_t nknown, known_cap;
+	struct vp_maps known;
 	uint64_t maps_read_time; /* of the last /proc read for an unknown IP */
 	uint64_t malformed;	 /* sample records too short for their fields */
 	uint64_t duplicates;	 /* samples of a thread through two sets of events */

@@ -284,57 +284,16 @@ void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t
 		add_inst(u, get_proc(u, pid), m, start - pgoff - (seg->vaddr - seg->off));
 }
 
-int vp_maps_read(pid_t pid, struct vp_maps *ret)
-{
-	char path[64], line[PATH_MAX + 128];
-	size_t cap = 0;
-	FILE *f;
-
-	ret->v = NULL;
-	ret->n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, off;
-		char perms[8];
-		int name = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off,
-			   &name) < 4 ||
-		    (perms[2] != 'x' && (!name || !strstr(line + name, "[uprobes]"))))
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (ret->n == cap) {
-			cap = cap ? cap * 2 : 32;
-			ret->v = xrealloc(ret->v, cap * sizeof(*ret->v));
-		}
-		ret->v[ret->n++] = (struct vp_map){ lo, hi - lo, off,
-						    xstrdup(name ? line + name : "") };
-	}
-	fclose(f);
-	return 0;
-}
-
-void vp_maps_release(struct vp_maps *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		free(m->v[i].path);
-	free(m->v);
-	m->v = NULL;
-	m->n = 0;
-}
-
 void vp_unwinder_add_maps(struct vp_unwinder *u, pid_t pid, const struct vp_maps *m)
 {
 	for (size_t i = 0; i < m->n; i++)
-		vp_unwinder_mmap(u, pid, m->v[i].start, m->v[i].len, m->v[i].pgoff, m->v[i].path);
+		vp_unwinder_mmap(u, pid, m->v[i].start, m->v[i].end - m->v[i].start, m->v[i].pgoff,
+				 m->v[i].path);
 }
 
 int vp_unwinder_read_maps(struct vp_unwinder *u, pid_t pid)
 {
-	struct vp_maps m;
+	struct vp_maps m = { 0 };
 	int err = vp_maps_read(pid, &m);
 
 	if (!err)
