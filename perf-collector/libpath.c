@@ -97,7 +97,7 @@ static void read_dynamic(struct vp_symfile *sf, struct strlist *needed, char **r
 {
 	Elf_Scn *scn = NULL;
 
-	while ((scn = elf_nextscn(sf->elf, scn))) {
+	while ((scn = elf_nextscn(sf->ef->elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
 
@@ -113,7 +113,7 @@ static void read_dynamic(struct vp_symfile *sf, struct strlist *needed, char **r
 			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH &&
 			    dyn.d_tag != DT_RUNPATH)
 				continue;
-			s = elf_strptr(sf->elf, sh.sh_link, dyn.d_un.d_val);
+			s = elf_strptr(sf->ef->elf, sh.sh_link, dyn.d_un.d_val);
 			if (!s)
 				continue;
 			if (dyn.d_tag == DT_NEEDED)
@@ -178,7 +178,7 @@ int vp_symfile_find_needed(struct vp_symfile *sf, const char *name, char **ret)
 		goto out;
 	/* The dynamic linker's order: DT_RPATH (unless DT_RUNPATH exists),
 	 * LD_LIBRARY_PATH, DT_RUNPATH, ld.so.cache's directories, defaults. */
-	origin = xstrdup(sf->path);
+	origin = xstrdup(sf->ef->path);
 	*strrchr(origin, '/') = '\0';
 	if (!runpath)
 		add_path_list(&dirs, rpath, origin);

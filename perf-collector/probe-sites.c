@@ -11,7 +11,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/types.h>
 
 #ifdef HAVE_CAPSTONE
 #include <capstone/capstone.h>
@@ -23,16 +23,29 @@
 
 /* ---- probe placement ---- */
 
+/* pread() of the file's image: up to @len bytes at file offset @off. */
+static ssize_t read_file(const struct vp_symfile *sf, void *buf, size_t len, uint64_t off)
+{
+	const struct vp_elf_file *f = sf->ef;
+
+	if (off >= f->size)
+		return 0;
+	if (len > f->size - off)
+		len = f->size - off;
+	memcpy(buf, f->image + off, len);
+	return (ssize_t)len;
+}
+
 /* @len bytes of code at link-time address @vaddr, malloc'ed, or NULL. */
 static unsigned char *read_code(struct vp_symfile *sf, uint64_t vaddr, size_t len)
 {
-	const struct vp_load *l = vp_symfile_exec_load(sf, vaddr);
+	const struct vp_elf_load *l = vp_elf_file_exec_load(sf->ef, vaddr);
 	unsigned char *buf;
 
 	if (!l || !len || vaddr + len > l->vaddr + l->filesz)
 		return NULL;
 	buf = xmalloc(len);
-	if (pread(sf->fd, buf, len, (off_t)(vaddr - l->vaddr + l->offset)) != (ssize_t)len) {
+	if (read_file(sf, buf, len, vaddr - l->vaddr + l->off) != (ssize_t)len) {
 		free(buf);
 		return NULL;
 	}
@@ -64,45 +77,30 @@ static void range_add(struct code_range **v, size_t *n, uint64_t lo, uint64_t hi
 /* One pass over the symbol table: an address lookup per jump is too slow. */
 static void read_code_map(struct vp_symfile *sf)
 {
-	int nsyms = dwfl_module_getsymtab(sf->mod);
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	int nsyms = dwfl_module_getsymtab(sf->ef->dmod);
 
 	sf->code_map_read = 1;
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(sf->mod, i, &sym, &addr, &shndx, NULL,
-							   NULL);
+		const char *name = dwfl_module_getsym_info(sf->ef->dmod, i, &sym, &addr, &shndx,
+							   NULL, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		if (!name || shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
 		if (strstr(name, ".cold")) {
 			if (sym.st_size)
-				range_add(&sf->colds, &sf->ncolds, addr - sf->bias,
-					  addr - sf->bias + sym.st_size);
+				range_add(&sf->colds, &sf->ncolds, addr - sf->ef->dbias,
+					  addr - sf->ef->dbias + sym.st_size);
 			continue;
 		}
 		sf->starts = xrealloc(sf->starts, (sf->nstarts + 1) * sizeof(*sf->starts));
-		sf->starts[sf->nstarts++] = addr - sf->bias;
+		sf->starts[sf->nstarts++] = addr - sf->ef->dbias;
 	}
 	qsort(sf->colds, sf->ncolds, sizeof(*sf->colds), cmp_range);
 	qsort(sf->starts, sf->nstarts, sizeof(*sf->starts), cmp_u64);
-	/* .plt, .plt.sec, .plt.got: a jmp there calls another module. */
-	if (elf_getshdrstrndx(sf->elf, &shstrndx) < 0)
-		return;
-	while ((scn = elf_nextscn(sf->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
-			continue;
-		name = elf_strptr(sf->elf, shstrndx, sh.sh_name);
-		if (name && !strncmp(name, ".plt", 4))
-			range_add(&sf->plts, &sf->nplts, sh.sh_addr, sh.sh_addr + sh.sh_size);
-	}
 }
 
 static const struct code_range *find_range(const struct code_range *v, size_t n,
@@ -154,10 +152,8 @@ static int is_call_target(struct vp_symfile *sf, uint64_t target)
 		read_code_map(sf);
 	if (bsearch(&target, sf->starts, sf->nstarts, sizeof(*sf->starts), cmp_u64))
 		return 1;
-	for (size_t i = 0; i < sf->nplts; i++)
-		if (target >= sf->plts[i].lo && target < sf->plts[i].hi)
-			return 1;
-	return 0;
+	/* .plt, .plt.sec, .plt.got: a jmp there calls another module */
+	return vp_elf_file_in_plt(sf->ef, target);
 }
 
 /* Address ranges [lo, hi) that hold the code of one function. */
@@ -503,7 +499,7 @@ out:
 void vp_symfile_place_probe(struct vp_symfile *sf, struct vp_func *f, int move)
 {
 	enum { HEAD = 64, MAX_CODE = 64 << 20 };
-	const struct vp_load *l = vp_symfile_exec_load(sf, f->addr);
+	const struct vp_elf_load *l = vp_elf_file_exec_load(sf->ef, f->addr);
 	unsigned char head[HEAD], *code = NULL;
 	uint64_t end = l->vaddr + l->filesz, skip;
 	size_t len = 0;
@@ -515,8 +511,8 @@ void vp_symfile_place_probe(struct vp_symfile *sf, struct vp_func *f, int move)
 		len = whole ? (size_t)f->size : 0;
 	}
 	if (!code) {
-		ssize_t n = pread(sf->fd, head, (size_t)(end - f->addr < HEAD ? end - f->addr : HEAD),
-				  (off_t)f->probe_off);
+		ssize_t n = read_file(sf, head, (size_t)(end - f->addr < HEAD ? end - f->addr : HEAD),
+				  f->probe_off);
 
 		len = n > 0 ? (size_t)n : 0;
 	}
@@ -532,9 +528,9 @@ void vp_symfile_place_probe(struct vp_symfile *sf, struct vp_func *f, int move)
 
 void vp_symfile_probe_first(struct vp_symfile *sf, struct vp_func *f)
 {
-	const struct vp_load *l = vp_symfile_exec_load(sf, f->addr);
+	const struct vp_elf_load *l = vp_elf_file_exec_load(sf->ef, f->addr);
 
-	f->probe_off = f->addr - l->vaddr + l->offset;
+	f->probe_off = f->addr - l->vaddr + l->off;
 	f->flags &= ~(uint32_t)VP_FUNC_MOVED;
 	vp_symfile_place_probe(sf, f, 0);
 }
@@ -548,10 +544,10 @@ void vp_exits_release(struct vp_exits *ex)
 }
 
 #ifdef HAVE_CAPSTONE
-static void add_site(struct vp_exits *ex, const struct vp_load *l, uint64_t vaddr)
+static void add_site(struct vp_exits *ex, const struct vp_elf_load *l, uint64_t vaddr)
 {
 	ex->offs = xrealloc(ex->offs, (ex->n + 1) * sizeof(*ex->offs));
-	ex->offs[ex->n++] = vaddr - l->vaddr + l->offset;
+	ex->offs[ex->n++] = vaddr - l->vaddr + l->off;
 }
 
 static int is_cond_jump(csh cs, const cs_insn *insn)
@@ -578,7 +574,7 @@ static int scan_region(struct vp_symfile *sf, csh cs, struct code_regions *regs,
 		       struct vp_exits *ex)
 {
 	uint64_t lo = regs->v[ri].lo, hi = regs->v[ri].hi, addr = lo, target, clo, chi;
-	const struct vp_load *l = vp_symfile_exec_load(sf, lo);
+	const struct vp_elf_load *l = vp_elf_file_exec_load(sf->ef, lo);
 	unsigned char *buf;
 	const uint8_t *code;
 	size_t left = hi - lo;
@@ -588,7 +584,7 @@ static int scan_region(struct vp_symfile *sf, csh cs, struct code_regions *regs,
 	if (!l || hi <= lo || hi > l->vaddr + l->filesz || left > (64u << 20))
 		return -ENOEXEC;
 	buf = xmalloc(left);
-	if (pread(sf->fd, buf, left, (off_t)(lo - l->vaddr + l->offset)) != (ssize_t)left) {
+	if (read_file(sf, buf, left, lo - l->vaddr + l->off) != (ssize_t)left) {
 		free(buf);
 		return -ENOEXEC;
 	}
@@ -667,7 +663,7 @@ int vp_symfile_exits(struct vp_symfile *sf, const struct vp_func *f, struct vp_e
 {
 #ifdef HAVE_CAPSTONE
 	struct code_regions regs = { 0 };
-	const struct vp_load *l = vp_symfile_exec_load(sf, f->addr);
+	const struct vp_elf_load *l = vp_elf_file_exec_load(sf->ef, f->addr);
 	csh cs = capstone_handle();
 	uint64_t entry;
 	int err = 0;

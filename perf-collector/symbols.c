@@ -8,13 +8,11 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifdef HAVE_LIBIBERTY
 #include <libiberty/demangle.h>
@@ -25,144 +23,53 @@
 #include "symbols.h"
 #include "util.h"
 
-
-static char *debuginfo_path;
-
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	/* Looks in /usr/lib/debug/.build-id/xx/rest.debug and follows
-	 * .gnu_debuglink, so stripped binaries keep their .symtab and lines. */
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
-
-static int is_elf_file(int fd)
-{
-	unsigned char magic[4];
-
-	if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic))
-		return 0;
-	return !memcmp(magic, ELFMAG, SELFMAG);
-}
-
-static int symfile_read_loads(struct vp_symfile *sf)
-{
-	size_t n;
-
-	if (elf_getphdrnum(sf->elf, &n) < 0)
-		return -ENOEXEC;
-	sf->loads = xcalloc(n, sizeof(*sf->loads));
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(sf->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		sf->loads[sf->nloads++] = (struct vp_load){ ph.p_vaddr, ph.p_offset, ph.p_filesz,
-							    !!(ph.p_flags & PF_X) };
-	}
-	return sf->nloads ? 0 : -ENOEXEC;
-}
-
 int vp_symfile_open(const char *path, struct vp_symfile **ret)
 {
 	struct vp_symfile *sf;
-	const unsigned char *bits;
-	GElf_Addr id_vaddr;
 	char *real;
-	int err, len;
+	int err;
 
 	real = realpath(path, NULL);
 	if (!real)
 		return -errno;
 	sf = xcalloc(1, sizeof(*sf));
-	sf->path = real;
-	sf->fd = open(real, O_RDONLY | O_CLOEXEC);
-	if (sf->fd < 0) {
-		err = -errno;
-		goto out_free;
-	}
-	if (!is_elf_file(sf->fd)) {
+	err = vp_elf_file_open(real, &sf->ef);
+	free(real);
+	/* no symbols without libdwfl */
+	if (!err && !sf->ef->dmod)
 		err = -ENOEXEC;
-		goto out_free;
-	}
-	sf->dwfl = dwfl_begin(&offline_callbacks);
-	if (!sf->dwfl) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	sf->mod = dwfl_report_offline(sf->dwfl, strrchr(real, '/') + 1, real, -1);
-	dwfl_report_end(sf->dwfl, NULL, NULL);
-	if (!sf->mod || !(sf->elf = dwfl_module_getelf(sf->mod, &sf->bias))) {
-		err = -ENOEXEC;
-		goto out_free;
-	}
-	err = symfile_read_loads(sf);
-	if (err)
-		goto out_free;
-	len = dwfl_module_build_id(sf->mod, &bits, &id_vaddr);
-	if (len > 0) {
-		sf->build_id = xmalloc((size_t)len);
-		memcpy(sf->build_id, bits, (size_t)len);
-		sf->build_id_len = (size_t)len;
+	if (err) {
+		vp_symfile_free(sf);
+		return err;
 	}
 	*ret = sf;
 	return 0;
-out_free:
-	vp_symfile_free(sf);
-	return err;
 }
 
 void vp_symfile_free(struct vp_symfile *sf)
 {
 	if (!sf)
 		return;
-	if (sf->dwfl)
-		dwfl_end(sf->dwfl);
-	if (sf->fd >= 0)
-		close(sf->fd);
-	free(sf->loads);
+	vp_elf_file_free(sf->ef);
 	free(sf->colds);
-	free(sf->plts);
 	free(sf->starts);
-	free(sf->build_id);
-	free(sf->path);
 	free(sf);
 }
 
 const char *vp_symfile_path(const struct vp_symfile *sf)
 {
-	return sf->path;
+	return sf->ef->path;
 }
 
 size_t vp_symfile_build_id(const struct vp_symfile *sf, const unsigned char **ret)
 {
-	*ret = sf->build_id;
-	return sf->build_id_len;
+	*ret = sf->ef->build_id;
+	return sf->ef->build_id_len;
 }
 
 int vp_symfile_off_to_vaddr(const struct vp_symfile *sf, uint64_t off, uint64_t *ret)
 {
-	for (size_t i = 0; i < sf->nloads; i++) {
-		const struct vp_load *l = &sf->loads[i];
-
-		if (off >= l->offset && off < l->offset + l->filesz) {
-			*ret = off - l->offset + l->vaddr;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-const struct vp_load *vp_symfile_exec_load(const struct vp_symfile *sf, uint64_t vaddr)
-{
-	for (size_t i = 0; i < sf->nloads; i++) {
-		const struct vp_load *l = &sf->loads[i];
-
-		if (l->exec && vaddr >= l->vaddr && vaddr < l->vaddr + l->filesz)
-			return l;
-	}
-	return NULL;
+	return vp_elf_file_off_to_vaddr(sf->ef, off, ret);
 }
 
 char *vp_demangle(const char *name)
@@ -246,7 +153,7 @@ static size_t collect_candidates(struct vp_symfile *sf, struct candidate **ret)
 {
 	struct candidate *c;
 	size_t n = 0;
-	int nsyms = dwfl_module_getsymtab(sf->mod);
+	int nsyms = dwfl_module_getsymtab(sf->ef->dmod);
 
 	if (nsyms <= 0) {
 		*ret = NULL;
@@ -257,7 +164,7 @@ static size_t collect_candidates(struct vp_symfile *sf, struct candidate **ret)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(sf->mod, i, &sym, &addr, &shndx, NULL,
+		const char *name = dwfl_module_getsym_info(sf->ef->dmod, i, &sym, &addr, &shndx, NULL,
 							   NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 		uint64_t vaddr;
@@ -266,8 +173,8 @@ static size_t collect_candidates(struct vp_symfile *sf, struct candidate **ret)
 			continue;
 		if (shndx == SHN_UNDEF || strstr(name, ".cold") || is_not_called(name))
 			continue;
-		vaddr = addr - sf->bias;
-		if (!vp_symfile_exec_load(sf, vaddr))
+		vaddr = addr - sf->ef->dbias;
+		if (!vp_elf_file_exec_load(sf->ef, vaddr))
 			continue;
 		c[n++] = (struct candidate){ vaddr, sym.st_size, name,
 					     GELF_ST_BIND(sym.st_info) != STB_LOCAL, (size_t)i };
@@ -280,7 +187,7 @@ static size_t collect_candidates(struct vp_symfile *sf, struct candidate **ret)
 static void fill_func(struct vp_symfile *sf, struct vp_func *f, const struct candidate *c,
 		      uint64_t size, uint32_t module, uint32_t flags)
 {
-	const struct vp_load *l = vp_symfile_exec_load(sf, c->vaddr);
+	const struct vp_elf_load *l = vp_elf_file_exec_load(sf->ef, c->vaddr);
 	const char *suffix = clone_suffix(c->name);
 
 	memset(f, 0, sizeof(*f));
@@ -288,7 +195,7 @@ static void fill_func(struct vp_symfile *sf, struct vp_func *f, const struct can
 	f->addr = c->vaddr;
 	f->size = size;
 	f->flags = flags;
-	f->probe_off = c->vaddr - l->vaddr + l->offset;
+	f->probe_off = c->vaddr - l->vaddr + l->off;
 	f->name = xstrdup(c->name);
 	f->display = vp_demangle(c->name);
 	if (suffix) {
@@ -353,23 +260,23 @@ int vp_symfile_can_throw(struct vp_symfile *sf)
 	size_t shstrndx;
 	int nsyms;
 
-	if (elf_getshdrstrndx(sf->elf, &shstrndx) == 0) {
-		while ((scn = elf_nextscn(sf->elf, scn))) {
+	if (elf_getshdrstrndx(sf->ef->elf, &shstrndx) == 0) {
+		while ((scn = elf_nextscn(sf->ef->elf, scn))) {
 			GElf_Shdr sh;
 			const char *name;
 
 			if (!gelf_getshdr(scn, &sh))
 				continue;
-			name = elf_strptr(sf->elf, shstrndx, sh.sh_name);
+			name = elf_strptr(sf->ef->elf, shstrndx, sh.sh_name);
 			if (name && !strcmp(name, ".gcc_except_table"))
 				return 1;
 		}
 	}
-	nsyms = dwfl_module_getsymtab(sf->mod);
+	nsyms = dwfl_module_getsymtab(sf->ef->dmod);
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(sf->mod, i, &sym, &addr, NULL, NULL,
+		const char *name = dwfl_module_getsym_info(sf->ef->dmod, i, &sym, &addr, NULL, NULL,
 							   NULL);
 
 		if (name && is_throw_symbol(name))
@@ -505,11 +412,11 @@ int vp_funcs_select(struct vp_func *funcs, size_t *n, char *const *incl, size_t 
 void vp_symfile_describe(struct vp_symfile *sf, uint64_t vaddr, char **caller, char **file,
 			 uint32_t *line)
 {
-	GElf_Addr a = vaddr + sf->bias;
+	GElf_Addr a = vaddr + sf->ef->dbias;
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	Dwfl_Line *l;
-	const char *name = dwfl_module_addrinfo(sf->mod, a, &off, &sym, NULL, NULL, NULL);
+	const char *name = dwfl_module_addrinfo(sf->ef->dmod, a, &off, &sym, NULL, NULL, NULL);
 	const char *src = NULL;
 	int lineno = 0;
 
@@ -525,7 +432,7 @@ void vp_symfile_describe(struct vp_symfile *sf, uint64_t vaddr, char **caller, c
 		*caller = xstrdup("");
 	}
 	/* The return address follows the call; its line is the next statement's. */
-	l = dwfl_module_getsrc(sf->mod, a - 1);
+	l = dwfl_module_getsrc(sf->ef->dmod, a - 1);
 	if (l)
 		src = dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL);
 	*file = xstrdup(src ? src : "");
