@@ -120,6 +120,7 @@ int vp_maps_read(pid_t pid, struct vp_maps *ret)
 struct vp_openfile {
 	char *path;
 	struct vp_symfile *sf; /* NULL if it could not be opened */
+	int borrowed;	       /* the caller's, opened already */
 };
 
 struct vp_addrspace {
@@ -132,13 +133,22 @@ struct vp_addrspace {
 	size_t nfiles;
 };
 
-struct vp_addrspace *vp_addrspace_new(pid_t pid, const struct vp_module *mods, size_t nmods)
+struct vp_addrspace *vp_addrspace_new(pid_t pid, const struct vp_module *mods,
+				      struct vp_symfile *const *files, size_t nmods)
 {
 	struct vp_addrspace *as = xcalloc(1, sizeof(*as));
 
 	as->pid = pid;
 	as->mods = mods;
 	as->nmods = nmods;
+	/* the modules' files are open already: not twice */
+	as->files = xcalloc(nmods ? nmods : 1, sizeof(*as->files));
+	for (size_t i = 0; files && i < nmods; i++) {
+		if (!files[i])
+			continue;
+		as->files[as->nfiles++] = (struct vp_openfile){ xstrdup(vp_symfile_path(files[i])),
+								files[i], 1 };
+	}
 	return as;
 }
 
@@ -149,7 +159,8 @@ void vp_addrspace_free(struct vp_addrspace *as)
 	vp_maps_release(&as->maps);
 	for (size_t i = 0; i < as->nfiles; i++) {
 		free(as->files[i].path);
-		vp_symfile_free(as->files[i].sf);
+		if (!as->files[i].borrowed)
+			vp_symfile_free(as->files[i].sf);
 	}
 	free(as->files);
 	free(as);

@@ -52,7 +52,15 @@ int vp_maps_read(pid_t pid, struct vp_maps *ret);
  */
 struct vp_addrspace;
 
-struct vp_addrspace *vp_addrspace_new(pid_t pid, const struct vp_module *mods, size_t nmods);
+struct vp_symfile;
+
+/**
+ * vp_addrspace_new - the address space of the target @pid, whose data file
+ * has the modules @mods[0..@nmods) (borrowed, as @files: the modules'
+ * files open already, or NULL).  Other files are opened on first use.
+ */
+struct vp_addrspace *vp_addrspace_new(pid_t pid, const struct vp_module *mods,
+				      struct vp_symfile *const *files, size_t nmods);
 void vp_addrspace_free(struct vp_addrspace *as);
 /* The target was reaped: its pid may be reused, stop reading /proc/PID. */
 void vp_addrspace_target_gone(struct vp_addrspace *as);

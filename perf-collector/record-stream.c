@@ -1205,7 +1205,8 @@ static int start(struct record *rec, int argc, char **argv)
 			goto out_unlink;
 		}
 	}
-	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->hdr.nmodules);
+	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->symfiles,
+				   rec->hdr.nmodules);
 	if (rec->mode != MODE_SAMPLE && rec->bpf_on) {
 		/*
 		 * perf's part: per-CPU buffers for the target's mappings (and
