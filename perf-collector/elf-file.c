@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,6 +21,11 @@
 #include "util.h"
 
 static char *debuginfo_path;
+
+/* The files open by path; a lock, though the collector opens them from
+ * one thread today. */
+static struct vp_elf_file *open_files;
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -238,21 +244,37 @@ static int read_image(struct vp_elf_file *f)
 
 int vp_elf_file_open(const char *path, struct vp_elf_file **ret)
 {
-	struct vp_elf_file *f = xcalloc(1, sizeof(*f));
-	int err;
+	struct vp_elf_file *f;
+	int err = 0;
 
+	pthread_mutex_lock(&open_lock);
+	for (f = open_files; f; f = f->next)
+		if (!strcmp(f->path, path))
+			break;
+	if (f) {
+		f->refs++;
+		goto out;
+	}
+	f = xcalloc(1, sizeof(*f));
 	f->path = xstrdup(path);
+	f->refs = 1;
 	err = map_file(f);
 	if (!err)
 		err = read_image(f);
 	if (err) {
 		vp_elf_file_free(f);
-		return err;
+		goto out;
 	}
 	open_dwfl(f);
 	read_build_id(f);
-	*ret = f;
-	return 0;
+	f->next = open_files;
+	f->listed = 1;
+	open_files = f;
+out:
+	pthread_mutex_unlock(&open_lock);
+	if (!err)
+		*ret = f;
+	return err;
 }
 
 int vp_elf_file_open_image(const char *name, const unsigned char *img, size_t size,
@@ -261,6 +283,7 @@ int vp_elf_file_open_image(const char *name, const unsigned char *img, size_t si
 	struct vp_elf_file *f = xcalloc(1, sizeof(*f));
 
 	f->path = xstrdup(name);
+	f->refs = 1;
 	f->image = (unsigned char *)img;
 	f->size = size;
 	if (read_image(f) < 0) {
@@ -273,10 +296,35 @@ int vp_elf_file_open_image(const char *name, const unsigned char *img, size_t si
 	return 0;
 }
 
+/* Take @f out of the files open by path, when it is there. */
+static void unlist(struct vp_elf_file *f)
+{
+	struct vp_elf_file **p;
+
+	for (p = &open_files; *p; p = &(*p)->next) {
+		if (*p == f) {
+			*p = f->next;
+			break;
+		}
+	}
+}
+
 void vp_elf_file_free(struct vp_elf_file *f)
 {
+	unsigned int left;
+
 	if (!f)
 		return;
+	/* an image or a failed open was never listed: one user */
+	if (f->listed) {
+		pthread_mutex_lock(&open_lock);
+		left = --f->refs;
+		if (!left)
+			unlist(f);
+		pthread_mutex_unlock(&open_lock);
+		if (left)
+			return;
+	}
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
 	if (f->elf)

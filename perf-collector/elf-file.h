@@ -62,6 +62,11 @@ struct vp_elf_file {
 	/* the executable .plt, .plt.sec and .plt.got sections */
 	struct vp_elf_range *plts;
 	size_t nplts;
+	/* elf-file.c's: the users of a file opened by path, and the list of
+	 * those open */
+	unsigned int refs;
+	int listed;
+	struct vp_elf_file *next;
 };
 
 /**
@@ -69,8 +74,11 @@ struct vp_elf_file {
  * and read its segments and build-id; open libdwfl on it, which finds
  * separate debug information by build-id or .gnu_debuglink, so stripped
  * files keep their .symtab and lines (when it cannot, @ret->dmod is NULL).
- * Returns 0, -ENOEXEC when @path is no ELF file with loadable segments,
- * or another -errno.  Free the result with vp_elf_file_free().
+ * A file open already under the same path is not opened again: its users
+ * share it (the probe placer, the call-site namer and the unwinder all
+ * open the program and its libraries).  Returns 0, -ENOEXEC when @path is
+ * no ELF file with loadable segments, or another -errno.  Each successful
+ * open takes one vp_elf_file_free().
  */
 int vp_elf_file_open(const char *path, struct vp_elf_file **ret);
 
@@ -82,8 +90,8 @@ int vp_elf_file_open(const char *path, struct vp_elf_file **ret);
 int vp_elf_file_open_image(const char *name, const unsigned char *img, size_t size,
 			   struct vp_elf_file **ret);
 
-/* Release what @f holds (its mapping, libelf and libdwfl handles) and @f;
- * NULL is a no-op. */
+/* Drop one user of @f: the last releases what @f holds (its mapping,
+ * libelf and libdwfl handles) and @f.  NULL is a no-op. */
 void vp_elf_file_free(struct vp_elf_file *f);
 
 /* The callbacks of every libdwfl session over these files. */
