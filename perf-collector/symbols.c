@@ -429,6 +429,8 @@ void vp_symfile_describe(struct vp_symfile *sf, uint64_t vaddr, char **caller, c
 		free(plain);
 		free(d);
 	} else {
+		/* no symbol: a PLT stub among others, which libdw cannot name
+		 * (elf-file.h, vp_elf_file_in_plt()) */
 		*caller = xstrdup("");
 	}
 	/* The return address follows the call; its line is the next statement's. */
