@@ -25,7 +25,7 @@
 
 #include "plan.h"
 #include "probes.h"
-#include "sampling.h"
+#include "sampler.h"
 #include "util.h"
 
 /* The candidate that sampled symbol @s is, or -1. */

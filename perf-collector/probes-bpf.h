@@ -22,7 +22,7 @@
 
 #include "../core/datafile.h"
 #include "probes.h"
-#include "symbols.h"
+#include "probe-sites.h"
 
 struct bpf_object;
 struct bpf_link;

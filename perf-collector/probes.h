@@ -14,14 +14,14 @@
 
 #include "../core/datafile.h"
 #include "perf-event.h"
-#include "symbols.h"
+#include "probe-sites.h"
 
 enum vp_raw_type {
 	VP_RAW_ENTRY = 0,
 	VP_RAW_EXIT = 1,
 	VP_RAW_MMAP = 2, /* an executable file mapping of the target */
 	VP_RAW_LOST = 3, /* the kernel dropped records: buffer full */
-	VP_RAW_SAMPLE = 4, /* a sampled user stack (sampling.h) */
+	VP_RAW_SAMPLE = 4, /* a sampled user stack (sampler.h) */
 	VP_RAW_FORK = 5, /* process pid/tid was forked by process addr,
 			  * thread sp */
 	VP_RAW_EXEC = 6, /* process pid exec'd a program */

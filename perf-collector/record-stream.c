@@ -325,7 +325,7 @@ static int follow_process(struct record *rec, struct vp_raw *r)
 		return 1;
 	case VP_RAW_MMAP:
 		was = record_procs_followed(rec, r->pid);
-		/* the sampler's exec (sampling.h): its mappings go, followed or not */
+		/* the sampler's exec (sampler.h): its mappings go, followed or not */
 		if (!r->mmap->len && !strcmp(r->mmap->path, "[exec]"))
 			record_procs_exec(rec, r->pid);
 		else
@@ -1205,7 +1205,8 @@ static int start(struct record *rec, int argc, char **argv)
 			goto out_unlink;
 		}
 	}
-	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->hdr.nmodules);
+	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->symfiles,
+				   rec->hdr.nmodules);
 	if (rec->mode != MODE_SAMPLE && rec->bpf_on) {
 		/*
 		 * perf's part: per-CPU buffers for the target's mappings (and

@@ -15,13 +15,17 @@
 #include <sys/types.h>
 
 #include "../core/datafile.h"
+#include "addrspace.h"
 #include "launch.h"
+#include "libpath.h"
 #include "output.h"
 #include "nesting.h"
 #include "plan.h"
+#include "probe-sites.h"
 #include "probes-bpf.h"
 #include "probes.h"
-#include "sampling.h"
+#include "sample-sink.h"
+#include "sampler.h"
 #include "symbols.h"
 
 enum {

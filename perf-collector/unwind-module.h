@@ -1,31 +1,19 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * unwind-module.h - one ELF file (or the vDSO image) as the unwinder reads
- * it: its loadable segments, its unwind tables (.eh_frame_hdr, .debug_frame,
- * .eh_frame through libdw) and what names its code (libdwfl, or its own
- * symbol table for the vDSO).  One per file, shared by every process that
- * maps it.
+ * it: the file (elf-file.h: segments, libdwfl or the vDSO's own symbol
+ * table for names), its unwind tables (.eh_frame_hdr, .debug_frame,
+ * .eh_frame through libdw) and its data-file ids.  One per file, shared
+ * by every process that maps it.
  */
 #ifndef VARPERF_UNWIND_MODULE_H
 #define VARPERF_UNWIND_MODULE_H
 
 #include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#include <gelf.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* A PT_LOAD segment: link-time address, file offset and sizes. */
-struct vp_uload {
-	uint64_t vaddr, off, filesz, memsz;
-	int exec;
-};
-
-/* A function symbol of the vDSO's own table. */
-struct vp_usym {
-	uint64_t addr, size;
-	const char *name;
-};
+#include "elf-file.h"
 
 /*
  * One ELF file (or the vDSO image), shared by every process mapping it.
@@ -39,26 +27,13 @@ struct vp_umod {
 	uint32_t mflags; /* VP_MOD_* */
 	int defined;	 /* sent to the sink (or a header module) */
 	int hdr;	 /* one of the data file's header modules */
-	unsigned char *image;
-	size_t size;
-	int mapped;	 /* image is our mmap of the file */
-	Elf *elf;
-	struct vp_uload *loads;
-	size_t nloads;
-	uint64_t lo, hi; /* link-time extent of the PT_LOAD segments */
-	uint64_t entry;	 /* e_entry: where the kernel starts the program */
+	struct vp_elf_file *file; /* NULL until loaded, or when unusable */
 	int has_ehdr;	 /* usable .eh_frame_hdr binary search table */
 	uint64_t ehdr_vaddr, table_vaddr, fde_count;
 	int has_debug_frame;
 	Dwarf_CFI *cfi;	 /* .eh_frame for the rule cache, once asked for */
 	int cfi_tried;
 	int lacks_cfi;	 /* most functions have no CFI: 1 yes, 0 no, -1 unknown */
-	/* names: libdwfl (symbols, lines, inlines) or our own symbol table */
-	Dwfl *dwfl;
-	Dwfl_Module *dmod;
-	GElf_Addr dbias;
-	struct vp_usym *syms;
-	size_t nsyms;
 	uint32_t unknown_sym; /* UINT32_MAX until needed */
 	struct vp_umod *next;
 };
@@ -80,26 +55,22 @@ struct vp_umod *vp_umod_new(const char *path);
  *	"[vdso]" (NULL: none); borrowed, it must outlive @m.
  * @vdso_size: its size in bytes.
  *
- * Reads the segments, the .eh_frame_hdr search table, whether there is a
- * .debug_frame, and opens libdwfl on the file (the vDSO: its own symbol
- * table).  Says why it failed at debug level, or as a warning for a file
- * deleted after it was mapped.  Returns 0, or -errno (-ENOEXEC: not a usable ELF
- * file); on failure @m->elf stays NULL and @m must still be freed.
+ * Opens the file (vp_elf_file_open(), the vDSO: vp_elf_file_open_image()),
+ * reads the .eh_frame_hdr search table and whether there is a
+ * .debug_frame.  Says why it failed at debug level, or as a warning for a
+ * file deleted after it was mapped.  Returns 0, or -errno (-ENOEXEC: not a
+ * usable ELF file); on failure @m->file stays NULL and @m must still be
+ * freed.
  */
 int vp_umod_load(struct vp_umod *m, const unsigned char *vdso, size_t vdso_size);
 
 /**
- * vp_umod_free - release what @m holds (its mapping, libelf, libdw and
- * libdwfl handles) and @m itself.  @m->next is not followed.
+ * vp_umod_free - release what @m holds (its file and libdw's CFI) and @m
+ * itself.  @m->next is not followed.
  */
 void vp_umod_free(struct vp_umod *m);
 
-/**
- * vp_umod_ptr - @len bytes at link-time address @vaddr of @m
- *
- * Returns a pointer into @m's image (valid as long as @m), or NULL when
- * the bytes are not all in one segment's file contents.
- */
+/* @len bytes at link-time address @vaddr of loaded @m: vp_elf_file_ptr(). */
 const unsigned char *vp_umod_ptr(const struct vp_umod *m, uint64_t vaddr, size_t len);
 
 /**
@@ -116,11 +87,5 @@ Dwarf_CFI *vp_umod_cfi(struct vp_umod *m);
  * Asks at most 256 function symbols, once.  Returns 1 or 0.
  */
 int vp_umod_lacks_cfi(struct vp_umod *m);
-
-/**
- * vp_umod_image_size - the size of the ELF image at @img in memory: its
- * segments' and section headers' extent (for copying the vDSO).
- */
-size_t vp_umod_image_size(const unsigned char *img);
 
 #endif

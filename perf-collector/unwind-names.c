@@ -77,28 +77,9 @@ static int define_module(struct vp_unwind_names *nm, struct vp_umod *m)
 	m->defined = 1;
 	m->id = nm->next_module++;
 	vm.path = m->path;
-	if (m->elf) {
-		/* the build-id note, when the file has one */
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(m->elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-			GElf_Nhdr nh;
-			size_t off = 0, name_off, desc_off;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-				continue;
-			d = elf_getdata(scn, NULL);
-			while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-				    !memcmp((char *)d->d_buf + name_off, "GNU", 4)) {
-					vm.build_id = (unsigned char *)d->d_buf + desc_off;
-					vm.build_id_len = nh.n_descsz;
-				}
-			}
-		}
-	}
+	/* the build-id, when the file has one */
+	vm.build_id = m->file ? m->file->build_id : NULL;
+	vm.build_id_len = m->file ? m->file->build_id_len : 0;
 	return sink_error(nm, nm->sink.module(nm->sink.ctx, m->id, &vm, m->mflags));
 }
 
@@ -167,26 +148,6 @@ static uint32_t symbol_id(struct vp_unwind_names *nm, const struct vp_umod *m, u
 	return k->id;
 }
 
-/* Whether link-time address @addr of @m is in a .plt section. */
-static int in_plt(struct vp_umod *m, uint64_t addr)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0)
-		return 0;
-	while ((scn = elf_nextscn(m->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || addr < sh.sh_addr || addr >= sh.sh_addr + sh.sh_size)
-			continue;
-		name = elf_strptr(m->elf, shstrndx, sh.sh_name);
-		return name && !strncmp(name, ".plt", 4);
-	}
-	return 0;
-}
-
 /* "[unknown in libx.so]": code of @m that no symbol covers. */
 static uint32_t unknown_symbol(struct vp_unwind_names *nm, struct vp_umod *m)
 {
@@ -209,10 +170,14 @@ static uint32_t unknown_symbol(struct vp_unwind_names *nm, struct vp_umod *m)
 /* The function at link-time address @addr of @m: its symbol id. */
 static uint32_t physical_symbol(struct vp_unwind_names *nm, struct vp_umod *m, uint64_t addr)
 {
-	if (m->dmod) {
+	const struct vp_elf_file *f = m->file;
+
+	if (!f)
+		return unknown_symbol(nm, m);
+	if (f->dmod) {
 		GElf_Off off;
 		GElf_Sym sym;
-		const char *name = dwfl_module_addrinfo(m->dmod, addr + m->dbias, &off, &sym, NULL,
+		const char *name = dwfl_module_addrinfo(f->dmod, addr + f->dbias, &off, &sym, NULL,
 							NULL, NULL);
 
 		if (name && *name) {
@@ -225,23 +190,24 @@ static uint32_t physical_symbol(struct vp_unwind_names *nm, struct vp_umod *m, u
 			free(plain);
 			return id;
 		}
-	} else if (m->nsyms) {
-		size_t lo = 0, hi = m->nsyms;
+	} else if (f->nsyms) {
+		size_t lo = 0, hi = f->nsyms;
 
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
 
-			if (m->syms[mid].addr <= addr)
+			if (f->syms[mid].addr <= addr)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (lo && addr < m->syms[lo - 1].addr + (m->syms[lo - 1].size ?: 1))
-			return symbol_id(nm, m, m->syms[lo - 1].addr, m->syms[lo - 1].size,
-					 m->syms[lo - 1].name, 0);
+		if (lo && addr < f->syms[lo - 1].addr + (f->syms[lo - 1].size ?: 1))
+			return symbol_id(nm, m, f->syms[lo - 1].addr, f->syms[lo - 1].size,
+					 f->syms[lo - 1].name, 0);
 	}
-	/* stubs of the procedure linkage table carry no symbols */
-	if (in_plt(m, addr))
+	/* stubs of the procedure linkage table carry no symbols (elf-file.h:
+	 * names libdw cannot give) */
+	if (vp_elf_file_in_plt(f, addr))
 		return symbol_id(nm, m, 2, 0, "[plt]", VP_SYM_NONAME);
 	return unknown_symbol(nm, m);
 }
@@ -295,13 +261,13 @@ static void frame_levels(struct vp_unwind_names *nm, struct vp_umod *m, uint64_t
 	 * only: the DWARF of a system library is often a separate, compressed
 	 * debug file, and inflating it would steal time from the target.
 	 */
-	if (m->dmod && m->hdr) {
-		dl = dwfl_module_getsrc(m->dmod, addr + m->dbias);
+	if (m->file && m->file->dmod && m->hdr) {
+		dl = dwfl_module_getsrc(m->file->dmod, addr + m->file->dbias);
 		if (dl)
 			file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
-		cu = dwfl_module_addrdie(m->dmod, addr + m->dbias, &cubias);
+		cu = dwfl_module_addrdie(m->file->dmod, addr + m->file->dbias, &cubias);
 		if (cu)
-			n = dwarf_getscopes(cu, addr + m->dbias - cubias, &scopes);
+			n = dwarf_getscopes(cu, addr + m->file->dbias - cubias, &scopes);
 		/*
 		 * dwarf_getscopes() goes on from an inlined instance to its
 		 * abstract definition's scopes; the concrete chain of calls

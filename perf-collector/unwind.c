@@ -92,14 +92,6 @@ struct vp_unwinder {
 	size_t vdso_size;
 };
 
-static char *debuginfo_path;
-
-static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
-};
-
 /* ---- modules ---- */
 
 /* The module for @path, opened and parsed on first use; NULL if unusable. */
@@ -109,7 +101,7 @@ static struct vp_umod *get_mod(struct vp_unwinder *u, const char *path)
 
 	for (m = u->mods; m; m = m->next)
 		if (!strcmp(m->path, path))
-			return m->elf ? m : NULL;
+			return m->file ? m : NULL;
 	m = vp_umod_new(path);
 	for (size_t i = 0; i < u->nhdr_mods; i++) {
 		if (u->hdr_mods[i].path && !strcmp(u->hdr_mods[i].path, path)) {
@@ -216,7 +208,7 @@ static const struct uinst *find_inst(const struct uproc *p, uint64_t addr)
 
 static void add_inst(struct vp_unwinder *u, struct uproc *p, struct vp_umod *m, uint64_t bias)
 {
-	struct uinst in = { m->lo + bias, m->hi + bias, bias, m };
+	struct uinst in = { m->file->lo + bias, m->file->hi + bias, bias, m };
 	size_t i, j;
 
 	/* A new module over old ones replaces them (dlclose, exec). */
@@ -246,7 +238,7 @@ static void add_inst(struct vp_unwinder *u, struct uproc *p, struct vp_umod *m, 
 void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t len,
 		      uint64_t pgoff, const char *path)
 {
-	const struct vp_uload *seg = NULL;
+	const struct vp_elf_load *seg = NULL;
 	struct vp_umod *m;
 
 	if (!strcmp(path, "[uprobes]")) {
@@ -271,8 +263,8 @@ void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t
 	 * reports no data mappings without mmap_data; /proc lines are
 	 * filtered on 'x'): the executable segment is the one mapped.
 	 */
-	for (size_t i = 0; i < m->nloads; i++) {
-		const struct vp_uload *l = &m->loads[i];
+	for (size_t i = 0; i < m->file->nloads; i++) {
+		const struct vp_elf_load *l = &m->file->loads[i];
 		uint64_t page_off = l->off & ~(uint64_t)4095;
 
 		if (pgoff < page_off || pgoff >= l->off + (l->filesz ? l->filesz : 1))
@@ -284,57 +276,16 @@ void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t
 		add_inst(u, get_proc(u, pid), m, start - pgoff - (seg->vaddr - seg->off));
 }
 
-int vp_maps_read(pid_t pid, struct vp_maps *ret)
-{
-	char path[64], line[PATH_MAX + 128];
-	size_t cap = 0;
-	FILE *f;
-
-	ret->v = NULL;
-	ret->n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, off;
-		char perms[8];
-		int name = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off,
-			   &name) < 4 ||
-		    (perms[2] != 'x' && (!name || !strstr(line + name, "[uprobes]"))))
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (ret->n == cap) {
-			cap = cap ? cap * 2 : 32;
-			ret->v = xrealloc(ret->v, cap * sizeof(*ret->v));
-		}
-		ret->v[ret->n++] = (struct vp_map){ lo, hi - lo, off,
-						    xstrdup(name ? line + name : "") };
-	}
-	fclose(f);
-	return 0;
-}
-
-void vp_maps_release(struct vp_maps *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		free(m->v[i].path);
-	free(m->v);
-	m->v = NULL;
-	m->n = 0;
-}
-
 void vp_unwinder_add_maps(struct vp_unwinder *u, pid_t pid, const struct vp_maps *m)
 {
 	for (size_t i = 0; i < m->n; i++)
-		vp_unwinder_mmap(u, pid, m->v[i].start, m->v[i].len, m->v[i].pgoff, m->v[i].path);
+		vp_unwinder_mmap(u, pid, m->v[i].start, m->v[i].end - m->v[i].start, m->v[i].pgoff,
+				 m->v[i].path);
 }
 
 int vp_unwinder_read_maps(struct vp_unwinder *u, pid_t pid)
 {
-	struct vp_maps m;
+	struct vp_maps m = { 0 };
 	int err = vp_maps_read(pid, &m);
 
 	if (!err)
@@ -684,8 +635,8 @@ static int at_entry(struct uctx *c, const struct vp_uframe *fr, size_t i)
 	uint64_t pc = frame_pc(fr, i);
 	const struct uinst *in = find_inst(c->proc, pc);
 
-	return in && in->mod->entry && pc - in->bias >= in->mod->entry &&
-	       pc - in->bias < in->mod->entry + ENTRY_CODE;
+	return in && in->mod->file->entry && pc - in->bias >= in->mod->file->entry &&
+	       pc - in->bias < in->mod->file->entry + ENTRY_CODE;
 }
 
 /*
@@ -802,7 +753,7 @@ static int proc_dwfl(struct uproc *p)
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	p->dwfl_stale = 0;
-	p->dwfl = dwfl_begin(&proc_callbacks);
+	p->dwfl = dwfl_begin(vp_elf_dwfl_callbacks());
 	if (!p->dwfl)
 		return -ENOMEM;
 	dwfl_report_begin(p->dwfl);
@@ -813,7 +764,7 @@ static int proc_dwfl(struct uproc *p)
 			continue;
 		if (dwfl_report_elf(p->dwfl, m->path, m->path, -1, p->insts[i].bias, false) &&
 		    !elf)
-			elf = m->elf;
+			elf = m->file->elf;
 	}
 	dwfl_report_end(p->dwfl, NULL, NULL);
 	if (!elf || !dwfl_attach_state(p->dwfl, elf, p->pid, &dw_thread_callbacks, p)) {
@@ -1085,7 +1036,7 @@ struct vp_unwinder *vp_unwinder_new(const struct vp_module *mods, size_t nmods,
 	u->nhdr_mods = nmods;
 	if (vdso) {
 		/* A copy: libelf may write into the image it is given. */
-		u->vdso_size = vp_umod_image_size((const unsigned char *)vdso);
+		u->vdso_size = vp_elf_image_size((const unsigned char *)vdso);
 		u->vdso = xmalloc(u->vdso_size);
 		memcpy((void *)u->vdso, (const void *)vdso, u->vdso_size);
 	}

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "../core/datafile.h"
+#include "addrspace.h"
 
 /* Registers of a sample in PERF_SAMPLE_REGS_USER order (x86-64). */
 enum {
@@ -78,22 +79,8 @@ void vp_unwinder_free(struct vp_unwinder *u);
 void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t len,
 		      uint64_t pgoff, const char *path);
 
-/* The executable mappings of a process, as /proc/PID/maps lists them. */
-struct vp_map {
-	uint64_t start, len, pgoff;
-	char *path; /* "" for anonymous memory */
-};
-
-struct vp_maps {
-	struct vp_map *v;
-	size_t n;
-};
-
-/* Read @pid's executable mappings (and its [uprobes] page) into @ret,
- * which vp_maps_release() frees, even on failure.  0 or -errno. */
-int vp_maps_read(pid_t pid, struct vp_maps *ret);
-void vp_maps_release(struct vp_maps *m);
-/* Add the mappings @m of @pid (read earlier, while it ran). */
+/* Add the mappings @m of @pid (read earlier with vp_maps_read(), while
+ * it ran). */
 void vp_unwinder_add_maps(struct vp_unwinder *u, pid_t pid, const struct vp_maps *m);
 /* Read @pid's mappings from /proc now (attaching to a running process).
  * 0 or -errno. */

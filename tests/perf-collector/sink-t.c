@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * sink-t.c - tests for the combined-mode repairs of perf-collector/
- * sampling.c, one sample per state a probed call can be sampled in.
+ * sample-sink.c, one sample per state a probed call can be sampled in.
  * Timer samples land at any instant of a probe's trap, of its
  * single-step and of its return trampoline; on a machine the instants
  * that matter come a few times in a thousand runs.  Here each is built:
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "core/datafile.h"
-#include "perf-collector/sampling.h"
+#include "perf-collector/sample-sink.h"
 #include "tests/tap/basic.h"
 
 /*
