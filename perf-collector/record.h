@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "../core/datafile.h"
+#include "../core/hashtab.h"
 #include "launch.h"
 #include "output.h"
 #include "nesting.h"
@@ -80,12 +81,11 @@ struct record_opts {
 	const char *plan_given;	    /* the first of --cutoff, --overhead, or NULL */
 };
 
-/* Open-addressing map from a 64-bit key to a 32-bit index. */
+/* A map from a 64-bit key to a 32-bit index (record-stream.c); zero-filled
+ * (as struct record is made) it is empty. */
 struct idmap {
-	uint64_t *keys;
-	uint32_t *vals;
-	uint8_t *used;
-	size_t cap, n;
+	struct vp_hashtab tab;
+	size_t n;
 };
 
 /* A process of the recording (record-procs.c). */
