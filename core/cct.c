@@ -109,7 +109,8 @@ void vp_cct_release(struct vp_cct *t)
 uint32_t vp_cct_find(const struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t callsite)
 {
 	struct node_key k = { t->nodes, parent, func, callsite };
-	const uint32_t *id = vp_hashtab_find(&t->index, node_hash(parent, func, callsite), &k);
+	const uint32_t *id =
+		vp_hashtab_find_eq(&t->index, node_hash(parent, func, callsite), &k, node_eq);
 
 	return id ? *id : VP_NO_NODE;
 }

@@ -10,17 +10,25 @@
 #include <stdint.h>
 
 /**
- * vp_hash_mix - a 64-bit hash of the pair (@a, @b), good in every bit
- * (splitmix64's finalizer constants).  Hash wider keys by chaining:
- * vp_hash_mix(vp_hash_mix(a, b), c).
+ * vp_hash_mix - a 64-bit hash of the pair (@a, @b), good in every bit:
+ * one 64x64->128-bit multiply folded (wyhash's mix), else splitmix64's
+ * finalizer.  Hash wider keys by chaining: vp_hash_mix(vp_hash_mix(a, b), c).
+ * Not stable across builds: never store it.
  */
 static inline uint64_t vp_hash_mix(uint64_t a, uint64_t b)
 {
+#ifdef __SIZEOF_INT128__
+	unsigned __int128 r = (unsigned __int128)(a ^ 0x2d358dccaa6c78a5ULL) *
+			      (b ^ 0x8bb84b93962eacc9ULL);
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+#else
 	uint64_t h = (a ^ 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
 
 	h ^= b + (h >> 31);
 	h *= 0x94d049bb133111ebULL;
 	return h ^ (h >> 29);
+#endif
 }
 
 /**
@@ -84,6 +92,24 @@ void vp_hashtab_clear(struct vp_hashtab *t);
  * the next insert or remove.
  */
 void *vp_hashtab_find(const struct vp_hashtab *t, uint64_t hash, const void *key);
+
+/**
+ * vp_hashtab_find_eq - vp_hashtab_find() inlined, with @eq for the table's
+ * own: for a hot path, where @eq is a constant the compiler can inline
+ * too (the calling-context tree's index, looked up for every call).
+ */
+static inline void *vp_hashtab_find_eq(const struct vp_hashtab *t, uint64_t hash, const void *key,
+				       vp_hashtab_eq_fn *eq)
+{
+	uint32_t tag = (uint32_t)hash ? (uint32_t)hash : 1;
+
+	if (!t->n)
+		return NULL;
+	for (size_t i = tag & t->mask; t->tags[i]; i = (i + 1) & t->mask)
+		if (t->tags[i] == tag && eq(t->ents + i * t->esize, key))
+			return t->ents + i * t->esize;
+	return NULL;
+}
 
 /**
  * vp_hashtab_insert - the entry of @key in *@ret, added if need be: a new
