@@ -50,6 +50,12 @@ static uint64_t bad_hash(const struct key *k)
 	return k->a & 3;
 }
 
+/* The byte keys' comparison, for vp_hashtab_find_eq(). */
+static int key_eq(const void *entry, const void *key)
+{
+	return !memcmp(entry, key, sizeof(struct key));
+}
+
 /* Whether @t holds exactly what @r does, each entry once. */
 static int same_set(const struct vp_hashtab *t, const struct ref *r)
 {
@@ -79,7 +85,8 @@ static void random_ops(const char *name, uint64_t (*hash)(const struct key *))
 	static struct ref r;
 	struct vp_hashtab t;
 	uint64_t s = 42;
-	size_t bad_insert = 0, bad_find = 0, bad_remove = 0, bad_set = 0, checks = 0;
+	size_t bad_insert = 0, bad_find = 0, bad_find_eq = 0, bad_remove = 0, bad_set = 0;
+	size_t checks = 0;
 	size_t most = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -117,6 +124,8 @@ static void random_ops(const char *name, uint64_t (*hash)(const struct key *))
 					      memcmp(&e->k, &r.keys[i], sizeof(e->k))
 				    : e != NULL)
 				bad_find++;
+			if (vp_hashtab_find_eq(&t, h, &r.keys[i], key_eq) != e)
+				bad_find_eq++;
 		} else {
 			int ret = vp_hashtab_remove(&t, h, &r.keys[i]);
 
@@ -137,6 +146,7 @@ static void random_ops(const char *name, uint64_t (*hash)(const struct key *))
 	}
 	is_int(0, bad_insert, "%s: %d inserts as the reference says", name, NOPS);
 	is_int(0, bad_find, "%s: lookups find what the reference holds, and only that", name);
+	is_int(0, bad_find_eq, "%s: the inlined lookup finds the same entries", name);
 	is_int(0, bad_remove, "%s: removals remove what the reference holds", name);
 	is_int(0, bad_set, "%s: the entries are the reference's, each once (%zu checks)", name,
 	       checks);
@@ -223,7 +233,7 @@ int main(void)
 	struct vp_hashtab t;
 	static const char ab[] = "ab\0";
 
-	plan(29);
+	plan(31);
 
 	/* what init refuses */
 	is_int(-EINVAL, vp_hashtab_init(&t, 0, 0, NULL), "init: no entry size");
