@@ -204,14 +204,6 @@ static long child(struct vp_sampled *t, uint32_t parent, uint32_t kind, uint32_t
 	id = (uint32_t)t->nnodes;
 	if (vp_budget_charge(t->budget, VP_SAMPLED_NODE_BYTES))
 		return -E2BIG;
-	k.nodes = t->nodes;
-	if (vp_hashtab_insert(&t->index, hash, &k, &entry) < 0)
-		return -ENOMEM;
-	*(uint32_t *)entry = id;
-	if (add_child(&t->nodes[parent], id)) {
-		vp_hashtab_remove(&t->index, hash, &k);
-		return -ENOMEM;
-	}
 	n = &t->nodes[id];
 	memset(n, 0, sizeof(*n));
 	n->parent = parent;
@@ -221,6 +213,15 @@ static long child(struct vp_sampled *t, uint32_t parent, uint32_t kind, uint32_t
 	n->site_level = level;
 	n->depth = t->nodes[parent].depth + 1;
 	vp_stats_init(&n->span);
+	/* the node is written first: removing its entry again compares it */
+	k.nodes = t->nodes;
+	if (vp_hashtab_insert(&t->index, hash, &k, &entry) < 0)
+		return -ENOMEM;
+	*(uint32_t *)entry = id;
+	if (add_child(&t->nodes[parent], id)) {
+		vp_hashtab_remove(&t->index, hash, &k);
+		return -ENOMEM;
+	}
 	t->nnodes++;
 	return id;
 }
