@@ -113,6 +113,8 @@ static int grow(struct vp_hashtab *t)
 	uint32_t *tags;
 	unsigned char *ents;
 
+	if (!t->esize)
+		return -EINVAL; /* zero-filled, never set up */
 	/* tags hold 32 bits of the hash: no more slots than that addresses */
 	if (slots - 1 > UINT32_MAX || slots > SIZE_MAX / t->esize)
 		return -ENOMEM;

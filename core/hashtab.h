@@ -55,7 +55,8 @@ typedef int vp_hashtab_eq_fn(const void *entry, const void *key);
  * caller's 64-bit hash of it.  At most half full, so a lookup probes few
  * slots; each slot keeps 32 bits of its entry's hash, which spares most
  * key comparisons and lets the table grow without hashing again.
- * Zero-filled is not a valid state: vp_hashtab_init() first.
+ * Set up with vp_hashtab_init(); zero-filled, a table is empty and
+ * refuses entries (-EINVAL).
  */
 struct vp_hashtab {
 	uint32_t *tags;		/* per slot: 0 free, else the entry's hash (0 -> 1) */
@@ -115,7 +116,7 @@ static inline void *vp_hashtab_find_eq(const struct vp_hashtab *t, uint64_t hash
  * vp_hashtab_insert - the entry of @key in *@ret, added if need be: a new
  * entry is zero-filled, then given the key's bytes when the table has no
  * eq function.  Returns 1 when added, 0 when found, -ENOMEM (nothing
- * changed).
+ * changed), or -EINVAL for a table never set up.
  */
 int vp_hashtab_insert(struct vp_hashtab *t, uint64_t hash, const void *key, void **ret);
 

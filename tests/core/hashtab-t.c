@@ -233,12 +233,22 @@ int main(void)
 	struct vp_hashtab t;
 	static const char ab[] = "ab\0";
 
-	plan(31);
+	plan(33);
 
 	/* what init refuses */
 	is_int(-EINVAL, vp_hashtab_init(&t, 0, 0, NULL), "init: no entry size");
 	is_int(-EINVAL, vp_hashtab_init(&t, 8, 9, NULL), "init: a key longer than the entry");
 	is_int(-EINVAL, vp_hashtab_init(&t, 8, 0, NULL), "init: no key and no eq");
+	{
+		uint64_t k = 7;
+		void *p = &k;
+
+		memset(&t, 0, sizeof(t));
+		ok(!vp_hashtab_find(&t, 7, &k) && vp_hashtab_remove(&t, 7, &k) == 0,
+		   "zero-filled: empty");
+		ok(vp_hashtab_insert(&t, 7, &k, &p) == -EINVAL && !p,
+		   "zero-filled: refuses an entry");
+	}
 
 	/* the hashes: equal input, equal hash; trailing zero bytes count */
 	ok(vp_hash_mem(ab, 2) == vp_hash_mem("ab", 2) && vp_hash_mem(ab, 2) != vp_hash_mem(ab, 3),
