@@ -17,12 +17,24 @@
 
 /* ---- tree ---- */
 
-static uint64_t key_hash(uint32_t parent, uint32_t func, uint32_t callsite)
-{
-	uint64_t h = ((uint64_t)parent << 32 | func) * 0x9e3779b97f4a7c15ULL;
+/* The index of nodes by (parent, func, callsite): its entries are node
+ * ids, its keys the nodes' fields. */
+struct node_key {
+	const struct vp_cct_node *nodes;
+	uint32_t parent, func, callsite;
+};
 
-	h ^= (uint64_t)callsite * 0xc2b2ae3d27d4eb4fULL;
-	return h ^ (h >> 29);
+static uint64_t node_hash(uint32_t parent, uint32_t func, uint32_t callsite)
+{
+	return vp_hash_mix((uint64_t)parent << 32 | func, callsite);
+}
+
+static int node_eq(const void *entry, const void *key)
+{
+	const struct node_key *k = key;
+	const struct vp_cct_node *n = &k->nodes[*(const uint32_t *)entry];
+
+	return n->parent == k->parent && n->func == k->func && n->callsite == k->callsite;
 }
 
 int vp_cct_init(struct vp_cct *t)
@@ -32,13 +44,9 @@ int vp_cct_init(struct vp_cct *t)
 	memset(t, 0, sizeof(*t));
 	t->cap = 64;
 	t->nodes = calloc(t->cap, sizeof(*t->nodes));
-	t->hash_mask = 127;
-	t->hash = malloc((t->hash_mask + 1) * sizeof(*t->hash));
-	if (!t->nodes || !t->hash) {
-		vp_cct_release(t);
+	if (!t->nodes)
 		return -ENOMEM;
-	}
-	memset(t->hash, 0xff, (t->hash_mask + 1) * sizeof(*t->hash));
+	vp_hashtab_init(&t->index, sizeof(uint32_t), 0, node_eq);
 	root = &t->nodes[0];
 	root->id = VP_NODE_ROOT;
 	root->parent = VP_NO_NODE;
@@ -52,9 +60,10 @@ int vp_cct_init(struct vp_cct *t)
 	return 0;
 }
 
-/* What a node takes beyond its covariance: itself, its hash slots (the
- * hash is at most half full), its entry in its parent's children. */
-enum { NODE_BYTES = sizeof(struct vp_cct_node) + 5 * sizeof(uint32_t) + sizeof(uint64_t) };
+/* What a node takes beyond its covariance: itself, its index slots (the
+ * index is at most half full; a slot is an id and 32 bits of hash), its
+ * entry in its parent's children. */
+enum { NODE_BYTES = sizeof(struct vp_cct_node) + 7 * sizeof(uint32_t) + sizeof(uint64_t) };
 
 /* What the covariance of @dim variables takes: means and lower triangle. */
 static size_t cov_bytes(size_t dim)
@@ -93,49 +102,17 @@ void vp_cct_release(struct vp_cct *t)
 		vp_covar_release(&t->nodes[i].cov);
 	}
 	free(t->nodes);
-	free(t->hash);
+	vp_hashtab_release(&t->index);
 	memset(t, 0, sizeof(*t));
-}
-
-static size_t hash_slot(const struct vp_cct *t, uint32_t parent, uint32_t func,
-			uint32_t callsite)
-{
-	size_t i = key_hash(parent, func, callsite) & t->hash_mask;
-
-	for (;; i = (i + 1) & t->hash_mask) {
-		uint32_t id = t->hash[i];
-		const struct vp_cct_node *n;
-
-		if (id == VP_NO_NODE)
-			return i;
-		n = &t->nodes[id];
-		if (n->parent == parent && n->func == func && n->callsite == callsite)
-			return i;
-	}
-}
-
-static int hash_grow(struct vp_cct *t)
-{
-	size_t mask = t->hash_mask * 2 + 1, i;
-	uint32_t *h = malloc((mask + 1) * sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	memset(h, 0xff, (mask + 1) * sizeof(*h));
-	free(t->hash);
-	t->hash = h;
-	t->hash_mask = mask;
-	for (i = 1; i < t->nnodes; i++) {
-		const struct vp_cct_node *n = &t->nodes[i];
-
-		t->hash[hash_slot(t, n->parent, n->func, n->callsite)] = n->id;
-	}
-	return 0;
 }
 
 uint32_t vp_cct_find(const struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t callsite)
 {
-	return t->hash[hash_slot(t, parent, func, callsite)];
+	struct node_key k = { t->nodes, parent, func, callsite };
+	const uint32_t *id =
+		vp_hashtab_find_eq(&t->index, node_hash(parent, func, callsite), &k, node_eq);
+
+	return id ? *id : VP_NO_NODE;
 }
 
 static uint64_t child_key(uint32_t func, uint32_t callsite)
@@ -171,7 +148,9 @@ long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t cal
 	const struct vp_cct_node *pn = &t->nodes[parent];
 	uint64_t key = child_key(func, callsite);
 	struct vp_cct_node *n;
-	size_t slot;
+	uint64_t hash;
+	void *entry;
+	uint32_t id;
 	int err;
 
 	if (pn->nchildren <= SCAN_MAX) {
@@ -181,9 +160,9 @@ long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t cal
 			if (pn->child_keys[i] == key)
 				return pn->children[i];
 	}
-	slot = hash_slot(t, parent, func, callsite);
-	if (t->hash[slot] != VP_NO_NODE)
-		return t->hash[slot];
+	id = vp_cct_find(t, parent, func, callsite);
+	if (id != VP_NO_NODE)
+		return id;
 	if (t->nnodes >= VP_NO_NODE - 1)
 		return -EOVERFLOW;
 	if (vp_budget_charge(t->budget, NODE_BYTES))
@@ -207,17 +186,23 @@ long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t cal
 	vp_stats_init(&n->stats);
 	vp_stats_init(&n->offcpu);
 	vp_covar_init(&n->cov);
-	err = add_child_ref(&t->nodes[parent], n->id, key);
-	if (err)
-		return err;
-	t->hash[slot] = n->id;
-	t->nnodes++;
-	/* Keep the load factor under one half. */
-	if (t->nnodes * 2 > t->hash_mask) {
-		err = hash_grow(t);
-		if (err)
+	hash = node_hash(parent, func, callsite);
+	{
+		struct node_key k = { t->nodes, parent, func, callsite };
+
+		err = vp_hashtab_insert(&t->index, hash, &k, &entry);
+		if (err < 0)
 			return err;
+		*(uint32_t *)entry = n->id;
 	}
+	err = add_child_ref(&t->nodes[parent], n->id, key);
+	if (err) {
+		struct node_key k = { t->nodes, parent, func, callsite };
+
+		vp_hashtab_remove(&t->index, hash, &k);
+		return err;
+	}
+	t->nnodes++;
 	return t->nnodes - 1;
 }
 

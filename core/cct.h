@@ -24,6 +24,7 @@
 #include "budget.h"
 #include "covar.h"
 #include "datafile.h"
+#include "hashtab.h"
 #include "stats.h"
 
 enum { VP_NODE_ROOT = 0 };
@@ -110,9 +111,8 @@ struct vp_cct {
 	size_t nnodes;
 	size_t cap;
 	struct vp_cct_node *nodes;
-	/* (parent, func, callsite) -> node: open addressing */
-	uint32_t *hash;
-	size_t hash_mask;
+	/* (parent, func, callsite) -> node id */
+	struct vp_hashtab index;
 	uint32_t time_base; /* enum vp_time_base of the durations */
 	int offcpu;	    /* nodes have off-CPU statistics (see above) */
 	/* charged for the nodes and their covariances (NULL: no limit): a

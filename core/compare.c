@@ -10,11 +10,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compare.h"
+#include "hashtab.h"
 
 void vp_compare_params_default(struct vp_compare_params *p)
 {
@@ -264,42 +266,36 @@ enum vp_compare_program vp_compare_programs(const struct vp_header *a,
 struct strtab {
 	char **s;
 	size_t n, cap;
-	uint32_t *hash;
-	size_t mask;
+	struct vp_hashtab index; /* of the ids of s[] */
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
+struct str_key {
+	char *const *s;
+	const char *str;
+};
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
+static int str_eq(const void *entry, const void *key)
+{
+	const struct str_key *k = key;
+
+	return !strcmp(k->s[*(const uint32_t *)entry], k->str);
+}
+
+static void strtab_init(struct strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	vp_hashtab_init(&t->index, sizeof(uint32_t), 0, str_eq);
 }
 
 static long intern(struct strtab *t, const char *s)
 {
-	size_t i;
+	struct str_key k = { t->s, s };
+	uint64_t hash = vp_hash_str(s);
+	const uint32_t *id = vp_hashtab_find(&t->index, hash, &k);
+	void *entry;
 
-	if ((t->n + 1) * 2 > t->mask) {
-		size_t mask = t->mask ? t->mask * 2 + 1 : 255;
-		uint32_t *h = malloc((mask + 1) * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		memset(h, 0xff, (mask + 1) * sizeof(*h));
-		for (size_t k = 0; k < t->n; k++) {
-			for (i = str_hash(t->s[k]) & mask; h[i] != UINT32_MAX; i = (i + 1) & mask)
-				;
-			h[i] = (uint32_t)k;
-		}
-		free(t->hash);
-		t->hash = h;
-		t->mask = mask;
-	}
-	for (i = str_hash(s) & t->mask; t->hash[i] != UINT32_MAX; i = (i + 1) & t->mask)
-		if (!strcmp(t->s[t->hash[i]], s))
-			return t->hash[i];
+	if (id)
+		return *id;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
 		char **v = realloc(t->s, cap * sizeof(*v));
@@ -312,7 +308,12 @@ static long intern(struct strtab *t, const char *s)
 	t->s[t->n] = strdup(s);
 	if (!t->s[t->n])
 		return -ENOMEM;
-	t->hash[i] = (uint32_t)t->n;
+	k.s = t->s;
+	if (vp_hashtab_insert(&t->index, hash, &k, &entry) < 0) {
+		free(t->s[t->n]);
+		return -ENOMEM;
+	}
+	*(uint32_t *)entry = (uint32_t)t->n;
 	return (long)t->n++;
 }
 
@@ -321,7 +322,7 @@ static void strtab_release(struct strtab *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->s[i]);
 	free(t->s);
-	free(t->hash);
+	vp_hashtab_release(&t->index);
 }
 
 /* One recording and what the matching needs of it. */
@@ -401,57 +402,32 @@ static int cmp_keyed(const void *x, const void *y)
 	return (a->node > b->node) - (a->node < b->node);
 }
 
-/* Calling contexts of both recordings: (parent context, element) -> id. */
-struct ctxtab {
-	struct ctxent {
-		uint64_t elem;
-		uint32_t parent, id;
-	} *e;
-	size_t n, mask;
+/* Calling contexts of both recordings: (parent context, element) -> id,
+ * in a vp_hashtab keyed by the first two fields. */
+struct ctxent {
+	uint64_t elem;
+	uint32_t parent, id;
 };
 
-static uint64_t ctx_hash(uint32_t parent, uint64_t elem)
-{
-	uint64_t h = elem * 0x9e3779b97f4a7c15ULL ^ (uint64_t)parent * 0xc2b2ae3d27d4eb4fULL;
-
-	return h ^ h >> 29;
-}
+enum { CTXENT_KEY = offsetof(struct ctxent, id) };
 
 /* The id of context @elem under @parent, a new one if need be. */
-static long ctx_id(struct ctxtab *t, uint32_t parent, uint64_t elem)
+static long ctx_id(struct vp_hashtab *t, uint32_t parent, uint64_t elem)
 {
-	size_t i;
+	struct ctxent key = { elem, parent, 0 };
+	void *entry;
+	int ret = vp_hashtab_insert(t, vp_hash_mix(elem, parent), &key, &entry);
 
-	if ((t->n + 1) * 2 > t->mask) {
-		size_t mask = t->mask ? t->mask * 2 + 1 : 1023;
-		struct ctxent *e = malloc((mask + 1) * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		for (i = 0; i <= mask; i++)
-			e[i].id = UINT32_MAX;
-		for (size_t k = 0; t->e && k <= t->mask; k++) {
-			if (t->e[k].id == UINT32_MAX)
-				continue;
-			i = ctx_hash(t->e[k].parent, t->e[k].elem) & mask;
-			while (e[i].id != UINT32_MAX)
-				i = (i + 1) & mask;
-			e[i] = t->e[k];
-		}
-		free(t->e);
-		t->e = e;
-		t->mask = mask;
-	}
-	for (i = ctx_hash(parent, elem) & t->mask; t->e[i].id != UINT32_MAX; i = (i + 1) & t->mask)
-		if (t->e[i].parent == parent && t->e[i].elem == elem)
-			return t->e[i].id;
+	if (ret < 0)
+		return ret;
 	/* context 0 is the root's */
-	t->e[i] = (struct ctxent){ elem, parent, (uint32_t)++t->n };
-	return (long)t->n;
+	if (ret)
+		((struct ctxent *)entry)->id = (uint32_t)t->n;
+	return ((struct ctxent *)entry)->id;
 }
 
 /* Keys and context ids of every node of @sd; parents come before children. */
-static int side_keys(struct strtab *st, struct ctxtab *ct, struct side *sd)
+static int side_keys(struct strtab *st, struct vp_hashtab *ct, struct side *sd)
 {
 	const struct vp_cct *t = sd->in->tree;
 	int err;
@@ -801,13 +777,15 @@ int vp_compare_run(struct vp_compare *c, const struct vp_compare_input *a,
 {
 	struct side sa = { a, NULL, NULL, NULL }, sb = { b, NULL, NULL, NULL };
 	struct probed pr = { NULL, NULL, 0, 0 };
-	struct strtab st = { 0 };
-	struct ctxtab ct = { 0 };
+	struct strtab st;
+	struct vp_hashtab ct;
 	uint32_t *node_a = NULL, *node_b = NULL;
 	uint8_t *covered = NULL;
 	int err;
 
 	memset(c, 0, sizeof(*c));
+	strtab_init(&st);
+	vp_hashtab_init(&ct, sizeof(struct ctxent), CTXENT_KEY, NULL);
 	err = vp_compare_params_check(p, NULL, 0);
 	if (err)
 		return err;
@@ -857,7 +835,7 @@ out:
 	free(node_b);
 	free(pr.a);
 	free(pr.b);
-	free(ct.e);
+	vp_hashtab_release(&ct);
 	side_release(&sa);
 	side_release(&sb);
 	strtab_release(&st);

@@ -25,16 +25,21 @@ struct vp_sampled_thread {
 struct vp_sampled_site {
 	uint32_t outer, inner, line; /* symbols and the line of the call */
 	const char *file;	     /* owned by the reader's frame */
-	uint32_t frame, level;	     /* UINT32_MAX: free slot */
+	uint32_t frame, level;	     /* the first seen */
 };
 
-static uint64_t key_hash(uint32_t parent, uint32_t kind, uint32_t sym, uint32_t frame,
-			 uint32_t level)
-{
-	uint64_t h = ((uint64_t)parent << 32 | sym) * 0x9e3779b97f4a7c15ULL;
+/* The index of nodes by (parent, kind, symbol, site): its entries are
+ * node ids, its keys the nodes' fields. */
+struct node_key {
+	const struct vp_snode *nodes;
+	uint32_t parent, kind, sym, frame, level;
+};
 
-	h ^= ((uint64_t)frame << 32 | (uint64_t)level << 4 | kind) * 0xc2b2ae3d27d4eb4fULL;
-	return h ^ (h >> 29);
+static uint64_t node_hash(uint32_t parent, uint32_t kind, uint32_t sym, uint32_t frame,
+			  uint32_t level)
+{
+	return vp_hash_mix(vp_hash_mix((uint64_t)parent << 32 | sym, (uint64_t)frame << 32 | level),
+			   kind);
 }
 
 static int node_is(const struct vp_snode *n, uint32_t parent, uint32_t kind, uint32_t sym,
@@ -44,6 +49,35 @@ static int node_is(const struct vp_snode *n, uint32_t parent, uint32_t kind, uin
 	       n->site_frame == frame && n->site_level == level;
 }
 
+static int node_eq(const void *entry, const void *key)
+{
+	const struct node_key *k = key;
+
+	return node_is(&k->nodes[*(const uint32_t *)entry], k->parent, k->kind, k->sym, k->frame,
+		       k->level);
+}
+
+/* Inlined call sites: the entries are struct vp_sampled_site. */
+struct site_key {
+	uint32_t outer, inner, line;
+	const char *file;
+};
+
+static uint64_t site_hash(const struct site_key *k)
+{
+	return vp_hash_mix(vp_hash_mix((uint64_t)k->outer << 32 | k->inner, k->line),
+			   vp_hash_str(k->file));
+}
+
+static int site_eq(const void *entry, const void *key)
+{
+	const struct vp_sampled_site *e = entry;
+	const struct site_key *k = key;
+
+	return e->outer == k->outer && e->inner == k->inner && e->line == k->line &&
+	       !strcmp(e->file, k->file);
+}
+
 int vp_sampled_init(struct vp_sampled *t)
 {
 	struct vp_snode *root;
@@ -51,13 +85,10 @@ int vp_sampled_init(struct vp_sampled *t)
 	memset(t, 0, sizeof(*t));
 	t->cap = 64;
 	t->nodes = calloc(t->cap, sizeof(*t->nodes));
-	t->hash_mask = 127;
-	t->hash = malloc((t->hash_mask + 1) * sizeof(*t->hash));
-	if (!t->nodes || !t->hash) {
-		vp_sampled_release(t);
+	if (!t->nodes)
 		return -ENOMEM;
-	}
-	memset(t->hash, 0xff, (t->hash_mask + 1) * sizeof(*t->hash));
+	vp_hashtab_init(&t->index, sizeof(uint32_t), 0, node_eq);
+	vp_hashtab_init(&t->sites, sizeof(struct vp_sampled_site), 0, site_eq);
 	root = &t->nodes[0];
 	root->parent = VP_SNODE_NONE;
 	root->kind = VP_SNODE_ROOT;
@@ -80,58 +111,14 @@ void vp_sampled_release(struct vp_sampled *t)
 	}
 	free(t->threads);
 	free(t->nodes);
-	free(t->hash);
+	vp_hashtab_release(&t->index);
 	free(t->sym_samples);
 	free(t->sym_self);
 	free(t->sym_stamp);
 	free(t->pnodes);
 	free(t->pcfas);
-	free(t->sites);
+	vp_hashtab_release(&t->sites);
 	memset(t, 0, sizeof(*t));
-}
-
-static uint64_t site_hash(uint32_t outer, uint32_t inner, uint32_t line, const char *file)
-{
-	uint64_t h = ((uint64_t)outer << 32 | inner) * 0x9e3779b97f4a7c15ULL ^ line;
-
-	while (*file)
-		h = (h ^ (unsigned char)*file++) * 1099511628211ULL;
-	return h ^ (h >> 29);
-}
-
-static struct vp_sampled_site *site_slot(struct vp_sampled_site *v, size_t mask, uint32_t outer,
-					 uint32_t inner, uint32_t line, const char *file)
-{
-	size_t i = site_hash(outer, inner, line, file) & mask;
-
-	for (;; i = (i + 1) & mask) {
-		struct vp_sampled_site *k = &v[i];
-
-		if (k->frame == UINT32_MAX || (k->outer == outer && k->inner == inner &&
-					       k->line == line && !strcmp(k->file, file)))
-			return k;
-	}
-}
-
-static int sites_grow(struct vp_sampled *t)
-{
-	size_t mask = t->sites_mask ? t->sites_mask * 2 + 1 : 255;
-	struct vp_sampled_site *v = malloc((mask + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i <= mask; i++)
-		v[i].frame = UINT32_MAX;
-	for (size_t i = 0; t->sites && i <= t->sites_mask; i++) {
-		const struct vp_sampled_site *o = &t->sites[i];
-
-		if (o->frame != UINT32_MAX)
-			*site_slot(v, mask, o->outer, o->inner, o->line, o->file) = *o;
-	}
-	free(t->sites);
-	t->sites = v;
-	t->sites_mask = mask;
-	return 0;
 }
 
 /*
@@ -144,63 +131,36 @@ static int inline_site(struct vp_sampled *t, const struct vp_frame_def *f, uint3
 		       uint32_t j, uint32_t *frame, uint32_t *level)
 {
 	const struct vp_frame_level *out = &f->levels[j + 1];
+	struct site_key key = { out->symbol, f->levels[j].symbol, out->line,
+				out->file ? out->file : "" };
 	struct vp_sampled_site *k;
+	void *entry;
+	int ret = vp_hashtab_insert(&t->sites, site_hash(&key), &key, &entry);
 
-	if (2 * (t->nsites + 1) > t->sites_mask && sites_grow(t))
-		return -ENOMEM;
-	k = site_slot(t->sites, t->sites_mask, out->symbol, f->levels[j].symbol, out->line,
-		      out->file ? out->file : "");
-	if (k->frame == UINT32_MAX) {
-		k->outer = out->symbol;
-		k->inner = f->levels[j].symbol;
-		k->line = out->line;
-		k->file = out->file ? out->file : "";
+	if (ret < 0)
+		return ret;
+	k = entry;
+	if (ret) {
+		k->outer = key.outer;
+		k->inner = key.inner;
+		k->line = key.line;
+		k->file = key.file;
 		k->frame = fid;
 		k->level = j + 1;
-		t->nsites++;
 	}
 	*frame = k->frame;
 	*level = k->level;
 	return 0;
 }
 
-static size_t hash_slot(const struct vp_sampled *t, uint32_t parent, uint32_t kind,
-			uint32_t sym, uint32_t frame, uint32_t level)
-{
-	size_t i = key_hash(parent, kind, sym, frame, level) & t->hash_mask;
-
-	for (;; i = (i + 1) & t->hash_mask) {
-		uint32_t id = t->hash[i];
-
-		if (id == VP_SNODE_NONE || node_is(&t->nodes[id], parent, kind, sym, frame, level))
-			return i;
-	}
-}
-
 uint32_t vp_sampled_find(const struct vp_sampled *t, uint32_t parent, uint32_t kind,
 			 uint32_t symbol, uint32_t site_frame, uint32_t site_level)
 {
-	return t->hash[hash_slot(t, parent, kind, symbol, site_frame, site_level)];
-}
+	struct node_key k = { t->nodes, parent, kind, symbol, site_frame, site_level };
+	const uint32_t *id = vp_hashtab_find(
+		&t->index, node_hash(parent, kind, symbol, site_frame, site_level), &k);
 
-static int hash_grow(struct vp_sampled *t)
-{
-	size_t mask = t->hash_mask * 2 + 1;
-	uint32_t *h = malloc((mask + 1) * sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	memset(h, 0xff, (mask + 1) * sizeof(*h));
-	free(t->hash);
-	t->hash = h;
-	t->hash_mask = mask;
-	for (size_t i = 1; i < t->nnodes; i++) {
-		const struct vp_snode *n = &t->nodes[i];
-
-		t->hash[hash_slot(t, n->parent, n->kind, n->symbol, n->site_frame,
-				  n->site_level)] = (uint32_t)i;
-	}
-	return 0;
+	return id ? *id : VP_SNODE_NONE;
 }
 
 static int add_child(struct vp_snode *p, uint32_t id)
@@ -222,12 +182,14 @@ static int add_child(struct vp_snode *p, uint32_t id)
 static long child(struct vp_sampled *t, uint32_t parent, uint32_t kind, uint32_t sym,
 		  uint32_t frame, uint32_t level)
 {
-	size_t slot = hash_slot(t, parent, kind, sym, frame, level);
+	uint32_t id = vp_sampled_find(t, parent, kind, sym, frame, level);
+	uint64_t hash = node_hash(parent, kind, sym, frame, level);
+	struct node_key k = { NULL, parent, kind, sym, frame, level };
 	struct vp_snode *n;
-	uint32_t id;
+	void *entry;
 
-	if (t->hash[slot] != VP_SNODE_NONE)
-		return t->hash[slot];
+	if (id != VP_SNODE_NONE)
+		return id;
 	if (t->nnodes >= UINT32_MAX - 1)
 		return -ENOSPC;
 	if (t->nnodes == t->cap) {
@@ -242,8 +204,6 @@ static long child(struct vp_sampled *t, uint32_t parent, uint32_t kind, uint32_t
 	id = (uint32_t)t->nnodes;
 	if (vp_budget_charge(t->budget, VP_SAMPLED_NODE_BYTES))
 		return -E2BIG;
-	if (add_child(&t->nodes[parent], id))
-		return -ENOMEM;
 	n = &t->nodes[id];
 	memset(n, 0, sizeof(*n));
 	n->parent = parent;
@@ -253,10 +213,16 @@ static long child(struct vp_sampled *t, uint32_t parent, uint32_t kind, uint32_t
 	n->site_level = level;
 	n->depth = t->nodes[parent].depth + 1;
 	vp_stats_init(&n->span);
-	t->nnodes++;
-	t->hash[slot] = id;
-	if (t->nnodes * 2 > t->hash_mask && hash_grow(t))
+	/* the node is written first: removing its entry again compares it */
+	k.nodes = t->nodes;
+	if (vp_hashtab_insert(&t->index, hash, &k, &entry) < 0)
 		return -ENOMEM;
+	*(uint32_t *)entry = id;
+	if (add_child(&t->nodes[parent], id)) {
+		vp_hashtab_remove(&t->index, hash, &k);
+		return -ENOMEM;
+	}
+	t->nnodes++;
 	return id;
 }
 

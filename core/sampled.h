@@ -17,6 +17,7 @@
 
 #include "budget.h"
 #include "datafile.h"
+#include "hashtab.h"
 #include "stats.h"
 
 #define VP_SNODE_NONE UINT32_MAX
@@ -66,8 +67,7 @@ struct vp_sampled_site;
 struct vp_sampled {
 	size_t nnodes, cap;
 	struct vp_snode *nodes;
-	uint32_t *hash;
-	size_t hash_mask;
+	struct vp_hashtab index; /* (parent, kind, symbol, site) -> node id */
 	uint32_t phase;	     /* only samples of this phase; 0: all */
 	uint64_t samples;    /* samples folded in */
 	uint64_t truncated;  /* ... of which the stack copy was too small */
@@ -89,8 +89,7 @@ struct vp_sampled {
 	/* inlined call sites: (caller, callee, file, line) -> the first
 	 * (frame, level) seen for it, so every address in the inlined code
 	 * names the same site */
-	struct vp_sampled_site *sites;
-	size_t sites_mask, nsites;
+	struct vp_hashtab sites; /* of struct vp_sampled_site */
 	/* scratch path of the sample being added */
 	uint32_t *pnodes;
 	uint64_t *pcfas;
@@ -100,9 +99,10 @@ struct vp_sampled {
 	struct vp_budget *budget;
 };
 
-/* Memory one node takes: itself, its hash slots and its parent's child
- * entry, on average (the hash is kept at most half full). */
-enum { VP_SAMPLED_NODE_BYTES = sizeof(struct vp_snode) + 6 * sizeof(uint32_t) };
+/* Memory one node takes: itself, its index slots (an id and 32 bits of
+ * hash each) and its parent's child entry, on average (the index is kept
+ * at most half full). */
+enum { VP_SAMPLED_NODE_BYTES = sizeof(struct vp_snode) + 8 * sizeof(uint32_t) };
 
 int vp_sampled_init(struct vp_sampled *t);
 void vp_sampled_release(struct vp_sampled *t);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashtab.h"
 #include "vcg.h"
 
 #define NONE UINT32_MAX
@@ -66,8 +67,7 @@ struct gctx {
 	size_t nccpool, capccpool;
 	uint32_t *ccoff, *cclen;
 	size_t ncc, capcc;
-	uint32_t *cchash;
-	size_t ccmask;
+	struct vp_hashtab ccindex; /* of the context ids */
 	size_t merges, layers;
 };
 

@@ -118,48 +118,40 @@ double vp_ks_gauss(double m1, double s1, double m2, double s2)
 
 /* ---- call contexts ---- */
 
-static uint64_t cc_hash(const struct vp_chain_elem *e, uint32_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ len;
+/* The interned contexts' index: its entries are context ids. */
+struct cc_key {
+	const struct gctx *c;
+	const struct vp_chain_elem *e;
+	uint32_t len;
+};
 
-	for (uint32_t i = 0; i < len; i++) {
-		h = (h ^ e[i].func) * 0x100000001b3ULL;
-		h = (h ^ e[i].callsite) * 0x100000001b3ULL;
-	}
-	return h ^ (h >> 31);
+static int cc_eq(const void *entry, const void *key)
+{
+	const struct cc_key *k = key;
+	uint32_t id = *(const uint32_t *)entry;
+
+	return k->c->cclen[id] == k->len &&
+	       !memcmp(k->c->ccpool + k->c->ccoff[id], k->e, k->len * sizeof(*k->e));
+}
+
+static void gctx_init(struct gctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	vp_hashtab_init(&c->ccindex, sizeof(uint32_t), 0, cc_eq);
 }
 
 static uint32_t cc_intern(struct gctx *c, const struct vp_chain_elem *e, uint32_t len)
 {
-	size_t i;
+	struct cc_key k = { c, e, len };
+	uint64_t hash;
+	void *entry;
 
 	if (c->err)
 		return 0;
-	if (c->ncc * 2 >= c->ccmask) {
-		size_t mask = c->ccmask ? c->ccmask * 2 + 1 : 1023;
-		uint32_t *h = malloc((mask + 1) * sizeof(*h));
-
-		if (!h) {
-			c->err = -ENOMEM;
-			return 0;
-		}
-		memset(h, 0xff, (mask + 1) * sizeof(*h));
-		for (size_t k = 0; k < c->ncc; k++) {
-			i = cc_hash(c->ccpool + c->ccoff[k], c->cclen[k]) & mask;
-			while (h[i] != NONE)
-				i = (i + 1) & mask;
-			h[i] = (uint32_t)k;
-		}
-		free(c->cchash);
-		c->cchash = h;
-		c->ccmask = mask;
-	}
-	for (i = cc_hash(e, len) & c->ccmask; c->cchash[i] != NONE; i = (i + 1) & c->ccmask) {
-		uint32_t k = c->cchash[i];
-
-		if (c->cclen[k] == len && !memcmp(c->ccpool + c->ccoff[k], e, len * sizeof(*e)))
-			return k;
-	}
+	hash = vp_hash_mix(vp_hash_mem(e, len * sizeof(*e)), len);
+	entry = vp_hashtab_find(&c->ccindex, hash, &k);
+	if (entry)
+		return *(uint32_t *)entry;
 	{
 		size_t cap = c->capcc, cap2 = c->capcc, capp = c->capccpool;
 
@@ -172,11 +164,15 @@ static uint32_t cc_intern(struct gctx *c, const struct vp_chain_elem *e, uint32_
 		c->capcc = cap;
 		c->capccpool = capp;
 	}
+	if (vp_hashtab_insert(&c->ccindex, hash, &k, &entry) < 0) {
+		c->err = -ENOMEM;
+		return 0;
+	}
+	*(uint32_t *)entry = (uint32_t)c->ncc;
 	memcpy(c->ccpool + c->nccpool, e, len * sizeof(*e));
 	c->ccoff[c->ncc] = (uint32_t)c->nccpool;
 	c->cclen[c->ncc] = len;
 	c->nccpool += len;
-	c->cchash[i] = (uint32_t)c->ncc;
 	return (uint32_t)c->ncc++;
 }
 
@@ -257,10 +253,9 @@ static int cmp_cand(const void *x, const void *y)
 }
 
 /* Merge costs already computed, by pair of point indices (never reused). */
-struct costcache {
-	uint64_t *key;
-	double *cost;
-	size_t n, mask;
+struct cost_ent {
+	uint64_t key;
+	double cost;
 };
 
 static uint64_t pair_key(uint32_t i, uint32_t j)
@@ -268,60 +263,23 @@ static uint64_t pair_key(uint32_t i, uint32_t j)
 	return (uint64_t)i << 32 | j;
 }
 
-static size_t key_slot(const struct costcache *cc, uint64_t k)
+static int cache_put(struct vp_hashtab *cc, uint64_t k, double cost)
 {
-	size_t h = (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 17) & cc->mask;
+	void *entry;
 
-	while (cc->key[h] != UINT64_MAX && cc->key[h] != k)
-		h = (h + 1) & cc->mask;
-	return h;
-}
-
-static int cache_put(struct costcache *cc, uint64_t k, double cost)
-{
-	size_t h;
-
-	if ((cc->n + 1) * 2 > cc->mask) {
-		struct costcache nc = { NULL, NULL, 0, cc->mask ? cc->mask * 2 + 1 : 1023 };
-
-		nc.key = malloc((nc.mask + 1) * sizeof(*nc.key));
-		nc.cost = malloc((nc.mask + 1) * sizeof(*nc.cost));
-		if (!nc.key || !nc.cost) {
-			free(nc.key);
-			free(nc.cost);
-			return -ENOMEM;
-		}
-		memset(nc.key, 0xff, (nc.mask + 1) * sizeof(*nc.key));
-		for (size_t i = 0; cc->key && i <= cc->mask; i++) {
-			if (cc->key[i] == UINT64_MAX)
-				continue;
-			h = key_slot(&nc, cc->key[i]);
-			nc.key[h] = cc->key[i];
-			nc.cost[h] = cc->cost[i];
-		}
-		nc.n = cc->n;
-		free(cc->key);
-		free(cc->cost);
-		*cc = nc;
-	}
-	h = key_slot(cc, k);
-	if (cc->key[h] == UINT64_MAX)
-		cc->n++;
-	cc->key[h] = k;
-	cc->cost[h] = cost;
+	if (vp_hashtab_insert(cc, vp_hash_mix(k, 0), &k, &entry) < 0)
+		return -ENOMEM;
+	((struct cost_ent *)entry)->cost = cost;
 	return 0;
 }
 
-static int cache_get(const struct costcache *cc, uint64_t k, double *cost)
+static int cache_get(const struct vp_hashtab *cc, uint64_t k, double *cost)
 {
-	size_t h;
+	const struct cost_ent *e = vp_hashtab_find(cc, vp_hash_mix(k, 0), &k);
 
-	if (!cc->key)
+	if (!e)
 		return 0;
-	h = key_slot(cc, k);
-	if (cc->key[h] != k)
-		return 0;
-	*cost = cc->cost[h];
+	*cost = e->cost;
 	return 1;
 }
 
@@ -371,7 +329,7 @@ static int cmp_corder(const void *x, const void *y)
 	return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-static int consider(struct gctx *c, struct costcache *cache, struct wpat **pts, uint32_t i,
+static int consider(struct gctx *c, struct vp_hashtab *cache, struct wpat **pts, uint32_t i,
 		    uint32_t j, struct cand **cv, size_t *ncv, size_t *capcv)
 {
 	uint64_t k;
@@ -413,12 +371,13 @@ static int cluster(struct gctx *c, struct wpat ***pts_io, uint32_t *n_io, int co
 	uint8_t *alive = NULL;
 	struct corder *ord = NULL;
 	struct cand *cv = NULL;
-	struct costcache cache = { NULL, NULL, 0, 0 };
+	struct vp_hashtab cache;
 	size_t ncv = 0, capcv = 0, capord = 0;
 	int err = 0;
 
 	if (n < 2)
 		return 0;
+	vp_hashtab_init(&cache, sizeof(struct cost_ent), sizeof(uint64_t), NULL);
 	alive = malloc(n);
 	if (!alive)
 		return c->err = -ENOMEM;
@@ -509,8 +468,7 @@ static int cluster(struct gctx *c, struct wpat ***pts_io, uint32_t *n_io, int co
 	free(alive);
 	free(ord);
 	free(cv);
-	free(cache.key);
-	free(cache.cost);
+	vp_hashtab_release(&cache);
 	*pts_io = pts;
 	*n_io = n;
 	return err;
@@ -1336,7 +1294,7 @@ static int layout(struct gctx *c, struct vp_vcg *g, struct wpat **pts, uint32_t 
 int vp_vcg_build(struct vp_vcg *g, const struct vp_cct *t, const struct vp_analysis *a,
 		 const struct vp_sources *s, const struct vp_vcg_params *p)
 {
-	struct gctx c = { 0 };
+	struct gctx c;
 	uint8_t *label = NULL;
 	struct base *bs = NULL;
 	struct wpat **pts = NULL;
@@ -1344,6 +1302,7 @@ int vp_vcg_build(struct vp_vcg *g, const struct vp_cct *t, const struct vp_analy
 	int err;
 
 	memset(g, 0, sizeof(*g));
+	gctx_init(&c);
 	err = vp_vcg_params_check(p, NULL, 0);
 	if (err)
 		return err;
@@ -1441,7 +1400,7 @@ out:
 	free(c.ccpool);
 	free(c.ccoff);
 	free(c.cclen);
-	free(c.cchash);
+	vp_hashtab_release(&c.ccindex);
 	if (!err && c.err)
 		err = c.err;
 	if (err)

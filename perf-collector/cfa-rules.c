@@ -12,27 +12,24 @@
 #include <string.h>
 
 #include "cfa-rules.h"
-#include "hash.h"
+#include "core/hashtab.h"
 #include "util.h"
 
 enum {
 	DW_RBP = 6, /* DWARF x86-64 register numbers */
 	DW_RSP = 7,
 	/* Forget the cached rules beyond this many addresses. */
-	RULES_MAX = 1 << 20,
-	CFA_EMPTY = 0, /* the kind of an unused slot */
+	RULES_MAX = 1 << 19,
 };
 
-struct rule_slot {
-	const void *owner;
-	uint64_t addr;
+/* (owner, address) -> rule; the key is the first two fields. */
+struct rule_ent {
+	uint64_t owner, addr;
 	struct vp_cfa_rule rule;
 };
 
-/* An open-addressing hash table of (owner, address) -> rule. */
 struct vp_cfa_rules {
-	struct rule_slot *v;
-	size_t mask, n;
+	struct vp_hashtab tab;
 };
 
 /* Whether @ops says "saved at CFA + offset"; the offset into *@ret. */
@@ -89,67 +86,38 @@ out:
 	free(f);
 }
 
-static void rules_grow(struct vp_cfa_rules *rules)
-{
-	struct rule_slot *old = rules->v;
-	size_t oldn = old ? rules->mask + 1 : 0;
-
-	if (oldn >= RULES_MAX) {
-		/* addresses without end (JIT, ...): start again */
-		memset(rules->v, 0, oldn * sizeof(*rules->v));
-		rules->n = 0;
-		return;
-	}
-	rules->mask = oldn ? oldn * 2 - 1 : 4095;
-	rules->v = xcalloc(rules->mask + 1, sizeof(*rules->v));
-	rules->n = 0;
-	for (size_t i = 0; i < oldn; i++) {
-		size_t j;
-
-		if (old[i].rule.kind == CFA_EMPTY)
-			continue;
-		j = vp_hash_mix((uint64_t)(uintptr_t)old[i].owner, old[i].addr) & rules->mask;
-		while (rules->v[j].rule.kind != CFA_EMPTY)
-			j = (j + 1) & rules->mask;
-		rules->v[j] = old[i];
-		rules->n++;
-	}
-	free(old);
-}
-
 /* The rule of (@owner, @addr), read on first use. */
 const struct vp_cfa_rule *vp_cfa_rules_get(struct vp_cfa_rules *rules, const void *owner,
 					   Dwarf_CFI *cfi, uint64_t addr)
 {
-	size_t i;
+	uint64_t key[2] = { (uint64_t)(uintptr_t)owner, addr }, hash = vp_hash_mix(key[0], addr);
+	struct rule_ent *e = vp_hashtab_find(&rules->tab, hash, key);
+	void *p;
 
-	if (2 * (rules->n + 1) > rules->mask)
-		rules_grow(rules);
-	i = vp_hash_mix((uint64_t)(uintptr_t)owner, addr) & rules->mask;
-	for (;; i = (i + 1) & rules->mask) {
-		struct rule_slot *s = &rules->v[i];
-
-		if (s->rule.kind == CFA_EMPTY) {
-			s->owner = owner;
-			s->addr = addr;
-			rule_read(cfi, addr, &s->rule);
-			rules->n++;
-			return &s->rule;
-		}
-		if (s->owner == owner && s->addr == addr)
-			return &s->rule;
-	}
+	if (e)
+		return &e->rule;
+	/* addresses without end (JIT, ...): start again */
+	if (rules->tab.n >= RULES_MAX)
+		vp_hashtab_clear(&rules->tab);
+	if (vp_hashtab_insert(&rules->tab, hash, key, &p) < 0)
+		die("out of memory (caching a CFA rule)");
+	e = p;
+	rule_read(cfi, addr, &e->rule);
+	return &e->rule;
 }
 
 struct vp_cfa_rules *vp_cfa_rules_new(void)
 {
-	return xcalloc(1, sizeof(struct vp_cfa_rules));
+	struct vp_cfa_rules *rules = xcalloc(1, sizeof(*rules));
+
+	vp_hashtab_init(&rules->tab, sizeof(struct rule_ent), 2 * sizeof(uint64_t), NULL);
+	return rules;
 }
 
 void vp_cfa_rules_free(struct vp_cfa_rules *rules)
 {
 	if (!rules)
 		return;
-	free(rules->v);
+	vp_hashtab_release(&rules->tab);
 	free(rules);
 }

@@ -54,60 +54,30 @@ static const uint64_t GRACE_NS = 5000000000ULL;
 
 volatile sig_atomic_t record_signal, record_nsignals;
 
-static void idmap_grow(struct idmap *m);
-
-static uint64_t hash64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return k;
-}
+/* An entry of an idmap: the key, then the index. */
+struct idmap_ent {
+	uint64_t key;
+	uint32_t val;
+};
 
 static uint32_t *idmap_slot(struct idmap *m, uint64_t key, int *found)
 {
-	size_t i;
+	void *e;
+	int ret;
 
-	if (2 * (m->n + 1) > m->cap)
-		idmap_grow(m);
-	for (i = hash64(key) & (m->cap - 1); m->used[i]; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key) {
-			*found = 1;
-			return &m->vals[i];
-		}
-	}
-	*found = 0;
-	m->used[i] = 1;
-	m->keys[i] = key;
-	m->n++;
-	return &m->vals[i];
-}
-
-static void idmap_grow(struct idmap *m)
-{
-	struct idmap old = *m;
-
-	m->cap = old.cap ? old.cap * 2 : 64;
-	m->keys = xcalloc(m->cap, sizeof(*m->keys));
-	m->vals = xcalloc(m->cap, sizeof(*m->vals));
-	m->used = xcalloc(m->cap, 1);
-	m->n = 0;
-	for (size_t i = 0; i < old.cap; i++) {
-		int found;
-
-		if (old.used[i])
-			*idmap_slot(m, old.keys[i], &found) = old.vals[i];
-	}
-	free(old.keys);
-	free(old.vals);
-	free(old.used);
+	if (!m->tab.esize)
+		vp_hashtab_init(&m->tab, sizeof(struct idmap_ent), sizeof(uint64_t), NULL);
+	ret = vp_hashtab_insert(&m->tab, vp_hash_mix(key, 0), &key, &e);
+	if (ret < 0)
+		die("out of memory (numbering threads and call sites)");
+	*found = !ret;
+	m->n = m->tab.n;
+	return &((struct idmap_ent *)e)->val;
 }
 
 static void idmap_release(struct idmap *m)
 {
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
+	vp_hashtab_release(&m->tab);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -16,6 +16,7 @@
 
 #include "../core/datafile.h"
 #include "addrspace.h"
+#include "../core/hashtab.h"
 #include "launch.h"
 #include "libpath.h"
 #include "output.h"
@@ -84,12 +85,11 @@ struct record_opts {
 	const char *plan_given;	    /* the first of --cutoff, --overhead, or NULL */
 };
 
-/* Open-addressing map from a 64-bit key to a 32-bit index. */
+/* A map from a 64-bit key to a 32-bit index (record-stream.c); zero-filled
+ * (as struct record is made) it is empty. */
 struct idmap {
-	uint64_t *keys;
-	uint32_t *vals;
-	uint8_t *used;
-	size_t cap, n;
+	struct vp_hashtab tab;
+	size_t n;
 };
 
 /* A process of the recording (record-procs.c). */

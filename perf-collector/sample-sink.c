@@ -16,10 +16,9 @@
 
 enum { MAX_FRAMES = 512 };
 
-/* The same hash as the sampler's table of thread owners. */
-static size_t tid_hash(pid_t tid, size_t mask)
+static uint64_t tid_hash(uint32_t tid)
 {
-	return ((uint32_t)tid * 2654435761u) & mask;
+	return vp_hash_mix(tid, 0);
 }
 
 /* What a probed entry saw: see vp_sample_sink_entry(). */
@@ -38,23 +37,35 @@ struct shadow {
 	 * return trampoline can come after the exit's record */
 	struct shadow_frame gone;
 	int has_gone;
-	struct shadow *next;
 };
 
-/* An entry probe, by its file and link-time address. */
+/* An entry of the table of shadows, keyed by the tid. */
+struct shadow_ent {
+	uint32_t tid;
+	struct shadow *sh;
+};
+
+/* An entry probe, by its file and link-time address: the table holds
+ * each once, whichever copy of the path string it came with. */
 struct probed {
 	uint64_t vaddr;
-	const char *path; /* NULL: empty slot */
+	const char *path;
 };
+
+static int probed_eq(const void *entry, const void *key)
+{
+	const struct probed *e = entry, *k = key;
+
+	return e->vaddr == k->vaddr && (e->path == k->path || !strcmp(e->path, k->path));
+}
 
 struct vp_sample_sink {
 	struct vp_writer *w;
 	struct vp_unwinder *unw;
-	struct shadow **shadows; /* buckets */
-	size_t shadows_mask, nshadows;
+	struct vp_hashtab shadows; /* of struct shadow_ent */
 	struct shadow *last_shadow;
-	struct probed *probed; /* the entry probes, from vp_sample_sink_probe() */
-	size_t probed_mask, nprobed;
+	struct vp_hashtab probed; /* the entry probes (struct probed), from
+				   * vp_sample_sink_probe() */
 	struct vp_uframe frames[MAX_FRAMES];
 	uint32_t ids[MAX_FRAMES];
 	uint64_t cfas[MAX_FRAMES];
@@ -82,6 +93,8 @@ struct vp_sample_sink *vp_sample_sink_new(struct vp_writer *w, const struct vp_m
 	struct vp_unwind_sink sink = { w, sink_module, sink_symbol, sink_frame };
 
 	ss->w = w;
+	vp_hashtab_init(&ss->shadows, sizeof(struct shadow_ent), sizeof(uint32_t), NULL);
+	vp_hashtab_init(&ss->probed, sizeof(struct probed), 0, probed_eq);
 	ss->unw = vp_unwinder_new(mods, nmods, &sink);
 	if (!ss->unw) {
 		free(ss);
@@ -92,90 +105,54 @@ struct vp_sample_sink *vp_sample_sink_new(struct vp_writer *w, const struct vp_m
 
 void vp_sample_sink_free(struct vp_sample_sink *ss)
 {
+	struct shadow_ent *e;
+
 	if (!ss)
 		return;
-	for (size_t i = 0; ss->shadows && i <= ss->shadows_mask; i++) {
-		while (ss->shadows[i]) {
-			struct shadow *sh = ss->shadows[i];
-
-			ss->shadows[i] = sh->next;
-			free(sh->v);
-			free(sh);
-		}
+	for (size_t pos = 0; (e = vp_hashtab_next(&ss->shadows, &pos));) {
+		free(e->sh->v);
+		free(e->sh);
 	}
-	free(ss->shadows);
-	free(ss->probed);
+	vp_hashtab_release(&ss->shadows);
+	vp_hashtab_release(&ss->probed);
 	vp_unwinder_free(ss->unw);
 	free(ss);
 }
 
-static void shadows_grow(struct vp_sample_sink *ss)
-{
-	struct shadow **old = ss->shadows;
-	size_t oldn = old ? ss->shadows_mask + 1 : 0;
-
-	ss->shadows_mask = oldn ? oldn * 2 - 1 : 63;
-	ss->shadows = xcalloc(ss->shadows_mask + 1, sizeof(*ss->shadows));
-	for (size_t i = 0; i < oldn; i++) {
-		while (old[i]) {
-			struct shadow *sh = old[i];
-			size_t h = tid_hash((pid_t)sh->tid, ss->shadows_mask);
-
-			old[i] = sh->next;
-			sh->next = ss->shadows[h];
-			ss->shadows[h] = sh;
-		}
-	}
-	free(old);
-}
-
 static struct shadow *shadow_of(struct vp_sample_sink *ss, uint32_t tid, int create)
 {
-	struct shadow *sh;
-	size_t h;
+	struct shadow_ent *e;
+	void *p;
 
 	if (ss->last_shadow && ss->last_shadow->tid == tid)
 		return ss->last_shadow;
-	if (!ss->shadows) {
-		if (!create)
-			return NULL;
-		shadows_grow(ss);
-	}
-	h = tid_hash((pid_t)tid, ss->shadows_mask);
-	for (sh = ss->shadows[h]; sh; sh = sh->next)
-		if (sh->tid == tid)
-			return ss->last_shadow = sh;
+	e = vp_hashtab_find(&ss->shadows, tid_hash(tid), &tid);
+	if (e)
+		return ss->last_shadow = e->sh;
 	if (!create)
 		return NULL;
-	sh = xcalloc(1, sizeof(*sh));
-	sh->tid = tid;
-	sh->next = ss->shadows[h];
-	ss->shadows[h] = sh;
-	if (++ss->nshadows > 2 * (ss->shadows_mask + 1))
-		shadows_grow(ss);
-	return ss->last_shadow = sh;
+	if (vp_hashtab_insert(&ss->shadows, tid_hash(tid), &tid, &p) < 0)
+		die("out of memory (following thread %u)", tid);
+	e = p;
+	e->sh = xcalloc(1, sizeof(*e->sh));
+	e->sh->tid = tid;
+	return ss->last_shadow = e->sh;
 }
 
 /* Thread @tid exited (or exec'd): its probed frames are gone. */
 static void shadow_drop(struct vp_sample_sink *ss, uint32_t tid)
 {
-	struct shadow **pp;
+	struct shadow_ent *e = vp_hashtab_find(&ss->shadows, tid_hash(tid), &tid);
+	struct shadow *sh;
 
-	if (!ss->shadows)
+	if (!e)
 		return;
-	for (pp = &ss->shadows[tid_hash((pid_t)tid, ss->shadows_mask)]; *pp; pp = &(*pp)->next) {
-		struct shadow *sh = *pp;
-
-		if (sh->tid != tid)
-			continue;
-		*pp = sh->next;
-		if (ss->last_shadow == sh)
-			ss->last_shadow = NULL;
-		free(sh->v);
-		free(sh);
-		ss->nshadows--;
-		return;
-	}
+	sh = e->sh;
+	vp_hashtab_remove(&ss->shadows, tid_hash(tid), &tid);
+	if (ss->last_shadow == sh)
+		ss->last_shadow = NULL;
+	free(sh->v);
+	free(sh);
 }
 
 void vp_sample_sink_mmap(struct vp_sample_sink *ss, pid_t pid, uint64_t start, uint64_t len,
@@ -207,7 +184,6 @@ void vp_sample_sink_fork(struct vp_sample_sink *ss, pid_t ppid, uint32_t ptid, p
 	if (!from || !from->n || ptid == tid)
 		return;
 	to = shadow_of(ss, tid, 1);
-	from = shadow_of(ss, ptid, 0); /* (the table may have grown) */
 	to->v = xrealloc(to->v, from->n * sizeof(*to->v));
 	memcpy(to->v, from->v, from->n * sizeof(*to->v));
 	to->n = to->cap = from->n;
@@ -219,52 +195,24 @@ int vp_sample_sink_read_maps(struct vp_sample_sink *ss, pid_t pid)
 	return vp_unwinder_read_maps(ss->unw, pid);
 }
 
-static size_t probed_hash(uint64_t vaddr, size_t mask)
-{
-	return (size_t)((vaddr * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
-}
-
-static void probed_add(struct vp_sample_sink *ss, const char *path, uint64_t vaddr);
-
-static void probed_grow(struct vp_sample_sink *ss)
-{
-	struct probed *old = ss->probed;
-	size_t oldn = old ? ss->probed_mask + 1 : 0;
-
-	ss->probed_mask = oldn ? oldn * 2 - 1 : 255;
-	ss->probed = xcalloc(ss->probed_mask + 1, sizeof(*ss->probed));
-	ss->nprobed = 0;
-	for (size_t i = 0; i < oldn; i++)
-		if (old[i].path)
-			probed_add(ss, old[i].path, old[i].vaddr);
-	free(old);
-}
-
 /* Remember that an entry probe sits at @vaddr of @path. */
 static void probed_add(struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
 {
-	size_t i;
+	struct probed key = { vaddr, path };
+	void *p;
 
-	if (2 * (ss->nprobed + 1) > ss->probed_mask)
-		probed_grow(ss);
-	for (i = probed_hash(vaddr, ss->probed_mask); ss->probed[i].path;
-	     i = (i + 1) & ss->probed_mask)
-		if (ss->probed[i].vaddr == vaddr && ss->probed[i].path == path)
-			return;
-	ss->probed[i] = (struct probed){ vaddr, path };
-	ss->nprobed++;
+	if (vp_hashtab_insert(&ss->probed, vp_hash_mix(vaddr, 0), &key, &p) < 0)
+		die("out of memory (noting a probe)");
+	((struct probed *)p)->vaddr = vaddr;
+	((struct probed *)p)->path = path;
 }
 
 /* Whether one sits at @vaddr of @path (any copy of the string). */
 static int is_probed(const struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
 {
-	if (!ss->probed)
-		return 0;
-	for (size_t i = probed_hash(vaddr, ss->probed_mask); ss->probed[i].path;
-	     i = (i + 1) & ss->probed_mask)
-		if (ss->probed[i].vaddr == vaddr && !strcmp(ss->probed[i].path, path))
-			return 1;
-	return 0;
+	struct probed key = { vaddr, path };
+
+	return vp_hashtab_find(&ss->probed, vp_hash_mix(vaddr, 0), &key) != NULL;
 }
 
 /* The innermost frame's ret has left the stack pointer at @sp: keep it as
@@ -500,7 +448,7 @@ int vp_sample_sink_write(struct vp_sample_sink *ss, const struct vp_raw *r, uint
 	/* mappings read from /proc when this sample was decoded */
 	if (smp->maps)
 		vp_unwinder_add_maps(ss->unw, smp->st.pid, smp->maps);
-	if (ss->nshadows || ss->nprobed)
+	if (ss->shadows.n || ss->probed.n)
 		moved = repair(ss, smp, r->tid);
 	if (smp->st.regs[VP_UREG_IP])
 		n = vp_unwind(ss->unw, &smp->st, ss->frames, MAX_FRAMES, &flags);

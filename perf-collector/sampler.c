@@ -59,7 +59,7 @@ struct vp_sample_tid {
 
 /* A thread without events of its own: the latest-opened owner seen. */
 struct vp_tid_owner {
-	pid_t tid;     /* 0: empty slot */
+	uint32_t tid;  /* the key */
 	uint32_t rank; /* NO_RANK: the thread exited, the next one decides */
 };
 
@@ -302,6 +302,7 @@ int vp_sampler_open(struct vp_sampler *s, const struct vp_sampling_opts *o, pid_
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	vp_hashtab_init(&s->owners, sizeof(struct vp_tid_owner), sizeof(uint32_t), NULL);
 	s->event = o->event;
 	s->pid = pid;
 	s->ncpus = vp_online_cpus(&s->cpus);
@@ -372,7 +373,7 @@ void vp_sampler_close(struct vp_sampler *s)
 	free(s->fds);
 	free(s->ids);
 	free(s->tids);
-	free(s->owners);
+	vp_hashtab_release(&s->owners);
 	vp_maps_release(&s->known);
 	free(s->cpus);
 	memset(s, 0, sizeof(*s));
@@ -540,48 +541,28 @@ static void maybe_read_maps(struct vp_sampler *s, struct vp_raw_sample *smp, uin
 
 /* ---- one set of events per thread ---- */
 
-static size_t tid_hash(pid_t tid, size_t mask)
+static uint64_t tid_hash(uint32_t tid)
 {
-	return ((uint32_t)tid * 2654435761u) & mask;
-}
-
-static void owners_grow(struct vp_sampler *s)
-{
-	struct vp_tid_owner *old = s->owners;
-	size_t oldn = old ? s->owners_mask + 1 : 0;
-
-	s->owners_mask = oldn ? oldn * 2 - 1 : 255;
-	s->owners = xcalloc(s->owners_mask + 1, sizeof(*s->owners));
-	for (size_t i = 0; i < oldn; i++) {
-		size_t j;
-
-		if (!old[i].tid)
-			continue;
-		for (j = tid_hash(old[i].tid, s->owners_mask); s->owners[j].tid;
-		     j = (j + 1) & s->owners_mask)
-			;
-		s->owners[j] = old[i];
-	}
-	free(old);
+	return vp_hash_mix(tid, 0);
 }
 
 /* The owner entry of thread @tid, made (NO_RANK) if @create. */
 static struct vp_tid_owner *owner_of(struct vp_sampler *s, pid_t tid, int create)
 {
-	size_t i;
+	uint32_t key = (uint32_t)tid;
+	struct vp_tid_owner *o;
+	void *p;
+	int ret;
 
-	if (create && 2 * (s->nowners + 1) > s->owners_mask)
-		owners_grow(s);
-	if (!s->owners)
-		return NULL;
-	for (i = tid_hash(tid, s->owners_mask); s->owners[i].tid; i = (i + 1) & s->owners_mask)
-		if (s->owners[i].tid == tid)
-			return &s->owners[i];
 	if (!create)
-		return NULL;
-	s->owners[i] = (struct vp_tid_owner){ tid, NO_RANK };
-	s->nowners++;
-	return &s->owners[i];
+		return vp_hashtab_find(&s->owners, tid_hash(key), &key);
+	ret = vp_hashtab_insert(&s->owners, tid_hash(key), &key, &p);
+	if (ret < 0)
+		die("out of memory (following thread %d)", (int)tid);
+	o = p;
+	if (ret)
+		o->rank = NO_RANK;
+	return o;
 }
 
 /*

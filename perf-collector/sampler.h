@@ -14,6 +14,7 @@
 
 #include "../core/datafile.h"
 #include "addrspace.h"
+#include "../core/hashtab.h"
 #include "perf-event.h"
 #include "probes.h"
 #include "unwind.h"
@@ -57,8 +58,8 @@ struct vp_sampler {
 	size_t nids;
 	struct vp_sample_tid *tids; /* threads with events of their own, sorted */
 	size_t ntids;
-	struct vp_tid_owner *owners; /* other threads: whose events they use */
-	size_t owners_mask, nowners;
+	struct vp_hashtab owners; /* other threads (struct vp_tid_owner): whose
+				   * events they use */
 	uint32_t event; /* what was opened */
 	uint64_t period;
 	int exclude_kernel;

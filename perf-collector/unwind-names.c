@@ -17,18 +17,19 @@
 #include <string.h>
 
 #include "../core/datafile.h"
-#include "hash.h"
+#include "../core/hashtab.h"
 #include "symbols.h"
 #include "unwind-module.h"
 #include "unwind-names.h"
 #include "unwind.h"
 #include "util.h"
 
-/* Frame definitions already written: (module, address, is_ret) -> id. */
+/* Frame definitions already written: (module, address, is_ret) -> id;
+ * the key is the fields before id. */
 struct fkey {
-	const struct vp_umod *mod;
+	uint64_t mod; /* the struct vp_umod */
 	uint64_t addr;
-	int is_ret;
+	uint32_t is_ret;
 	uint32_t id;
 };
 
@@ -44,22 +45,11 @@ struct vp_unwind_names {
 	struct vp_unwind_sink sink;
 	uint32_t next_module;
 	uint32_t next_symbol, next_frame;
-	struct fkey *frames;
-	size_t frames_mask, nframes;
-	struct skey *syms;
-	size_t syms_mask, nsyms;
+	struct vp_hashtab frames; /* of struct fkey */
+	struct vp_hashtab syms;	  /* of struct skey */
 	uint32_t unmapped_sym;
 	int err; /* first sink error */
 };
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
 
 static int sink_error(struct vp_unwind_names *nm, int err)
 {
@@ -83,69 +73,52 @@ static int define_module(struct vp_unwind_names *nm, struct vp_umod *m)
 	return sink_error(nm, nm->sink.module(nm->sink.ctx, m->id, &vm, m->mflags));
 }
 
-static void skeys_grow(struct vp_unwind_names *nm);
-
-static struct skey *skey_slot(struct vp_unwind_names *nm, const struct vp_umod *m, uint64_t addr,
-			      const char *name)
+/* A symbol's key: (module, address) of a function, (module, 0, name) of an
+ * inlined one. */
+static uint64_t skey_hash(const struct skey *k)
 {
-	size_t i;
-
-	if (2 * (nm->nsyms + 1) > nm->syms_mask)
-		skeys_grow(nm);
-	i = vp_hash_mix((uint64_t)(uintptr_t)m, name ? str_hash(name) : addr) & nm->syms_mask;
-	for (;; i = (i + 1) & nm->syms_mask) {
-		struct skey *k = &nm->syms[i];
-
-		if (k->id == UINT32_MAX)
-			return k;
-		if (k->mod == m && k->addr == addr &&
-		    (name ? k->name && !strcmp(k->name, name) : !k->name))
-			return k;
-	}
+	return vp_hash_mix(vp_hash_mix((uint64_t)(uintptr_t)k->mod, k->addr),
+			   k->name ? vp_hash_str(k->name) : 0);
 }
 
-static void skeys_grow(struct vp_unwind_names *nm)
+static int skey_eq(const void *entry, const void *key)
 {
-	struct skey *old = nm->syms;
-	size_t oldn = old ? nm->syms_mask + 1 : 0;
+	const struct skey *e = entry, *k = key;
 
-	nm->syms_mask = oldn ? oldn * 2 - 1 : 255;
-	nm->syms = xmalloc((nm->syms_mask + 1) * sizeof(*nm->syms));
-	for (size_t i = 0; i <= nm->syms_mask; i++)
-		nm->syms[i].id = UINT32_MAX;
-	nm->nsyms = 0;
-	for (size_t i = 0; i < oldn; i++)
-		if (old[i].id != UINT32_MAX) {
-			*skey_slot(nm, old[i].mod, old[i].addr, old[i].name) = old[i];
-			nm->nsyms++;
-		}
-	free(old);
+	return e->mod == k->mod && e->addr == k->addr &&
+	       (k->name ? e->name && !strcmp(e->name, k->name) : !e->name);
 }
 
 /* The symbol id of (@m, @addr or @name), defined with @flags on first use. */
 static uint32_t symbol_id(struct vp_unwind_names *nm, const struct vp_umod *m, uint64_t addr,
 			  uint64_t size, const char *name, uint32_t flags)
 {
-	struct skey *k = skey_slot(nm, m, flags & VP_SYM_INLINE ? 0 : addr,
-				   flags & VP_SYM_INLINE ? name : NULL);
+	struct skey key = { m, flags & VP_SYM_INLINE ? 0 : addr,
+			    flags & VP_SYM_INLINE ? (char *)name : NULL, 0 };
 	struct vp_symbol s;
+	struct skey *k;
+	void *entry;
+	int ret = vp_hashtab_insert(&nm->syms, skey_hash(&key), &key, &entry);
+	uint32_t id;
 
-	if (k->id != UINT32_MAX)
+	if (ret < 0)
+		die("out of memory (naming a symbol)");
+	k = entry;
+	if (!ret)
 		return k->id;
-	k->mod = m;
-	k->addr = flags & VP_SYM_INLINE ? 0 : addr;
-	k->name = flags & VP_SYM_INLINE ? xstrdup(name) : NULL;
-	k->id = nm->next_symbol++;
-	nm->nsyms++;
+	k->mod = key.mod;
+	k->addr = key.addr;
+	k->name = key.name ? xstrdup(key.name) : NULL;
+	k->id = id = nm->next_symbol++;
 	s.flags = flags;
 	s.module = m ? (int32_t)m->id : -1;
 	s.addr = flags & VP_SYM_INLINE ? 0 : addr;
 	s.size = size;
 	s.name = (char *)name;
 	s.display = vp_demangle(name);
-	sink_error(nm, nm->sink.symbol(nm->sink.ctx, k->id, &s));
+	sink_error(nm, nm->sink.symbol(nm->sink.ctx, id, &s));
 	free(s.display);
-	return k->id;
+	return id;
 }
 
 /* "[unknown in libx.so]": code of @m that no symbol covers. */
@@ -318,61 +291,25 @@ static void frame_levels(struct vp_unwind_names *nm, struct vp_umod *m, uint64_t
 	level_push(l, physical_symbol(nm, m, addr), file, (uint32_t)(line > 0 ? line : 0));
 }
 
-static void fkeys_grow(struct vp_unwind_names *nm);
-
-static struct fkey *fkey_slot(struct vp_unwind_names *nm, const struct vp_umod *m, uint64_t addr,
-			      int is_ret)
-{
-	size_t i;
-
-	if (2 * (nm->nframes + 1) > nm->frames_mask)
-		fkeys_grow(nm);
-	i = vp_hash_mix((uint64_t)(uintptr_t)m ^ (uint64_t)is_ret, addr) & nm->frames_mask;
-	for (;; i = (i + 1) & nm->frames_mask) {
-		struct fkey *k = &nm->frames[i];
-
-		if (k->id == UINT32_MAX ||
-		    (k->mod == m && k->addr == addr && k->is_ret == is_ret))
-			return k;
-	}
-}
-
-static void fkeys_grow(struct vp_unwind_names *nm)
-{
-	struct fkey *old = nm->frames;
-	size_t oldn = old ? nm->frames_mask + 1 : 0;
-
-	nm->frames_mask = oldn ? oldn * 2 - 1 : 1023;
-	nm->frames = xmalloc((nm->frames_mask + 1) * sizeof(*nm->frames));
-	for (size_t i = 0; i <= nm->frames_mask; i++)
-		nm->frames[i].id = UINT32_MAX;
-	nm->nframes = 0;
-	for (size_t i = 0; i < oldn; i++)
-		if (old[i].id != UINT32_MAX) {
-			*fkey_slot(nm, old[i].mod, old[i].addr, old[i].is_ret) = old[i];
-			nm->nframes++;
-		}
-	free(old);
-}
-
 long vp_unwind_names_frame(struct vp_unwind_names *nm, struct vp_umod *m, uint64_t addr,
 			   int is_ret)
 {
 	struct vp_frame_def f;
 	struct levels l = { 0 };
-	struct fkey *k;
+	struct fkey key = { (uint64_t)(uintptr_t)m, addr, !!is_ret, 0 }, *k;
+	uint64_t hash = vp_hash_mix(key.mod ^ key.is_ret, addr);
+	void *entry;
+	uint32_t id;
 
-	is_ret = !!is_ret;
-	k = fkey_slot(nm, m, addr, is_ret);
-	if (k->id != UINT32_MAX)
+	k = vp_hashtab_find(&nm->frames, hash, &key);
+	if (k)
 		return k->id;
 	if (m && define_module(nm, m) < 0)
 		return nm->err;
-	k->mod = m;
-	k->addr = addr;
-	k->is_ret = is_ret;
-	k->id = nm->next_frame++;
-	nm->nframes++;
+	if (vp_hashtab_insert(&nm->frames, hash, &key, &entry) < 0)
+		die("out of memory (naming a frame)");
+	k = entry;
+	k->id = id = nm->next_frame++;
 	if (m)
 		frame_levels(nm, m, is_ret && addr ? addr - 1 : addr, &l);
 	else
@@ -381,11 +318,11 @@ long vp_unwind_names_frame(struct vp_unwind_names *nm, struct vp_umod *m, uint64
 	f.addr = addr;
 	f.nlevels = (uint32_t)l.n;
 	f.levels = l.v;
-	sink_error(nm, nm->sink.frame(nm->sink.ctx, k->id, &f));
+	sink_error(nm, nm->sink.frame(nm->sink.ctx, id, &f));
 	free(l.v);
 	if (nm->err)
 		return nm->err;
-	return k->id;
+	return id;
 }
 
 struct vp_unwind_names *vp_unwind_names_new(const struct vp_unwind_sink *sink,
@@ -396,17 +333,21 @@ struct vp_unwind_names *vp_unwind_names_new(const struct vp_unwind_sink *sink,
 	nm->sink = *sink;
 	nm->next_module = first_module;
 	nm->unmapped_sym = UINT32_MAX;
+	vp_hashtab_init(&nm->frames, sizeof(struct fkey), offsetof(struct fkey, id), NULL);
+	vp_hashtab_init(&nm->syms, sizeof(struct skey), 0, skey_eq);
 	return nm;
 }
 
 void vp_unwind_names_free(struct vp_unwind_names *nm)
 {
+	struct skey *k;
+	size_t pos = 0;
+
 	if (!nm)
 		return;
-	for (size_t i = 0; nm->syms && i <= nm->syms_mask; i++)
-		if (nm->syms[i].id != UINT32_MAX)
-			free(nm->syms[i].name);
-	free(nm->syms);
-	free(nm->frames);
+	while ((k = vp_hashtab_next(&nm->syms, &pos)))
+		free(k->name);
+	vp_hashtab_release(&nm->syms);
+	vp_hashtab_release(&nm->frames);
 	free(nm);
 }

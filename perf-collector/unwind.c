@@ -24,6 +24,7 @@
 #endif
 
 #include "cfa-rules.h"
+#include "core/hashtab.h"
 #include "unwind-module.h"
 #include "unwind-names.h"
 #include "unwind.h"
@@ -57,7 +58,12 @@ struct uproc {
 	Dwfl *dwfl;	     /* runtime layout, for libdw unwinding */
 	int dwfl_stale;
 	struct uctx *dwctx;  /* what the libdw callbacks read */
-	struct uproc *next;  /* in its hash bucket */
+};
+
+/* An entry of the table of processes, keyed by the pid. */
+struct proc_ent {
+	uint64_t pid;
+	struct uproc *p;
 };
 
 /* Per-sample state seen by the accessors. */
@@ -77,8 +83,7 @@ struct vp_unwinder {
 	const struct vp_module *hdr_mods;
 	size_t nhdr_mods;
 	struct vp_umod *mods;
-	struct uproc **procs; /* hash buckets by pid */
-	size_t procs_mask, nprocs;
+	struct vp_hashtab procs; /* of struct proc_ent: a target may fork a lot */
 	struct uproc *last_proc;
 	struct vp_cfa_rules *rules;
 	struct vp_uframe *scratch; /* libdw's frames, until they are known better */
@@ -119,54 +124,26 @@ static struct vp_umod *get_mod(struct vp_unwinder *u, const char *path)
 
 /* ---- processes ---- */
 
-static size_t pid_hash(pid_t pid, size_t mask)
-{
-	return ((uint32_t)pid * 2654435761u) & mask;
-}
-
-static void procs_grow(struct vp_unwinder *u)
-{
-	size_t oldn = u->procs ? u->procs_mask + 1 : 0;
-	struct uproc **old = u->procs;
-
-	u->procs_mask = oldn ? oldn * 2 - 1 : 63;
-	u->procs = xcalloc(u->procs_mask + 1, sizeof(*u->procs));
-	for (size_t i = 0; i < oldn; i++) {
-		while (old[i]) {
-			struct uproc *p = old[i];
-			size_t h = pid_hash(p->pid, u->procs_mask);
-
-			old[i] = p->next;
-			p->next = u->procs[h];
-			u->procs[h] = p;
-		}
-	}
-	free(old);
-}
-
-/* The state of process @pid: a hash table, as a target may fork a lot. */
+/* The state of process @pid, made if @create. */
 static struct uproc *find_proc(struct vp_unwinder *u, pid_t pid, int create)
 {
-	struct uproc *p;
-	size_t h;
+	uint64_t key = (uint64_t)(uint32_t)pid;
+	struct proc_ent *e;
+	void *p;
 
 	if (u->last_proc && u->last_proc->pid == pid)
 		return u->last_proc;
-	if (!u->procs)
-		procs_grow(u);
-	h = pid_hash(pid, u->procs_mask);
-	for (p = u->procs[h]; p; p = p->next)
-		if (p->pid == pid)
-			return u->last_proc = p;
+	e = vp_hashtab_find(&u->procs, vp_hash_mix(key, 0), &key);
+	if (e)
+		return u->last_proc = e->p;
 	if (!create)
 		return NULL;
-	p = xcalloc(1, sizeof(*p));
-	p->pid = pid;
-	p->next = u->procs[h];
-	u->procs[h] = p;
-	if (++u->nprocs > 2 * (u->procs_mask + 1))
-		procs_grow(u);
-	return u->last_proc = p;
+	if (vp_hashtab_insert(&u->procs, vp_hash_mix(key, 0), &key, &p) < 0)
+		die("out of memory (following process %d)", (int)pid);
+	e = p;
+	e->p = xcalloc(1, sizeof(*e->p));
+	e->p->pid = pid;
+	return u->last_proc = e->p;
 }
 
 static struct uproc *get_proc(struct vp_unwinder *u, pid_t pid)
@@ -309,8 +286,6 @@ void vp_unwinder_fork(struct vp_unwinder *u, pid_t ppid, pid_t pid)
 	if (!parent || pid == ppid)
 		return;
 	child = get_proc(u, pid);
-	/* find_proc() may have moved the parent when the table grew */
-	parent = find_proc(u, ppid, 0);
 	proc_clear(child);
 	child->gone = 0;
 	if (parent->n) {
@@ -1031,6 +1006,7 @@ struct vp_unwinder *vp_unwinder_new(const struct vp_module *mods, size_t nmods,
 	struct vp_unwinder *u = xcalloc(1, sizeof(*u));
 	unsigned long vdso = getauxval(AT_SYSINFO_EHDR);
 
+	vp_hashtab_init(&u->procs, sizeof(struct proc_ent), sizeof(uint64_t), NULL);
 	elf_version(EV_CURRENT);
 	u->hdr_mods = mods;
 	u->nhdr_mods = nmods;
@@ -1057,21 +1033,18 @@ struct vp_unwinder *vp_unwinder_new(const struct vp_module *mods, size_t nmods,
 
 void vp_unwinder_free(struct vp_unwinder *u)
 {
+	struct proc_ent *e;
+
 	if (!u)
 		return;
 #ifdef HAVE_LIBUNWIND
 	unw_destroy_addr_space(u->as);
 #endif
-	for (size_t i = 0; u->procs && i <= u->procs_mask; i++) {
-		while (u->procs[i]) {
-			struct uproc *p = u->procs[i];
-
-			u->procs[i] = p->next;
-			proc_clear(p);
-			free(p);
-		}
+	for (size_t pos = 0; (e = vp_hashtab_next(&u->procs, &pos));) {
+		proc_clear(e->p);
+		free(e->p);
 	}
-	free(u->procs);
+	vp_hashtab_release(&u->procs);
 	vp_cfa_rules_free(u->rules);
 	free(u->scratch);
 	while (u->mods) {
