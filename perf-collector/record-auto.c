@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * record-auto.c - "varperf record"'s automatic mode (seed 000 Section
- * 2.2): phase 1 samples, phase 2 probes only what phase 1 found
- * significant within the overhead budget - and a watchdog measures what
- * the probes really cost while phase 2 runs (see record.h and plan.c).
+ * record-auto.c - the driver of "varperf record": one recording in probe,
+ * sample or combined mode, or the automatic mode (seed 000 Section 2.2):
+ * phase 1 samples, phase 2 probes only what phase 1 found significant
+ * within the overhead budget (plan.c), while record-stream.c measures what
+ * the probes really cost.  It puts together record-setup.c's and
+ * record-stream.c's steps, which never call back into it: what the
+ * stream asks of phase 1 goes through struct record_ops (see record.h).
  */
 #include <config.h>
 
@@ -29,181 +32,6 @@ enum {
 	STACK_CHECK_SAMPLES = 50,
 };
 
-/* how far the watchdog lets the measured cost exceed the budget */
-static const double WATCHDOG_SLACK = 0.1;
-
-static double func_cost(const struct record *rec, uint32_t f)
-{
-	return vp_probe_class_cost(rec->hdr.funcs[f].insn_class, rec->hdr.costs, rec->hdr.ncosts);
-}
-
-/*
- * Auto mode, phase 2: the plan estimated call counts from samples, which
- * cannot count calls shorter than the sampling period.  So measure: when
- * what the functions still probed have cost so far exceeds the budget's
- * share of the target's CPU time, stop probing the most expensive until
- * the rest fits.  Their calls until then stay in the file, marked as
- * partial; what they cost is spent and no longer counts against the rest.
- */
-/*
- * On the BPF backend the kernel counts every entry, recorded or not (a
- * full buffer, a record not read yet): the calls are those counts.
- */
-static void count_calls(struct record *rec)
-{
-	for (uint32_t f = 0; rec->bpf_on && f < rec->hdr.nfuncs; f++)
-		rec->calls[f] = vp_bpf_probes_hits(&rec->bpf, f);
-}
-
-void record_watchdog(struct record *rec)
-{
-	uint64_t now = record_now_ns();
-	double total = 0, cpu, budget, *cost;
-	unsigned char *drop;
-	int ndrop = 0;
-	char a[32], b[32];
-
-	/*
-	 * perf_event uprobes: every 40 ms, from 300 ms on: the first calls of
-	 * a process cost more, and a rate needs a few rounds to settle; and
-	 * removing a probe takes the kernel a while.  BPF links: from 10 ms
-	 * of the target's CPU time on, every round - the counts are exact and
-	 * new links replace the old ones in milliseconds.
-	 */
-	if (rec->bpf_on) {
-		record_update_cpu(rec);
-		/* 10 ms of CPU give thousands of calls of anything too costly
-		 * (an idle target: its calls are counted after 200 ms anyway) */
-		if (rec->cpu < 10000000 && now - rec->start_ns < 200000000)
-			return;
-	} else if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
-		   now - rec->start_ns < 300000000) {
-		return;
-	}
-	rec->watched_ns = now;
-	record_update_cpu(rec);
-	count_calls(rec);
-	/* the wall time when the CPU time cannot be read */
-	cpu = (double)(rec->cpu ? rec->cpu : now - rec->start_ns);
-	budget = rec->opts.overhead * cpu;
-	cost = xcalloc(rec->hdr.nfuncs, sizeof(*cost));
-	drop = xcalloc(rec->hdr.nfuncs, 1);
-	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
-		if (rec->dropped[f])
-			continue;
-		cost[f] = (double)rec->calls[f] * func_cost(rec, f);
-		total += cost[f];
-	}
-	pr_debug("watchdog: %.0f ms, CPU %.1f ms, probes still in place cost %.1f ms, budget "
-		 "%.1f ms", (double)(now - rec->start_ns) / 1e6, cpu / 1e6, total / 1e6,
-		 budget / 1e6);
-	/*
-	 * A rate measured over a fraction of a second, with a calibrated
-	 * cost, is good to some 10 %: act only beyond that, and then drop
-	 * the most expensive until the rest fits the budget (all at once:
-	 * the kernel takes a while to remove each).
-	 */
-	if (total <= budget * (1 + WATCHDOG_SLACK))
-		goto out;
-	while (total > budget) {
-		long wf = -1;
-
-		for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
-			if (!rec->dropped[f] && cost[f] > 0 && (wf < 0 || cost[f] > cost[wf]))
-				wf = f;
-		if (wf < 0)
-			break;
-		if (!rec->bpf_on)
-			vp_probes_drop(&rec->probes, (uint32_t)wf);
-		drop[wf] = 1;
-		ndrop++;
-		rec->dropped[wf] = 1;
-		record_write_failed(rec, vp_writer_unprobed(rec->w, (uint32_t)wf, now));
-		warning("phase 2: stopped probing '%s' after %llu calls in %s: its probes took "
-			"%.1f%% of the target's CPU time, all probes %.1f%%, over the %g%% budget "
-			"(calls shorter than the sampling period cannot be counted from samples)",
-			rec->hdr.funcs[wf].display, (unsigned long long)rec->calls[wf],
-			fmt_duration((double)(now - rec->start_ns), a, sizeof(a)),
-			cost[wf] / cpu * 100, total / cpu * 100, rec->opts.overhead * 100);
-		total -= cost[wf];
-		cost[wf] = 0;
-	}
-	/* all at once: one new generation of links without them */
-	if (ndrop && rec->bpf_on) {
-		uint64_t t0 = record_now_ns();
-
-		if (vp_bpf_probes_drop(&rec->bpf, drop, 1) < 0)
-			warning("phase 2: the probes over the budget stay: new links failed");
-		pr_debug("phase 2: links replaced in %.1f ms",
-			 (double)(record_now_ns() - t0) / 1e6);
-	}
-	/*
-	 * The first look decides what was held back: every call, if the
-	 * probes fit the budget; if not, nothing from before the costly ones
-	 * were gone - those probes stretched every call around theirs, and
-	 * the report would show their cost as the program's variance.
-	 */
-	if (rec->holding && ndrop) {
-		uint64_t t = record_now_ns();
-
-		record_discard_before(rec, t);
-		if (!rec->opts.quiet)
-			info("phase 2: the calls of its first %s are left out: their times hold "
-			     "the cost of the probes removed then",
-			     fmt_duration((double)(t - rec->start_ns), a, sizeof(a)));
-	} else if (rec->hold_ns && ndrop) {
-		/* later: what the last rounds held back, since before the look */
-		uint64_t t = record_now_ns();
-		uint64_t from = record_discard_before(rec, t);
-
-		if (from < rec->start_ns)
-			from = rec->start_ns;
-		if (!rec->opts.quiet)
-			info("phase 2: the calls from %s to %s are left out: their times hold the "
-			     "cost of the probes removed then",
-			     fmt_duration((double)(from - rec->start_ns), a, sizeof(a)),
-			     fmt_duration((double)(t - rec->start_ns), b, sizeof(b)));
-	}
-out:
-	rec->holding = 0;
-	free(drop);
-	free(cost);
-}
-
-/* Auto mode, phase 2: what the probes cost in all, measured, for the file. */
-void record_account_cost(struct record *rec, struct vp_trailer *tr)
-{
-	double total = 0;
-
-	if (!rec->calls || !rec->cpu)
-		return;
-	count_calls(rec);
-	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
-		total += (double)rec->calls[f] * func_cost(rec, f);
-	tr->probe_cost_ns = (uint64_t)total;
-	tr->target_cpu_ns = rec->cpu;
-	tr->budget_ppm = (uint32_t)(rec->opts.overhead * 1e6 + 0.5);
-	if (total > rec->opts.overhead * (double)rec->cpu * (1 + WATCHDOG_SLACK))
-		tr->flags |= VP_END_OVER_BUDGET;
-}
-
-/* ... and for the user: over the budget, a warning (report repeats it). */
-void record_print_measured_cost(const struct record *rec, const struct vp_trailer *tr)
-{
-	double share;
-
-	if (!tr->target_cpu_ns || !tr->budget_ppm)
-		return;
-	share = (double)tr->probe_cost_ns / (double)tr->target_cpu_ns * 100;
-	if (tr->flags & VP_END_OVER_BUDGET)
-		warning("phase 2: the probes cost about %.1f%% of the target's CPU time, over the "
-			"%g%% budget: the run took that much longer than the program alone", share,
-			rec->opts.overhead * 100);
-	else if (!rec->opts.quiet)
-		info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
-		     share, rec->opts.overhead * 100);
-}
-
 /*
  * Phase 1: a sample whose stack copy is full may have been cut short of
  * main, and such samples show a caller less often than its callees: the
@@ -215,13 +43,13 @@ void record_print_measured_cost(const struct record *rec, const struct vp_traile
  * of the phase; a larger copy costs only memory.)  Not when the user
  * chose the size.
  */
-int record_phase1_stacks_settled(const struct record *rec)
+static int phase1_stacks_settled(const struct record *rec)
 {
 	return rec->nsamples >= STACK_CHECK_SAMPLES ||
 	       rec->opts.sampling.stack_size >= VP_STACK_SIZE_MAX || rec->opts.stack_size_given;
 }
 
-int record_phase1_stacks(struct record *rec)
+static int phase1_stacks(struct record *rec)
 {
 	uint32_t size = rec->opts.sampling.stack_size, bigger;
 	uint64_t n = rec->nsamples, full = rec->full_stacks, elapsed;
@@ -243,6 +71,12 @@ int record_phase1_stacks(struct record *rec)
 	record_resample(rec, bigger);
 	return 1;
 }
+
+/* What the stream asks of phase 1 every round. */
+static const struct record_ops phase1_ops = {
+	.round = phase1_stacks,
+	.may_flush = phase1_stacks_settled,
+};
 
 static const char *base_name(const char *p)
 {
@@ -268,7 +102,7 @@ static int same_command(const struct vp_header *h, int argc, char **argv)
  * Auto mode, phase 2: keep the functions the plan chose (and their exit
  * plans), in their order.
  */
-int record_select_planned(struct record *rec)
+static int select_planned(struct record *rec)
 {
 	const struct vp_header *h1;
 	size_t j = 0;
@@ -394,6 +228,22 @@ static void abandon_child(struct record *r1)
 	}
 }
 
+/* One recording (a whole run in probe, sample or combined mode, or one
+ * phase of auto mode); returns the exit code. */
+int record_one(struct record *rec, int argc, char **argv)
+{
+	int code;
+
+	rec->argc = argc;
+	rec->argv = argv;
+	code = record_prepare_static(rec);
+	if (!code)
+		code = record_prepare_probes(rec);
+	if (code)
+		return code < 0 ? 0 : code;
+	return record_run(rec, argc, argv);
+}
+
 struct calib_job {
 	struct record *rec;
 	int code;
@@ -473,6 +323,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		r1.prog = prog;
 		r1.announce = !o->quiet;
 		r1.min_samples = PHASE1_MIN_SAMPLES;
+		r1.ops = &phase1_ops;
 		if (o->attach) {
 			r1.opts.duration = phase1_seconds(o);
 			r1.until_ns = o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
@@ -570,7 +421,11 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.path);
 	else if (!o->quiet && !o->list)
 		info("phase 2 of 2: probing '%s'%s", prog, r2.child ? " (the same run)" : "");
-	code = record_prepare_probes(&r2);
+	code = record_calibrate(&r2);
+	if (!code && select_planned(&r2) < 0)
+		code = 1;
+	if (!code)
+		code = record_prepare_probes(&r2);
 	if (code < 0 && r2.child) {
 		/* --list: no phase 2, and phase 1's program has served its turn */
 		kill(r2.opts.attach, SIGKILL);

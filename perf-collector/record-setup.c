@@ -480,6 +480,26 @@ static int choose_backend(struct record *rec)
 	return 0;
 }
 
+/* Refuse an output that is no regular file, or is one of the recording's
+ * inputs (the program, a --lib, --phase1); 0 or an exit code. */
+static int check_output(const struct record *rec)
+{
+	const char *o = rec->opts.output;
+
+	for (size_t i = 0; i < rec->hdr.nmodules; i++) {
+		if (vp_output_same(o, rec->hdr.modules[i].path)) {
+			error("cannot write '%s': it is %s '%s'", o,
+			      i ? "the library" : "the program", rec->hdr.modules[i].path);
+			return USAGE_ERROR;
+		}
+	}
+	if (rec->opts.phase1 && vp_output_same(o, rec->opts.phase1)) {
+		error("--phase1 '%s' is also the output: give another -o", rec->opts.phase1);
+		return USAGE_ERROR;
+	}
+	return vp_output_check(o) < 0 ? 1 : 0;
+}
+
 /*
  * What needs no target yet: the program, its functions and the probes'
  * prerequisites, so that auto mode fails before its first run, not after
@@ -507,7 +527,7 @@ int record_prepare_static(struct record *rec)
 		list_functions(rec);
 		return -1;
 	}
-	err = record_check_output(rec);
+	err = check_output(rec);
 	if (err)
 		return err;
 	if (rec->mode != MODE_PROBE &&
@@ -530,11 +550,7 @@ int record_prepare_static(struct record *rec)
 	return 0;
 }
 
-/*
- * Right before the target runs: the probes' cost and, in auto mode, what
- * phase 1 found worth probing.  Returns 0, -1 (done: --list) or an exit
- * code.
- */
+/* The probes' cost on this machine, once.  0 or an exit code. */
 int record_calibrate(struct record *rec)
 {
 	if (rec->mode == MODE_SAMPLE || rec->calibrated)
@@ -547,13 +563,16 @@ int record_calibrate(struct record *rec)
 	return 0;
 }
 
+/*
+ * Right before the target runs: the probes' cost, then --list or what is
+ * probed how (auto mode has kept what phase 1 found worth probing by
+ * then).  Returns 0, -1 (done: --list) or an exit code.
+ */
 int record_prepare_probes(struct record *rec)
 {
 	if (rec->mode == MODE_SAMPLE)
 		return 0;
 	if (record_calibrate(rec))
-		return 1;
-	if (rec->plan_from && record_select_planned(rec) < 0)
 		return 1;
 	if (rec->opts.list) {
 		list_functions(rec);

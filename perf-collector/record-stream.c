@@ -131,14 +131,6 @@ static int raise_nofile(size_t need)
 	return 0;
 }
 
-void record_write_failed(struct record *rec, int err)
-{
-	if (err && !rec->write_err) {
-		rec->write_err = err;
-		error("cannot write '%s': %s", rec->opts.output, strerror(-err));
-	}
-}
-
 static uint32_t thread_index(struct record *rec, const struct vp_raw *r)
 {
 	int found;
@@ -448,7 +440,7 @@ static void take(struct record *rec, struct vp_raw *r)
 		/* the copy held no more: the stack went on beyond it */
 		rec->full_stacks += r->sample->st.size && r->sample->st.len >= r->sample->st.size;
 	}
-	/* (on BPF the kernel counts them: count_calls() in record-auto.c) */
+	/* (on BPF the kernel counts them: count_calls()) */
 	if (ours && r->type == VP_RAW_ENTRY && rec->calls && !rec->bpf_on)
 		rec->calls[r->func]++;
 	if (r->type == VP_RAW_ENTRY && (r->flags & VP_RAW_F_EXITS_TOO)) {
@@ -525,7 +517,10 @@ static void round_trip(struct record *rec, int all)
 	rec->npending -= i;
 }
 
-uint64_t record_discard_before(struct record *rec, uint64_t t)
+/* Read what the buffers hold and drop the entries and exits held back
+ * from before @t (auto mode: probes found too costly were on until then);
+ * returns the earliest time dropped (@t if none). */
+static uint64_t discard_before(struct record *rec, uint64_t t)
 {
 	uint64_t n = 0, first = t;
 	size_t k = 0;
@@ -625,19 +620,9 @@ static void disable_events(struct record *rec)
 		vp_bpf_probes_stop(&rec->bpf);
 }
 
-uint64_t record_process_cpu_ns(pid_t pid)
-{
-	struct timespec ts;
-	clockid_t clk;
-
-	if (clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The target's CPU time since the recording began, as far as known, and
  * that of the children it followed (the probes cost them too). */
-void record_update_cpu(struct record *rec)
+static void update_cpu(struct record *rec)
 {
 	uint64_t cpu = record_process_cpu_ns(rec->pid);
 
@@ -646,6 +631,182 @@ void record_update_cpu(struct record *rec)
 	cpu = (cpu > rec->start_cpu ? cpu - rec->start_cpu : 0) + record_procs_cpu(rec);
 	if (cpu > rec->cpu)
 		rec->cpu = cpu;
+}
+
+/*
+ * Auto mode, phase 2: what the probes cost is measured, and plan.c judges
+ * it against the budget (vp_plan_over_budget()); here its verdict is
+ * applied.  Calls of the functions no longer probed stay in the file
+ * until then, marked as partial.
+ */
+
+/*
+ * On the BPF backend the kernel counts every entry, recorded or not (a
+ * full buffer, a record not read yet): the calls are those counts.
+ */
+static void count_calls(struct record *rec)
+{
+	for (uint32_t f = 0; rec->bpf_on && f < rec->hdr.nfuncs; f++)
+		rec->calls[f] = vp_bpf_probes_hits(&rec->bpf, f);
+}
+
+/* What the probes cost so far, for plan.c to judge (@dropped: see vp_plan_spend). */
+static void spend_of(const struct record *rec, double cpu, const unsigned char *dropped,
+		     struct vp_plan_spend *s)
+{
+	s->funcs = rec->hdr.funcs;
+	s->nfuncs = rec->hdr.nfuncs;
+	s->costs = rec->hdr.costs;
+	s->ncosts = rec->hdr.ncosts;
+	s->calls = rec->calls;
+	s->dropped = dropped;
+	s->cpu_ns = cpu;
+	s->overhead = rec->opts.overhead;
+}
+
+/* Stop probing the functions of @v (plan.c's verdict): all at once, one new
+ * generation of links on BPF. */
+static void drop_probes(struct record *rec, const struct vp_plan_verdict *v, double cpu,
+			uint64_t now)
+{
+	unsigned char *drop = xcalloc(rec->hdr.nfuncs, 1);
+	char a[32];
+
+	for (size_t i = 0; i < v->ndrop; i++) {
+		const struct vp_plan_drop *d = &v->drop[i];
+
+		if (!rec->bpf_on)
+			vp_probes_drop(&rec->probes, d->func);
+		drop[d->func] = 1;
+		rec->dropped[d->func] = 1;
+		record_write_failed(rec, vp_writer_unprobed(rec->w, d->func, now));
+		warning("phase 2: stopped probing '%s' after %llu calls in %s: its probes took "
+			"%.1f%% of the target's CPU time, all probes %.1f%%, over the %g%% budget "
+			"(calls shorter than the sampling period cannot be counted from samples)",
+			rec->hdr.funcs[d->func].display, (unsigned long long)rec->calls[d->func],
+			fmt_duration((double)(now - rec->start_ns), a, sizeof(a)),
+			d->cost_ns / cpu * 100, d->total_ns / cpu * 100, rec->opts.overhead * 100);
+	}
+	if (v->ndrop && rec->bpf_on) {
+		uint64_t t0 = record_now_ns();
+
+		if (vp_bpf_probes_drop(&rec->bpf, drop, 1) < 0)
+			warning("phase 2: the probes over the budget stay: new links failed");
+		pr_debug("phase 2: links replaced in %.1f ms",
+			 (double)(record_now_ns() - t0) / 1e6);
+	}
+	free(drop);
+}
+
+/*
+ * The first look decides what was held back: every call, if the probes
+ * fit the budget; if not, nothing from before the costly ones were gone -
+ * those probes stretched every call around theirs, and the report would
+ * show their cost as the program's variance.
+ */
+static void discard_stretched(struct record *rec)
+{
+	uint64_t t = record_now_ns(), from;
+	char a[32], b[32];
+
+	if (rec->holding) {
+		discard_before(rec, t);
+		if (!rec->opts.quiet)
+			info("phase 2: the calls of its first %s are left out: their times hold "
+			     "the cost of the probes removed then",
+			     fmt_duration((double)(t - rec->start_ns), a, sizeof(a)));
+		return;
+	}
+	/* later: what the last rounds held back, since before the look */
+	from = discard_before(rec, t);
+	if (from < rec->start_ns)
+		from = rec->start_ns;
+	if (!rec->opts.quiet)
+		info("phase 2: the calls from %s to %s are left out: their times hold the "
+		     "cost of the probes removed then",
+		     fmt_duration((double)(from - rec->start_ns), a, sizeof(a)),
+		     fmt_duration((double)(t - rec->start_ns), b, sizeof(b)));
+}
+
+/* Phase 2, every round: stop probing what costs more than the budget. */
+static void watchdog(struct record *rec)
+{
+	uint64_t now = record_now_ns();
+	struct vp_plan_spend s;
+	struct vp_plan_verdict v;
+	double cpu;
+
+	/*
+	 * perf_event uprobes: every 40 ms, from 300 ms on: the first calls of
+	 * a process cost more, and a rate needs a few rounds to settle; and
+	 * removing a probe takes the kernel a while.  BPF links: from 10 ms
+	 * of the target's CPU time on, every round - the counts are exact and
+	 * new links replace the old ones in milliseconds.
+	 */
+	if (rec->bpf_on) {
+		update_cpu(rec);
+		/* 10 ms of CPU give thousands of calls of anything too costly
+		 * (an idle target: its calls are counted after 200 ms anyway) */
+		if (rec->cpu < 10000000 && now - rec->start_ns < 200000000)
+			return;
+	} else if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
+		   now - rec->start_ns < 300000000) {
+		return;
+	}
+	rec->watched_ns = now;
+	update_cpu(rec);
+	count_calls(rec);
+	/* the wall time when the CPU time cannot be read */
+	cpu = (double)(rec->cpu ? rec->cpu : now - rec->start_ns);
+	spend_of(rec, cpu, rec->dropped, &s);
+	vp_plan_over_budget(&s, &v);
+	pr_debug("watchdog: %.0f ms, CPU %.1f ms, probes still in place cost %.1f ms, budget "
+		 "%.1f ms", (double)(now - rec->start_ns) / 1e6, cpu / 1e6, v.cost_ns / 1e6,
+		 v.budget_ns / 1e6);
+	if (v.over) {
+		drop_probes(rec, &v, cpu, now);
+		if (v.ndrop && (rec->holding || rec->hold_ns))
+			discard_stretched(rec);
+	}
+	rec->holding = 0;
+	vp_plan_verdict_release(&v);
+}
+
+/* Phase 2, at the end: what the probes cost in all, measured, into the
+ * trailer (and VP_END_OVER_BUDGET). */
+static void account_cost(struct record *rec, struct vp_trailer *tr)
+{
+	struct vp_plan_spend s;
+	struct vp_plan_verdict v;
+
+	if (!rec->calls || !rec->cpu)
+		return;
+	count_calls(rec);
+	spend_of(rec, (double)rec->cpu, NULL, &s);
+	vp_plan_over_budget(&s, &v);
+	tr->probe_cost_ns = (uint64_t)v.cost_ns;
+	tr->target_cpu_ns = rec->cpu;
+	tr->budget_ppm = (uint32_t)(rec->opts.overhead * 1e6 + 0.5);
+	if (v.over)
+		tr->flags |= VP_END_OVER_BUDGET;
+	vp_plan_verdict_release(&v);
+}
+
+/* ... and for the user: over the budget, a warning (report repeats it). */
+static void print_measured_cost(const struct record *rec, const struct vp_trailer *tr)
+{
+	double share;
+
+	if (!tr->target_cpu_ns || !tr->budget_ppm)
+		return;
+	share = (double)tr->probe_cost_ns / (double)tr->target_cpu_ns * 100;
+	if (tr->flags & VP_END_OVER_BUDGET)
+		warning("phase 2: the probes cost about %.1f%% of the target's CPU time, over the "
+			"%g%% budget: the run took that much longer than the program alone", share,
+			rec->opts.overhead * 100);
+	else if (!rec->opts.quiet)
+		info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
+		     share, rec->opts.overhead * 100);
 }
 
 /* Attached: whether to stop now (signal, --duration, the process exited). */
@@ -759,7 +920,7 @@ static int wait_and_read(struct record *rec, int *status)
 		round_trip(rec, 0);
 		/* before the samples go to the file: those of a truncating stack
 		 * copy are dropped, not written */
-		if (rec->min_samples && record_phase1_stacks(rec)) {
+		if (rec->ops && rec->ops->round(rec)) {
 			/* new events, new buffers */
 			for (size_t c = 0; c + 2 < n; c++) {
 				pfd[c].fd = (int)c < rec->nrings ? rec->rings[c].fd : -1;
@@ -767,17 +928,17 @@ static int wait_and_read(struct record *rec, int *status)
 			}
 		}
 		/* phase 1 writes no sample its stack check may still drop */
-		if (!rec->min_samples || record_phase1_stacks_settled(rec))
+		if (!rec->ops || rec->ops->may_flush(rec))
 			flush_file(rec);
 		if (rec->calls)
-			record_watchdog(rec);
+			watchdog(rec);
 		if (rec->hdr.ncosts)
 			vp_calibrate_track();
 	}
 	/* (the probes also fire for other processes that run the code) */
 	disable_events(rec);
 	if (rec->left_running || (rec->opts.attach && !rec->child))
-		record_update_cpu(rec);
+		update_cpu(rec);
 	/* The target is gone or no longer followed: every record is in. */
 	if ((!rec->opts.attach && !rec->left_running) || rec->gone) {
 		vp_addrspace_target_gone(rec->as);
@@ -1006,7 +1167,7 @@ static int run(struct record *rec)
 	if (rec->hdr.ncosts)
 		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
 	tr.end_time = record_now_ns();
-	record_account_cost(rec, &tr);
+	account_cost(rec, &tr);
 	if (rec->write_err)
 		tr.flags |= VP_END_WRITE_ERROR;
 	err = vp_writer_finish(rec->w, &tr);
@@ -1014,7 +1175,7 @@ static int run(struct record *rec)
 	record_write_failed(rec, err);
 	rec->finished = !err;
 	print_summary(rec, &tr);
-	record_print_measured_cost(rec, &tr);
+	print_measured_cost(rec, &tr);
 	if (rec->opts.attach && !rec->child) {
 		print_detach(rec);
 		return rec->write_err ? 1 : 0;
@@ -1303,24 +1464,6 @@ int record_run(struct record *rec, int argc, char **argv)
 	return code;
 }
 
-int record_check_output(const struct record *rec)
-{
-	const char *o = rec->opts.output;
-
-	for (size_t i = 0; i < rec->hdr.nmodules; i++) {
-		if (vp_output_same(o, rec->hdr.modules[i].path)) {
-			error("cannot write '%s': it is %s '%s'", o,
-			      i ? "the library" : "the program", rec->hdr.modules[i].path);
-			return USAGE_ERROR;
-		}
-	}
-	if (rec->opts.phase1 && vp_output_same(o, rec->opts.phase1)) {
-		error("--phase1 '%s' is also the output: give another -o", rec->opts.phase1);
-		return USAGE_ERROR;
-	}
-	return vp_output_check(o) < 0 ? 1 : 0;
-}
-
 /* Drop the samples in @v (n of them) not yet written; keep the rest. */
 static size_t drop_samples(struct vp_raw *v, size_t n)
 {
@@ -1357,20 +1500,4 @@ int record_resample(struct record *rec, uint32_t stack_size)
 	rec->rings = rec->sampler.rings;
 	rec->nrings = rec->sampler.ncpus;
 	return err < 0 ? -1 : 0;
-}
-
-/* One recording (a whole run in probe, sample or combined mode, or one
- * phase of auto mode); returns the exit code. */
-int record_one(struct record *rec, int argc, char **argv)
-{
-	int code;
-
-	rec->argc = argc;
-	rec->argv = argv;
-	code = record_prepare_static(rec);
-	if (!code)
-		code = record_prepare_probes(rec);
-	if (code)
-		return code < 0 ? 0 : code;
-	return record_run(rec, argc, argv);
 }

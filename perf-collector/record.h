@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "../core/datafile.h"
@@ -23,6 +24,7 @@
 #include "probes.h"
 #include "sampling.h"
 #include "symbols.h"
+#include "util.h"
 
 enum {
 	/* the exit status of a wrong command line */
@@ -111,8 +113,24 @@ struct record_procs {
 	uint64_t execd;		  /* followed children that exec'd another program */
 };
 
+struct record;
+
+/*
+ * What the stream asks its driver while the target runs, every round
+ * (auto mode's phase 1 sets them, see record-auto.c): the stream never
+ * calls the driver by name.
+ */
+struct record_ops {
+	/* after the round's reading: 1 when the events were reopened (new
+	 * buffers to poll) */
+	int (*round)(struct record *rec);
+	/* whether what was read may go into the file yet */
+	int (*may_flush)(const struct record *rec);
+};
+
 struct record {
 	struct record_opts opts;
+	const struct record_ops *ops; /* NULL: the stream asks nothing */
 	const char *prog;
 	char *path;
 	struct vp_header hdr;
@@ -196,6 +214,15 @@ struct record {
 /* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs). */
 extern volatile sig_atomic_t record_signal, record_nsignals;
 
+/* Report a writing error once and remember it (the file is incomplete). */
+static inline void record_write_failed(struct record *rec, int err)
+{
+	if (err && !rec->write_err) {
+		rec->write_err = err;
+		error("cannot write '%s': %s", rec->opts.output, strerror(-err));
+	}
+}
+
 /* ---- record-setup.c: what to record ---- */
 
 /*
@@ -207,14 +234,14 @@ extern volatile sig_atomic_t record_signal, record_nsignals;
 int record_prepare_static(struct record *rec);
 /*
  * record_calibrate - the probes' cost on this machine (once; auto mode
- * measures it before phase 1, so as not to leave its target unobserved
- * between the phases).  0 or an exit code.
+ * measures it while phase 1 runs, so as not to leave its target
+ * unobserved between the phases).  0 or an exit code.
  */
 int record_calibrate(struct record *rec);
 /*
- * record_prepare_probes - right before the target runs: the probes' cost
- * and, in auto mode, what phase 1 found worth probing.  Returns 0, -1
- * (done: --list) or an exit code.
+ * record_prepare_probes - right before the target runs: the probes' cost,
+ * then --list or what is probed how.  Returns 0, -1 (done: --list) or an
+ * exit code.
  */
 int record_prepare_probes(struct record *rec);
 /* The header's command line: @argv for a program, /proc's for -p. */
@@ -233,6 +260,11 @@ void record_procs_exec(struct record *rec, uint32_t pid);
 void record_procs_mapped(struct record *rec, uint32_t pid, const char *path);
 /* Before the END chunk: what is still pending goes into the file. */
 void record_procs_finish(struct record *rec);
+/*
+ * CPU time of process @pid in ns, that of its exited threads included (the
+ * probes' time is charged to it too), or 0 when it cannot be read.
+ */
+uint64_t record_process_cpu_ns(pid_t pid);
 /* The CPU time of the children followed, in this recording (ns): the
  * probes' cost in them is charged to them. */
 uint64_t record_procs_cpu(struct record *rec);
@@ -243,55 +275,28 @@ void record_procs_summary(const struct record *rec);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t record_now_ns(void);
-/* Report a writing error once and remember it (the file is incomplete). */
-void record_write_failed(struct record *rec, int err);
-/* The target's CPU time since the recording began, as far as known. */
-void record_update_cpu(struct record *rec);
-/*
- * CPU time of process @pid in ns, that of its exited threads included (the
- * probes' time is charged to it too), or 0 when it cannot be read.
- */
-uint64_t record_process_cpu_ns(pid_t pid);
-/* Read what the buffers hold and drop the entries and exits held back
- * from before @t (auto mode: probes found too costly were on until then);
- * returns the earliest time dropped (@t if none). */
-uint64_t record_discard_before(struct record *rec, uint64_t t);
 /*
  * record_run - start the target (or attach), record until it ends, write
  * the file; returns the exit code.  Signals from now on mean "stop the
- * target and finish the file".
+ * target and finish the file".  In auto mode's phase 2 (@rec->calls) it
+ * measures what the probes cost and stops those plan.c finds over the
+ * budget (vp_plan_over_budget()).
  */
 int record_run(struct record *rec, int argc, char **argv);
-/* Refuse an output that is no regular file, or is one of the recording's
- * inputs (the program, a --lib, --phase1); 0 or an exit code. */
-int record_check_output(const struct record *rec);
 /*
  * record_resample - sample on with a stack copy of @stack_size bytes:
  * the samples not yet written are dropped, the events reopened on the
  * target's threads.  0, or -1 after printing why (sampling stopped).
  */
 int record_resample(struct record *rec, uint32_t stack_size);
-/* One recording (a whole run in probe, sample or combined mode, or one
- * phase of auto mode): prepare, then record_run(); the exit code. */
-int record_one(struct record *rec, int argc, char **argv);
 /* Close and free everything @rec holds (a zeroed @rec too). */
 void record_release(struct record *rec);
 
-/* ---- record-auto.c: the automatic mode ---- */
+/* ---- record-auto.c: the driver ---- */
 
-/* Phase 2: keep the functions the plan chose.  0, or -1 after printing. */
-int record_select_planned(struct record *rec);
-/* Phase 2, every round: stop probing what costs more than the budget. */
-void record_watchdog(struct record *rec);
-/* Phase 2, at the end: what the probes cost in all, into the trailer
- * (and VP_END_OVER_BUDGET), then said. */
-void record_account_cost(struct record *rec, struct vp_trailer *tr);
-void record_print_measured_cost(const struct record *rec, const struct vp_trailer *tr);
-/* Phase 1, every round: a larger stack copy when the samples fill it;
- * returns 1 when the buffers changed. */
-int record_phase1_stacks(struct record *rec);
-/* Whether phase 1's stack copy is final (its samples may go to the file). */
-int record_phase1_stacks_settled(const struct record *rec);
+/* One recording (a whole run in probe, sample or combined mode, or one
+ * phase of auto mode): prepare, then record_run(); the exit code. */
+int record_one(struct record *rec, int argc, char **argv);
 /* Seed 000's two phases, launched or attached; the exit code. */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
 
