@@ -228,32 +228,38 @@ static void abandon_child(struct record *r1)
 	}
 }
 
-/* One recording (a whole run in probe, sample or combined mode, or one
- * phase of auto mode); returns the exit code. */
+/* The exit status of a recording whose preparation failed. */
+static int failed_status(const struct record *rec)
+{
+	return rec->outcome.usage ? USAGE_ERROR : 1;
+}
+
 int record_one(struct record *rec, int argc, char **argv)
 {
-	int code;
-
 	rec->argc = argc;
 	rec->argv = argv;
-	code = record_prepare_static(rec);
-	if (!code)
-		code = record_prepare_probes(rec);
-	if (code)
-		return code < 0 ? 0 : code;
-	return record_run(rec, argc, argv);
+	if (record_prepare_static(rec) < 0)
+		return failed_status(rec);
+	if (rec->outcome.listed)
+		return 0;
+	if (record_prepare_probes(rec) < 0)
+		return failed_status(rec);
+	if (rec->outcome.listed)
+		return 0;
+	record_run(rec, argc, argv);
+	return rec->outcome.status;
 }
 
 struct calib_job {
 	struct record *rec;
-	int code;
+	int err;
 };
 
 static void *calibrate_main(void *arg)
 {
 	struct calib_job *j = arg;
 
-	j->code = record_calibrate(j->rec);
+	j->err = record_calibrate(j->rec);
 	return NULL;
 }
 
@@ -265,7 +271,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	struct record r1, r2;
 	int ran_phase1 = 0;
 	uint64_t t0 = record_now_ns();
-	int code, p1code = 0;
+	int code = 0, p1code = 0, err;
 
 	memset(&r1, 0, sizeof(r1));
 	memset(&r2, 0, sizeof(r2));
@@ -286,12 +292,13 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	 * -f asking for something: auto mode samples.  Anything else that
 	 * would stop phase 2 stops us before phase 1. */
 	r2.can_sample_only = !o->funcs.n && !o->phase1;
-	code = record_prepare_static(&r2);
-	if (code && r2.unprobeable && r2.can_sample_only && o->list) {
+	err = record_prepare_static(&r2);
+	if (err && r2.unprobeable && r2.can_sample_only && o->list) {
 		error("nothing to list: %s", r2.unprobeable);
+		code = 1;
 		goto out;
 	}
-	if (code && r2.unprobeable && r2.can_sample_only) {
+	if (err && r2.unprobeable && r2.can_sample_only) {
 		warning("%s: sampling only", r2.unprobeable);
 		record_release(&r2);
 		memset(&r2, 0, sizeof(r2));
@@ -301,8 +308,10 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		code = record_one(&r2, argc, argv);
 		goto out;
 	}
-	if (code)
+	if (err) {
+		code = failed_status(&r2);
 		goto out;
+	}
 	/*
 	 * The probes' cost is measured while phase 1 samples, in a thread:
 	 * not before it (the program would start later) nor after it (it
@@ -311,8 +320,10 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	if (!o->phase1) {
 		calib.rec = &r2;
 		calibrating = pthread_create(&calib_thread, NULL, calibrate_main, &calib) == 0;
-		if (!calibrating && (code = record_calibrate(&r2)))
+		if (!calibrating && record_calibrate(&r2) < 0) {
+			code = 1;
 			goto out;
+		}
 	}
 	if (!o->phase1) {
 		off_t in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
@@ -345,15 +356,15 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		if (calibrating) {
 			pthread_join(calib_thread, NULL);
 			calibrating = 0;
-			if (calib.code) {
+			if (calib.err) {
 				abandon_child(&r1);
-				if (r1.finished)
+				if (r1.outcome.finished)
 					keep_phase1(o, "the probes' cost could not be measured");
-				code = calib.code;
+				code = 1;
 				goto out;
 			}
 		}
-		if (!r1.finished) {
+		if (!r1.outcome.finished) {
 			/* a file it could not write whole stays, as in any mode */
 			if (ran_phase1)
 				warning("no phase 2: '%s' holds what phase 1 could write",
@@ -421,19 +432,20 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.path);
 	else if (!o->quiet && !o->list)
 		info("phase 2 of 2: probing '%s'%s", prog, r2.child ? " (the same run)" : "");
-	code = record_calibrate(&r2);
-	if (!code && select_planned(&r2) < 0)
-		code = 1;
-	if (!code)
-		code = record_prepare_probes(&r2);
-	if (code < 0 && r2.child) {
+	err = record_calibrate(&r2);
+	if (!err)
+		err = select_planned(&r2);
+	if (!err)
+		err = record_prepare_probes(&r2);
+	code = err < 0 ? 1 : 0;
+	if (r2.outcome.listed && r2.child) {
 		/* --list: no phase 2, and phase 1's program has served its turn */
 		kill(r2.opts.attach, SIGKILL);
 		while (waitpid(r2.opts.attach, NULL, 0) < 0 && errno == EINTR)
 			;
 		r2.gone = 1;
 	}
-	if (!code && (o->attach || r2.child) && o->duration > 0) {
+	if (!code && !r2.outcome.listed && (o->attach || r2.child) && o->duration > 0) {
 		/* what is left of --duration after phase 1 and the planning */
 		r2.opts.duration = o->duration - (double)(record_now_ns() - t0) / 1e9;
 		if (r2.opts.duration <= 0) {
@@ -446,23 +458,23 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			goto out;
 		}
 	}
-	if (!code && !record_nsignals)
-		code = record_run(&r2, argc, argv);
-	if (r2.child && !r2.gone && !r2.finished && !r2.out.committed) {
+	if (!code && !r2.outcome.listed && !record_nsignals) {
+		record_run(&r2, argc, argv);
+		code = r2.outcome.status;
+	}
+	if (r2.child && !r2.gone && !r2.outcome.finished && !r2.out.committed) {
 		/* phase 2 never started: the program still runs its course */
 		int status;
 
 		while (waitpid(r2.opts.attach, &status, 0) < 0 && errno == EINTR)
 			;
-		if (code >= 0) {
-			keep_phase1(o, "phase 2 failed");
-			code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		}
+		keep_phase1(o, "phase 2 failed");
+		code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		goto out;
 	}
-	if (code < 0) {
-		code = 0; /* --list */
-	} else if (!r2.finished && ran_phase1 && !r2.out.committed) {
+	if (r2.outcome.listed) {
+		code = 0;
+	} else if (!r2.outcome.finished && ran_phase1 && !r2.out.committed) {
 		int interrupted = record_nsignals != 0;
 
 		keep_phase1(o, interrupted ? "interrupted before phase 2" : "phase 2 failed");
@@ -476,5 +488,5 @@ out:
 		pthread_join(calib_thread, NULL);
 	record_release(&r1);
 	record_release(&r2);
-	return code < 0 ? 0 : code;
+	return code;
 }

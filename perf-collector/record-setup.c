@@ -481,30 +481,27 @@ static int choose_backend(struct record *rec)
 }
 
 /* Refuse an output that is no regular file, or is one of the recording's
- * inputs (the program, a --lib, --phase1); 0 or an exit code. */
-static int check_output(const struct record *rec)
+ * inputs (the program, a --lib, --phase1: a wrong command line); 0 or -1
+ * after the error. */
+static int check_output(struct record *rec)
 {
 	const char *o = rec->opts.output;
 
 	for (size_t i = 0; i < rec->hdr.nmodules; i++) {
 		if (vp_output_same(o, rec->hdr.modules[i].path)) {
-			error("cannot write '%s': it is %s '%s'", o,
-			      i ? "the library" : "the program", rec->hdr.modules[i].path);
-			return USAGE_ERROR;
+			rec->outcome.usage = 1;
+			return error("cannot write '%s': it is %s '%s'", o,
+				     i ? "the library" : "the program", rec->hdr.modules[i].path);
 		}
 	}
 	if (rec->opts.phase1 && vp_output_same(o, rec->opts.phase1)) {
-		error("--phase1 '%s' is also the output: give another -o", rec->opts.phase1);
-		return USAGE_ERROR;
+		rec->outcome.usage = 1;
+		return error("--phase1 '%s' is also the output: give another -o",
+			     rec->opts.phase1);
 	}
-	return vp_output_check(o) < 0 ? 1 : 0;
+	return vp_output_check(o) < 0 ? -1 : 0;
 }
 
-/*
- * What needs no target yet: the program, its functions and the probes'
- * prerequisites, so that auto mode fails before its first run, not after
- * it.  Returns 0, -1 (done: --list) or an exit code.
- */
 int record_prepare_static(struct record *rec)
 {
 	int probing = rec->mode != MODE_SAMPLE;
@@ -512,31 +509,31 @@ int record_prepare_static(struct record *rec)
 
 	if (rec->opts.attach) {
 		if (attach_program(rec) < 0)
-			return 1;
+			return -1;
 	} else {
 		err = vp_resolve_program(rec->prog, &rec->path);
 		if (err)
-			return error("cannot run '%s': %s", rec->prog, strerror(-err)), 1;
+			return error("cannot run '%s': %s", rec->prog, strerror(-err));
 	}
 	if (load_modules(rec) < 0)
-		return 1;
+		return -1;
 	if (probing && (load_functions(rec) < 0 || plan_exits(rec) < 0))
-		return 1;
+		return -1;
 	/* auto mode lists what phase 1 chose, in record_prepare_probes() */
 	if (rec->opts.list && rec->opts.mode != MODE_AUTO) {
 		list_functions(rec);
-		return -1;
+		rec->outcome.listed = 1;
+		return 0;
 	}
-	err = check_output(rec);
-	if (err)
-		return err;
+	if (check_output(rec) < 0)
+		return -1;
 	if (rec->mode != MODE_PROBE &&
 	    vp_sampling_resolve(&rec->opts.sampling, rec->opts.quiet || rec->plan_from) < 0)
-		return 1;
+		return -1;
 	if (!probing)
-		return fit_buffers(rec) < 0;
+		return fit_buffers(rec);
 	if (choose_backend(rec) < 0 || fit_buffers(rec) < 0)
-		return 1;
+		return -1;
 	if (rec->bpf_on)
 		return 0;
 	err = vp_uprobe_pmu(&type, &retbit);
@@ -545,12 +542,11 @@ int record_prepare_static(struct record *rec)
 					   "/sys/bus/event_source/devices/uprobe)");
 		if (!rec->can_sample_only)
 			error("%s", rec->unprobeable);
-		return 1;
+		return err;
 	}
 	return 0;
 }
 
-/* The probes' cost on this machine, once.  0 or an exit code. */
 int record_calibrate(struct record *rec)
 {
 	if (rec->mode == MODE_SAMPLE || rec->calibrated)
@@ -559,24 +555,20 @@ int record_calibrate(struct record *rec)
 	if (!rec->bpf_on && vp_probes_remove_stale() > 0)
 		warning("removed stale 'varperf' uprobes from tracefs");
 	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
-		return 1;
+		return -1;
 	return 0;
 }
 
-/*
- * Right before the target runs: the probes' cost, then --list or what is
- * probed how (auto mode has kept what phase 1 found worth probing by
- * then).  Returns 0, -1 (done: --list) or an exit code.
- */
 int record_prepare_probes(struct record *rec)
 {
 	if (rec->mode == MODE_SAMPLE)
 		return 0;
-	if (record_calibrate(rec))
-		return 1;
+	if (record_calibrate(rec) < 0)
+		return -1;
 	if (rec->opts.list) {
 		list_functions(rec);
-		return -1;
+		rec->outcome.listed = 1;
+		return 0;
 	}
 	if (!rec->opts.quiet)
 		print_probing(rec);

@@ -1115,11 +1115,15 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 			"times are too low", (unsigned long long)missed);
 }
 
-/* Run the target under the probes and write the file; returns the exit code. */
+/*
+ * Run the target under the probes and write the file: 0, or -errno when
+ * it could not run or the file is incomplete; the exit status to pass on
+ * goes to @rec->outcome.
+ */
 static int run(struct record *rec)
 {
 	struct vp_trailer tr;
-	int status = 0, err, code;
+	int status = 0, err;
 
 	if (!rec->opts.attach) {
 		/* interrupted while getting ready: the program never runs */
@@ -1132,12 +1136,14 @@ static int run(struct record *rec)
 			vp_writer_free(rec->w);
 			rec->w = NULL;
 			vp_output_release(&rec->out);
-			return err == -EINTR ? 128 + (int)record_signal : 1;
+			rec->outcome.status = err == -EINTR ? 128 + (int)record_signal : 1;
+			return err;
 		}
 	}
 	/* The recording begins: the file takes the output's name.  (After
 	 * the exec: if that fails, an existing file stays as it was.) */
-	if (vp_output_commit(&rec->out) < 0) {
+	err = vp_output_commit(&rec->out);
+	if (err < 0) {
 		vp_writer_free(rec->w);
 		rec->w = NULL;
 		vp_output_release(&rec->out);
@@ -1145,7 +1151,8 @@ static int run(struct record *rec)
 			kill(rec->pid, SIGKILL);
 			waitpid(rec->pid, NULL, 0);
 		}
-		return 1;
+		rec->outcome.status = 1;
+		return err;
 	}
 	rec->start_ns = record_now_ns();
 	/* attached, the process has a past; launched, it has just exec'd */
@@ -1173,17 +1180,19 @@ static int run(struct record *rec)
 	err = vp_writer_finish(rec->w, &tr);
 	rec->w = NULL;
 	record_write_failed(rec, err);
-	rec->finished = !err;
+	rec->outcome.finished = !err;
 	print_summary(rec, &tr);
 	print_measured_cost(rec, &tr);
-	if (rec->opts.attach && !rec->child) {
+	if (rec->opts.attach && !rec->child)
 		print_detach(rec);
-		return rec->write_err ? 1 : 0;
-	}
-	if (rec->left_running)
-		return rec->write_err ? 1 : 0;
-	code = exit_code(status);
-	return rec->write_err ? 1 : code;
+	/* attached, or phase 1 that leaves the program running: no status of its own */
+	if ((rec->opts.attach && !rec->child) || rec->left_running)
+		rec->outcome.status = 0;
+	else
+		rec->outcome.status = exit_code(status);
+	if (rec->write_err)
+		rec->outcome.status = 1;
+	return rec->write_err;
 }
 
 static void *calibrate_done_main(void *arg)
@@ -1327,8 +1336,8 @@ static int start_sampling(struct record *rec)
 	return 0;
 }
 
-/* Fork the target (or attach), create the file, open the events; 0 or an
- * exit code. */
+/* Fork the target (or attach), create the file, open the events; 0 or -1
+ * after the error. */
 static int start(struct record *rec, int argc, char **argv)
 {
 	size_t need;
@@ -1339,7 +1348,7 @@ static int start(struct record *rec, int argc, char **argv)
 	} else {
 		err = vp_launch_fork(&rec->launch, rec->path, argv);
 		if (err)
-			return error("cannot fork: %s", strerror(-err)), 1;
+			return error("cannot fork: %s", strerror(-err));
 		rec->pid = rec->launch.pid;
 	}
 	record_header_cmdline(rec, argc, argv);
@@ -1428,16 +1437,11 @@ out_unlink:
 out_abort:
 	if (!rec->opts.attach)
 		vp_launch_abort(&rec->launch);
-	return 1;
+	return -1;
 }
 
-/*
- * Start the target (or attach), record, write the file; returns the exit
- * code.  Signals from now on mean "stop the target and finish the file".
- */
 int record_run(struct record *rec, int argc, char **argv)
 {
-	int code;
 
 	/*
 	 * An earlier recording's return probes, until the kernel has removed
@@ -1458,10 +1462,11 @@ int record_run(struct record *rec, int argc, char **argv)
 	}
 
 	install_signals();
-	code = start(rec, argc, argv);
-	if (!code)
-		code = run(rec);
-	return code;
+	if (start(rec, argc, argv) < 0) {
+		rec->outcome.status = 1;
+		return -1;
+	}
+	return run(rec);
 }
 
 /* Drop the samples in @v (n of them) not yet written; keep the rest. */

@@ -116,6 +116,19 @@ struct record_procs {
 struct record;
 
 /*
+ * How a recording's steps ended, beyond their return value: they return 0
+ * or a negative errno (-1 when the error was said), and say here what
+ * else the driver must know.
+ */
+struct record_outcome {
+	int listed;	/* --list printed the functions: nothing to record */
+	int usage;	/* the failure was the command line's (USAGE_ERROR) */
+	int finished;	/* record_run() wrote the file to its end */
+	int status;	/* record_run(): the exit status to pass on - the target's,
+			 * 128 + a signal's, 1 when it failed */
+};
+
+/*
  * What the stream asks its driver while the target runs, every round
  * (auto mode's phase 1 sets them, see record-auto.c): the stream never
  * calls the driver by name.
@@ -131,6 +144,7 @@ struct record_ops {
 struct record {
 	struct record_opts opts;
 	const struct record_ops *ops; /* NULL: the stream asks nothing */
+	struct record_outcome outcome;
 	const char *prog;
 	char *path;
 	struct vp_header hdr;
@@ -178,7 +192,6 @@ struct record {
 	struct record_procs procs;
 	uint64_t lost, foreign;
 	int write_err;
-	int finished;		   /* the file was written to its end */
 	int announce;		   /* say when attached or waiting, even when quiet */
 	int can_sample_only;	   /* auto: nothing to probe is no error... */
 	char *unprobeable;	   /* ... and this says why (malloc'ed) */
@@ -228,20 +241,22 @@ static inline void record_write_failed(struct record *rec, int err)
 /*
  * record_prepare_static - what needs no target yet: the program (or the
  * attached process's), its functions and the probes' prerequisites, so
- * that auto mode fails before its first run, not after it.  Returns 0,
- * -1 (done: --list printed) or an exit code after printing why.
+ * that auto mode fails before its first run, not after it.  0 (and
+ * outcome.listed when --list printed the functions), or a negative errno
+ * after printing why (outcome.usage: a wrong command line); with nothing
+ * to probe and @rec->can_sample_only, @rec->unprobeable says why, unsaid.
  */
 int record_prepare_static(struct record *rec);
 /*
  * record_calibrate - the probes' cost on this machine (once; auto mode
  * measures it while phase 1 runs, so as not to leave its target
- * unobserved between the phases).  0 or an exit code.
+ * unobserved between the phases).  0, or -1 after printing why.
  */
 int record_calibrate(struct record *rec);
 /*
  * record_prepare_probes - right before the target runs: the probes' cost,
- * then --list or what is probed how.  Returns 0, -1 (done: --list) or an
- * exit code.
+ * then --list (outcome.listed) or what is probed how.  0, or -1 after
+ * printing why.
  */
 int record_prepare_probes(struct record *rec);
 /* The header's command line: @argv for a program, /proc's for -p. */
@@ -277,10 +292,11 @@ void record_procs_summary(const struct record *rec);
 uint64_t record_now_ns(void);
 /*
  * record_run - start the target (or attach), record until it ends, write
- * the file; returns the exit code.  Signals from now on mean "stop the
- * target and finish the file".  In auto mode's phase 2 (@rec->calls) it
- * measures what the probes cost and stops those plan.c finds over the
- * budget (vp_plan_over_budget()).
+ * the file: 0, or a negative errno when it could not start or the file is
+ * incomplete; either way outcome.status is the exit status to pass on.
+ * Signals from now on mean "stop the target and finish the file".  In
+ * auto mode's phase 2 (@rec->calls) it measures what the probes cost and
+ * stops those plan.c finds over the budget (vp_plan_over_budget()).
  */
 int record_run(struct record *rec, int argc, char **argv);
 /*
@@ -295,9 +311,9 @@ void record_release(struct record *rec);
 /* ---- record-auto.c: the driver ---- */
 
 /* One recording (a whole run in probe, sample or combined mode, or one
- * phase of auto mode): prepare, then record_run(); the exit code. */
+ * phase of auto mode): prepare, then record_run(); the exit status. */
 int record_one(struct record *rec, int argc, char **argv);
-/* Seed 000's two phases, launched or attached; the exit code. */
+/* Seed 000's two phases, launched or attached; the exit status. */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
 
 #endif
