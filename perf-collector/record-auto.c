@@ -45,29 +45,29 @@ enum {
  */
 static int phase1_stacks_settled(const struct record *rec)
 {
-	return rec->nsamples >= STACK_CHECK_SAMPLES ||
+	return rec->counts.nsamples >= STACK_CHECK_SAMPLES ||
 	       rec->opts.sampling.stack_size >= VP_STACK_SIZE_MAX || rec->opts.stack_size_given;
 }
 
 static int phase1_stacks(struct record *rec)
 {
 	uint32_t size = rec->opts.sampling.stack_size, bigger;
-	uint64_t n = rec->nsamples, full = rec->full_stacks, elapsed;
+	uint64_t n = rec->counts.nsamples, full = rec->counts.full_stacks, elapsed;
 
 	if (n < STACK_CHECK_SAMPLES || full * 10 < n || size >= VP_STACK_SIZE_MAX ||
 	    rec->opts.stack_size_given)
 		return 0;
 	bigger = size * 4 < VP_STACK_SIZE_MAX ? size * 4 : VP_STACK_SIZE_MAX;
-	if (rec->announce)
+	if (rec->phase.announce)
 		info("phase 1: %llu of %llu samples filled the %u-byte stack copy (their stacks "
 		     "may end short of main): sampling again with %u bytes",
 		     (unsigned long long)full, (unsigned long long)n, size, bigger);
 	/* the window (and the wait for an idle program) begins anew */
-	elapsed = record_now_ns() - rec->start_ns;
-	if (rec->window_ns)
-		rec->window_ns += elapsed;
-	if (rec->until_ns)
-		rec->until_ns += elapsed;
+	elapsed = record_now_ns() - rec->target.start_ns;
+	if (rec->phase.window_ns)
+		rec->phase.window_ns += elapsed;
+	if (rec->phase.until_ns)
+		rec->phase.until_ns += elapsed;
 	record_resample(rec, bigger);
 	return 1;
 }
@@ -107,32 +107,32 @@ static int select_planned(struct record *rec)
 	const struct vp_header *h1;
 	size_t j = 0;
 
-	if (vp_plan_build(&rec->plan, rec->plan_from, rec->hdr.funcs, rec->hdr.nfuncs,
+	if (vp_plan_build(&rec->phase.plan, rec->phase.plan_from, rec->hdr.funcs, rec->hdr.nfuncs,
 			  rec->hdr.modules, rec->hdr.costs, rec->hdr.ncosts, rec->opts.cutoff,
 			  rec->opts.overhead) < 0)
 		return -1;
-	h1 = vp_plan_header(&rec->plan);
+	h1 = vp_plan_header(&rec->phase.plan);
 	/* (attached, both phases are of the one process) */
-	if (!rec->opts.attach && !same_command(h1, rec->argc, rec->argv))
+	if (!rec->opts.attach && !same_command(h1, rec->target.argc, rec->target.argv))
 		warning("the sampling run was of '%s' with %d argument%s, this run is of '%s' "
 			"with %d: both runs must do the same work",
 			h1->argc ? h1->argv[0] : "?", h1->argc - 1, h1->argc == 2 ? "" : "s",
-			rec->prog, rec->argc - 1);
+			rec->target.prog, rec->target.argc - 1);
 	if (!rec->opts.quiet)
-		vp_plan_print(&rec->plan, rec->hdr.funcs, rec->opts.cutoff, rec->opts.overhead,
-			      verbose > 0);
+		vp_plan_print(&rec->phase.plan, rec->hdr.funcs, rec->opts.cutoff,
+			      rec->opts.overhead, verbose > 0);
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
-		if (rec->plan.funcs[i].why == VP_PLAN_PROBED) {
+		if (rec->phase.plan.funcs[i].why == VP_PLAN_PROBED) {
 			rec->hdr.funcs[j] = rec->hdr.funcs[i];
-			if (rec->exits)
-				rec->exits[j] = rec->exits[i];
+			if (rec->probing.exits)
+				rec->probing.exits[j] = rec->probing.exits[i];
 			j++;
 		} else {
 			free(rec->hdr.funcs[i].name);
 			free(rec->hdr.funcs[i].display);
 			free(rec->hdr.funcs[i].base);
-			if (rec->exits)
-				vp_exits_release(&rec->exits[i]);
+			if (rec->probing.exits)
+				vp_exits_release(&rec->probing.exits[i]);
 		}
 	}
 	rec->hdr.nfuncs = j;
@@ -222,9 +222,9 @@ static int interrupt_child(pid_t pid)
 
 static void abandon_child(struct record *r1)
 {
-	if (r1->left_running) {
-		kill(r1->pid, SIGKILL);
-		waitpid(r1->pid, NULL, 0);
+	if (r1->target.left_running) {
+		kill(r1->target.pid, SIGKILL);
+		waitpid(r1->target.pid, NULL, 0);
 	}
 }
 
@@ -236,8 +236,8 @@ static int failed_status(const struct record *rec)
 
 int record_one(struct record *rec, int argc, char **argv)
 {
-	rec->argc = argc;
-	rec->argv = argv;
+	rec->target.argc = argc;
+	rec->target.argv = argv;
 	if (record_prepare_static(rec) < 0)
 		return failed_status(rec);
 	if (rec->outcome.listed)
@@ -277,9 +277,9 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	memset(&r2, 0, sizeof(r2));
 	r2.opts = *o;
 	r2.mode = MODE_PROBE;
-	r2.prog = prog;
-	r2.argc = argc;
-	r2.argv = argv;
+	r2.target.prog = prog;
+	r2.target.argc = argc;
+	r2.target.argv = argv;
 	if (o->phase1 && vp_output_same(o->phase1, o->output)) {
 		error("--phase1 '%s' is also the output: give another -o", o->phase1);
 		return USAGE_ERROR;
@@ -287,24 +287,24 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	/* a wrong file is said at once, not after the calibration */
 	if (o->phase1 && vp_plan_check(o->phase1) < 0)
 		return 1;
-	r2.plan_from = o->phase1;
+	r2.phase.plan_from = o->phase1;
 	/* Nothing to probe (a stripped program, no uprobe PMU) without a
 	 * -f asking for something: auto mode samples.  Anything else that
 	 * would stop phase 2 stops us before phase 1. */
-	r2.can_sample_only = !o->funcs.n && !o->phase1;
+	r2.probing.can_sample_only = !o->funcs.n && !o->phase1;
 	err = record_prepare_static(&r2);
-	if (err && r2.unprobeable && r2.can_sample_only && o->list) {
-		error("nothing to list: %s", r2.unprobeable);
+	if (err && r2.probing.unprobeable && r2.probing.can_sample_only && o->list) {
+		error("nothing to list: %s", r2.probing.unprobeable);
 		code = 1;
 		goto out;
 	}
-	if (err && r2.unprobeable && r2.can_sample_only) {
-		warning("%s: sampling only", r2.unprobeable);
+	if (err && r2.probing.unprobeable && r2.probing.can_sample_only) {
+		warning("%s: sampling only", r2.probing.unprobeable);
 		record_release(&r2);
 		memset(&r2, 0, sizeof(r2));
 		r2.opts = *o;
 		r2.mode = MODE_SAMPLE;
-		r2.prog = prog;
+		r2.target.prog = prog;
 		code = record_one(&r2, argc, argv);
 		goto out;
 	}
@@ -331,20 +331,21 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		r1.opts = *o;
 		r1.opts.quiet = 1;
 		r1.mode = MODE_SAMPLE;
-		r1.prog = prog;
-		r1.announce = !o->quiet;
-		r1.min_samples = PHASE1_MIN_SAMPLES;
+		r1.target.prog = prog;
+		r1.phase.announce = !o->quiet;
+		r1.phase.min_samples = PHASE1_MIN_SAMPLES;
 		r1.ops = &phase1_ops;
 		if (o->attach) {
 			r1.opts.duration = phase1_seconds(o);
-			r1.until_ns = o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
+			r1.phase.until_ns =
+				o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
 			if (!o->quiet)
 				info("phase 1 of 2: sampling process %d (%s) for %.1f s",
-				     (int)o->attach, r2.path, r1.opts.duration);
+				     (int)o->attach, r2.target.path, r1.opts.duration);
 		} else {
-			r1.window_ns = (uint64_t)(phase1_window(o) * 1e9);
+			r1.phase.window_ns = (uint64_t)(phase1_window(o) * 1e9);
 			/* an idle program: plan from what there is after a while */
-			r1.until_ns = record_now_ns() + 10 * r1.window_ns;
+			r1.phase.until_ns = record_now_ns() + 10 * r1.phase.window_ns;
 			if (!o->quiet)
 				info("phase 1 of 2: sampling '%s' for %.2f s, then %s", prog,
 				     phase1_window(o),
@@ -352,7 +353,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 					     : "probing it in the same run");
 		}
 		p1code = record_one(&r1, argc, argv);
-		ran_phase1 = r1.out.committed;
+		ran_phase1 = r1.output.file.committed;
 		if (calibrating) {
 			pthread_join(calib_thread, NULL);
 			calibrating = 0;
@@ -378,23 +379,23 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			code = o->attach ? 0 : p1code ? p1code : 130;
 			goto out;
 		}
-		if (r1.gone && o->attach) {
+		if (r1.target.gone && o->attach) {
 			keep_phase1(o, "the process exited in phase 1");
 			code = 0;
 			goto out;
 		}
 		/* --duration ended the program: the time asked for is over, a
 		 * second run would exceed it */
-		if (!r1.left_running && !o->attach && o->duration > 0 &&
+		if (!r1.target.left_running && !o->attach && o->duration > 0 &&
 		    (double)(record_now_ns() - t0) / 1e9 >= o->duration) {
 			keep_phase1(o, "--duration ended in phase 1");
 			code = p1code;
 			goto out;
 		}
-		if (r1.left_running) {
+		if (r1.target.left_running) {
 			/* phase 2 probes the same process */
-			r2.opts.attach = r1.pid;
-			r2.child = 1;
+			r2.opts.attach = r1.target.pid;
+			r2.target.child = 1;
 		} else if (o->list) {
 			/* --list needs no second run: the plan is made */
 		} else if (!o->attach && !stdin_again(in_off)) {
@@ -406,17 +407,18 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			goto out;
 		} else if (!o->attach) {
 			if (!o->quiet)
-				info("'%s' ended within phase 1: running it again for phase 2", prog);
+				info("'%s' ended within phase 1: running it again for phase 2",
+				     prog);
 			if (p1code)
 				warning("phase 1: '%s' exited with status %d; phase 2 must do the "
 					"same work", prog, p1code);
 		}
-		r2.plan_from = o->output;
-		r2.phase1_stack_size = r1.opts.sampling.stack_size;
+		r2.phase.plan_from = o->output;
+		r2.phase.phase1_stack_size = r1.opts.sampling.stack_size;
 		/* the same run: the children phase 1 followed are phase 2's too */
-		if (r1.left_running) {
-			r2.procs = r1.procs;
-			memset(&r1.procs, 0, sizeof(r1.procs));
+		if (r1.target.left_running) {
+			r2.target.procs = r1.target.procs;
+			memset(&r1.target.procs, 0, sizeof(r1.target.procs));
 		}
 		/* its sampling events and buffers are of no more use */
 		record_release(&r1);
@@ -429,31 +431,32 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		goto out;
 	}
 	if (o->attach && !o->quiet && !o->list)
-		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.path);
+		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.target.path);
 	else if (!o->quiet && !o->list)
-		info("phase 2 of 2: probing '%s'%s", prog, r2.child ? " (the same run)" : "");
+		info("phase 2 of 2: probing '%s'%s", prog,
+		     r2.target.child ? " (the same run)" : "");
 	err = record_calibrate(&r2);
 	if (!err)
 		err = select_planned(&r2);
 	if (!err)
 		err = record_prepare_probes(&r2);
 	code = err < 0 ? 1 : 0;
-	if (r2.outcome.listed && r2.child) {
+	if (r2.outcome.listed && r2.target.child) {
 		/* --list: no phase 2, and phase 1's program has served its turn */
 		kill(r2.opts.attach, SIGKILL);
 		while (waitpid(r2.opts.attach, NULL, 0) < 0 && errno == EINTR)
 			;
-		r2.gone = 1;
+		r2.target.gone = 1;
 	}
-	if (!code && !r2.outcome.listed && (o->attach || r2.child) && o->duration > 0) {
+	if (!code && !r2.outcome.listed && (o->attach || r2.target.child) && o->duration > 0) {
 		/* what is left of --duration after phase 1 and the planning */
 		r2.opts.duration = o->duration - (double)(record_now_ns() - t0) / 1e9;
 		if (r2.opts.duration <= 0) {
 			keep_phase1(o, "--duration ended before phase 2");
 			code = 0;
-			if (r2.child) {
+			if (r2.target.child) {
 				code = interrupt_child(r2.opts.attach);
-				r2.gone = 1;
+				r2.target.gone = 1;
 			}
 			goto out;
 		}
@@ -462,7 +465,8 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		record_run(&r2, argc, argv);
 		code = r2.outcome.status;
 	}
-	if (r2.child && !r2.gone && !r2.outcome.finished && !r2.out.committed) {
+	if (r2.target.child && !r2.target.gone && !r2.outcome.finished &&
+	    !r2.output.file.committed) {
 		/* phase 2 never started: the program still runs its course */
 		int status;
 
@@ -474,7 +478,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	}
 	if (r2.outcome.listed) {
 		code = 0;
-	} else if (!r2.outcome.finished && ran_phase1 && !r2.out.committed) {
+	} else if (!r2.outcome.finished && ran_phase1 && !r2.output.file.committed) {
 		int interrupted = record_nsignals != 0;
 
 		keep_phase1(o, interrupted ? "interrupted before phase 2" : "phase 2 failed");

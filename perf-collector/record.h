@@ -141,87 +141,118 @@ struct record_ops {
 	int (*may_flush)(const struct record *rec);
 };
 
-struct record {
-	struct record_opts opts;
-	const struct record_ops *ops; /* NULL: the stream asks nothing */
-	struct record_outcome outcome;
+/* The target: the program run (or the process attached) and its children. */
+struct record_target {
 	const char *prog;
 	char *path;
-	struct vp_header hdr;
-	struct vp_symfile **symfiles;
+	int argc;		  /* the program's command line */
+	char **argv;
+	struct vp_launch launch;
+	pid_t pid;
+	int pidfd;		  /* readable when the process exits */
+	int child;		  /* "attached" to the program varperf runs (auto
+				   * mode's phase 2 in the same run): reaped, its
+				   * status passed on, signals forwarded */
+	int gone;		  /* attach: the process exited */
+	int left_running;	  /* auto, phase 1 of a program: it runs on */
+	uint64_t start_ns;	  /* when the recording began */
+	uint64_t start_cpu;	  /* CPU time of the target then */
+	uint64_t cpu;		  /* ... its CPU time since then, last seen */
+	struct record_procs procs;
+};
+
+/* What is probed, how, and the events that bring the records. */
+struct record_probing {
+	struct vp_symfile **symfiles; /* per module of the header */
 	/* Per function how its exits are probed; NULL: return probes. */
 	struct vp_exits *exits;
 	int can_throw;
 	size_t nrecursive;	   /* --exit-probes=auto: functions calling
 				    * themselves, probed at their exit sites */
-	struct vp_launch launch;
+	int can_sample_only;	   /* auto: nothing to probe is no error... */
+	char *unprobeable;	   /* ... and this says why (malloc'ed) */
+	int calibrated;		   /* record_calibrate() ran */
 	struct vp_probes probes;   /* perf backend; with BPF only mmap tracking */
 	struct vp_bpf_probes bpf;  /* BPF backend */
 	int bpf_on;		   /* the probes are on the BPF backend */
-	enum record_mode mode;	   /* of this run: probe, sample or combined */
 	struct vp_sampler sampler; /* sample and combined modes */
 	struct vp_sample_sink *ss;
 	uint64_t *probe_vaddr;	   /* combined: link-time address of each probe */
 	struct vp_ring *rings;	   /* the buffers to read: the probes' or the sampler's */
 	int nrings;
-	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */
-	const char *plan_from;	   /* auto: the phase-1 data selecting what to probe */
-	struct vp_plan plan;
-	uint64_t *calls;	   /* auto, phase 2: entries per function so far */
-	uint64_t watched_ns;	   /* ... when the watchdog last looked */
-	uint64_t start_cpu;	   /* CPU time of the target when recording began */
-	uint64_t cpu;		   /* ... its CPU time since then, last seen */
-	unsigned char *dropped;	   /* ... and functions no longer probed */
-	int argc;		   /* the program's command line */
-	char **argv;
-	int pidfd;		   /* attach: readable when the process exits */
-	uint64_t start_ns;
-	struct vp_writer *w;
-	struct vp_output out;	   /* the file @w writes, named once the run begins */
-	struct vp_addrspace *as;
-	pid_t pid;
+	struct vp_nesting *nesting; /* the kernel's pending return probes */
+};
+
+/* The records on their way into the file. */
+struct record_output {
+	struct vp_output file;	   /* the file the writer writes, named once the
+				    * run begins */
+	int write_err;
 	/* Records read but not yet written, sorted by time each round. */
 	struct vp_raw *pending;
-	size_t npending, cap;
+	size_t npending, pending_cap;
 	uint64_t seq, max_seen;
-	struct idmap threads, callsites;
-	unsigned char *tramp;	   /* per call site: its return address is the
-				    * uretprobe trampoline (a tail call) */
-	size_t ntramp;
-	struct vp_nesting *nesting; /* the kernel's pending return probes */
-	struct record_procs procs;
-	uint64_t lost, foreign;
-	int write_err;
-	int announce;		   /* say when attached or waiting, even when quiet */
-	int can_sample_only;	   /* auto: nothing to probe is no error... */
-	char *unprobeable;	   /* ... and this says why (malloc'ed) */
-	uint64_t nsamples;	   /* samples read so far */
-	uint64_t full_stacks;	   /* ... whose stack copy was full (truncated,
-				    * or about to be: stack_grows()) */
-	uint32_t phase1_stack_size; /* auto, phase 2: the stack copy phase 1
-				     * ended with (it may raise it) */
-	uint64_t min_samples;	   /* auto, attached: phase 1 goes on until this
-				    * many samples, after --phase1-duration... */
-	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
-	int waiting_said;
-	int gone;		   /* attach: the process exited */
-	int child;		   /* "attached" to the program varperf runs (auto
-				    * mode's phase 2 in the same run): reaped, its
-				    * status passed on, signals forwarded */
-	uint64_t window_ns;	   /* auto, phase 1 of a program: leave it running
-				    * after this long (and min_samples) */
-	int left_running;	   /* ... and it did */
-	int calibrated;		   /* record_calibrate() ran */
-	int holding;		   /* auto, phase 2 on BPF: records held back until
-				    * the watchdog's first look */
-	uint64_t hold_ns;	   /* ... and after it, this long */
 	/* Sample mode: samples and mappings queue up here, to be unwound
 	 * once a second (FLUSH_NS) at the end of a round, not every round. */
 	int defer;
 	struct vp_raw *deferred;
 	size_t ndeferred, deferred_cap, deferred_bytes;
 	uint64_t flushed_ns;	   /* when the file last got what was read */
+};
+
+/* Auto mode: what its driver sets for a phase, and phase 2's measurements. */
+struct record_phase {
+	int announce;		   /* say when attached or waiting, even when quiet */
+	/* phase 1 */
+	uint64_t min_samples;	   /* attached: phase 1 goes on until this many
+				    * samples, after --phase1-duration... */
+	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
+	int waiting_said;
+	uint64_t window_ns;	   /* of a program: leave it running after this
+				    * long (and min_samples) */
+	/* phase 2 */
+	const char *plan_from;	   /* the phase-1 data selecting what to probe */
+	struct vp_plan plan;
+	uint32_t phase1_stack_size; /* the stack copy phase 1 ended with (it may
+				     * raise it) */
+	uint64_t *calls;	   /* entries per function so far */
+	unsigned char *dropped;	   /* functions no longer probed */
+	uint64_t watched_ns;	   /* when the watchdog last looked */
+	int holding;		   /* on BPF: records held back until the
+				    * watchdog's first look */
+	uint64_t hold_ns;	   /* ... and after it, this long */
+};
+
+/* What was read, lost and left out, for the trailer and the summary. */
+struct record_counts {
+	uint64_t lost, foreign;
+	uint64_t nsamples;	   /* samples read so far */
+	uint64_t full_stacks;	   /* ... whose stack copy was full (truncated,
+				    * or about to be) */
 	uint64_t unwound, unwind_ns; /* samples unwound, and how long it took */
+};
+
+struct record {
+	struct record_opts opts;
+	enum record_mode mode;	   /* of this run: probe, sample or combined */
+	const struct record_ops *ops; /* NULL: the stream asks nothing */
+	struct record_outcome outcome;
+	/* What every part uses: the file's header (modules, functions,
+	 * costs), its writer, and the target's address space. */
+	struct vp_header hdr;
+	struct vp_writer *w;
+	struct vp_addrspace *as;
+	struct record_target target;
+	struct record_probing probing;
+	struct record_output output;
+	struct record_phase phase;
+	struct record_counts counts;
+	/* The file's numbers of threads and call sites (record-stream.c). */
+	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */
+	struct idmap threads, callsites;
+	unsigned char *tramp;	   /* per call site: its return address is the
+				    * uretprobe trampoline (a tail call) */
+	size_t ntramp;
 };
 
 /* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs). */
@@ -230,8 +261,8 @@ extern volatile sig_atomic_t record_signal, record_nsignals;
 /* Report a writing error once and remember it (the file is incomplete). */
 static inline void record_write_failed(struct record *rec, int err)
 {
-	if (err && !rec->write_err) {
-		rec->write_err = err;
+	if (err && !rec->output.write_err) {
+		rec->output.write_err = err;
 		error("cannot write '%s': %s", rec->opts.output, strerror(-err));
 	}
 }
@@ -244,7 +275,7 @@ static inline void record_write_failed(struct record *rec, int err)
  * that auto mode fails before its first run, not after it.  0 (and
  * outcome.listed when --list printed the functions), or a negative errno
  * after printing why (outcome.usage: a wrong command line); with nothing
- * to probe and @rec->can_sample_only, @rec->unprobeable says why, unsaid.
+ * to probe and @rec->probing.can_sample_only, @rec->probing.unprobeable says why, unsaid.
  */
 int record_prepare_static(struct record *rec);
 /*
@@ -264,7 +295,7 @@ void record_header_cmdline(struct record *rec, int argc, char **argv);
 
 /* ---- record-procs.c: the processes followed ---- */
 
-/* The target (rec->pid) is followed, no child yet. */
+/* The target (rec->target.pid) is followed, no child yet. */
 void record_procs_start(struct record *rec);
 void record_procs_release(struct record_procs *ps);
 /* Whether the events of process @pid are recorded. */
@@ -295,7 +326,7 @@ uint64_t record_now_ns(void);
  * the file: 0, or a negative errno when it could not start or the file is
  * incomplete; either way outcome.status is the exit status to pass on.
  * Signals from now on mean "stop the target and finish the file".  In
- * auto mode's phase 2 (@rec->calls) it measures what the probes cost and
+ * auto mode's phase 2 (@rec->phase.calls) it measures what the probes cost and
  * stops those plan.c finds over the budget (vp_plan_over_budget()).
  */
 int record_run(struct record *rec, int argc, char **argv);
