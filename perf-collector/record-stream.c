@@ -2,8 +2,10 @@
 /*
  * record-stream.c - "varperf record" while the target runs: starting or
  * attaching to it, reading the per-CPU buffers, merging their records by
- * time and writing them (events, samples unwound, mappings), signals, the
- * end of the recording and its summary (see record.h).
+ * time and writing them (events, samples unwound, mappings), signals,
+ * auto mode's phase 2 kept within its budget (plan.c decides, this file
+ * applies), the end of the recording and its summary.  It never calls the
+ * driver (record-auto.c): see record.h.
  */
 #include <config.h>
 

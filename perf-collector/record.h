@@ -1,10 +1,33 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * record.h - what the parts of "varperf record" share: its options, the
- * state of one recording, and the steps cmd-record.c puts together:
- * record-setup.c decides what to record (functions, exits, costs),
- * record-stream.c runs the target and writes its events and samples,
- * record-auto.c is the automatic mode's two phases.
+ * state of one recording (struct record, in groups) and their steps.
+ *
+ * The parts, from the top; a file calls only files below it, so no two
+ * call each other:
+ *
+ *   cmd-record.c        the command line
+ *   record-auto.c       the driver: one run (record_one()), or auto mode's
+ *                       two phases (record_auto())
+ *   record-stream.c     the target running: buffers, records, the file,
+ *                       and phase 2 kept within the budget plan.c judges
+ *   record-setup.c      what to record: functions, exits, probe costs
+ *   record-procs.c      the processes followed (beside record-setup.c)
+ *   plan.c              phase 2's plan, and what is over the budget now
+ *                       (vp_plan_over_budget())
+ *
+ *   file              may call
+ *   cmd-record.c      record-auto.c, record-stream.c (record_release())
+ *   record-auto.c     record-setup.c, record-stream.c, plan.c
+ *   record-stream.c   record-setup.c (record_header_cmdline()), record-procs.c, plan.c
+ *   record-setup.c    plan.c
+ *   record-procs.c    none of these
+ *   plan.c            none of these
+ *
+ * and any of them the collector's modules (probes, sampling, symbols,
+ * output, ...) and core/.  Where the stream must ask the driver
+ * something, the driver hands it a struct record_ops; the steps return 0
+ * or -errno and leave the rest in struct record_outcome.
  */
 #ifndef VARPERF_RECORD_H
 #define VARPERF_RECORD_H
