@@ -1026,7 +1026,7 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 /*
  * Truncated stacks make callers look rarer than their callees: said in
  * every mode, quiet or not (auto mode's phase 1 is quiet; it raised the
- * copy already if it could, see record_phase1_stacks()).
+ * copy already if it could, see phase1_stacks() in record-auto.c).
  */
 static void print_truncated(const struct record *rec, const struct vp_trailer *tr)
 {
@@ -1433,7 +1433,7 @@ static int start(struct record *rec, int argc, char **argv)
 		if (rec->phase.plan_from) {
 			rec->phase.calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->phase.calls));
 			rec->phase.dropped = xcalloc(rec->hdr.nfuncs, 1);
-			/* until the watchdog's first look: record_watchdog() */
+			/* until the watchdog's first look: watchdog() */
 			rec->phase.holding = rec->probing.bpf_on;
 			rec->phase.hold_ns = rec->probing.bpf_on ? HOLD_NS : 0;
 		}
