@@ -298,7 +298,8 @@ static inline void record_write_failed(struct record *rec, int err)
  * that auto mode fails before its first run, not after it.  0 (and
  * outcome.listed when --list printed the functions), or a negative errno
  * after printing why (outcome.usage: a wrong command line); with nothing
- * to probe and @rec->probing.can_sample_only, @rec->probing.unprobeable says why, unsaid.
+ * to probe and probing.can_sample_only, probing.unprobeable says why,
+ * unsaid.
  */
 int record_prepare_static(struct record *rec);
 /*
@@ -349,7 +350,7 @@ uint64_t record_now_ns(void);
  * the file: 0, or a negative errno when it could not start or the file is
  * incomplete; either way outcome.status is the exit status to pass on.
  * Signals from now on mean "stop the target and finish the file".  In
- * auto mode's phase 2 (@rec->phase.calls) it measures what the probes cost and
+ * auto mode's phase 2 (phase.calls) it measures what the probes cost and
  * stops those plan.c finds over the budget (vp_plan_over_budget()).
  */
 int record_run(struct record *rec, int argc, char **argv);
