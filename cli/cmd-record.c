@@ -429,10 +429,10 @@ int cmd_record(int argc, char **argv)
 		print_requirement(&rec.opts);
 	if (code >= 0)
 		goto out;
-	rec.prog = optind < argc ? argv[optind] : NULL;
+	rec.target.prog = optind < argc ? argv[optind] : NULL;
 	/* --list in auto mode: what phase 2 would probe, after a phase 1 */
 	if (rec.opts.mode == MODE_AUTO) {
-		code = record_auto(&rec.opts, rec.prog, argc - optind, argv + optind);
+		code = record_auto(&rec.opts, rec.target.prog, argc - optind, argv + optind);
 		goto out;
 	}
 	rec.mode = rec.opts.mode == MODE_AUTO ? MODE_PROBE : rec.opts.mode;

@@ -14,7 +14,8 @@
  * Assuming short calls everywhere would price the long, cheap functions
  * out of any budget; so the plan is optimistic, and the recorder measures
  * the real cost while phase 2 runs and stops probing the most expensive
- * functions when the budget is exceeded (cmd-record.c, watchdog()).
+ * functions when the budget is exceeded: vp_plan_over_budget() decides
+ * what, record-stream.c applies it.
  */
 #include <config.h>
 
@@ -254,6 +255,56 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 	free(spanned);
 	free(depth);
 	return 0;
+}
+
+/* how far the measured cost may exceed the budget before probes go */
+static const double MEASURED_SLACK = 0.1;
+
+void vp_plan_over_budget(const struct vp_plan_spend *s, struct vp_plan_verdict *ret)
+{
+	double *cost = xcalloc(s->nfuncs + 1, sizeof(*cost));
+	double total = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->budget_ns = s->overhead * s->cpu_ns;
+	for (uint32_t f = 0; f < s->nfuncs; f++) {
+		if (s->dropped && s->dropped[f])
+			continue;
+		cost[f] = (double)s->calls[f] *
+			  vp_probe_class_cost(s->funcs[f].insn_class, s->costs, s->ncosts);
+		total += cost[f];
+	}
+	ret->cost_ns = total;
+	/*
+	 * A rate measured over a fraction of a second, with a calibrated
+	 * cost, is good to some 10 %: act only beyond that, and then drop
+	 * the most expensive until the rest fits the budget (all at once:
+	 * the kernel takes a while to remove each).
+	 */
+	ret->over = total > ret->budget_ns * (1 + MEASURED_SLACK);
+	if (ret->over)
+		ret->drop = xcalloc(s->nfuncs + 1, sizeof(*ret->drop));
+	while (ret->over && total > ret->budget_ns) {
+		long wf = -1;
+
+		for (uint32_t f = 0; f < s->nfuncs; f++)
+			if (cost[f] > 0 && (wf < 0 || cost[f] > cost[wf]))
+				wf = f;
+		if (wf < 0)
+			break;
+		ret->drop[ret->ndrop].func = (uint32_t)wf;
+		ret->drop[ret->ndrop].cost_ns = cost[wf];
+		ret->drop[ret->ndrop++].total_ns = total;
+		total -= cost[wf];
+		cost[wf] = 0;
+	}
+	free(cost);
+}
+
+void vp_plan_verdict_release(struct vp_plan_verdict *v)
+{
+	free(v->drop);
+	memset(v, 0, sizeof(*v));
 }
 
 /* The name column of the table: as wide as its longest name, within limits. */

@@ -65,6 +65,49 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 		  size_t nfuncs, const struct vp_module *mods,
 		  const struct vp_probe_cost *costs, size_t ncosts, double cutoff,
 		  double overhead);
+/*
+ * What the probes have cost so far, measured while phase 2 runs: the plan
+ * estimated call counts from samples, which cannot count calls shorter
+ * than the sampling period, so the recorder counts them.
+ */
+struct vp_plan_spend {
+	const struct vp_func *funcs;	/* the functions probed */
+	size_t nfuncs;
+	const struct vp_probe_cost *costs; /* calibrated (defaults when @ncosts is 0) */
+	size_t ncosts;
+	const uint64_t *calls;		/* entries per function so far */
+	const unsigned char *dropped;	/* no longer probed: their cost is spent and no
+					 * longer counts against the rest (NULL: all count) */
+	double cpu_ns;			/* the target's CPU time meanwhile */
+	double overhead;		/* the budget, a share of @cpu_ns */
+};
+
+/* One function to stop probing, and why. */
+struct vp_plan_drop {
+	uint32_t func;
+	double cost_ns;	 /* what its probes cost */
+	double total_ns; /* what all probes still in place cost before it went */
+};
+
+/* What is over the budget now (vp_plan_over_budget()). */
+struct vp_plan_verdict {
+	double budget_ns;
+	double cost_ns;		  /* what the probes still in place cost */
+	int over;		  /* beyond the budget by more than a measurement tells */
+	struct vp_plan_drop *drop; /* when over: the most expensive first, until the
+				    * rest fits the budget (malloc'ed) */
+	size_t ndrop;
+};
+
+/**
+ * vp_plan_over_budget - the one judge of the overhead budget while phase 2
+ * runs: what the probes of @s cost, and when that exceeds the budget
+ * beyond a measurement's error, which functions to stop probing so that
+ * the rest fits.  The caller applies the verdict and releases it with
+ * vp_plan_verdict_release().
+ */
+void vp_plan_over_budget(const struct vp_plan_spend *s, struct vp_plan_verdict *ret);
+void vp_plan_verdict_release(struct vp_plan_verdict *v);
 /* Say what is probed and why the rest is not (@all: every function). */
 void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double cutoff,
 		   double overhead, int all);

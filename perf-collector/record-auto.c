@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * record-auto.c - "varperf record"'s automatic mode (seed 000 Section
- * 2.2): phase 1 samples, phase 2 probes only what phase 1 found
- * significant within the overhead budget - and a watchdog measures what
- * the probes really cost while phase 2 runs (see record.h and plan.c).
+ * record-auto.c - the driver of "varperf record": one recording in probe,
+ * sample or combined mode, or the automatic mode (seed 000 Section 2.2):
+ * phase 1 samples, phase 2 probes only what phase 1 found significant
+ * within the overhead budget (plan.c), while record-stream.c measures what
+ * the probes really cost.  It puts together record-setup.c's and
+ * record-stream.c's steps, which never call back into it: what the
+ * stream asks of phase 1 goes through struct record_ops (see record.h).
  */
 #include <config.h>
 
@@ -29,181 +32,6 @@ enum {
 	STACK_CHECK_SAMPLES = 50,
 };
 
-/* how far the watchdog lets the measured cost exceed the budget */
-static const double WATCHDOG_SLACK = 0.1;
-
-static double func_cost(const struct record *rec, uint32_t f)
-{
-	return vp_probe_class_cost(rec->hdr.funcs[f].insn_class, rec->hdr.costs, rec->hdr.ncosts);
-}
-
-/*
- * Auto mode, phase 2: the plan estimated call counts from samples, which
- * cannot count calls shorter than the sampling period.  So measure: when
- * what the functions still probed have cost so far exceeds the budget's
- * share of the target's CPU time, stop probing the most expensive until
- * the rest fits.  Their calls until then stay in the file, marked as
- * partial; what they cost is spent and no longer counts against the rest.
- */
-/*
- * On the BPF backend the kernel counts every entry, recorded or not (a
- * full buffer, a record not read yet): the calls are those counts.
- */
-static void count_calls(struct record *rec)
-{
-	for (uint32_t f = 0; rec->bpf_on && f < rec->hdr.nfuncs; f++)
-		rec->calls[f] = vp_bpf_probes_hits(&rec->bpf, f);
-}
-
-void record_watchdog(struct record *rec)
-{
-	uint64_t now = record_now_ns();
-	double total = 0, cpu, budget, *cost;
-	unsigned char *drop;
-	int ndrop = 0;
-	char a[32], b[32];
-
-	/*
-	 * perf_event uprobes: every 40 ms, from 300 ms on: the first calls of
-	 * a process cost more, and a rate needs a few rounds to settle; and
-	 * removing a probe takes the kernel a while.  BPF links: from 10 ms
-	 * of the target's CPU time on, every round - the counts are exact and
-	 * new links replace the old ones in milliseconds.
-	 */
-	if (rec->bpf_on) {
-		record_update_cpu(rec);
-		/* 10 ms of CPU give thousands of calls of anything too costly
-		 * (an idle target: its calls are counted after 200 ms anyway) */
-		if (rec->cpu < 10000000 && now - rec->start_ns < 200000000)
-			return;
-	} else if (now - (rec->watched_ns ? rec->watched_ns : rec->start_ns) < 40000000 ||
-		   now - rec->start_ns < 300000000) {
-		return;
-	}
-	rec->watched_ns = now;
-	record_update_cpu(rec);
-	count_calls(rec);
-	/* the wall time when the CPU time cannot be read */
-	cpu = (double)(rec->cpu ? rec->cpu : now - rec->start_ns);
-	budget = rec->opts.overhead * cpu;
-	cost = xcalloc(rec->hdr.nfuncs, sizeof(*cost));
-	drop = xcalloc(rec->hdr.nfuncs, 1);
-	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
-		if (rec->dropped[f])
-			continue;
-		cost[f] = (double)rec->calls[f] * func_cost(rec, f);
-		total += cost[f];
-	}
-	pr_debug("watchdog: %.0f ms, CPU %.1f ms, probes still in place cost %.1f ms, budget "
-		 "%.1f ms", (double)(now - rec->start_ns) / 1e6, cpu / 1e6, total / 1e6,
-		 budget / 1e6);
-	/*
-	 * A rate measured over a fraction of a second, with a calibrated
-	 * cost, is good to some 10 %: act only beyond that, and then drop
-	 * the most expensive until the rest fits the budget (all at once:
-	 * the kernel takes a while to remove each).
-	 */
-	if (total <= budget * (1 + WATCHDOG_SLACK))
-		goto out;
-	while (total > budget) {
-		long wf = -1;
-
-		for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
-			if (!rec->dropped[f] && cost[f] > 0 && (wf < 0 || cost[f] > cost[wf]))
-				wf = f;
-		if (wf < 0)
-			break;
-		if (!rec->bpf_on)
-			vp_probes_drop(&rec->probes, (uint32_t)wf);
-		drop[wf] = 1;
-		ndrop++;
-		rec->dropped[wf] = 1;
-		record_write_failed(rec, vp_writer_unprobed(rec->w, (uint32_t)wf, now));
-		warning("phase 2: stopped probing '%s' after %llu calls in %s: its probes took "
-			"%.1f%% of the target's CPU time, all probes %.1f%%, over the %g%% budget "
-			"(calls shorter than the sampling period cannot be counted from samples)",
-			rec->hdr.funcs[wf].display, (unsigned long long)rec->calls[wf],
-			fmt_duration((double)(now - rec->start_ns), a, sizeof(a)),
-			cost[wf] / cpu * 100, total / cpu * 100, rec->opts.overhead * 100);
-		total -= cost[wf];
-		cost[wf] = 0;
-	}
-	/* all at once: one new generation of links without them */
-	if (ndrop && rec->bpf_on) {
-		uint64_t t0 = record_now_ns();
-
-		if (vp_bpf_probes_drop(&rec->bpf, drop, 1) < 0)
-			warning("phase 2: the probes over the budget stay: new links failed");
-		pr_debug("phase 2: links replaced in %.1f ms",
-			 (double)(record_now_ns() - t0) / 1e6);
-	}
-	/*
-	 * The first look decides what was held back: every call, if the
-	 * probes fit the budget; if not, nothing from before the costly ones
-	 * were gone - those probes stretched every call around theirs, and
-	 * the report would show their cost as the program's variance.
-	 */
-	if (rec->holding && ndrop) {
-		uint64_t t = record_now_ns();
-
-		record_discard_before(rec, t);
-		if (!rec->opts.quiet)
-			info("phase 2: the calls of its first %s are left out: their times hold "
-			     "the cost of the probes removed then",
-			     fmt_duration((double)(t - rec->start_ns), a, sizeof(a)));
-	} else if (rec->hold_ns && ndrop) {
-		/* later: what the last rounds held back, since before the look */
-		uint64_t t = record_now_ns();
-		uint64_t from = record_discard_before(rec, t);
-
-		if (from < rec->start_ns)
-			from = rec->start_ns;
-		if (!rec->opts.quiet)
-			info("phase 2: the calls from %s to %s are left out: their times hold the "
-			     "cost of the probes removed then",
-			     fmt_duration((double)(from - rec->start_ns), a, sizeof(a)),
-			     fmt_duration((double)(t - rec->start_ns), b, sizeof(b)));
-	}
-out:
-	rec->holding = 0;
-	free(drop);
-	free(cost);
-}
-
-/* Auto mode, phase 2: what the probes cost in all, measured, for the file. */
-void record_account_cost(struct record *rec, struct vp_trailer *tr)
-{
-	double total = 0;
-
-	if (!rec->calls || !rec->cpu)
-		return;
-	count_calls(rec);
-	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++)
-		total += (double)rec->calls[f] * func_cost(rec, f);
-	tr->probe_cost_ns = (uint64_t)total;
-	tr->target_cpu_ns = rec->cpu;
-	tr->budget_ppm = (uint32_t)(rec->opts.overhead * 1e6 + 0.5);
-	if (total > rec->opts.overhead * (double)rec->cpu * (1 + WATCHDOG_SLACK))
-		tr->flags |= VP_END_OVER_BUDGET;
-}
-
-/* ... and for the user: over the budget, a warning (report repeats it). */
-void record_print_measured_cost(const struct record *rec, const struct vp_trailer *tr)
-{
-	double share;
-
-	if (!tr->target_cpu_ns || !tr->budget_ppm)
-		return;
-	share = (double)tr->probe_cost_ns / (double)tr->target_cpu_ns * 100;
-	if (tr->flags & VP_END_OVER_BUDGET)
-		warning("phase 2: the probes cost about %.1f%% of the target's CPU time, over the "
-			"%g%% budget: the run took that much longer than the program alone", share,
-			rec->opts.overhead * 100);
-	else if (!rec->opts.quiet)
-		info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
-		     share, rec->opts.overhead * 100);
-}
-
 /*
  * Phase 1: a sample whose stack copy is full may have been cut short of
  * main, and such samples show a caller less often than its callees: the
@@ -215,34 +43,40 @@ void record_print_measured_cost(const struct record *rec, const struct vp_traile
  * of the phase; a larger copy costs only memory.)  Not when the user
  * chose the size.
  */
-int record_phase1_stacks_settled(const struct record *rec)
+static int phase1_stacks_settled(const struct record *rec)
 {
-	return rec->nsamples >= STACK_CHECK_SAMPLES ||
+	return rec->counts.nsamples >= STACK_CHECK_SAMPLES ||
 	       rec->opts.sampling.stack_size >= VP_STACK_SIZE_MAX || rec->opts.stack_size_given;
 }
 
-int record_phase1_stacks(struct record *rec)
+static int phase1_stacks(struct record *rec)
 {
 	uint32_t size = rec->opts.sampling.stack_size, bigger;
-	uint64_t n = rec->nsamples, full = rec->full_stacks, elapsed;
+	uint64_t n = rec->counts.nsamples, full = rec->counts.full_stacks, elapsed;
 
 	if (n < STACK_CHECK_SAMPLES || full * 10 < n || size >= VP_STACK_SIZE_MAX ||
 	    rec->opts.stack_size_given)
 		return 0;
 	bigger = size * 4 < VP_STACK_SIZE_MAX ? size * 4 : VP_STACK_SIZE_MAX;
-	if (rec->announce)
+	if (rec->phase.announce)
 		info("phase 1: %llu of %llu samples filled the %u-byte stack copy (their stacks "
 		     "may end short of main): sampling again with %u bytes",
 		     (unsigned long long)full, (unsigned long long)n, size, bigger);
 	/* the window (and the wait for an idle program) begins anew */
-	elapsed = record_now_ns() - rec->start_ns;
-	if (rec->window_ns)
-		rec->window_ns += elapsed;
-	if (rec->until_ns)
-		rec->until_ns += elapsed;
+	elapsed = record_now_ns() - rec->target.start_ns;
+	if (rec->phase.window_ns)
+		rec->phase.window_ns += elapsed;
+	if (rec->phase.until_ns)
+		rec->phase.until_ns += elapsed;
 	record_resample(rec, bigger);
 	return 1;
 }
+
+/* What the stream asks of phase 1 every round. */
+static const struct record_ops phase1_ops = {
+	.round = phase1_stacks,
+	.may_flush = phase1_stacks_settled,
+};
 
 static const char *base_name(const char *p)
 {
@@ -268,37 +102,37 @@ static int same_command(const struct vp_header *h, int argc, char **argv)
  * Auto mode, phase 2: keep the functions the plan chose (and their exit
  * plans), in their order.
  */
-int record_select_planned(struct record *rec)
+static int select_planned(struct record *rec)
 {
 	const struct vp_header *h1;
 	size_t j = 0;
 
-	if (vp_plan_build(&rec->plan, rec->plan_from, rec->hdr.funcs, rec->hdr.nfuncs,
+	if (vp_plan_build(&rec->phase.plan, rec->phase.plan_from, rec->hdr.funcs, rec->hdr.nfuncs,
 			  rec->hdr.modules, rec->hdr.costs, rec->hdr.ncosts, rec->opts.cutoff,
 			  rec->opts.overhead) < 0)
 		return -1;
-	h1 = vp_plan_header(&rec->plan);
+	h1 = vp_plan_header(&rec->phase.plan);
 	/* (attached, both phases are of the one process) */
-	if (!rec->opts.attach && !same_command(h1, rec->argc, rec->argv))
+	if (!rec->opts.attach && !same_command(h1, rec->target.argc, rec->target.argv))
 		warning("the sampling run was of '%s' with %d argument%s, this run is of '%s' "
 			"with %d: both runs must do the same work",
 			h1->argc ? h1->argv[0] : "?", h1->argc - 1, h1->argc == 2 ? "" : "s",
-			rec->prog, rec->argc - 1);
+			rec->target.prog, rec->target.argc - 1);
 	if (!rec->opts.quiet)
-		vp_plan_print(&rec->plan, rec->hdr.funcs, rec->opts.cutoff, rec->opts.overhead,
-			      verbose > 0);
+		vp_plan_print(&rec->phase.plan, rec->hdr.funcs, rec->opts.cutoff,
+			      rec->opts.overhead, verbose > 0);
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
-		if (rec->plan.funcs[i].why == VP_PLAN_PROBED) {
+		if (rec->phase.plan.funcs[i].why == VP_PLAN_PROBED) {
 			rec->hdr.funcs[j] = rec->hdr.funcs[i];
-			if (rec->exits)
-				rec->exits[j] = rec->exits[i];
+			if (rec->probing.exits)
+				rec->probing.exits[j] = rec->probing.exits[i];
 			j++;
 		} else {
 			free(rec->hdr.funcs[i].name);
 			free(rec->hdr.funcs[i].display);
 			free(rec->hdr.funcs[i].base);
-			if (rec->exits)
-				vp_exits_release(&rec->exits[i]);
+			if (rec->probing.exits)
+				vp_exits_release(&rec->probing.exits[i]);
 		}
 	}
 	rec->hdr.nfuncs = j;
@@ -388,22 +222,44 @@ static int interrupt_child(pid_t pid)
 
 static void abandon_child(struct record *r1)
 {
-	if (r1->left_running) {
-		kill(r1->pid, SIGKILL);
-		waitpid(r1->pid, NULL, 0);
+	if (r1->target.left_running) {
+		kill(r1->target.pid, SIGKILL);
+		waitpid(r1->target.pid, NULL, 0);
 	}
+}
+
+/* The exit status of a recording whose preparation failed. */
+static int failed_status(const struct record *rec)
+{
+	return rec->outcome.usage ? USAGE_ERROR : 1;
+}
+
+int record_one(struct record *rec, int argc, char **argv)
+{
+	rec->target.argc = argc;
+	rec->target.argv = argv;
+	if (record_prepare_static(rec) < 0)
+		return failed_status(rec);
+	if (rec->outcome.listed)
+		return 0;
+	if (record_prepare_probes(rec) < 0)
+		return failed_status(rec);
+	if (rec->outcome.listed)
+		return 0;
+	record_run(rec, argc, argv);
+	return rec->outcome.status;
 }
 
 struct calib_job {
 	struct record *rec;
-	int code;
+	int err;
 };
 
 static void *calibrate_main(void *arg)
 {
 	struct calib_job *j = arg;
 
-	j->code = record_calibrate(j->rec);
+	j->err = record_calibrate(j->rec);
 	return NULL;
 }
 
@@ -415,15 +271,15 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	struct record r1, r2;
 	int ran_phase1 = 0;
 	uint64_t t0 = record_now_ns();
-	int code, p1code = 0;
+	int code = 0, p1code = 0, err;
 
 	memset(&r1, 0, sizeof(r1));
 	memset(&r2, 0, sizeof(r2));
 	r2.opts = *o;
 	r2.mode = MODE_PROBE;
-	r2.prog = prog;
-	r2.argc = argc;
-	r2.argv = argv;
+	r2.target.prog = prog;
+	r2.target.argc = argc;
+	r2.target.argv = argv;
 	if (o->phase1 && vp_output_same(o->phase1, o->output)) {
 		error("--phase1 '%s' is also the output: give another -o", o->phase1);
 		return USAGE_ERROR;
@@ -431,28 +287,31 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	/* a wrong file is said at once, not after the calibration */
 	if (o->phase1 && vp_plan_check(o->phase1) < 0)
 		return 1;
-	r2.plan_from = o->phase1;
+	r2.phase.plan_from = o->phase1;
 	/* Nothing to probe (a stripped program, no uprobe PMU) without a
 	 * -f asking for something: auto mode samples.  Anything else that
 	 * would stop phase 2 stops us before phase 1. */
-	r2.can_sample_only = !o->funcs.n && !o->phase1;
-	code = record_prepare_static(&r2);
-	if (code && r2.unprobeable && r2.can_sample_only && o->list) {
-		error("nothing to list: %s", r2.unprobeable);
+	r2.probing.can_sample_only = !o->funcs.n && !o->phase1;
+	err = record_prepare_static(&r2);
+	if (err && r2.probing.unprobeable && r2.probing.can_sample_only && o->list) {
+		error("nothing to list: %s", r2.probing.unprobeable);
+		code = 1;
 		goto out;
 	}
-	if (code && r2.unprobeable && r2.can_sample_only) {
-		warning("%s: sampling only", r2.unprobeable);
+	if (err && r2.probing.unprobeable && r2.probing.can_sample_only) {
+		warning("%s: sampling only", r2.probing.unprobeable);
 		record_release(&r2);
 		memset(&r2, 0, sizeof(r2));
 		r2.opts = *o;
 		r2.mode = MODE_SAMPLE;
-		r2.prog = prog;
+		r2.target.prog = prog;
 		code = record_one(&r2, argc, argv);
 		goto out;
 	}
-	if (code)
+	if (err) {
+		code = failed_status(&r2);
 		goto out;
+	}
 	/*
 	 * The probes' cost is measured while phase 1 samples, in a thread:
 	 * not before it (the program would start later) nor after it (it
@@ -461,8 +320,10 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	if (!o->phase1) {
 		calib.rec = &r2;
 		calibrating = pthread_create(&calib_thread, NULL, calibrate_main, &calib) == 0;
-		if (!calibrating && (code = record_calibrate(&r2)))
+		if (!calibrating && record_calibrate(&r2) < 0) {
+			code = 1;
 			goto out;
+		}
 	}
 	if (!o->phase1) {
 		off_t in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
@@ -470,19 +331,21 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		r1.opts = *o;
 		r1.opts.quiet = 1;
 		r1.mode = MODE_SAMPLE;
-		r1.prog = prog;
-		r1.announce = !o->quiet;
-		r1.min_samples = PHASE1_MIN_SAMPLES;
+		r1.target.prog = prog;
+		r1.phase.announce = !o->quiet;
+		r1.phase.min_samples = PHASE1_MIN_SAMPLES;
+		r1.ops = &phase1_ops;
 		if (o->attach) {
 			r1.opts.duration = phase1_seconds(o);
-			r1.until_ns = o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
+			r1.phase.until_ns =
+				o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
 			if (!o->quiet)
 				info("phase 1 of 2: sampling process %d (%s) for %.1f s",
-				     (int)o->attach, r2.path, r1.opts.duration);
+				     (int)o->attach, r2.target.path, r1.opts.duration);
 		} else {
-			r1.window_ns = (uint64_t)(phase1_window(o) * 1e9);
+			r1.phase.window_ns = (uint64_t)(phase1_window(o) * 1e9);
 			/* an idle program: plan from what there is after a while */
-			r1.until_ns = record_now_ns() + 10 * r1.window_ns;
+			r1.phase.until_ns = record_now_ns() + 10 * r1.phase.window_ns;
 			if (!o->quiet)
 				info("phase 1 of 2: sampling '%s' for %.2f s, then %s", prog,
 				     phase1_window(o),
@@ -490,19 +353,19 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 					     : "probing it in the same run");
 		}
 		p1code = record_one(&r1, argc, argv);
-		ran_phase1 = r1.out.committed;
+		ran_phase1 = r1.output.file.committed;
 		if (calibrating) {
 			pthread_join(calib_thread, NULL);
 			calibrating = 0;
-			if (calib.code) {
+			if (calib.err) {
 				abandon_child(&r1);
-				if (r1.finished)
+				if (r1.outcome.finished)
 					keep_phase1(o, "the probes' cost could not be measured");
-				code = calib.code;
+				code = 1;
 				goto out;
 			}
 		}
-		if (!r1.finished) {
+		if (!r1.outcome.finished) {
 			/* a file it could not write whole stays, as in any mode */
 			if (ran_phase1)
 				warning("no phase 2: '%s' holds what phase 1 could write",
@@ -516,23 +379,23 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			code = o->attach ? 0 : p1code ? p1code : 130;
 			goto out;
 		}
-		if (r1.gone && o->attach) {
+		if (r1.target.gone && o->attach) {
 			keep_phase1(o, "the process exited in phase 1");
 			code = 0;
 			goto out;
 		}
 		/* --duration ended the program: the time asked for is over, a
 		 * second run would exceed it */
-		if (!r1.left_running && !o->attach && o->duration > 0 &&
+		if (!r1.target.left_running && !o->attach && o->duration > 0 &&
 		    (double)(record_now_ns() - t0) / 1e9 >= o->duration) {
 			keep_phase1(o, "--duration ended in phase 1");
 			code = p1code;
 			goto out;
 		}
-		if (r1.left_running) {
+		if (r1.target.left_running) {
 			/* phase 2 probes the same process */
-			r2.opts.attach = r1.pid;
-			r2.child = 1;
+			r2.opts.attach = r1.target.pid;
+			r2.target.child = 1;
 		} else if (o->list) {
 			/* --list needs no second run: the plan is made */
 		} else if (!o->attach && !stdin_again(in_off)) {
@@ -544,17 +407,18 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			goto out;
 		} else if (!o->attach) {
 			if (!o->quiet)
-				info("'%s' ended within phase 1: running it again for phase 2", prog);
+				info("'%s' ended within phase 1: running it again for phase 2",
+				     prog);
 			if (p1code)
 				warning("phase 1: '%s' exited with status %d; phase 2 must do the "
 					"same work", prog, p1code);
 		}
-		r2.plan_from = o->output;
-		r2.phase1_stack_size = r1.opts.sampling.stack_size;
+		r2.phase.plan_from = o->output;
+		r2.phase.phase1_stack_size = r1.opts.sampling.stack_size;
 		/* the same run: the children phase 1 followed are phase 2's too */
-		if (r1.left_running) {
-			r2.procs = r1.procs;
-			memset(&r1.procs, 0, sizeof(r1.procs));
+		if (r1.target.left_running) {
+			r2.target.procs = r1.target.procs;
+			memset(&r1.target.procs, 0, sizeof(r1.target.procs));
 		}
 		/* its sampling events and buffers are of no more use */
 		record_release(&r1);
@@ -567,47 +431,54 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		goto out;
 	}
 	if (o->attach && !o->quiet && !o->list)
-		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.path);
+		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.target.path);
 	else if (!o->quiet && !o->list)
-		info("phase 2 of 2: probing '%s'%s", prog, r2.child ? " (the same run)" : "");
-	code = record_prepare_probes(&r2);
-	if (code < 0 && r2.child) {
+		info("phase 2 of 2: probing '%s'%s", prog,
+		     r2.target.child ? " (the same run)" : "");
+	err = record_calibrate(&r2);
+	if (!err)
+		err = select_planned(&r2);
+	if (!err)
+		err = record_prepare_probes(&r2);
+	code = err < 0 ? 1 : 0;
+	if (r2.outcome.listed && r2.target.child) {
 		/* --list: no phase 2, and phase 1's program has served its turn */
 		kill(r2.opts.attach, SIGKILL);
 		while (waitpid(r2.opts.attach, NULL, 0) < 0 && errno == EINTR)
 			;
-		r2.gone = 1;
+		r2.target.gone = 1;
 	}
-	if (!code && (o->attach || r2.child) && o->duration > 0) {
+	if (!code && !r2.outcome.listed && (o->attach || r2.target.child) && o->duration > 0) {
 		/* what is left of --duration after phase 1 and the planning */
 		r2.opts.duration = o->duration - (double)(record_now_ns() - t0) / 1e9;
 		if (r2.opts.duration <= 0) {
 			keep_phase1(o, "--duration ended before phase 2");
 			code = 0;
-			if (r2.child) {
+			if (r2.target.child) {
 				code = interrupt_child(r2.opts.attach);
-				r2.gone = 1;
+				r2.target.gone = 1;
 			}
 			goto out;
 		}
 	}
-	if (!code && !record_nsignals)
-		code = record_run(&r2, argc, argv);
-	if (r2.child && !r2.gone && !r2.finished && !r2.out.committed) {
+	if (!code && !r2.outcome.listed && !record_nsignals) {
+		record_run(&r2, argc, argv);
+		code = r2.outcome.status;
+	}
+	if (r2.target.child && !r2.target.gone && !r2.outcome.finished &&
+	    !r2.output.file.committed) {
 		/* phase 2 never started: the program still runs its course */
 		int status;
 
 		while (waitpid(r2.opts.attach, &status, 0) < 0 && errno == EINTR)
 			;
-		if (code >= 0) {
-			keep_phase1(o, "phase 2 failed");
-			code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		}
+		keep_phase1(o, "phase 2 failed");
+		code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		goto out;
 	}
-	if (code < 0) {
-		code = 0; /* --list */
-	} else if (!r2.finished && ran_phase1 && !r2.out.committed) {
+	if (r2.outcome.listed) {
+		code = 0;
+	} else if (!r2.outcome.finished && ran_phase1 && !r2.output.file.committed) {
 		int interrupted = record_nsignals != 0;
 
 		keep_phase1(o, interrupted ? "interrupted before phase 2" : "phase 2 failed");
@@ -621,5 +492,5 @@ out:
 		pthread_join(calib_thread, NULL);
 	record_release(&r1);
 	record_release(&r2);
-	return code < 0 ? 0 : code;
+	return code;
 }

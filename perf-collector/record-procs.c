@@ -11,22 +11,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "record.h"
 #include "util.h"
 
 static void write_proc(struct record *rec, const struct record_proc *p);
 
+uint64_t record_process_cpu_ns(pid_t pid)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	if (clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void record_procs_start(struct record *rec)
 {
-	struct record_procs *ps = &rec->procs;
+	struct record_procs *ps = &rec->target.procs;
 
 	/* auto mode's phase 2 in the same run: phase 1's processes go on */
-	if (ps->n && ps->v[0].pid == (uint32_t)rec->pid) {
+	if (ps->n && ps->v[0].pid == (uint32_t)rec->target.pid) {
 		ps->follow = rec->opts.follow_fork;
 		/* their CPU time so far was phase 1's */
 		for (size_t i = 1; i < ps->n; i++) {
-			ps->v[i].cpu_base = ps->v[i].cpu_last = record_process_cpu_ns((pid_t)ps->v[i].pid);
+			ps->v[i].cpu_base = ps->v[i].cpu_last =
+				record_process_cpu_ns((pid_t)ps->v[i].pid);
 			ps->v[i].cpu_gone = !ps->v[i].cpu_base;
 		}
 		for (size_t i = 0; ps->forked && i < ps->n; i++)
@@ -35,12 +47,12 @@ void record_procs_start(struct record *rec)
 		return;
 	}
 	record_procs_release(ps);
-	rec->procs.follow = rec->opts.follow_fork;
-	rec->procs.v = xcalloc(1, sizeof(*rec->procs.v));
-	rec->procs.cap = 1;
-	rec->procs.n = 1;
-	rec->procs.v[0].pid = (uint32_t)rec->pid;
-	rec->procs.v[0].followed = 1;
+	rec->target.procs.follow = rec->opts.follow_fork;
+	rec->target.procs.v = xcalloc(1, sizeof(*rec->target.procs.v));
+	rec->target.procs.cap = 1;
+	rec->target.procs.n = 1;
+	rec->target.procs.v[0].pid = (uint32_t)rec->target.pid;
+	rec->target.procs.v[0].followed = 1;
 }
 
 void record_procs_release(struct record_procs *ps)
@@ -94,7 +106,7 @@ static struct record_proc *insert(struct record_procs *ps, uint32_t pid)
 
 int record_procs_followed(struct record *rec, uint32_t pid)
 {
-	struct record_proc *p = find(&rec->procs, pid);
+	struct record_proc *p = find(&rec->target.procs, pid);
 
 	return p && p->followed;
 }
@@ -109,7 +121,7 @@ static void write_proc(struct record *rec, const struct record_proc *p)
 
 void record_procs_fork(struct record *rec, uint32_t ppid, uint32_t pid)
 {
-	struct record_procs *ps = &rec->procs;
+	struct record_procs *ps = &rec->target.procs;
 	struct record_proc *parent = find(ps, ppid), *p;
 
 	/* the same fork seen by two events (combined mode), or a stranger's */
@@ -134,10 +146,10 @@ void record_procs_fork(struct record *rec, uint32_t ppid, uint32_t pid)
 
 void record_procs_exec(struct record *rec, uint32_t pid)
 {
-	struct record_proc *p = find(&rec->procs, pid);
+	struct record_proc *p = find(&rec->target.procs, pid);
 
 	/* the target's own exec (launching it) or a second report of one */
-	if (!p || !p->followed || p == &rec->procs.v[0])
+	if (!p || !p->followed || p == &rec->target.procs.v[0])
 		return;
 	/* no longer the program probed: its first mapping says what it is */
 	p->followed = 0;
@@ -146,7 +158,7 @@ void record_procs_exec(struct record *rec, uint32_t pid)
 
 void record_procs_mapped(struct record *rec, uint32_t pid, const char *path)
 {
-	struct record_proc *p = find(&rec->procs, pid);
+	struct record_proc *p = find(&rec->target.procs, pid);
 
 	if (!p || !p->exec_pending || path[0] != '/')
 		return;
@@ -159,20 +171,20 @@ void record_procs_mapped(struct record *rec, uint32_t pid, const char *path)
 	free(p->exec);
 	p->exec = xstrdup(path);
 	p->flags |= VP_PROC_EXEC;
-	rec->procs.execd++;
+	rec->target.procs.execd++;
 	write_proc(rec, p);
 }
 
 void record_procs_finish(struct record *rec)
 {
-	for (size_t i = 0; i < rec->procs.n; i++) {
-		struct record_proc *p = &rec->procs.v[i];
+	for (size_t i = 0; i < rec->target.procs.n; i++) {
+		struct record_proc *p = &rec->target.procs.v[i];
 
 		/* exec'd, but nothing was mapped before the end */
 		if (p->exec_pending) {
 			p->exec_pending = 0;
 			p->flags |= VP_PROC_EXEC;
-			rec->procs.execd++;
+			rec->target.procs.execd++;
 			write_proc(rec, p);
 		}
 	}
@@ -182,8 +194,8 @@ uint64_t record_procs_cpu(struct record *rec)
 {
 	uint64_t sum = 0;
 
-	for (size_t i = 1; i < rec->procs.n; i++) {
-		struct record_proc *p = &rec->procs.v[i];
+	for (size_t i = 1; i < rec->target.procs.n; i++) {
+		struct record_proc *p = &rec->target.procs.v[i];
 
 		/* an ended child's last reading stands (its pid may be reused) */
 		if (p->followed && !p->cpu_gone) {
@@ -230,14 +242,15 @@ static char *execd_list(const struct record_procs *ps)
 
 void record_procs_summary(const struct record *rec)
 {
-	const struct record_procs *ps = &rec->procs;
+	const struct record_procs *ps = &rec->target.procs;
 	uint64_t n = ps->forked;
-	uint64_t lost = rec->bpf_on ? vp_bpf_probes_unfollowed(&rec->bpf) : 0;
-	uint64_t late = rec->bpf_on ? vp_bpf_probes_unheld(&rec->bpf) : 0;
+	uint64_t lost = rec->probing.bpf_on ? vp_bpf_probes_unfollowed(&rec->probing.bpf) : 0;
+	uint64_t late = rec->probing.bpf_on ? vp_bpf_probes_unheld(&rec->probing.bpf) : 0;
 
 	if (ps->unfollowed)
 		info("'%s' forked %llu child process%s, not followed (--no-follow-fork): only "
-		     "its own threads are recorded", rec->prog, (unsigned long long)ps->unfollowed,
+		     "its own threads are recorded",
+		     rec->target.prog, (unsigned long long)ps->unfollowed,
 		     ps->unfollowed == 1 ? "" : "es");
 	if (lost)
 		warning("%llu child process%s could not be followed: the BPF table of followed "
@@ -247,18 +260,20 @@ void record_procs_summary(const struct record *rec)
 		warning("%llu child process%s ran before %s probes were attached (at most %.1f ms "
 			"after the fork, see above): %s first calls are not recorded",
 			(unsigned long long)late, late == 1 ? "" : "es",
-			late == 1 ? "its" : "their", (double)rec->bpf.unheld_max_ns / 1e6,
+			late == 1 ? "its" : "their", (double)rec->probing.bpf.unheld_max_ns / 1e6,
 			late == 1 ? "its" : "their");
-	if (rec->bpf_on && rec->bpf.nheld)
+	if (rec->probing.bpf_on && rec->probing.bpf.nheld)
 		pr_debug("held %llu child process%s stopped at the fork until %s probes were "
 			 "attached: %.2f ms on average, at most %.2f ms",
-			 (unsigned long long)rec->bpf.nheld, rec->bpf.nheld == 1 ? "" : "es",
-			 rec->bpf.nheld == 1 ? "its" : "their",
-			 (double)rec->bpf.held_ns / 1e6 / (double)rec->bpf.nheld,
-			 (double)rec->bpf.held_max_ns / 1e6);
+			 (unsigned long long)rec->probing.bpf.nheld,
+			 rec->probing.bpf.nheld == 1 ? "" : "es",
+			 rec->probing.bpf.nheld == 1 ? "its" : "their",
+			 (double)rec->probing.bpf.held_ns / 1e6 / (double)rec->probing.bpf.nheld,
+			 (double)rec->probing.bpf.held_max_ns / 1e6);
 	if (n)
 		info("followed %llu child process%s of '%s': %llu processes recorded (report "
-		     "--pid shows one)", (unsigned long long)n, n == 1 ? "" : "es", rec->prog,
+		     "--pid shows one)",
+		     (unsigned long long)n, n == 1 ? "" : "es", rec->target.prog,
 		     (unsigned long long)n + 1);
 	if (ps->execd) {
 		char *list = execd_list(ps);

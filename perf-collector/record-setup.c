@@ -24,15 +24,15 @@ static int load_modules(struct record *rec)
 {
 	struct vp_symfile *exe;
 	size_t nmods = 1 + rec->opts.libs.n;
-	int err = vp_symfile_open(rec->path, &exe);
+	int err = vp_symfile_open(rec->target.path, &exe);
 
 	if (err == -ENOEXEC)
-		return error("'%s' is not an ELF file", rec->path);
+		return error("'%s' is not an ELF file", rec->target.path);
 	if (err)
-		return error("cannot open '%s': %s", rec->path, strerror(-err));
-	rec->symfiles = xcalloc(nmods, sizeof(*rec->symfiles));
+		return error("cannot open '%s': %s", rec->target.path, strerror(-err));
+	rec->probing.symfiles = xcalloc(nmods, sizeof(*rec->probing.symfiles));
 	rec->hdr.modules = xcalloc(nmods, sizeof(*rec->hdr.modules));
-	rec->symfiles[0] = exe;
+	rec->probing.symfiles[0] = exe;
 	rec->hdr.nmodules = 1;
 	for (size_t i = 0; i < rec->opts.libs.n; i++) {
 		const char *name = rec->opts.libs.v[i];
@@ -40,10 +40,11 @@ static int load_modules(struct record *rec)
 
 		err = vp_symfile_find_needed(exe, name, &lib);
 		if (err == -ENOENT)
-			return error("'%s' does not need a library '%s'", rec->path, name);
+			return error("'%s' does not need a library '%s'", rec->target.path, name);
 		if (err)
-			return error("cannot find the library '%s' of '%s'", name, rec->path);
-		err = vp_symfile_open(lib, &rec->symfiles[rec->hdr.nmodules]);
+			return error("cannot find the library '%s' of '%s'", name,
+				     rec->target.path);
+		err = vp_symfile_open(lib, &rec->probing.symfiles[rec->hdr.nmodules]);
 		if (err == -ENOEXEC)
 			err = error("'%s' is not an ELF file", lib);
 		else if (err)
@@ -58,11 +59,11 @@ static int load_modules(struct record *rec)
 		const unsigned char *id;
 		struct stat st;
 
-		m->path = xstrdup(vp_symfile_path(rec->symfiles[i]));
+		m->path = xstrdup(vp_symfile_path(rec->probing.symfiles[i]));
 		/* with the build-id, what tells two programs apart (compare) */
 		if (!stat(m->path, &st))
 			m->size = (uint64_t)st.st_size;
-		m->build_id_len = vp_symfile_build_id(rec->symfiles[i], &id);
+		m->build_id_len = vp_symfile_build_id(rec->probing.symfiles[i], &id);
 		if (m->build_id_len) {
 			m->build_id = xmalloc(m->build_id_len);
 			memcpy(m->build_id, id, m->build_id_len);
@@ -77,20 +78,21 @@ static int load_functions(struct record *rec)
 	const char *unmatched;
 
 	for (size_t i = 0; i < rec->hdr.nmodules; i++)
-		vp_symfile_functions(rec->symfiles[i], (uint32_t)i, i ? VP_FUNC_FROM_LIB : 0,
-				     &rec->hdr.funcs, &rec->hdr.nfuncs);
+		vp_symfile_functions(rec->probing.symfiles[i], (uint32_t)i,
+				     i ? VP_FUNC_FROM_LIB : 0, &rec->hdr.funcs, &rec->hdr.nfuncs);
 	for (size_t i = 0; o->no_move && i < rec->hdr.nfuncs; i++)
-		vp_symfile_probe_first(rec->symfiles[rec->hdr.funcs[i].module], &rec->hdr.funcs[i]);
+		vp_symfile_probe_first(rec->probing.symfiles[rec->hdr.funcs[i].module],
+				       &rec->hdr.funcs[i]);
 	if (!rec->hdr.nfuncs) {
-		rec->unprobeable = xasprintf("no function symbols in '%s' (stripped, and no debug "
-					     "file found?)", rec->path);
-		return rec->can_sample_only ? -1 : error("%s", rec->unprobeable);
+		rec->probing.unprobeable = xasprintf("no function symbols in '%s' (stripped, and "
+						     "no debug file found?)", rec->target.path);
+		return rec->probing.can_sample_only ? -1 : error("%s", rec->probing.unprobeable);
 	}
 	if (vp_funcs_select(rec->hdr.funcs, &rec->hdr.nfuncs, o->funcs.v, o->funcs.n,
 			    o->excludes.v, o->excludes.n, &unmatched) < 0)
-		return error("no function matches '%s' in '%s'", unmatched, rec->path);
+		return error("no function matches '%s' in '%s'", unmatched, rec->target.path);
 	if (!rec->hdr.nfuncs)
-		return error("no function to probe in '%s'", rec->path);
+		return error("no function to probe in '%s'", rec->target.path);
 	return 0;
 }
 
@@ -104,10 +106,10 @@ static int load_functions(struct record *rec)
 static void keep_recursive_sites(struct record *rec)
 {
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
-		struct vp_exits *ex = &rec->exits[i];
+		struct vp_exits *ex = &rec->probing.exits[i];
 
 		if (ex->self_calls && ex->how != VP_EXITS_URETPROBE) {
-			rec->nrecursive++;
+			rec->probing.nrecursive++;
 			pr_debug("%s calls itself: exits probed at their sites",
 				 rec->hdr.funcs[i].display);
 			continue;
@@ -116,9 +118,9 @@ static void keep_recursive_sites(struct record *rec)
 		memset(ex, 0, sizeof(*ex));
 		ex->how = VP_EXITS_URETPROBE;
 	}
-	if (!rec->nrecursive) {
-		free(rec->exits);
-		rec->exits = NULL;
+	if (!rec->probing.nrecursive) {
+		free(rec->probing.exits);
+		rec->probing.exits = NULL;
 	}
 }
 
@@ -135,37 +137,38 @@ static int plan_exits(struct record *rec)
 	size_t undecodable = 0;
 	int recursive_only = 0;
 
-	for (size_t m = 0; m < rec->hdr.nmodules && !rec->can_throw; m++) {
+	for (size_t m = 0; m < rec->hdr.nmodules && !rec->probing.can_throw; m++) {
 		int probed = 0;
 
 		for (size_t i = 0; i < rec->hdr.nfuncs && !probed; i++)
 			probed = rec->hdr.funcs[i].module == m;
 		/* The program itself always counts: it may throw through
 		 * the probed functions of a library (callbacks). */
-		if ((probed || !m) && vp_symfile_can_throw(rec->symfiles[m]))
-			rec->can_throw = 1;
+		if ((probed || !m) && vp_symfile_can_throw(rec->probing.symfiles[m]))
+			rec->probing.can_throw = 1;
 	}
 	if (mode == EXIT_AUTO) {
 #ifdef HAVE_CAPSTONE
-		recursive_only = !rec->can_throw;
+		recursive_only = !rec->probing.can_throw;
 		mode = EXIT_RET;
 #else
-		if (rec->can_throw)
+		if (rec->probing.can_throw)
 			warning("'%s' can throw C++ exceptions, which end the program when they "
 				"pass a return probe; probing the ret instructions instead needs "
-				"capstone, which this varperf was built without", rec->path);
+				"capstone, which this varperf was built without", rec->target.path);
 		mode = EXIT_URETPROBE;
 #endif
-	} else if (mode == EXIT_URETPROBE && rec->can_throw) {
+	} else if (mode == EXIT_URETPROBE && rec->probing.can_throw) {
 		warning("'%s' can throw C++ exceptions: one that passes a function with a "
-			"return probe ends the program", rec->path);
+			"return probe ends the program", rec->target.path);
 	}
 	if (mode != EXIT_RET)
 		return 0;
-	rec->exits = xcalloc(rec->hdr.nfuncs, sizeof(*rec->exits));
+	rec->probing.exits = xcalloc(rec->hdr.nfuncs, sizeof(*rec->probing.exits));
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
 		const struct vp_func *f = &rec->hdr.funcs[i];
-		int err = vp_symfile_exits(rec->symfiles[f->module], f, &rec->exits[i]);
+		int err = vp_symfile_exits(rec->probing.symfiles[f->module], f,
+					   &rec->probing.exits[i]);
 
 		if (err == -ENOTSUP)
 			return error("--exit-probes=ret needs capstone to find the exits, and "
@@ -175,11 +178,11 @@ static int plan_exits(struct record *rec)
 			pr_debug("%s at %#llx: code not decodable: return probe", f->display,
 				 (unsigned long long)f->addr);
 		}
-		for (uint32_t k = 0; k < rec->exits[i].n; k++) {
+		for (uint32_t k = 0; k < rec->probing.exits[i].n; k++) {
 			uint64_t vaddr = 0;
 
-			vp_symfile_off_to_vaddr(rec->symfiles[f->module], rec->exits[i].offs[k],
-						&vaddr);
+			vp_symfile_off_to_vaddr(rec->probing.symfiles[f->module],
+						rec->probing.exits[i].offs[k], &vaddr);
 			pr_debug2("%s at %#llx: exit at %#llx", f->display,
 				  (unsigned long long)f->addr, (unsigned long long)vaddr);
 		}
@@ -205,7 +208,7 @@ static const char *class_name(uint32_t cls)
 /* How the exits of function @i are probed, for --list. */
 static const char *exits_name(const struct record *rec, size_t i, char *buf, size_t len)
 {
-	const struct vp_exits *ex = rec->exits ? &rec->exits[i] : NULL;
+	const struct vp_exits *ex = rec->probing.exits ? &rec->probing.exits[i] : NULL;
 
 	switch (ex ? ex->how : VP_EXITS_URETPROBE) {
 	case VP_EXITS_SITES:
@@ -246,7 +249,7 @@ static void fill_header(struct record *rec, int argc, char **argv)
 	h->unit = VP_UNIT_NS;
 	h->clock = CLOCK_MONOTONIC;
 	h->start_time = (uint64_t)time(NULL);
-	h->pid = (uint32_t)rec->pid;
+	h->pid = (uint32_t)rec->target.pid;
 	n = vp_online_cpus(&cpus);
 	if (n > 0) {
 		h->ncpu = (uint32_t)n;
@@ -257,18 +260,18 @@ static void fill_header(struct record *rec, int argc, char **argv)
 	h->argv = xcalloc((size_t)argc + 1, sizeof(*h->argv));
 	for (int i = 0; i < argc; i++)
 		h->argv[i] = xstrdup(argv[i]);
-	h->mode = rec->plan_from ? VP_MODE_AUTO : (uint32_t)rec->mode;
+	h->mode = rec->phase.plan_from ? VP_MODE_AUTO : (uint32_t)rec->mode;
 	if (rec->mode != MODE_SAMPLE) {
-		h->backend = rec->bpf_on ? VP_BACKEND_BPF : VP_BACKEND_PERF;
+		h->backend = rec->probing.bpf_on ? VP_BACKEND_BPF : VP_BACKEND_PERF;
 		/* the BPF programs follow the scheduler: off-CPU time per call */
-		h->offcpu = rec->bpf_on;
+		h->offcpu = rec->probing.bpf_on;
 	}
-	if (rec->plan_from) {
+	if (rec->phase.plan_from) {
 		/* the sampling of phase 1, which the file holds too (and
 		 * the stack copy it ended with: its file says the first) */
-		h->sampling = vp_plan_header(&rec->plan)->sampling;
-		if (rec->phase1_stack_size)
-			h->sampling.stack_size = rec->phase1_stack_size;
+		h->sampling = vp_plan_header(&rec->phase.plan)->sampling;
+		if (rec->phase.phase1_stack_size)
+			h->sampling.stack_size = rec->phase.phase1_stack_size;
 	} else if (rec->mode != MODE_PROBE) {
 		h->sampling.event = rec->opts.sampling.event;
 		h->sampling.freq = rec->opts.sampling.freq;
@@ -283,11 +286,12 @@ static int calibrate(struct record *rec)
 {
 	struct vp_probe_cost *costs = xcalloc(VP_CALIBRATE_NCOSTS, sizeof(*costs));
 	char a[32], b[32];
-	int n = vp_calibrate(costs, rec->exits && !rec->nrecursive, rec->bpf_on);
+	int n = vp_calibrate(costs, rec->probing.exits && !rec->probing.nrecursive,
+			     rec->probing.bpf_on);
 
 	if (n == -EACCES || n == -EPERM) {
 		error("cannot measure the probe cost: %s: %s", strerror(-n),
-		      rec->bpf_on ? "BPF links need CAP_BPF and CAP_PERFMON (or root)"
+		      rec->probing.bpf_on ? "BPF links need CAP_BPF and CAP_PERFMON (or root)"
 				  : "perf_event uprobes need CAP_SYS_ADMIN (run varperf as root)");
 		free(costs);
 		return -1;
@@ -303,13 +307,13 @@ static int calibrate(struct record *rec)
 		info("probe cost per call: %s (emulated first instruction), %s (single-stepped)%s",
 		     fmt_duration((double)costs[0].full_ns, a, sizeof(a)),
 		     fmt_duration((double)costs[1].full_ns, b, sizeof(b)),
-		     rec->exits && !rec->nrecursive ? ", exits at ret sites" : "");
+		     rec->probing.exits && !rec->probing.nrecursive ? ", exits at ret sites" : "");
 	return 0;
 }
 
 static const char *backend_name(const struct record *rec)
 {
-	return rec->bpf_on ? "BPF uprobe_multi links" : "perf_event uprobes";
+	return rec->probing.bpf_on ? "BPF uprobe_multi links" : "perf_event uprobes";
 }
 
 /* What the "probing N functions" line says about exits. */
@@ -323,19 +327,20 @@ static void print_probing(const struct record *rec)
 	vp_header_count_probes(&rec->hdr, &emulated, &moved);
 	if (moved)
 		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
-	if (!rec->exits || rec->nrecursive) {
+	if (!rec->probing.exits || rec->probing.nrecursive) {
 		info("probing %zu functions in '%s' (%zu on emulated instructions%s) with %s",
-		     rec->hdr.nfuncs, rec->path, emulated, past, backend_name(rec));
-		if (rec->nrecursive)
+		     rec->hdr.nfuncs, rec->target.path, emulated, past, backend_name(rec));
+		if (rec->probing.nrecursive)
 			info("%zu recursive function%s (calling %s) with exit probes on %s ret "
 			     "instructions: the kernel drops the return probes of calls nested "
-			     "more than 64 deep", rec->nrecursive, rec->nrecursive == 1 ? "" : "s",
-			     rec->nrecursive == 1 ? "itself" : "themselves",
-			     rec->nrecursive == 1 ? "its" : "their");
+			     "more than 64 deep",
+			     rec->probing.nrecursive, rec->probing.nrecursive == 1 ? "" : "s",
+			     rec->probing.nrecursive == 1 ? "itself" : "themselves",
+			     rec->probing.nrecursive == 1 ? "its" : "their");
 		return;
 	}
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
-		const struct vp_exits *ex = &rec->exits[i];
+		const struct vp_exits *ex = &rec->probing.exits[i];
 
 		switch (ex->how) {
 		case VP_EXITS_SITES:
@@ -356,7 +361,7 @@ static void print_probing(const struct record *rec)
 	}
 	what = rec->opts.exit_mode == EXIT_AUTO ? ": the program can throw C++ exceptions" : "";
 	info("probing %zu functions in '%s' (%zu on emulated instructions%s; exits at %zu "
-	     "ret and %zu tail-call jmp instructions%s) with %s", rec->hdr.nfuncs, rec->path,
+	     "ret and %zu tail-call jmp instructions%s) with %s", rec->hdr.nfuncs, rec->target.path,
 	     emulated, past, rets, jmps, what, backend_name(rec));
 	if (ret_probes)
 		info("%zu function%s with a return probe instead: code not decodable, or no "
@@ -377,11 +382,11 @@ static void print_probing(const struct record *rec)
 static int attach_program(struct record *rec)
 {
 	pid_t pid = rec->opts.attach;
-	int err = vp_attach_check(pid, &rec->path);
+	int err = vp_attach_check(pid, &rec->target.path);
 
 	switch (err) {
 	case 0:
-		rec->prog = rec->path;
+		rec->target.prog = rec->target.path;
 		return 0;
 	case -ESRCH:
 		return error("cannot attach to process %d: no such process", (int)pid);
@@ -440,7 +445,7 @@ static int fit_buffers(struct record *rec)
 	char a[32];
 
 	/* probe mode on BPF: a BPF ring, and buffers of mappings only */
-	if (!max || rec->opts.buf_size <= max || (rec->mode == MODE_PROBE && rec->bpf_on))
+	if (!max || rec->opts.buf_size <= max || (rec->mode == MODE_PROBE && rec->probing.bpf_on))
 		return 0;
 	snprintf(a, sizeof(a), "%zuK", max >> 10);
 	if (rec->opts.buf_size_given)
@@ -464,11 +469,11 @@ static int choose_backend(struct record *rec)
 {
 	char why[256] = "";
 
-	rec->bpf_on = 0;
+	rec->probing.bpf_on = 0;
 	if (rec->opts.backend == BACKEND_PERF)
 		return perf_uprobes_allowed(rec, NULL);
 	if (vp_bpf_probes_check(why, sizeof(why)) == 0) {
-		rec->bpf_on = 1;
+		rec->probing.bpf_on = 1;
 		return 0;
 	}
 	if (rec->opts.backend == BACKEND_BPF)
@@ -480,11 +485,28 @@ static int choose_backend(struct record *rec)
 	return 0;
 }
 
-/*
- * What needs no target yet: the program, its functions and the probes'
- * prerequisites, so that auto mode fails before its first run, not after
- * it.  Returns 0, -1 (done: --list) or an exit code.
- */
+/* Refuse an output that is no regular file, or is one of the recording's
+ * inputs (the program, a --lib, --phase1: a wrong command line); 0 or -1
+ * after the error. */
+static int check_output(struct record *rec)
+{
+	const char *o = rec->opts.output;
+
+	for (size_t i = 0; i < rec->hdr.nmodules; i++) {
+		if (vp_output_same(o, rec->hdr.modules[i].path)) {
+			rec->outcome.usage = 1;
+			return error("cannot write '%s': it is %s '%s'", o,
+				     i ? "the library" : "the program", rec->hdr.modules[i].path);
+		}
+	}
+	if (rec->opts.phase1 && vp_output_same(o, rec->opts.phase1)) {
+		rec->outcome.usage = 1;
+		return error("--phase1 '%s' is also the output: give another -o",
+			     rec->opts.phase1);
+	}
+	return vp_output_check(o) < 0 ? -1 : 0;
+}
+
 int record_prepare_static(struct record *rec)
 {
 	int probing = rec->mode != MODE_SAMPLE;
@@ -492,58 +514,53 @@ int record_prepare_static(struct record *rec)
 
 	if (rec->opts.attach) {
 		if (attach_program(rec) < 0)
-			return 1;
+			return -1;
 	} else {
-		err = vp_resolve_program(rec->prog, &rec->path);
+		err = vp_resolve_program(rec->target.prog, &rec->target.path);
 		if (err)
-			return error("cannot run '%s': %s", rec->prog, strerror(-err)), 1;
+			return error("cannot run '%s': %s", rec->target.prog, strerror(-err));
 	}
 	if (load_modules(rec) < 0)
-		return 1;
+		return -1;
 	if (probing && (load_functions(rec) < 0 || plan_exits(rec) < 0))
-		return 1;
+		return -1;
 	/* auto mode lists what phase 1 chose, in record_prepare_probes() */
 	if (rec->opts.list && rec->opts.mode != MODE_AUTO) {
 		list_functions(rec);
-		return -1;
+		rec->outcome.listed = 1;
+		return 0;
 	}
-	err = record_check_output(rec);
-	if (err)
-		return err;
+	if (check_output(rec) < 0)
+		return -1;
 	if (rec->mode != MODE_PROBE &&
-	    vp_sampling_resolve(&rec->opts.sampling, rec->opts.quiet || rec->plan_from) < 0)
-		return 1;
+	    vp_sampling_resolve(&rec->opts.sampling, rec->opts.quiet || rec->phase.plan_from) < 0)
+		return -1;
 	if (!probing)
-		return fit_buffers(rec) < 0;
+		return fit_buffers(rec);
 	if (choose_backend(rec) < 0 || fit_buffers(rec) < 0)
-		return 1;
-	if (rec->bpf_on)
+		return -1;
+	if (rec->probing.bpf_on)
 		return 0;
 	err = vp_uprobe_pmu(&type, &retbit);
 	if (err == -ENOENT) {
-		rec->unprobeable = xstrdup("the uprobe PMU is not available (no "
+		rec->probing.unprobeable = xstrdup("the uprobe PMU is not available (no "
 					   "/sys/bus/event_source/devices/uprobe)");
-		if (!rec->can_sample_only)
-			error("%s", rec->unprobeable);
-		return 1;
+		if (!rec->probing.can_sample_only)
+			error("%s", rec->probing.unprobeable);
+		return err;
 	}
 	return 0;
 }
 
-/*
- * Right before the target runs: the probes' cost and, in auto mode, what
- * phase 1 found worth probing.  Returns 0, -1 (done: --list) or an exit
- * code.
- */
 int record_calibrate(struct record *rec)
 {
-	if (rec->mode == MODE_SAMPLE || rec->calibrated)
+	if (rec->mode == MODE_SAMPLE || rec->probing.calibrated)
 		return 0;
-	rec->calibrated = 1;
-	if (!rec->bpf_on && vp_probes_remove_stale() > 0)
+	rec->probing.calibrated = 1;
+	if (!rec->probing.bpf_on && vp_probes_remove_stale() > 0)
 		warning("removed stale 'varperf' uprobes from tracefs");
 	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
-		return 1;
+		return -1;
 	return 0;
 }
 
@@ -551,13 +568,12 @@ int record_prepare_probes(struct record *rec)
 {
 	if (rec->mode == MODE_SAMPLE)
 		return 0;
-	if (record_calibrate(rec))
-		return 1;
-	if (rec->plan_from && record_select_planned(rec) < 0)
-		return 1;
+	if (record_calibrate(rec) < 0)
+		return -1;
 	if (rec->opts.list) {
 		list_functions(rec);
-		return -1;
+		rec->outcome.listed = 1;
+		return 0;
 	}
 	if (!rec->opts.quiet)
 		print_probing(rec);
@@ -570,13 +586,13 @@ void record_header_cmdline(struct record *rec, int argc, char **argv)
 	char **pargv;
 	int pargc;
 
-	if (!rec->opts.attach || rec->child) {
+	if (!rec->opts.attach || rec->target.child) {
 		fill_header(rec, argc, argv);
 		return;
 	}
-	pargc = vp_proc_cmdline(rec->pid, &pargv);
+	pargc = vp_proc_cmdline(rec->target.pid, &pargv);
 	if (pargc <= 0) {
-		char *one[] = { rec->path, NULL };
+		char *one[] = { rec->target.path, NULL };
 
 		fill_header(rec, 1, one);
 		return;

@@ -2,8 +2,10 @@
 /*
  * record-stream.c - "varperf record" while the target runs: starting or
  * attaching to it, reading the per-CPU buffers, merging their records by
- * time and writing them (events, samples unwound, mappings), signals, the
- * end of the recording and its summary (see record.h).
+ * time and writing them (events, samples unwound, mappings), signals,
+ * auto mode's phase 2 kept within its budget (plan.c decides, this file
+ * applies), the end of the recording and its summary.  It never calls the
+ * driver (record-auto.c): see record.h.
  */
 #include <config.h>
 
@@ -101,14 +103,6 @@ static int raise_nofile(size_t need)
 	return 0;
 }
 
-void record_write_failed(struct record *rec, int err)
-{
-	if (err && !rec->write_err) {
-		rec->write_err = err;
-		error("cannot write '%s': %s", rec->opts.output, strerror(-err));
-	}
-}
-
 static uint32_t thread_index(struct record *rec, const struct vp_raw *r)
 {
 	int found;
@@ -152,19 +146,19 @@ static uint32_t callsite_id(struct record *rec, uint64_t addr)
 /* Whether function @f's exits are return probes. */
 static int has_return_probe(const struct record *rec, uint32_t f)
 {
-	return !rec->exits || rec->exits[f].how == VP_EXITS_URETPROBE;
+	return !rec->probing.exits || rec->probing.exits[f].how == VP_EXITS_URETPROBE;
 }
 
 /* Follow the kernel's count of pending return probes (see nesting.h). */
 static void follow_nesting(struct record *rec, const struct vp_event *ev)
 {
-	if (!rec->nesting || !has_return_probe(rec, ev->func))
+	if (!rec->probing.nesting || !has_return_probe(rec, ev->func))
 		return;
 	if (ev->kind == VP_EV_ENTRY)
-		vp_nesting_entry(rec->nesting, ev->thread, ev->func, ev->sp,
+		vp_nesting_entry(rec->probing.nesting, ev->thread, ev->func, ev->sp,
 				 ev->callsite < rec->ntramp && rec->tramp[ev->callsite]);
 	else
-		vp_nesting_exit(rec->nesting, ev->thread, ev->sp);
+		vp_nesting_exit(rec->probing.nesting, ev->thread, ev->sp);
 }
 
 uint64_t record_now_ns(void)
@@ -189,28 +183,28 @@ static void flush_deferred(struct record *rec)
 {
 	uint64_t t0 = thread_cpu_ns(), nsamples = 0;
 
-	if (!rec->ndeferred)
+	if (!rec->output.ndeferred)
 		return;
-	for (size_t i = 0; i < rec->ndeferred; i++) {
-		struct vp_raw *r = &rec->deferred[i];
+	for (size_t i = 0; i < rec->output.ndeferred; i++) {
+		struct vp_raw *r = &rec->output.deferred[i];
 
 		if (r->type == VP_RAW_MMAP) {
-			vp_sample_sink_mmap(rec->ss, (pid_t)r->pid, r->mmap->start, r->mmap->len,
-					    r->mmap->pgoff, r->mmap->path);
+			vp_sample_sink_mmap(rec->probing.ss, (pid_t)r->pid, r->mmap->start,
+					    r->mmap->len, r->mmap->pgoff, r->mmap->path);
 			free(r->mmap);
 		} else if (r->type == VP_RAW_FORK) {
-			vp_sample_sink_fork(rec->ss, (pid_t)r->addr, (uint32_t)r->sp,
+			vp_sample_sink_fork(rec->probing.ss, (pid_t)r->addr, (uint32_t)r->sp,
 					    (pid_t)r->pid, r->tid);
 		} else {
-			record_write_failed(rec, vp_sample_sink_write(rec->ss, r, r->func));
+			record_write_failed(rec, vp_sample_sink_write(rec->probing.ss, r, r->func));
 			vp_raw_sample_free(r);
 			nsamples++;
 		}
 	}
-	rec->ndeferred = 0;
-	rec->deferred_bytes = 0;
-	rec->unwound += nsamples;
-	rec->unwind_ns += thread_cpu_ns() - t0;
+	rec->output.ndeferred = 0;
+	rec->output.deferred_bytes = 0;
+	rec->counts.unwound += nsamples;
+	rec->counts.unwind_ns += thread_cpu_ns() - t0;
 }
 
 /*
@@ -222,9 +216,9 @@ static void flush_file(struct record *rec)
 {
 	uint64_t now = record_now_ns();
 
-	if (now - rec->flushed_ns < FLUSH_NS)
+	if (now - rec->output.flushed_ns < FLUSH_NS)
 		return;
-	rec->flushed_ns = now;
+	rec->output.flushed_ns = now;
 	flush_deferred(rec);
 	record_write_failed(rec, vp_writer_flush(rec->w));
 }
@@ -234,13 +228,13 @@ static void print_unwound(struct record *rec)
 {
 	struct vp_unwind_stats us;
 
-	if (!rec->unwound || !rec->ss)
+	if (!rec->counts.unwound || !rec->probing.ss)
 		return;
-	vp_sample_sink_stats(rec->ss, &us);
+	vp_sample_sink_stats(rec->probing.ss, &us);
 	pr_debug("unwound %llu samples in %.3f s of CPU time: %.0f samples/s, %.1f frames each",
-		 (unsigned long long)rec->unwound, (double)rec->unwind_ns / 1e9,
-		 (double)rec->unwound / ((double)rec->unwind_ns / 1e9),
-		 (double)us.frames / (double)rec->unwound);
+		 (unsigned long long)rec->counts.unwound, (double)rec->counts.unwind_ns / 1e9,
+		 (double)rec->counts.unwound / ((double)rec->counts.unwind_ns / 1e9),
+		 (double)us.frames / (double)rec->counts.unwound);
 }
 
 /* Queue @r (a sample or an mapping) for flush_deferred(). */
@@ -251,15 +245,19 @@ static void defer(struct record *rec, struct vp_raw *r)
 
 	if (r->type == VP_RAW_SAMPLE)
 		r->func = thread_index(rec, r); /* threads are numbered as they come */
-	if (rec->ndeferred == rec->deferred_cap) {
-		rec->deferred_cap = rec->deferred_cap ? rec->deferred_cap * 2 : 4096;
-		rec->deferred = xrealloc(rec->deferred, rec->deferred_cap * sizeof(*rec->deferred));
+	if (rec->output.ndeferred == rec->output.deferred_cap) {
+		rec->output.deferred_cap =
+			rec->output.deferred_cap ? rec->output.deferred_cap * 2 : 4096;
+		rec->output.deferred =
+			xrealloc(rec->output.deferred,
+				 rec->output.deferred_cap * sizeof(*rec->output.deferred));
 	}
-	rec->deferred[rec->ndeferred++] = *r;
-	rec->deferred_bytes += sizeof(*r) + (r->type == VP_RAW_SAMPLE ? r->sample->st.len : 64);
+	rec->output.deferred[rec->output.ndeferred++] = *r;
+	rec->output.deferred_bytes +=
+		sizeof(*r) + (r->type == VP_RAW_SAMPLE ? r->sample->st.len : 64);
 	r->mmap = NULL;
 	r->sample = NULL;
-	if (rec->deferred_bytes > max_bytes)
+	if (rec->output.deferred_bytes > max_bytes)
 		flush_deferred(rec);
 }
 
@@ -271,7 +269,7 @@ static int drop_foreign(struct record *rec, struct vp_raw *r)
 	else if (r->type == VP_RAW_SAMPLE)
 		vp_raw_sample_free(r);
 	if (r->type != VP_RAW_MMAP)
-		rec->foreign++;
+		rec->counts.foreign++;
 	return 0;
 }
 
@@ -315,7 +313,7 @@ static void emit(struct record *rec, struct vp_raw *r)
 
 	if (!follow_process(rec, r))
 		return;
-	if (rec->defer && (r->type == VP_RAW_SAMPLE || r->type == VP_RAW_MMAP ||
+	if (rec->output.defer && (r->type == VP_RAW_SAMPLE || r->type == VP_RAW_MMAP ||
 			   r->type == VP_RAW_FORK)) {
 		defer(rec, r);
 		return;
@@ -323,29 +321,30 @@ static void emit(struct record *rec, struct vp_raw *r)
 
 	switch (r->type) {
 	case VP_RAW_FORK:
-		if (rec->ss)
-			vp_sample_sink_fork(rec->ss, (pid_t)r->addr, (uint32_t)r->sp,
+		if (rec->probing.ss)
+			vp_sample_sink_fork(rec->probing.ss, (pid_t)r->addr, (uint32_t)r->sp,
 					    (pid_t)r->pid, r->tid);
 		return;
 	case VP_RAW_EXEC:
 		return;
 	case VP_RAW_MMAP:
 		/* (the call sites are the target's: its children map the same) */
-		if (r->mmap->path[0] == '/' && r->pid == (uint32_t)rec->pid)
+		if (r->mmap->path[0] == '/' && r->pid == (uint32_t)rec->target.pid)
 			vp_addrspace_mmap(rec->as, r->mmap->start, r->mmap->len, r->mmap->pgoff,
 					  r->mmap->path);
-		if (rec->ss)
-			vp_sample_sink_mmap(rec->ss, (pid_t)r->pid, r->mmap->start, r->mmap->len,
-					    r->mmap->pgoff, r->mmap->path);
+		if (rec->probing.ss)
+			vp_sample_sink_mmap(rec->probing.ss, (pid_t)r->pid, r->mmap->start,
+					    r->mmap->len, r->mmap->pgoff, r->mmap->path);
 		free(r->mmap);
 		r->mmap = NULL;
 		return;
 	case VP_RAW_SAMPLE:
-		record_write_failed(rec, vp_sample_sink_write(rec->ss, r, thread_index(rec, r)));
+		record_write_failed(rec,
+				    vp_sample_sink_write(rec->probing.ss, r, thread_index(rec, r)));
 		vp_raw_sample_free(r);
 		return;
 	case VP_RAW_LOST:
-		rec->lost += r->addr;
+		rec->counts.lost += r->addr;
 		record_write_failed(rec, vp_writer_lost(rec->w, r->cpu, r->addr));
 		return;
 	default:
@@ -363,10 +362,11 @@ static void emit(struct record *rec, struct vp_raw *r)
 	if (rec->mode == MODE_COMBINED && ev.kind == VP_EV_ENTRY) {
 		const struct vp_func *f = &rec->hdr.funcs[r->func];
 
-		vp_sample_sink_entry(rec->ss, (pid_t)r->pid, r->tid, r->sp, r->addr,
-				     rec->hdr.modules[f->module].path, rec->probe_vaddr[r->func]);
+		vp_sample_sink_entry(rec->probing.ss, (pid_t)r->pid, r->tid, r->sp, r->addr,
+				     rec->hdr.modules[f->module].path,
+				     rec->probing.probe_vaddr[r->func]);
 	} else if (rec->mode == MODE_COMBINED) {
-		vp_sample_sink_exit(rec->ss, r->tid, r->sp);
+		vp_sample_sink_exit(rec->probing.ss, r->tid, r->sp);
 	}
 	pr_debug2("%s %s tid %u time %llu sp %#llx %s %#llx",
 		  ev.kind == VP_EV_ENTRY ? "entry" : "exit ", rec->hdr.funcs[r->func].display,
@@ -387,19 +387,22 @@ static int cmp_raw(const void *a, const void *b)
 
 static void push_pending(struct record *rec, const struct vp_raw *r)
 {
-	if (rec->npending == rec->cap) {
-		rec->cap = rec->cap ? rec->cap * 2 : 4096;
-		rec->pending = xrealloc(rec->pending, rec->cap * sizeof(*rec->pending));
+	if (rec->output.npending == rec->output.pending_cap) {
+		rec->output.pending_cap =
+			rec->output.pending_cap ? rec->output.pending_cap * 2 : 4096;
+		rec->output.pending =
+			xrealloc(rec->output.pending,
+				 rec->output.pending_cap * sizeof(*rec->output.pending));
 	}
-	rec->pending[rec->npending] = *r;
-	rec->pending[rec->npending++].seq = rec->seq++;
+	rec->output.pending[rec->output.npending] = *r;
+	rec->output.pending[rec->output.npending++].seq = rec->output.seq++;
 }
 
 /* Queue a decoded record of a process followed (or maybe followed, see
  * below); drop (and count) anyone else's. */
 static void take(struct record *rec, struct vp_raw *r)
 {
-	int ours = r->pid == (uint32_t)rec->pid || record_procs_followed(rec, r->pid);
+	int ours = r->pid == (uint32_t)rec->target.pid || record_procs_followed(rec, r->pid);
 
 	/*
 	 * Other processes run the probed code too (perf's pid = -1), and the
@@ -407,20 +410,21 @@ static void take(struct record *rec, struct vp_raw *r)
 	 * known once its fork record is emitted, in time order: until then
 	 * its records wait with the others.  Not following, they go now.
 	 */
-	if (!ours && !rec->procs.follow && r->type != VP_RAW_LOST && r->type != VP_RAW_FORK &&
-	    r->type != VP_RAW_EXEC) {
+	if (!ours && !rec->target.procs.follow && r->type != VP_RAW_LOST &&
+	    r->type != VP_RAW_FORK && r->type != VP_RAW_EXEC) {
 		drop_foreign(rec, r);
 		return;
 	}
 	push_pending(rec, r);
 	if (ours && r->type == VP_RAW_SAMPLE) {
-		rec->nsamples++;
+		rec->counts.nsamples++;
 		/* the copy held no more: the stack went on beyond it */
-		rec->full_stacks += r->sample->st.size && r->sample->st.len >= r->sample->st.size;
+		rec->counts.full_stacks +=
+			r->sample->st.size && r->sample->st.len >= r->sample->st.size;
 	}
-	/* (on BPF the kernel counts them: count_calls() in record-auto.c) */
-	if (ours && r->type == VP_RAW_ENTRY && rec->calls && !rec->bpf_on)
-		rec->calls[r->func]++;
+	/* (on BPF the kernel counts them: count_calls()) */
+	if (ours && r->type == VP_RAW_ENTRY && rec->phase.calls && !rec->probing.bpf_on)
+		rec->phase.calls[r->func]++;
 	if (r->type == VP_RAW_ENTRY && (r->flags & VP_RAW_F_EXITS_TOO)) {
 		/* The probed instruction is the function's ret or tail-call
 		 * jmp: it leaves as soon as it entered. */
@@ -445,10 +449,10 @@ static void drain_ring(struct record *rec, struct vp_ring *ring)
 		struct vp_raw r;
 		int got = 0;
 
-		if (rec->sampler.nfds)
-			got = vp_sampler_decode(&rec->sampler, h, ring->cpu, &r);
-		if (!got && rec->probes.nfds)
-			got = vp_probes_decode(&rec->probes, h, ring->cpu, &r);
+		if (rec->probing.sampler.nfds)
+			got = vp_sampler_decode(&rec->probing.sampler, h, ring->cpu, &r);
+		if (!got && rec->probing.probes.nfds)
+			got = vp_probes_decode(&rec->probing.probes, h, ring->cpu, &r);
 		if (got)
 			take(rec, &r);
 	}
@@ -465,44 +469,49 @@ static void drain_ring(struct record *rec, struct vp_ring *ring)
 /* Queue what every buffer holds: each CPU's perf ring, the BPF ring. */
 static void read_buffers(struct record *rec)
 {
-	for (int c = 0; c < rec->nrings; c++)
-		drain_ring(rec, &rec->rings[c]);
-	if (rec->bpf_on)
-		vp_bpf_probes_read(&rec->bpf, take_bpf, rec);
+	for (int c = 0; c < rec->probing.nrings; c++)
+		drain_ring(rec, &rec->probing.rings[c]);
+	if (rec->probing.bpf_on)
+		vp_bpf_probes_read(&rec->probing.bpf, take_bpf, rec);
 }
 
 static void round_trip(struct record *rec, int all)
 {
-	uint64_t limit = rec->max_seen;
+	uint64_t limit = rec->output.max_seen;
 	size_t i;
 
 	/* auto mode on BPF: the last HOLD_NS stay, for a drop to leave out */
-	if (rec->hold_ns) {
-		uint64_t held = record_now_ns() - rec->hold_ns;
+	if (rec->phase.hold_ns) {
+		uint64_t held = record_now_ns() - rec->phase.hold_ns;
 
 		if (held < limit)
 			limit = held;
 	}
 	read_buffers(rec);
-	if (rec->holding && !all)
+	if (rec->phase.holding && !all)
 		return;
-	qsort(rec->pending, rec->npending, sizeof(*rec->pending), cmp_raw);
-	if (rec->npending && rec->pending[rec->npending - 1].time > rec->max_seen)
-		rec->max_seen = rec->pending[rec->npending - 1].time;
-	for (i = 0; i < rec->npending && (all || rec->pending[i].time <= limit); i++)
-		emit(rec, &rec->pending[i]);
-	memmove(rec->pending, rec->pending + i, (rec->npending - i) * sizeof(*rec->pending));
-	rec->npending -= i;
+	qsort(rec->output.pending, rec->output.npending, sizeof(*rec->output.pending), cmp_raw);
+	if (rec->output.npending &&
+	    rec->output.pending[rec->output.npending - 1].time > rec->output.max_seen)
+		rec->output.max_seen = rec->output.pending[rec->output.npending - 1].time;
+	for (i = 0; i < rec->output.npending && (all || rec->output.pending[i].time <= limit); i++)
+		emit(rec, &rec->output.pending[i]);
+	memmove(rec->output.pending, rec->output.pending + i,
+		(rec->output.npending - i) * sizeof(*rec->output.pending));
+	rec->output.npending -= i;
 }
 
-uint64_t record_discard_before(struct record *rec, uint64_t t)
+/* Read what the buffers hold and drop the entries and exits held back
+ * from before @t (auto mode: probes found too costly were on until then);
+ * returns the earliest time dropped (@t if none). */
+static uint64_t discard_before(struct record *rec, uint64_t t)
 {
 	uint64_t n = 0, first = t;
 	size_t k = 0;
 
 	read_buffers(rec);
-	for (size_t i = 0; i < rec->npending; i++) {
-		struct vp_raw *r = &rec->pending[i];
+	for (size_t i = 0; i < rec->output.npending; i++) {
+		struct vp_raw *r = &rec->output.pending[i];
 
 		if ((r->type == VP_RAW_ENTRY || r->type == VP_RAW_EXIT) && r->time < t) {
 			if (r->time < first)
@@ -510,9 +519,9 @@ uint64_t record_discard_before(struct record *rec, uint64_t t)
 			n++;
 			continue;
 		}
-		rec->pending[k++] = *r;
+		rec->output.pending[k++] = *r;
 	}
-	rec->npending = k;
+	rec->output.npending = k;
 	pr_debug("phase 2: %llu records before the probes settled left out",
 		 (unsigned long long)n);
 	return first;
@@ -542,9 +551,9 @@ static void install_signals(void)
 static void forward_signals(struct record *rec, int *forwarded)
 {
 	if (record_nsignals > *forwarded) {
-		kill(rec->pid, *forwarded ? SIGKILL : record_signal);
+		kill(rec->target.pid, *forwarded ? SIGKILL : record_signal);
 		pr_debug("sent signal %d to %d", *forwarded ? SIGKILL : (int)record_signal,
-			 (int)rec->pid);
+			 (int)rec->target.pid);
 		*forwarded = (int)record_nsignals;
 	}
 }
@@ -564,58 +573,226 @@ static uint64_t rusage_ns(const struct rusage *ru)
  */
 static void count_unseen(struct record *rec)
 {
-	uint64_t unseen = rec->probes.nfds ? vp_probes_unseen(&rec->probes) : 0;
+	uint64_t unseen = rec->probing.probes.nfds ? vp_probes_unseen(&rec->probing.probes) : 0;
 
-	if (rec->bpf_on) {
+	if (rec->probing.bpf_on) {
 		/* the BPF programs count what found no room, exactly */
-		uint64_t lost = vp_bpf_probes_lost(&rec->bpf);
+		uint64_t lost = vp_bpf_probes_lost(&rec->probing.bpf);
 
 		if (lost) {
-			rec->lost += lost;
+			rec->counts.lost += lost;
 			record_write_failed(rec, vp_writer_lost(rec->w, 0, lost));
 		}
 		return;
 	}
 
-	if (unseen > rec->lost) {
+	if (unseen > rec->counts.lost) {
 		pr_debug("%llu probe hits have no record; LOST records said %llu",
-			 (unsigned long long)unseen, (unsigned long long)rec->lost);
-		rec->lost = unseen;
+			 (unsigned long long)unseen, (unsigned long long)rec->counts.lost);
+		rec->counts.lost = unseen;
 	}
 }
 
 /* Stop every event: nothing new arrives after the final round. */
 static void disable_events(struct record *rec)
 {
-	if (rec->sampler.nfds)
-		vp_sampler_disable(&rec->sampler);
-	for (size_t i = 0; i < rec->probes.nfds; i++)
-		ioctl(rec->probes.fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	if (rec->bpf_on)
-		vp_bpf_probes_stop(&rec->bpf);
-}
-
-uint64_t record_process_cpu_ns(pid_t pid)
-{
-	struct timespec ts;
-	clockid_t clk;
-
-	if (clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (rec->probing.sampler.nfds)
+		vp_sampler_disable(&rec->probing.sampler);
+	for (size_t i = 0; i < rec->probing.probes.nfds; i++)
+		ioctl(rec->probing.probes.fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (rec->probing.bpf_on)
+		vp_bpf_probes_stop(&rec->probing.bpf);
 }
 
 /* The target's CPU time since the recording began, as far as known, and
  * that of the children it followed (the probes cost them too). */
-void record_update_cpu(struct record *rec)
+static void update_cpu(struct record *rec)
 {
-	uint64_t cpu = record_process_cpu_ns(rec->pid);
+	uint64_t cpu = record_process_cpu_ns(rec->target.pid);
 
 	/* a parent that only waits for its children spends no CPU time of
 	 * its own: theirs counts all the same */
-	cpu = (cpu > rec->start_cpu ? cpu - rec->start_cpu : 0) + record_procs_cpu(rec);
-	if (cpu > rec->cpu)
-		rec->cpu = cpu;
+	cpu = (cpu > rec->target.start_cpu ? cpu - rec->target.start_cpu : 0) +
+	      record_procs_cpu(rec);
+	if (cpu > rec->target.cpu)
+		rec->target.cpu = cpu;
+}
+
+/*
+ * Auto mode, phase 2: what the probes cost is measured, and plan.c judges
+ * it against the budget (vp_plan_over_budget()); here its verdict is
+ * applied.  Calls of the functions no longer probed stay in the file
+ * until then, marked as partial.
+ */
+
+/*
+ * On the BPF backend the kernel counts every entry, recorded or not (a
+ * full buffer, a record not read yet): the calls are those counts.
+ */
+static void count_calls(struct record *rec)
+{
+	for (uint32_t f = 0; rec->probing.bpf_on && f < rec->hdr.nfuncs; f++)
+		rec->phase.calls[f] = vp_bpf_probes_hits(&rec->probing.bpf, f);
+}
+
+/* What the probes cost so far, for plan.c to judge (@dropped: see vp_plan_spend). */
+static void spend_of(const struct record *rec, double cpu, const unsigned char *dropped,
+		     struct vp_plan_spend *s)
+{
+	s->funcs = rec->hdr.funcs;
+	s->nfuncs = rec->hdr.nfuncs;
+	s->costs = rec->hdr.costs;
+	s->ncosts = rec->hdr.ncosts;
+	s->calls = rec->phase.calls;
+	s->dropped = dropped;
+	s->cpu_ns = cpu;
+	s->overhead = rec->opts.overhead;
+}
+
+/* Stop probing the functions of @v (plan.c's verdict): all at once, one new
+ * generation of links on BPF. */
+static void drop_probes(struct record *rec, const struct vp_plan_verdict *v, double cpu,
+			uint64_t now)
+{
+	unsigned char *drop = xcalloc(rec->hdr.nfuncs, 1);
+	char a[32];
+
+	for (size_t i = 0; i < v->ndrop; i++) {
+		const struct vp_plan_drop *d = &v->drop[i];
+
+		if (!rec->probing.bpf_on)
+			vp_probes_drop(&rec->probing.probes, d->func);
+		drop[d->func] = 1;
+		rec->phase.dropped[d->func] = 1;
+		record_write_failed(rec, vp_writer_unprobed(rec->w, d->func, now));
+		warning("phase 2: stopped probing '%s' after %llu calls in %s: its probes took "
+			"%.1f%% of the target's CPU time, all probes %.1f%%, over the %g%% budget "
+			"(calls shorter than the sampling period cannot be counted from samples)",
+			rec->hdr.funcs[d->func].display,
+			(unsigned long long)rec->phase.calls[d->func],
+			fmt_duration((double)(now - rec->target.start_ns), a, sizeof(a)),
+			d->cost_ns / cpu * 100, d->total_ns / cpu * 100, rec->opts.overhead * 100);
+	}
+	if (v->ndrop && rec->probing.bpf_on) {
+		uint64_t t0 = record_now_ns();
+
+		if (vp_bpf_probes_drop(&rec->probing.bpf, drop, 1) < 0)
+			warning("phase 2: the probes over the budget stay: new links failed");
+		pr_debug("phase 2: links replaced in %.1f ms",
+			 (double)(record_now_ns() - t0) / 1e6);
+	}
+	free(drop);
+}
+
+/*
+ * The first look decides what was held back: every call, if the probes
+ * fit the budget; if not, nothing from before the costly ones were gone -
+ * those probes stretched every call around theirs, and the report would
+ * show their cost as the program's variance.
+ */
+static void discard_stretched(struct record *rec)
+{
+	uint64_t t = record_now_ns(), from;
+	char a[32], b[32];
+
+	if (rec->phase.holding) {
+		discard_before(rec, t);
+		if (!rec->opts.quiet)
+			info("phase 2: the calls of its first %s are left out: their times hold "
+			     "the cost of the probes removed then",
+			     fmt_duration((double)(t - rec->target.start_ns), a, sizeof(a)));
+		return;
+	}
+	/* later: what the last rounds held back, since before the look */
+	from = discard_before(rec, t);
+	if (from < rec->target.start_ns)
+		from = rec->target.start_ns;
+	if (!rec->opts.quiet)
+		info("phase 2: the calls from %s to %s are left out: their times hold the "
+		     "cost of the probes removed then",
+		     fmt_duration((double)(from - rec->target.start_ns), a, sizeof(a)),
+		     fmt_duration((double)(t - rec->target.start_ns), b, sizeof(b)));
+}
+
+/* Phase 2, every round: stop probing what costs more than the budget. */
+static void watchdog(struct record *rec)
+{
+	uint64_t now = record_now_ns();
+	struct vp_plan_spend s;
+	struct vp_plan_verdict v;
+	double cpu;
+
+	/*
+	 * perf_event uprobes: every 40 ms, from 300 ms on: the first calls of
+	 * a process cost more, and a rate needs a few rounds to settle; and
+	 * removing a probe takes the kernel a while.  BPF links: from 10 ms
+	 * of the target's CPU time on, every round - the counts are exact and
+	 * new links replace the old ones in milliseconds.
+	 */
+	if (rec->probing.bpf_on) {
+		update_cpu(rec);
+		/* 10 ms of CPU give thousands of calls of anything too costly
+		 * (an idle target: its calls are counted after 200 ms anyway) */
+		if (rec->target.cpu < 10000000 && now - rec->target.start_ns < 200000000)
+			return;
+	} else if (now - (rec->phase.watched_ns ? rec->phase.watched_ns : rec->target.start_ns) <
+		   40000000 || now - rec->target.start_ns < 300000000) {
+		return;
+	}
+	rec->phase.watched_ns = now;
+	update_cpu(rec);
+	count_calls(rec);
+	/* the wall time when the CPU time cannot be read */
+	cpu = (double)(rec->target.cpu ? rec->target.cpu : now - rec->target.start_ns);
+	spend_of(rec, cpu, rec->phase.dropped, &s);
+	vp_plan_over_budget(&s, &v);
+	pr_debug("watchdog: %.0f ms, CPU %.1f ms, probes still in place cost %.1f ms, budget "
+		 "%.1f ms", (double)(now - rec->target.start_ns) / 1e6, cpu / 1e6, v.cost_ns / 1e6,
+		 v.budget_ns / 1e6);
+	if (v.over) {
+		drop_probes(rec, &v, cpu, now);
+		if (v.ndrop && (rec->phase.holding || rec->phase.hold_ns))
+			discard_stretched(rec);
+	}
+	rec->phase.holding = 0;
+	vp_plan_verdict_release(&v);
+}
+
+/* Phase 2, at the end: what the probes cost in all, measured, into the
+ * trailer (and VP_END_OVER_BUDGET). */
+static void account_cost(struct record *rec, struct vp_trailer *tr)
+{
+	struct vp_plan_spend s;
+	struct vp_plan_verdict v;
+
+	if (!rec->phase.calls || !rec->target.cpu)
+		return;
+	count_calls(rec);
+	spend_of(rec, (double)rec->target.cpu, NULL, &s);
+	vp_plan_over_budget(&s, &v);
+	tr->probe_cost_ns = (uint64_t)v.cost_ns;
+	tr->target_cpu_ns = rec->target.cpu;
+	tr->budget_ppm = (uint32_t)(rec->opts.overhead * 1e6 + 0.5);
+	if (v.over)
+		tr->flags |= VP_END_OVER_BUDGET;
+	vp_plan_verdict_release(&v);
+}
+
+/* ... and for the user: over the budget, a warning (report repeats it). */
+static void print_measured_cost(const struct record *rec, const struct vp_trailer *tr)
+{
+	double share;
+
+	if (!tr->target_cpu_ns || !tr->budget_ppm)
+		return;
+	share = (double)tr->probe_cost_ns / (double)tr->target_cpu_ns * 100;
+	if (tr->flags & VP_END_OVER_BUDGET)
+		warning("phase 2: the probes cost about %.1f%% of the target's CPU time, over the "
+			"%g%% budget: the run took that much longer than the program alone", share,
+			rec->opts.overhead * 100);
+	else if (!rec->opts.quiet)
+		info("phase 2: the probes cost about %.1f%% of the target's CPU time (%g%% budget)",
+		     share, rec->opts.overhead * 100);
 }
 
 /* Attached: whether to stop now (signal, --duration, the process exited). */
@@ -629,22 +806,22 @@ static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t 
 		return 1;
 	}
 	/* auto, phase 1: the file cannot take it whole, no phase 2 follows */
-	if (rec->min_samples && rec->write_err)
+	if (rec->phase.min_samples && rec->output.write_err)
 		return 1;
 	/* auto, phase 1: an idle process has shown nothing to plan from yet */
-	if (deadline && now >= deadline && rec->nsamples < rec->min_samples &&
-	    (!rec->until_ns || now < rec->until_ns)) {
-		if (!rec->waiting_said && (!rec->opts.quiet || rec->announce))
+	if (deadline && now >= deadline && rec->counts.nsamples < rec->phase.min_samples &&
+	    (!rec->phase.until_ns || now < rec->phase.until_ns)) {
+		if (!rec->phase.waiting_said && (!rec->opts.quiet || rec->phase.announce))
 			info("phase 1: %llu samples so far: sampling until there are %llu",
-			     (unsigned long long)rec->nsamples,
-			     (unsigned long long)rec->min_samples);
-		rec->waiting_said = 1;
+			     (unsigned long long)rec->counts.nsamples,
+			     (unsigned long long)rec->phase.min_samples);
+		rec->phase.waiting_said = 1;
 	} else if (deadline && now >= deadline) {
 		return 1;
 	}
 	if ((pidfd->fd >= 0 && (pidfd->revents & POLLIN)) ||
-	    (kill(rec->pid, 0) < 0 && errno == ESRCH)) {
-		rec->gone = 1;
+	    (kill(rec->target.pid, 0) < 0 && errno == ESRCH)) {
+		rec->target.gone = 1;
 		return 1;
 	}
 	return 0;
@@ -658,14 +835,15 @@ static int phase1_window_over(struct record *rec)
 {
 	uint64_t now = record_now_ns();
 
-	if (!rec->window_ns)
+	if (!rec->phase.window_ns)
 		return 0;
 	/* the file cannot take phase 1 whole: no phase 2 will follow */
-	if (rec->write_err)
+	if (rec->output.write_err)
 		return 1;
-	if (now < rec->start_ns + rec->window_ns)
+	if (now < rec->target.start_ns + rec->phase.window_ns)
 		return 0;
-	return rec->nsamples >= rec->min_samples || (rec->until_ns && now >= rec->until_ns);
+	return rec->counts.nsamples >= rec->phase.min_samples ||
+	       (rec->phase.until_ns && now >= rec->phase.until_ns);
 }
 
 /*
@@ -674,7 +852,7 @@ static int phase1_window_over(struct record *rec)
  */
 static int wait_and_read(struct record *rec, int *status)
 {
-	size_t n = (size_t)rec->nrings + 2;
+	size_t n = (size_t)rec->probing.nrings + 2;
 	struct pollfd *pfd = xcalloc(n, sizeof(*pfd));
 	uint64_t deadline = 0;
 	int forwarded = 0, flags = 0, timed_out = 0;
@@ -682,76 +860,77 @@ static int wait_and_read(struct record *rec, int *status)
 	pid_t r;
 
 	if (rec->opts.duration > 0)
-		deadline = rec->start_ns + (uint64_t)(rec->opts.duration * 1e9);
-	for (int c = 0; c < rec->nrings; c++) {
-		pfd[c].fd = rec->rings[c].fd;
+		deadline = rec->target.start_ns + (uint64_t)(rec->opts.duration * 1e9);
+	for (int c = 0; c < rec->probing.nrings; c++) {
+		pfd[c].fd = rec->probing.rings[c].fd;
 		pfd[c].events = POLLIN;
 	}
-	pfd[n - 2].fd = rec->bpf_on ? vp_bpf_probes_fd(&rec->bpf) : -1;
+	pfd[n - 2].fd = rec->probing.bpf_on ? vp_bpf_probes_fd(&rec->probing.bpf) : -1;
 	pfd[n - 2].events = POLLIN;
-	pfd[n - 1].fd = rec->pidfd > 0 ? rec->pidfd : -1;
+	pfd[n - 1].fd = rec->target.pidfd > 0 ? rec->target.pidfd : -1;
 	pfd[n - 1].events = POLLIN;
 	for (;;) {
 		/* A hung-up buffer (its task gone) would make poll() spin. */
-		for (int c = 0; c < rec->nrings; c++)
+		for (int c = 0; c < rec->probing.nrings; c++)
 			if (pfd[c].revents & (POLLHUP | POLLERR))
 				pfd[c].fd = -1;
-		if (poll(pfd, (nfds_t)n, rec->holding ? POLL_MS_HOLDING : POLL_MS) < 0 &&
+		if (poll(pfd, (nfds_t)n, rec->phase.holding ? POLL_MS_HOLDING : POLL_MS) < 0 &&
 		    errno != EINTR)
 			warning("poll failed: %s", strerror(errno));
-		if (rec->opts.attach && !rec->child) {
+		if (rec->opts.attach && !rec->target.child) {
 			if (attach_done(rec, &pfd[n - 1], deadline, &flags))
 				break;
 		} else {
 			forward_signals(rec, &forwarded);
 			if (deadline && !timed_out && record_now_ns() >= deadline) {
 				/* --duration with a program: as if Ctrl-C */
-				kill(rec->pid, SIGINT);
+				kill(rec->target.pid, SIGINT);
 				timed_out = 1;
 			} else if (timed_out == 1 && record_now_ns() >= deadline + GRACE_NS) {
 				warning("'%s' did not stop within %d s of SIGINT: killing it",
-					rec->prog, (int)(GRACE_NS / 1000000000));
-				kill(rec->pid, SIGKILL);
+					rec->target.prog, (int)(GRACE_NS / 1000000000));
+				kill(rec->target.pid, SIGKILL);
 				timed_out = 2;
 			}
-			r = wait4(rec->pid, status, WNOHANG, &ru);
-			if (r == rec->pid || (r < 0 && errno == ECHILD)) {
-				if (r == rec->pid)
-					rec->cpu = rusage_ns(&ru) - rec->start_cpu;
-				rec->gone = 1;
+			r = wait4(rec->target.pid, status, WNOHANG, &ru);
+			if (r == rec->target.pid || (r < 0 && errno == ECHILD)) {
+				if (r == rec->target.pid)
+					rec->target.cpu = rusage_ns(&ru) - rec->target.start_cpu;
+				rec->target.gone = 1;
 				break;
 			}
 			if (phase1_window_over(rec)) {
-				rec->left_running = 1;
+				rec->target.left_running = 1;
 				break;
 			}
 		}
 		round_trip(rec, 0);
 		/* before the samples go to the file: those of a truncating stack
 		 * copy are dropped, not written */
-		if (rec->min_samples && record_phase1_stacks(rec)) {
+		if (rec->ops && rec->ops->round(rec)) {
 			/* new events, new buffers */
 			for (size_t c = 0; c + 2 < n; c++) {
-				pfd[c].fd = (int)c < rec->nrings ? rec->rings[c].fd : -1;
+				pfd[c].fd = (int)c < rec->probing.nrings ? rec->probing.rings[c].fd
+									 : -1;
 				pfd[c].revents = 0;
 			}
 		}
 		/* phase 1 writes no sample its stack check may still drop */
-		if (!rec->min_samples || record_phase1_stacks_settled(rec))
+		if (!rec->ops || rec->ops->may_flush(rec))
 			flush_file(rec);
-		if (rec->calls)
-			record_watchdog(rec);
+		if (rec->phase.calls)
+			watchdog(rec);
 		if (rec->hdr.ncosts)
 			vp_calibrate_track();
 	}
 	/* (the probes also fire for other processes that run the code) */
 	disable_events(rec);
-	if (rec->left_running || (rec->opts.attach && !rec->child))
-		record_update_cpu(rec);
+	if (rec->target.left_running || (rec->opts.attach && !rec->target.child))
+		update_cpu(rec);
 	/* The target is gone or no longer followed: every record is in. */
-	if ((!rec->opts.attach && !rec->left_running) || rec->gone) {
+	if ((!rec->opts.attach && !rec->target.left_running) || rec->target.gone) {
 		vp_addrspace_target_gone(rec->as);
-		vp_bpf_probes_target_gone(&rec->bpf);
+		vp_bpf_probes_target_gone(&rec->probing.bpf);
 	}
 	round_trip(rec, 1);
 	flush_deferred(rec);
@@ -780,8 +959,8 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 	uint64_t n = tr->samples;
 	char a[32];
 
-	if (rec->ss)
-		vp_sample_sink_stats(rec->ss, &us);
+	if (rec->probing.ss)
+		vp_sample_sink_stats(rec->probing.ss, &us);
 	info("recorded %llu samples of %s every %s in '%s' (%lld bytes), %zu thread%s",
 	     (unsigned long long)n, vp_sample_event_name(sm->event),
 	     sm->period ? fmt_duration((double)sm->period, a, sizeof(a)) : "(frequency mode)",
@@ -796,7 +975,7 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 		warning("%llu of %llu samples (%.1f%%) could not be unwound to their outermost "
 			"frame", (unsigned long long)tr->broken, (unsigned long long)n,
 			100.0 * (double)tr->broken / (double)n);
-	if (rec->sampler.exclude_kernel)
+	if (rec->probing.sampler.exclude_kernel)
 		info("user mode only: time in the kernel is not sampled (it needs root or "
 		     "kernel.perf_event_paranoid <= 1)");
 	if (rec->opts.precision_given && n) {
@@ -817,13 +996,13 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 /*
  * Truncated stacks make callers look rarer than their callees: said in
  * every mode, quiet or not (auto mode's phase 1 is quiet; it raised the
- * copy already if it could, see record_phase1_stacks()).
+ * copy already if it could, see phase1_stacks() in record-auto.c).
  */
 static void print_truncated(const struct record *rec, const struct vp_trailer *tr)
 {
 	uint64_t n = tr->samples;
 	uint32_t size = rec->opts.sampling.stack_size;
-	const char *phase = rec->min_samples ? "phase 1: " : "";
+	const char *phase = rec->phase.min_samples ? "phase 1: " : "";
 
 	if (!tr->truncated)
 		return;
@@ -842,15 +1021,15 @@ static void print_truncated(const struct record *rec, const struct vp_trailer *t
 
 static void print_detach(const struct record *rec)
 {
-	double secs = (double)(record_now_ns() - rec->start_ns) / 1e9;
+	double secs = (double)(record_now_ns() - rec->target.start_ns) / 1e9;
 
 	if (rec->opts.quiet)
 		return;
-	if (rec->gone)
-		info("process %d exited after %.1f s of recording", (int)rec->pid, secs);
+	if (rec->target.gone)
+		info("process %d exited after %.1f s of recording", (int)rec->target.pid, secs);
 	else
-		info("detached from process %d after %.1f s; it keeps running", (int)rec->pid,
-		     secs);
+		info("detached from process %d after %.1f s; it keeps running",
+		     (int)rec->target.pid, secs);
 }
 
 /*
@@ -860,7 +1039,7 @@ static void print_detach(const struct record *rec)
  */
 static void print_nesting(const struct record *rec)
 {
-	uint64_t total = vp_nesting_lost(rec->nesting), most = 0;
+	uint64_t total = vp_nesting_lost(rec->probing.nesting), most = 0;
 	size_t nf = 0;
 	uint32_t top = 0;
 	char others[256] = "";
@@ -868,7 +1047,7 @@ static void print_nesting(const struct record *rec)
 	if (!total)
 		return;
 	for (uint32_t f = 0; f < rec->hdr.nfuncs; f++) {
-		uint64_t n = vp_nesting_lost_of(rec->nesting, f);
+		uint64_t n = vp_nesting_lost_of(rec->probing.nesting, f);
 
 		nf += n > 0;
 		if (n > most) {
@@ -895,7 +1074,7 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 	struct stat st;
 	long long bytes = stat(rec->opts.output, &st) == 0 ? (long long)st.st_size : -1;
 
-	if (rec->write_err) {
+	if (rec->output.write_err) {
 		error("'%s' is incomplete: only %lld bytes were written", rec->opts.output, bytes);
 		return;
 	}
@@ -909,90 +1088,100 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 		     "thread%s",
 		     (unsigned long long)tr->events, rec->opts.output, bytes,
 		     tr->events ? (double)bytes / (double)tr->events : 0.0,
-		     (unsigned long long)rec->lost, rec->threads.n, rec->threads.n == 1 ? "" : "s");
+		     (unsigned long long)rec->counts.lost, rec->threads.n,
+		     rec->threads.n == 1 ? "" : "s");
 	if (rec->mode != MODE_PROBE)
 		print_sampling_summary(rec, tr, bytes);
-	if (rec->lost)
+	if (rec->counts.lost)
 		warning("%llu records were lost: the ring buffers overflowed (try a larger "
-			"--buffer-size)", (unsigned long long)rec->lost);
-	if (rec->foreign)
+			"--buffer-size)", (unsigned long long)rec->counts.lost);
+	if (rec->counts.foreign)
 		info("%llu events from other processes were not recorded (processes not "
-		     "followed)", (unsigned long long)rec->foreign);
+		     "followed)", (unsigned long long)rec->counts.foreign);
 	record_procs_summary(rec);
-	if (rec->bpf_on && (missed = vp_bpf_probes_offcpu_missed(&rec->bpf)))
+	if (rec->probing.bpf_on && (missed = vp_bpf_probes_offcpu_missed(&rec->probing.bpf)))
 		warning("%llu context switches found no room in the off-CPU table: off-CPU "
 			"times are too low", (unsigned long long)missed);
 }
 
-/* Run the target under the probes and write the file; returns the exit code. */
+/*
+ * Run the target under the probes and write the file: 0, or -errno when
+ * it could not run or the file is incomplete; the exit status to pass on
+ * goes to @rec->outcome.
+ */
 static int run(struct record *rec)
 {
 	struct vp_trailer tr;
-	int status = 0, err, code;
+	int status = 0, err;
 
 	if (!rec->opts.attach) {
 		/* interrupted while getting ready: the program never runs */
-		err = record_nsignals ? -EINTR : vp_launch_release(&rec->launch);
+		err = record_nsignals ? -EINTR : vp_launch_release(&rec->target.launch);
 		if (err) {
 			if (err == -EINTR)
-				vp_launch_abort(&rec->launch);
+				vp_launch_abort(&rec->target.launch);
 			else
-				error("cannot run '%s': %s", rec->prog, strerror(-err));
+				error("cannot run '%s': %s", rec->target.prog, strerror(-err));
 			vp_writer_free(rec->w);
 			rec->w = NULL;
-			vp_output_release(&rec->out);
-			return err == -EINTR ? 128 + (int)record_signal : 1;
+			vp_output_release(&rec->output.file);
+			rec->outcome.status = err == -EINTR ? 128 + (int)record_signal : 1;
+			return err;
 		}
 	}
 	/* The recording begins: the file takes the output's name.  (After
 	 * the exec: if that fails, an existing file stays as it was.) */
-	if (vp_output_commit(&rec->out) < 0) {
+	err = vp_output_commit(&rec->output.file);
+	if (err < 0) {
 		vp_writer_free(rec->w);
 		rec->w = NULL;
-		vp_output_release(&rec->out);
+		vp_output_release(&rec->output.file);
 		if (!rec->opts.attach) {
-			kill(rec->pid, SIGKILL);
-			waitpid(rec->pid, NULL, 0);
+			kill(rec->target.pid, SIGKILL);
+			waitpid(rec->target.pid, NULL, 0);
 		}
-		return 1;
+		rec->outcome.status = 1;
+		return err;
 	}
-	rec->start_ns = record_now_ns();
+	rec->target.start_ns = record_now_ns();
 	/* attached, the process has a past; launched, it has just exec'd */
-	rec->start_cpu = rec->opts.attach ? record_process_cpu_ns(rec->pid) : 0;
+	rec->target.start_cpu = rec->opts.attach ? record_process_cpu_ns(rec->target.pid) : 0;
 	memset(&tr, 0, sizeof(tr));
 	tr.flags = wait_and_read(rec, &status);
-	if (rec->left_running) {
+	if (rec->target.left_running) {
 		tr.flags |= VP_END_DETACHED;
-	} else if (!rec->opts.attach || rec->child) {
+	} else if (!rec->opts.attach || rec->target.child) {
 		tr.flags |= VP_END_EXITED;
 		tr.wait_status = (uint64_t)status;
 	} else {
-		tr.flags |= rec->gone ? VP_END_GONE : VP_END_DETACHED;
+		tr.flags |= rec->target.gone ? VP_END_GONE : VP_END_DETACHED;
 	}
 	record_procs_finish(rec);
-	tr.lost = rec->lost;
-	tr.foreign = rec->foreign;
-	tr.unfollowed = rec->procs.unfollowed;
+	tr.lost = rec->counts.lost;
+	tr.foreign = rec->counts.foreign;
+	tr.unfollowed = rec->target.procs.unfollowed;
 	if (rec->hdr.ncosts)
 		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
 	tr.end_time = record_now_ns();
-	record_account_cost(rec, &tr);
-	if (rec->write_err)
+	account_cost(rec, &tr);
+	if (rec->output.write_err)
 		tr.flags |= VP_END_WRITE_ERROR;
 	err = vp_writer_finish(rec->w, &tr);
 	rec->w = NULL;
 	record_write_failed(rec, err);
-	rec->finished = !err;
+	rec->outcome.finished = !err;
 	print_summary(rec, &tr);
-	record_print_measured_cost(rec, &tr);
-	if (rec->opts.attach && !rec->child) {
+	print_measured_cost(rec, &tr);
+	if (rec->opts.attach && !rec->target.child)
 		print_detach(rec);
-		return rec->write_err ? 1 : 0;
-	}
-	if (rec->left_running)
-		return rec->write_err ? 1 : 0;
-	code = exit_code(status);
-	return rec->write_err ? 1 : code;
+	/* attached, or phase 1 that leaves the program running: no status of its own */
+	if ((rec->opts.attach && !rec->target.child) || rec->target.left_running)
+		rec->outcome.status = 0;
+	else
+		rec->outcome.status = exit_code(status);
+	if (rec->output.write_err)
+		rec->outcome.status = 1;
+	return rec->output.write_err;
 }
 
 static void *calibrate_done_main(void *arg)
@@ -1009,68 +1198,68 @@ void record_release(struct record *rec)
 
 	/* The sampling events first: the probes' clean-up child must not
 	 * inherit them (they would sample on until it is done). */
-	if (rec->sampler.nfds)
-		vp_sampler_close(&rec->sampler);
+	if (rec->probing.sampler.nfds)
+		vp_sampler_close(&rec->probing.sampler);
 	/* The kernel removes one uprobe event in 60-80 ms (RCU grace periods
 	 * under a global mutex, measured on 6.18): a detached child waits
 	 * for that, not the user.  Not for the return probes of a program
 	 * that can throw: until removed they would still end it (or another
 	 * run of it) at the first exception through a probed function. */
-	if (rec->probes.nfds && rec->bpf_on)
-		vp_probes_close(&rec->probes); /* mmap tracking only: no uprobe */
-	else if (rec->probes.nfds)
-		vp_probes_close_detached(&rec->probes,
-					 rec->can_throw ? VP_CLOSE_RETURNS_NOW : 0);
+	if (rec->probing.probes.nfds && rec->probing.bpf_on)
+		vp_probes_close(&rec->probing.probes); /* mmap tracking only: no uprobe */
+	else if (rec->probing.probes.nfds)
+		vp_probes_close_detached(&rec->probing.probes,
+					 rec->probing.can_throw ? VP_CLOSE_RETURNS_NOW : 0);
 	/*
 	 * One RCU grace period per link: no need for a helper process.  The
 	 * calibration's links go at the same time, in a thread: the grace
 	 * periods overlap.
 	 */
-	if (rec->hdr.ncosts && rec->bpf_on &&
+	if (rec->hdr.ncosts && rec->probing.bpf_on &&
 	    pthread_create(&calib, NULL, calibrate_done_main, NULL) == 0)
 		calibrating = 1;
-	vp_bpf_probes_close(&rec->bpf);
+	vp_bpf_probes_close(&rec->probing.bpf);
 	if (calibrating)
 		pthread_join(calib, NULL);
 	else if (rec->hdr.ncosts)
 		vp_calibrate_done();
 	for (size_t i = 0; i < rec->hdr.nmodules; i++)
-		vp_symfile_free(rec->symfiles ? rec->symfiles[i] : NULL);
-	free(rec->symfiles);
-	free(rec->probe_vaddr);
+		vp_symfile_free(rec->probing.symfiles ? rec->probing.symfiles[i] : NULL);
+	free(rec->probing.symfiles);
+	free(rec->probing.probe_vaddr);
 	vp_addrspace_free(rec->as);
-	for (size_t i = 0; rec->exits && i < rec->hdr.nfuncs; i++)
-		vp_exits_release(&rec->exits[i]);
-	free(rec->exits);
-	record_procs_release(&rec->procs);
-	for (size_t i = 0; i < rec->npending; i++) {
-		if (rec->pending[i].type == VP_RAW_MMAP)
-			free(rec->pending[i].mmap);
-		if (rec->pending[i].type == VP_RAW_SAMPLE)
-			vp_raw_sample_free(&rec->pending[i]);
+	for (size_t i = 0; rec->probing.exits && i < rec->hdr.nfuncs; i++)
+		vp_exits_release(&rec->probing.exits[i]);
+	free(rec->probing.exits);
+	record_procs_release(&rec->target.procs);
+	for (size_t i = 0; i < rec->output.npending; i++) {
+		if (rec->output.pending[i].type == VP_RAW_MMAP)
+			free(rec->output.pending[i].mmap);
+		if (rec->output.pending[i].type == VP_RAW_SAMPLE)
+			vp_raw_sample_free(&rec->output.pending[i]);
 	}
-	free(rec->pending);
-	for (size_t i = 0; i < rec->ndeferred; i++) {
-		if (rec->deferred[i].type == VP_RAW_MMAP)
-			free(rec->deferred[i].mmap);
-		else if (rec->deferred[i].type == VP_RAW_SAMPLE)
-			vp_raw_sample_free(&rec->deferred[i]);
+	free(rec->output.pending);
+	for (size_t i = 0; i < rec->output.ndeferred; i++) {
+		if (rec->output.deferred[i].type == VP_RAW_MMAP)
+			free(rec->output.deferred[i].mmap);
+		else if (rec->output.deferred[i].type == VP_RAW_SAMPLE)
+			vp_raw_sample_free(&rec->output.deferred[i]);
 	}
-	free(rec->deferred);
-	vp_sample_sink_free(rec->ss);
-	vp_output_release(&rec->out);
-	vp_plan_release(&rec->plan);
-	free(rec->calls);
-	free(rec->dropped);
-	if (rec->pidfd > 0)
-		close(rec->pidfd);
+	free(rec->output.deferred);
+	vp_sample_sink_free(rec->probing.ss);
+	vp_output_release(&rec->output.file);
+	vp_plan_release(&rec->phase.plan);
+	free(rec->phase.calls);
+	free(rec->phase.dropped);
+	if (rec->target.pidfd > 0)
+		close(rec->target.pidfd);
 	idmap_release(&rec->threads);
 	idmap_release(&rec->callsites);
 	free(rec->tramp);
-	vp_nesting_free(rec->nesting);
+	vp_nesting_free(rec->probing.nesting);
 	vp_header_release(&rec->hdr);
-	free(rec->path);
-	free(rec->unprobeable);
+	free(rec->target.path);
+	free(rec->probing.unprobeable);
 }
 
 /* Open the sampling events (and the writer's sample side). */
@@ -1079,52 +1268,53 @@ static int start_sampling(struct record *rec)
 	pid_t *tids = NULL;
 	int ntids = 0, err;
 
-	rec->ss = vp_sample_sink_new(rec->w, rec->hdr.modules, rec->hdr.nmodules);
-	if (!rec->ss)
+	rec->probing.ss = vp_sample_sink_new(rec->w, rec->hdr.modules, rec->hdr.nmodules);
+	if (!rec->probing.ss)
 		return error("cannot set up unwinding: %s", strerror(errno));
 	if (rec->mode == MODE_COMBINED) {
 		/* where each trap is: past the first instruction if moved */
-		rec->probe_vaddr = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1,
-					   sizeof(*rec->probe_vaddr));
+		rec->probing.probe_vaddr = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1,
+					   sizeof(*rec->probing.probe_vaddr));
 		for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
 			const struct vp_func *f = &rec->hdr.funcs[i];
 
-			if (vp_symfile_off_to_vaddr(rec->symfiles[f->module], f->probe_off,
-						    &rec->probe_vaddr[i]) < 0)
-				rec->probe_vaddr[i] = f->addr;
-			vp_sample_sink_probe(rec->ss, rec->hdr.modules[f->module].path,
-					     rec->probe_vaddr[i]);
+			if (vp_symfile_off_to_vaddr(rec->probing.symfiles[f->module], f->probe_off,
+						    &rec->probing.probe_vaddr[i]) < 0)
+				rec->probing.probe_vaddr[i] = f->addr;
+			vp_sample_sink_probe(rec->probing.ss, rec->hdr.modules[f->module].path,
+					     rec->probing.probe_vaddr[i]);
 		}
 	}
 	if (rec->opts.attach) {
 		/* Every thread that runs now; later ones inherit. */
-		ntids = vp_task_list(rec->pid, &tids);
+		ntids = vp_task_list(rec->target.pid, &tids);
 		if (ntids == -ESRCH)
 			return error("cannot attach to process %d: it exited before varperf was "
-				     "ready", (int)rec->pid);
+				     "ready", (int)rec->target.pid);
 		if (ntids < 0)
-			return error("cannot list the threads of process %d: %s", (int)rec->pid,
-				     strerror(-ntids));
-		vp_sample_sink_read_maps(rec->ss, rec->pid);
+			return error("cannot list the threads of process %d: %s",
+				     (int)rec->target.pid, strerror(-ntids));
+		vp_sample_sink_read_maps(rec->probing.ss, rec->target.pid);
 	}
 	/* one event per thread and CPU (twice the threads: new ones come) */
-	if (raise_nofile(rec->probes.nfds + (size_t)(ntids > 0 ? 2 * ntids : 1) *
+	if (raise_nofile(rec->probing.probes.nfds + (size_t)(ntids > 0 ? 2 * ntids : 1) *
 						 (rec->hdr.ncpu ? rec->hdr.ncpu : 1)) < 0) {
 		free(tids);
 		return -1;
 	}
-	err = vp_sampler_open(&rec->sampler, &rec->opts.sampling, rec->pid, tids, (size_t)ntids,
-			      rec->mode == MODE_COMBINED ? rec->probes.rings : NULL,
+	err = vp_sampler_open(&rec->probing.sampler, &rec->opts.sampling, rec->target.pid, tids,
+			      (size_t)ntids,
+			      rec->mode == MODE_COMBINED ? rec->probing.probes.rings : NULL,
 			      rec->opts.attach ? 0 : VP_SAMPLER_ON_EXEC);
 	free(tids);
 	if (err < 0)
 		return -1;
 	if (rec->mode == MODE_SAMPLE) {
-		rec->rings = rec->sampler.rings;
-		rec->nrings = rec->sampler.ncpus;
+		rec->probing.rings = rec->probing.sampler.rings;
+		rec->probing.nrings = rec->probing.sampler.ncpus;
 		/* Attached, the mappings of now are known now; later ones come
 		 * as records, in order with the samples. */
-		rec->defer = 1;
+		rec->output.defer = 1;
 		/*
 		 * All varperf does while the target runs is empty the buffers:
 		 * give way to the target when CPUs are short (the target was
@@ -1136,20 +1326,20 @@ static int start_sampling(struct record *rec)
 	return 0;
 }
 
-/* Fork the target (or attach), create the file, open the events; 0 or an
- * exit code. */
+/* Fork the target (or attach), create the file, open the events; 0 or -1
+ * after the error. */
 static int start(struct record *rec, int argc, char **argv)
 {
 	size_t need;
 	int err;
 
 	if (rec->opts.attach) {
-		rec->pid = rec->opts.attach;
+		rec->target.pid = rec->opts.attach;
 	} else {
-		err = vp_launch_fork(&rec->launch, rec->path, argv);
+		err = vp_launch_fork(&rec->target.launch, rec->target.path, argv);
 		if (err)
-			return error("cannot fork: %s", strerror(-err)), 1;
-		rec->pid = rec->launch.pid;
+			return error("cannot fork: %s", strerror(-err));
+		rec->target.pid = rec->target.launch.pid;
 	}
 	record_header_cmdline(rec, argc, argv);
 	/* for the report to tell which unpaired entries the kernel cost */
@@ -1158,26 +1348,26 @@ static int start(struct record *rec, int argc, char **argv)
 			rec->hdr.funcs[f].flags |= VP_FUNC_URETPROBE;
 	/* unnamed until the recording begins (run()): an existing file stays
 	 * as it was if it never does */
-	if (vp_output_create(&rec->out, rec->opts.output) < 0)
+	if (vp_output_create(&rec->output.file, rec->opts.output) < 0)
 		goto out_abort;
-	rec->w = vp_writer_new_fd(dup(rec->out.fd), &rec->hdr);
+	rec->w = vp_writer_new_fd(dup(rec->output.file.fd), &rec->hdr);
 	if (!rec->w) {
 		error("cannot create '%s': %s", rec->opts.output, strerror(errno));
 		goto out_unlink;
 	}
 	record_procs_start(rec);
-	if (rec->plan_from) {
-		err = vp_plan_copy(&rec->plan, rec->w, &rec->hdr, &rec->thread_base);
+	if (rec->phase.plan_from) {
+		err = vp_plan_copy(&rec->phase.plan, rec->w, &rec->hdr, &rec->thread_base);
 		if (!err)
-			err = vp_writer_phase(rec->w, 2, (uint32_t)rec->pid);
+			err = vp_writer_phase(rec->w, 2, (uint32_t)rec->target.pid);
 		if (err) {
 			error("cannot write '%s': %s", rec->opts.output, strerror(-err));
 			goto out_unlink;
 		}
 	}
-	rec->as = vp_addrspace_new(rec->pid, rec->hdr.modules, rec->symfiles,
+	rec->as = vp_addrspace_new(rec->target.pid, rec->hdr.modules, rec->probing.symfiles,
 				   rec->hdr.nmodules);
-	if (rec->mode != MODE_SAMPLE && rec->bpf_on) {
+	if (rec->mode != MODE_SAMPLE && rec->probing.bpf_on) {
 		/*
 		 * perf's part: per-CPU buffers for the target's mappings (and
 		 * in combined mode its samples).  Mappings alone need little:
@@ -1185,36 +1375,38 @@ static int start(struct record *rec, int argc, char **argv)
 		 */
 		size_t mmap_buf = rec->mode == MODE_PROBE ? 128 << 10 : (size_t)rec->opts.buf_size;
 
-		if (vp_probes_open(&rec->probes, rec->hdr.funcs, 0, NULL, rec->hdr.modules,
-				   rec->pid, mmap_buf, 0) < 0 ||
-		    vp_bpf_probes_open(&rec->bpf, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
-				       rec->hdr.modules, rec->pid,
+		if (vp_probes_open(&rec->probing.probes, rec->hdr.funcs, 0, NULL, rec->hdr.modules,
+				   rec->target.pid, mmap_buf, 0) < 0 ||
+		    vp_bpf_probes_open(&rec->probing.bpf, rec->hdr.funcs, rec->hdr.nfuncs,
+				       rec->probing.exits, rec->hdr.modules, rec->target.pid,
 				       (size_t)rec->opts.buf_size *
 					       (rec->hdr.ncpu ? rec->hdr.ncpu : 1),
 				       rec->opts.follow_fork ? VP_BPF_FOLLOW_FORK : 0) < 0)
 			goto out_unlink;
 		/* children forked before (auto mode's phase 1 in the same run) */
-		for (size_t i = 1; i < rec->procs.n; i++)
-			if (rec->procs.v[i].followed)
-				vp_bpf_probes_follow(&rec->bpf, (pid_t)rec->procs.v[i].pid);
+		for (size_t i = 1; i < rec->target.procs.n; i++)
+			if (rec->target.procs.v[i].followed)
+				vp_bpf_probes_follow(&rec->probing.bpf,
+						     (pid_t)rec->target.procs.v[i].pid);
 	} else if (rec->mode != MODE_SAMPLE) {
-		need = vp_probes_fds_needed(rec->exits, rec->hdr.nfuncs,
+		need = vp_probes_fds_needed(rec->probing.exits, rec->hdr.nfuncs,
 					    (int)(rec->hdr.ncpu ? rec->hdr.ncpu : 1));
 		if (raise_nofile(need) < 0 ||
-		    vp_probes_open(&rec->probes, rec->hdr.funcs, rec->hdr.nfuncs, rec->exits,
-				   rec->hdr.modules, rec->pid, (size_t)rec->opts.buf_size, 0) < 0)
+		    vp_probes_open(&rec->probing.probes, rec->hdr.funcs, rec->hdr.nfuncs,
+				   rec->probing.exits, rec->hdr.modules, rec->target.pid,
+				   (size_t)rec->opts.buf_size, 0) < 0)
 			goto out_unlink;
 	}
 	if (rec->mode != MODE_SAMPLE) {
-		rec->rings = rec->probes.rings;
-		rec->nrings = rec->probes.ncpus;
-		rec->nesting = vp_nesting_new(rec->hdr.nfuncs);
-		if (rec->plan_from) {
-			rec->calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->calls));
-			rec->dropped = xcalloc(rec->hdr.nfuncs, 1);
-			/* until the watchdog's first look: record_watchdog() */
-			rec->holding = rec->bpf_on;
-			rec->hold_ns = rec->bpf_on ? HOLD_NS : 0;
+		rec->probing.rings = rec->probing.probes.rings;
+		rec->probing.nrings = rec->probing.probes.ncpus;
+		rec->probing.nesting = vp_nesting_new(rec->hdr.nfuncs);
+		if (rec->phase.plan_from) {
+			rec->phase.calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->phase.calls));
+			rec->phase.dropped = xcalloc(rec->hdr.nfuncs, 1);
+			/* until the watchdog's first look: watchdog() */
+			rec->phase.holding = rec->probing.bpf_on;
+			rec->phase.hold_ns = rec->probing.bpf_on ? HOLD_NS : 0;
 		}
 	}
 	if (rec->mode != MODE_PROBE) {
@@ -1224,30 +1416,25 @@ static int start(struct record *rec, int argc, char **argv)
 	}
 	/* readable when the target exits: the loop wakes at once, not at its
 	 * next round (a negative errno where the kernel has none: rounds) */
-	rec->pidfd = vp_pidfd_open(rec->pid);
-	if (rec->opts.attach && !rec->child) {
-		if (!rec->opts.quiet || rec->announce)
-			info("attached to process %d (%s)%s", (int)rec->pid, rec->path,
-			     rec->opts.duration > 0 ? "" : ": Ctrl-C to stop");
+	rec->target.pidfd = vp_pidfd_open(rec->target.pid);
+	if (rec->opts.attach && !rec->target.child) {
+		if (!rec->opts.quiet || rec->phase.announce)
+			info("attached to process %d (%s)%s", (int)rec->target.pid,
+			     rec->target.path, rec->opts.duration > 0 ? "" : ": Ctrl-C to stop");
 	}
 	return 0;
 out_unlink:
 	vp_writer_free(rec->w);
 	rec->w = NULL;
-	vp_output_release(&rec->out);
+	vp_output_release(&rec->output.file);
 out_abort:
 	if (!rec->opts.attach)
-		vp_launch_abort(&rec->launch);
-	return 1;
+		vp_launch_abort(&rec->target.launch);
+	return -1;
 }
 
-/*
- * Start the target (or attach), record, write the file; returns the exit
- * code.  Signals from now on mean "stop the target and finish the file".
- */
 int record_run(struct record *rec, int argc, char **argv)
 {
-	int code;
 
 	/*
 	 * An earlier recording's return probes, until the kernel has removed
@@ -1257,39 +1444,23 @@ int record_run(struct record *rec, int argc, char **argv)
 	for (size_t i = 0; rec->mode != MODE_PROBE && i < rec->hdr.nmodules; i++) {
 		const char *path = rec->hdr.modules[i].path;
 
-		if (vp_probes_wait_removed(path, UNPROBE_WAIT_MS,
-					   rec->opts.quiet && !rec->announce
-						   ? NULL
-						   : "waiting for an earlier recording's probes to be "
-						     "removed (they would cut sampled stacks short)") < 0)
+		if (vp_probes_wait_removed(
+			    path, UNPROBE_WAIT_MS,
+			    rec->opts.quiet && !rec->phase.announce
+				    ? NULL
+				    : "waiting for an earlier recording's probes to be "
+				      "removed (they would cut sampled stacks short)") < 0)
 			warning("an earlier recording's probes are still being removed from '%s': "
 				"sampled stacks through the functions it probed end there until "
 				"they are gone", path);
 	}
 
 	install_signals();
-	code = start(rec, argc, argv);
-	if (!code)
-		code = run(rec);
-	return code;
-}
-
-int record_check_output(const struct record *rec)
-{
-	const char *o = rec->opts.output;
-
-	for (size_t i = 0; i < rec->hdr.nmodules; i++) {
-		if (vp_output_same(o, rec->hdr.modules[i].path)) {
-			error("cannot write '%s': it is %s '%s'", o,
-			      i ? "the library" : "the program", rec->hdr.modules[i].path);
-			return USAGE_ERROR;
-		}
+	if (start(rec, argc, argv) < 0) {
+		rec->outcome.status = 1;
+		return -1;
 	}
-	if (rec->opts.phase1 && vp_output_same(o, rec->opts.phase1)) {
-		error("--phase1 '%s' is also the output: give another -o", rec->opts.phase1);
-		return USAGE_ERROR;
-	}
-	return vp_output_check(o) < 0 ? 1 : 0;
+	return run(rec);
 }
 
 /* Drop the samples in @v (n of them) not yet written; keep the rest. */
@@ -1311,37 +1482,22 @@ int record_resample(struct record *rec, uint32_t stack_size)
 	pid_t *tids = NULL;
 	int ntids, err;
 
-	vp_sampler_close(&rec->sampler);
-	rec->npending = drop_samples(rec->pending, rec->npending);
-	rec->ndeferred = drop_samples(rec->deferred, rec->ndeferred);
-	rec->deferred_bytes = rec->ndeferred * (sizeof(struct vp_raw) + 64); /* mappings */
+	vp_sampler_close(&rec->probing.sampler);
+	rec->output.npending = drop_samples(rec->output.pending, rec->output.npending);
+	rec->output.ndeferred = drop_samples(rec->output.deferred, rec->output.ndeferred);
+	rec->output.deferred_bytes =
+		rec->output.ndeferred * (sizeof(struct vp_raw) + 64); /* mappings */
 	rec->opts.sampling.stack_size = stack_size;
-	rec->nsamples = rec->full_stacks = 0;
+	rec->counts.nsamples = rec->counts.full_stacks = 0;
 	/* the program has exec'd: its threads now, and those they start */
-	ntids = vp_task_list(rec->pid, &tids);
+	ntids = vp_task_list(rec->target.pid, &tids);
 	if (ntids < 0)
-		return error("cannot list the threads of process %d: %s", (int)rec->pid,
+		return error("cannot list the threads of process %d: %s", (int)rec->target.pid,
 			     strerror(-ntids));
-	err = vp_sampler_open(&rec->sampler, &rec->opts.sampling, rec->pid, tids, (size_t)ntids,
-			      NULL, 0);
+	err = vp_sampler_open(&rec->probing.sampler, &rec->opts.sampling, rec->target.pid, tids,
+			      (size_t)ntids, NULL, 0);
 	free(tids);
-	rec->rings = rec->sampler.rings;
-	rec->nrings = rec->sampler.ncpus;
+	rec->probing.rings = rec->probing.sampler.rings;
+	rec->probing.nrings = rec->probing.sampler.ncpus;
 	return err < 0 ? -1 : 0;
-}
-
-/* One recording (a whole run in probe, sample or combined mode, or one
- * phase of auto mode); returns the exit code. */
-int record_one(struct record *rec, int argc, char **argv)
-{
-	int code;
-
-	rec->argc = argc;
-	rec->argv = argv;
-	code = record_prepare_static(rec);
-	if (!code)
-		code = record_prepare_probes(rec);
-	if (code)
-		return code < 0 ? 0 : code;
-	return record_run(rec, argc, argv);
 }

@@ -1,10 +1,33 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * record.h - what the parts of "varperf record" share: its options, the
- * state of one recording, and the steps cmd-record.c puts together:
- * record-setup.c decides what to record (functions, exits, costs),
- * record-stream.c runs the target and writes its events and samples,
- * record-auto.c is the automatic mode's two phases.
+ * state of one recording (struct record, in groups) and their steps.
+ *
+ * The parts, from the top; a file calls only files below it, so no two
+ * call each other:
+ *
+ *   cmd-record.c        the command line
+ *   record-auto.c       the driver: one run (record_one()), or auto mode's
+ *                       two phases (record_auto())
+ *   record-stream.c     the target running: buffers, records, the file,
+ *                       and phase 2 kept within the budget plan.c judges
+ *   record-setup.c      what to record: functions, exits, probe costs
+ *   record-procs.c      the processes followed (beside record-setup.c)
+ *   plan.c              phase 2's plan, and what is over the budget now
+ *                       (vp_plan_over_budget())
+ *
+ *   file              may call
+ *   cmd-record.c      record-auto.c, record-stream.c (record_release())
+ *   record-auto.c     record-setup.c, record-stream.c, plan.c
+ *   record-stream.c   record-setup.c (record_header_cmdline()), record-procs.c, plan.c
+ *   record-setup.c    plan.c
+ *   record-procs.c    none of these
+ *   plan.c            none of these
+ *
+ * and any of them the collector's modules (probes, sampling, symbols,
+ * output, ...) and core/.  Where the stream must ask the driver
+ * something, the driver hands it a struct record_ops; the steps return 0
+ * or -errno and leave the rest in struct record_outcome.
  */
 #ifndef VARPERF_RECORD_H
 #define VARPERF_RECORD_H
@@ -12,6 +35,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "../core/datafile.h"
@@ -28,6 +52,7 @@
 #include "sample-sink.h"
 #include "sampler.h"
 #include "symbols.h"
+#include "util.h"
 
 enum {
 	/* the exit status of a wrong command line */
@@ -115,110 +140,182 @@ struct record_procs {
 	uint64_t execd;		  /* followed children that exec'd another program */
 };
 
-struct record {
-	struct record_opts opts;
+struct record;
+
+/*
+ * How a recording's steps ended, beyond their return value: they return 0
+ * or a negative errno (-1 when the error was said), and say here what
+ * else the driver must know.
+ */
+struct record_outcome {
+	int listed;	/* --list printed the functions: nothing to record */
+	int usage;	/* the failure was the command line's (USAGE_ERROR) */
+	int finished;	/* record_run() wrote the file to its end */
+	int status;	/* record_run(): the exit status to pass on - the target's,
+			 * 128 + a signal's, 1 when it failed */
+};
+
+/*
+ * What the stream asks its driver while the target runs, every round
+ * (auto mode's phase 1 sets them, see record-auto.c): the stream never
+ * calls the driver by name.
+ */
+struct record_ops {
+	/* after the round's reading: 1 when the events were reopened (new
+	 * buffers to poll) */
+	int (*round)(struct record *rec);
+	/* whether what was read may go into the file yet */
+	int (*may_flush)(const struct record *rec);
+};
+
+/* The target: the program run (or the process attached) and its children. */
+struct record_target {
 	const char *prog;
 	char *path;
-	struct vp_header hdr;
-	struct vp_symfile **symfiles;
+	int argc;		  /* the program's command line */
+	char **argv;
+	struct vp_launch launch;
+	pid_t pid;
+	int pidfd;		  /* readable when the process exits */
+	int child;		  /* "attached" to the program varperf runs (auto
+				   * mode's phase 2 in the same run): reaped, its
+				   * status passed on, signals forwarded */
+	int gone;		  /* attach: the process exited */
+	int left_running;	  /* auto, phase 1 of a program: it runs on */
+	uint64_t start_ns;	  /* when the recording began */
+	uint64_t start_cpu;	  /* CPU time of the target then */
+	uint64_t cpu;		  /* ... its CPU time since then, last seen */
+	struct record_procs procs;
+};
+
+/* What is probed, how, and the events that bring the records. */
+struct record_probing {
+	struct vp_symfile **symfiles; /* per module of the header */
 	/* Per function how its exits are probed; NULL: return probes. */
 	struct vp_exits *exits;
 	int can_throw;
 	size_t nrecursive;	   /* --exit-probes=auto: functions calling
 				    * themselves, probed at their exit sites */
-	struct vp_launch launch;
+	int can_sample_only;	   /* auto: nothing to probe is no error... */
+	char *unprobeable;	   /* ... and this says why (malloc'ed) */
+	int calibrated;		   /* record_calibrate() ran */
 	struct vp_probes probes;   /* perf backend; with BPF only mmap tracking */
 	struct vp_bpf_probes bpf;  /* BPF backend */
 	int bpf_on;		   /* the probes are on the BPF backend */
-	enum record_mode mode;	   /* of this run: probe, sample or combined */
 	struct vp_sampler sampler; /* sample and combined modes */
 	struct vp_sample_sink *ss;
 	uint64_t *probe_vaddr;	   /* combined: link-time address of each probe */
 	struct vp_ring *rings;	   /* the buffers to read: the probes' or the sampler's */
 	int nrings;
-	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */
-	const char *plan_from;	   /* auto: the phase-1 data selecting what to probe */
-	struct vp_plan plan;
-	uint64_t *calls;	   /* auto, phase 2: entries per function so far */
-	uint64_t watched_ns;	   /* ... when the watchdog last looked */
-	uint64_t start_cpu;	   /* CPU time of the target when recording began */
-	uint64_t cpu;		   /* ... its CPU time since then, last seen */
-	unsigned char *dropped;	   /* ... and functions no longer probed */
-	int argc;		   /* the program's command line */
-	char **argv;
-	int pidfd;		   /* attach: readable when the process exits */
-	uint64_t start_ns;
-	struct vp_writer *w;
-	struct vp_output out;	   /* the file @w writes, named once the run begins */
-	struct vp_addrspace *as;
-	pid_t pid;
+	struct vp_nesting *nesting; /* the kernel's pending return probes */
+};
+
+/* The records on their way into the file. */
+struct record_output {
+	struct vp_output file;	   /* the file the writer writes, named once the
+				    * run begins */
+	int write_err;
 	/* Records read but not yet written, sorted by time each round. */
 	struct vp_raw *pending;
-	size_t npending, cap;
+	size_t npending, pending_cap;
 	uint64_t seq, max_seen;
-	struct idmap threads, callsites;
-	unsigned char *tramp;	   /* per call site: its return address is the
-				    * uretprobe trampoline (a tail call) */
-	size_t ntramp;
-	struct vp_nesting *nesting; /* the kernel's pending return probes */
-	struct record_procs procs;
-	uint64_t lost, foreign;
-	int write_err;
-	int finished;		   /* the file was written to its end */
-	int announce;		   /* say when attached or waiting, even when quiet */
-	int can_sample_only;	   /* auto: nothing to probe is no error... */
-	char *unprobeable;	   /* ... and this says why (malloc'ed) */
-	uint64_t nsamples;	   /* samples read so far */
-	uint64_t full_stacks;	   /* ... whose stack copy was full (truncated,
-				    * or about to be: stack_grows()) */
-	uint32_t phase1_stack_size; /* auto, phase 2: the stack copy phase 1
-				     * ended with (it may raise it) */
-	uint64_t min_samples;	   /* auto, attached: phase 1 goes on until this
-				    * many samples, after --phase1-duration... */
-	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
-	int waiting_said;
-	int gone;		   /* attach: the process exited */
-	int child;		   /* "attached" to the program varperf runs (auto
-				    * mode's phase 2 in the same run): reaped, its
-				    * status passed on, signals forwarded */
-	uint64_t window_ns;	   /* auto, phase 1 of a program: leave it running
-				    * after this long (and min_samples) */
-	int left_running;	   /* ... and it did */
-	int calibrated;		   /* record_calibrate() ran */
-	int holding;		   /* auto, phase 2 on BPF: records held back until
-				    * the watchdog's first look */
-	uint64_t hold_ns;	   /* ... and after it, this long */
 	/* Sample mode: samples and mappings queue up here, to be unwound
 	 * once a second (FLUSH_NS) at the end of a round, not every round. */
 	int defer;
 	struct vp_raw *deferred;
 	size_t ndeferred, deferred_cap, deferred_bytes;
 	uint64_t flushed_ns;	   /* when the file last got what was read */
+};
+
+/* Auto mode: what its driver sets for a phase, and phase 2's measurements. */
+struct record_phase {
+	int announce;		   /* say when attached or waiting, even when quiet */
+	/* phase 1 */
+	uint64_t min_samples;	   /* attached: phase 1 goes on until this many
+				    * samples, after --phase1-duration... */
+	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
+	int waiting_said;
+	uint64_t window_ns;	   /* of a program: leave it running after this
+				    * long (and min_samples) */
+	/* phase 2 */
+	const char *plan_from;	   /* the phase-1 data selecting what to probe */
+	struct vp_plan plan;
+	uint32_t phase1_stack_size; /* the stack copy phase 1 ended with (it may
+				     * raise it) */
+	uint64_t *calls;	   /* entries per function so far */
+	unsigned char *dropped;	   /* functions no longer probed */
+	uint64_t watched_ns;	   /* when the watchdog last looked */
+	int holding;		   /* on BPF: records held back until the
+				    * watchdog's first look */
+	uint64_t hold_ns;	   /* ... and after it, this long */
+};
+
+/* What was read, lost and left out, for the trailer and the summary. */
+struct record_counts {
+	uint64_t lost, foreign;
+	uint64_t nsamples;	   /* samples read so far */
+	uint64_t full_stacks;	   /* ... whose stack copy was full (truncated,
+				    * or about to be) */
 	uint64_t unwound, unwind_ns; /* samples unwound, and how long it took */
+};
+
+struct record {
+	struct record_opts opts;
+	enum record_mode mode;	   /* of this run: probe, sample or combined */
+	const struct record_ops *ops; /* NULL: the stream asks nothing */
+	struct record_outcome outcome;
+	/* What every part uses: the file's header (modules, functions,
+	 * costs), its writer, and the target's address space. */
+	struct vp_header hdr;
+	struct vp_writer *w;
+	struct vp_addrspace *as;
+	struct record_target target;
+	struct record_probing probing;
+	struct record_output output;
+	struct record_phase phase;
+	struct record_counts counts;
+	/* The file's numbers of threads and call sites (record-stream.c). */
+	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */
+	struct idmap threads, callsites;
+	unsigned char *tramp;	   /* per call site: its return address is the
+				    * uretprobe trampoline (a tail call) */
+	size_t ntramp;
 };
 
 /* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs). */
 extern volatile sig_atomic_t record_signal, record_nsignals;
+
+/* Report a writing error once and remember it (the file is incomplete). */
+static inline void record_write_failed(struct record *rec, int err)
+{
+	if (err && !rec->output.write_err) {
+		rec->output.write_err = err;
+		error("cannot write '%s': %s", rec->opts.output, strerror(-err));
+	}
+}
 
 /* ---- record-setup.c: what to record ---- */
 
 /*
  * record_prepare_static - what needs no target yet: the program (or the
  * attached process's), its functions and the probes' prerequisites, so
- * that auto mode fails before its first run, not after it.  Returns 0,
- * -1 (done: --list printed) or an exit code after printing why.
+ * that auto mode fails before its first run, not after it.  0 (and
+ * outcome.listed when --list printed the functions), or a negative errno
+ * after printing why (outcome.usage: a wrong command line); with nothing
+ * to probe and probing.can_sample_only, probing.unprobeable says why,
+ * unsaid.
  */
 int record_prepare_static(struct record *rec);
 /*
  * record_calibrate - the probes' cost on this machine (once; auto mode
- * measures it before phase 1, so as not to leave its target unobserved
- * between the phases).  0 or an exit code.
+ * measures it while phase 1 runs, so as not to leave its target
+ * unobserved between the phases).  0, or -1 after printing why.
  */
 int record_calibrate(struct record *rec);
 /*
- * record_prepare_probes - right before the target runs: the probes' cost
- * and, in auto mode, what phase 1 found worth probing.  Returns 0, -1
- * (done: --list) or an exit code.
+ * record_prepare_probes - right before the target runs: the probes' cost,
+ * then --list (outcome.listed) or what is probed how.  0, or -1 after
+ * printing why.
  */
 int record_prepare_probes(struct record *rec);
 /* The header's command line: @argv for a program, /proc's for -p. */
@@ -226,7 +323,7 @@ void record_header_cmdline(struct record *rec, int argc, char **argv);
 
 /* ---- record-procs.c: the processes followed ---- */
 
-/* The target (rec->pid) is followed, no child yet. */
+/* The target (rec->target.pid) is followed, no child yet. */
 void record_procs_start(struct record *rec);
 void record_procs_release(struct record_procs *ps);
 /* Whether the events of process @pid are recorded. */
@@ -237,6 +334,11 @@ void record_procs_exec(struct record *rec, uint32_t pid);
 void record_procs_mapped(struct record *rec, uint32_t pid, const char *path);
 /* Before the END chunk: what is still pending goes into the file. */
 void record_procs_finish(struct record *rec);
+/*
+ * CPU time of process @pid in ns, that of its exited threads included (the
+ * probes' time is charged to it too), or 0 when it cannot be read.
+ */
+uint64_t record_process_cpu_ns(pid_t pid);
 /* The CPU time of the children followed, in this recording (ns): the
  * probes' cost in them is charged to them. */
 uint64_t record_procs_cpu(struct record *rec);
@@ -247,56 +349,30 @@ void record_procs_summary(const struct record *rec);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t record_now_ns(void);
-/* Report a writing error once and remember it (the file is incomplete). */
-void record_write_failed(struct record *rec, int err);
-/* The target's CPU time since the recording began, as far as known. */
-void record_update_cpu(struct record *rec);
-/*
- * CPU time of process @pid in ns, that of its exited threads included (the
- * probes' time is charged to it too), or 0 when it cannot be read.
- */
-uint64_t record_process_cpu_ns(pid_t pid);
-/* Read what the buffers hold and drop the entries and exits held back
- * from before @t (auto mode: probes found too costly were on until then);
- * returns the earliest time dropped (@t if none). */
-uint64_t record_discard_before(struct record *rec, uint64_t t);
 /*
  * record_run - start the target (or attach), record until it ends, write
- * the file; returns the exit code.  Signals from now on mean "stop the
- * target and finish the file".
+ * the file: 0, or a negative errno when it could not start or the file is
+ * incomplete; either way outcome.status is the exit status to pass on.
+ * Signals from now on mean "stop the target and finish the file".  In
+ * auto mode's phase 2 (phase.calls) it measures what the probes cost and
+ * stops those plan.c finds over the budget (vp_plan_over_budget()).
  */
 int record_run(struct record *rec, int argc, char **argv);
-/* Refuse an output that is no regular file, or is one of the recording's
- * inputs (the program, a --lib, --phase1); 0 or an exit code. */
-int record_check_output(const struct record *rec);
 /*
  * record_resample - sample on with a stack copy of @stack_size bytes:
  * the samples not yet written are dropped, the events reopened on the
  * target's threads.  0, or -1 after printing why (sampling stopped).
  */
 int record_resample(struct record *rec, uint32_t stack_size);
-/* One recording (a whole run in probe, sample or combined mode, or one
- * phase of auto mode): prepare, then record_run(); the exit code. */
-int record_one(struct record *rec, int argc, char **argv);
 /* Close and free everything @rec holds (a zeroed @rec too). */
 void record_release(struct record *rec);
 
-/* ---- record-auto.c: the automatic mode ---- */
+/* ---- record-auto.c: the driver ---- */
 
-/* Phase 2: keep the functions the plan chose.  0, or -1 after printing. */
-int record_select_planned(struct record *rec);
-/* Phase 2, every round: stop probing what costs more than the budget. */
-void record_watchdog(struct record *rec);
-/* Phase 2, at the end: what the probes cost in all, into the trailer
- * (and VP_END_OVER_BUDGET), then said. */
-void record_account_cost(struct record *rec, struct vp_trailer *tr);
-void record_print_measured_cost(const struct record *rec, const struct vp_trailer *tr);
-/* Phase 1, every round: a larger stack copy when the samples fill it;
- * returns 1 when the buffers changed. */
-int record_phase1_stacks(struct record *rec);
-/* Whether phase 1's stack copy is final (its samples may go to the file). */
-int record_phase1_stacks_settled(const struct record *rec);
-/* Seed 000's two phases, launched or attached; the exit code. */
+/* One recording (a whole run in probe, sample or combined mode, or one
+ * phase of auto mode): prepare, then record_run(); the exit status. */
+int record_one(struct record *rec, int argc, char **argv);
+/* Seed 000's two phases, launched or attached; the exit status. */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
 
 #endif
