@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compensate.h"
 #include "datafile.h"
 #include "internal.h"
 #include "varint.h"
@@ -74,11 +75,9 @@ struct vp_reader {
 	struct vp_process *procs;
 	size_t nprocs, procs_cap;
 	uint32_t only_pid;
-	/* probe-cost compensation (vp_reader_compensate) */
-	int compensate;
-	uint64_t *in_win, *extra; /* per function */
-	uint64_t *debt, *last_out; /* per thread */
-	uint64_t clamped;	   /* exits compensation moved to keep time */
+	/* probe-cost compensation (vp_reader_compensate), which every
+	 * event passes through */
+	struct vp_compensator comp;
 	/* version 3: off-CPU times and the time base */
 	struct vp_tclock *tclock; /* per thread */
 	enum vp_time_base base;
@@ -596,12 +595,9 @@ void vp_reader_free(struct vp_reader *r)
 	free(r->last_cfa);
 	free(r->sframes);
 	free(r->scfas);
-	free(r->in_win);
-	free(r->extra);
+	vp_compensator_release(&r->comp);
 	free(r->unprobed);
 	free(r->procs);
-	free(r->debt);
-	free(r->last_out);
 	free(r->tclock);
 	vp_header_release(&r->hdr);
 	if (r->map)
@@ -678,7 +674,7 @@ uint64_t vp_reader_lost(const struct vp_reader *r)
 
 uint64_t vp_reader_clamped(const struct vp_reader *r)
 {
-	return r->clamped;
+	return r->comp.clamped;
 }
 
 void vp_reader_set_sample_handler(struct vp_reader *r, vp_sample_fn fn, void *ctx)
@@ -750,61 +746,9 @@ uint32_t vp_reader_phase1_pid(const struct vp_reader *r)
 	return r->phase1_pid;
 }
 
-double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n)
-{
-	/* measured in this project's VM: perf-collector/calibrate.c */
-	enum { TYPICAL_EMULATED_NS = 1000, TYPICAL_STEPPED_NS = 17000 };
-
-	for (size_t i = 0; i < n; i++)
-		if (costs[i].insn_class == cls)
-			return (double)costs[i].full_ns;
-	return cls == VP_INSN_EMULATED ? TYPICAL_EMULATED_NS : TYPICAL_STEPPED_NS;
-}
-
-int vp_probe_cost_of(const struct vp_header *hdr, uint32_t func, uint64_t *in_window,
-		     uint64_t *full)
-{
-	if (func >= hdr->nfuncs)
-		return -ENOENT;
-	for (size_t i = 0; i < hdr->ncosts; i++) {
-		if (hdr->costs[i].insn_class == hdr->funcs[func].insn_class) {
-			*in_window = hdr->costs[i].in_window_ns;
-			*full = hdr->costs[i].full_ns;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 int vp_reader_compensate(struct vp_reader *r, int on)
 {
-	size_t n = r->hdr.nfuncs;
-
-	r->compensate = 0;
-	if (!on || !n)
-		return 0;
-	if (!r->in_win) {
-		uint64_t *in_win = calloc(n, sizeof(*in_win));
-		uint64_t *extra = calloc(n, sizeof(*extra));
-
-		if (!in_win || !extra) {
-			free(in_win);
-			free(extra);
-			return -ENOMEM;
-		}
-		for (uint32_t f = 0; f < n; f++) {
-			uint64_t in, full;
-
-			if (vp_probe_cost_of(&r->hdr, f, &in, &full))
-				continue;
-			in_win[f] = in;
-			extra[f] = full > in ? full - in : 0;
-		}
-		r->in_win = in_win;
-		r->extra = extra;
-	}
-	r->compensate = 1;
-	return 0;
+	return vp_compensator_set(&r->comp, &r->hdr, on);
 }
 
 int vp_reader_set_time(struct vp_reader *r, enum vp_time_base base)
@@ -834,7 +778,7 @@ int vp_reader_rewind(struct vp_reader *r)
 	r->have_span = 0;
 	r->pos = r->first_events;
 	r->dropped = 0;
-	r->clamped = 0;
+	r->comp.clamped = 0;
 	r->cp = r->cend = NULL;
 	r->done = 0;
 	r->warn[0] = '\0';
@@ -977,8 +921,7 @@ static int def_thread(struct vp_reader *r, struct cur *c)
 			r->last_sp = b;
 		if (!a || !b)
 			return -ENOMEM;
-		if (grow_u64(&r->last_cfa, cap) || grow_u64(&r->debt, cap) ||
-		    grow_u64(&r->last_out, cap))
+		if (grow_u64(&r->last_cfa, cap) || vp_compensator_threads(&r->comp, cap))
 			return -ENOMEM;
 		a = realloc(r->tclock, cap * sizeof(*r->tclock));
 		if (!a)
@@ -990,8 +933,7 @@ static int def_thread(struct vp_reader *r, struct cur *c)
 	r->threads[idx].pid = pid;
 	r->last_sp[idx] = 0;
 	r->last_cfa[idx] = 0;
-	r->debt[idx] = 0;
-	r->last_out[idx] = 0;
+	vp_compensator_thread_start(&r->comp, idx);
 	memset(&r->tclock[idx], 0, sizeof(r->tclock[idx]));
 	r->nthreads++;
 	return 0;
@@ -1348,41 +1290,6 @@ static int decode_sample(struct vp_reader *r, struct cur *c, uint64_t tag, size_
 }
 
 /*
- * Probe-cost compensation of one event (see vp_reader_compensate): the
- * per-thread debt is what the probes added to this thread's clock so far.
- *
- * The debt grows where the time is spent.  The kernel stamps an event in
- * its trap handler; what follows the entry's stamp (emulating or
- * single-stepping the probed instruction, the way back to user space) is
- * nearly all of the in-window cost, so it is owed from the entry on, and
- * the events inside the call (its children) move back with it.  What
- * precedes the stamps - the trap into the kernel - is about the same for
- * every probe.  Owing the in-window cost only at the exit instead would
- * leave a child's exit up to that cost too close to its parent's exit,
- * and the clamp below would lengthen the parent.  The rest of a call's
- * cost (extra) is owed after its exit.
- */
-static void compensate(struct vp_reader *r, struct vp_event *ev)
-{
-	uint64_t *debt = &r->debt[ev->thread], *last = &r->last_out[ev->thread];
-	uint64_t t;
-
-	t = ev->time > *debt ? ev->time - *debt : 0;
-	/* per-thread times stay monotonic, whatever the costs: an exit moved
-	 * up shortens its call less than the costs say (to 0 at the least),
-	 * which the report must say */
-	if (t < *last || (ev->time <= *debt && ev->time)) {
-		if (ev->kind == VP_EV_EXIT)
-			r->clamped++;
-		if (t < *last)
-			t = *last;
-	}
-	*last = t;
-	ev->time = t;
-	*debt += ev->kind == VP_EV_EXIT ? r->extra[ev->func] : r->in_win[ev->func];
-}
-
-/*
  * The off-CPU time of an event of @thread, from its delta @d: it must
  * stay a time (not below 0) and never decrease within the thread.
  */
@@ -1512,8 +1419,7 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 			if (err)
 				return err;
 		}
-		if (r->compensate)
-			compensate(r, ev);
+		vp_compensator_apply(&r->comp, ev);
 		if (!r->have_span || ev->time < r->span_first)
 			r->span_first = ev->time;
 		if (!r->have_span || ev->time > r->span_last)
