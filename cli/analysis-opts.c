@@ -105,20 +105,6 @@ int opt_time_base(const char *arg, enum vp_time_base *ret)
 	return error("invalid value '%s' for '--time': must be 'wall', 'cpu' or 'offcpu'", arg);
 }
 
-int analysis_set_time(struct vp_reader *r, enum vp_time_base base, const char *path)
-{
-	int err = vp_reader_set_time(r, base);
-
-	if (err == -ENODATA)
-		return error("'%s': no off-CPU times in this recording (they need the BPF "
-			     "backend of varperf record): --time=%s cannot be used",
-			     path, time_base_name(base));
-	if (err < 0)
-		return error("'%s': cannot use --time=%s: %s", path, time_base_name(base),
-			     strerror(-err));
-	return 0;
-}
-
 int opt_max_memory(const char *arg, size_t *ret)
 {
 	unsigned long long v;

@@ -92,11 +92,5 @@ int opt_max_memory(const char *arg, size_t *ret);
 int analysis_budget_error(const char *path, const struct vp_budget *b);
 /* The option value of @base ("wall", "cpu", "offcpu"). */
 const char *time_base_name(enum vp_time_base base);
-/*
- * analysis_set_time - read @r, the data file @path, in time base @base.
- * Returns 0, or -1 after an error naming the file: one without off-CPU
- * times has no other base than wall-clock time.
- */
-int analysis_set_time(struct vp_reader *r, enum vp_time_base base, const char *path);
 
 #endif

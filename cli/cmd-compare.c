@@ -18,6 +18,7 @@
 #include "core/compare.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "core/recording.h"
 #include "analysis-opts.h"
 #include "builtin.h"
 #include "perf-collector/output.h"
@@ -43,6 +44,7 @@ enum {
 	OPT_FORMAT,
 	OPT_ALL,
 	OPT_STRICT,
+	OPT_RAW,
 	OPT_MAX_MEMORY,
 };
 
@@ -54,6 +56,7 @@ static const struct option cmd_compare_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	ANALYSIS_LONG_OPTIONS,
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
@@ -73,6 +76,7 @@ static const char *const cmd_compare_usage[] = {
 	"    -o, --output <file>        write the comparison to <file>",
 	"    --format <text|json>       output format (default: text)",
 	ANALYSIS_USAGE,
+	"    --raw                      durations as measured, probe costs included",
 	"    --max-memory <size>        refuse a file whose tree would take more than <size>,",
 	"                               with K/M/G suffix (default: 1G; 0: no limit)",
 	"    --all                      list every pattern of the profile and every",
@@ -93,6 +97,7 @@ struct cmd_compare_opts {
 	struct vp_compare_params cmp;
 	int all;
 	int strict;
+	int raw;
 	enum vp_time_base time;
 	size_t max_memory;
 };
@@ -138,6 +143,9 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 		case OPT_TIME:
 			ret = opt_time_base(optarg, &o->time);
 			break;
+		case OPT_RAW:
+			o->raw = 1;
+			break;
 		case OPT_MAX_MEMORY:
 			ret = opt_max_memory(optarg, &o->max_memory);
 			break;
@@ -173,79 +181,71 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 
 /* One recording, read and analysed. */
 struct cmd_compare_side {
-	struct vp_reader *reader;
-	struct vp_budget budget; /* --max-memory, for each file's tree */
-	struct vp_cct tree;
-	struct vp_analysis an;
-	int have_tree, have_an;
+	struct vp_recording *rec;
+	const struct vp_cct *tree;
+	const struct vp_analysis *an;
 	struct report r; /* for the shared name and time helpers */
-	uint32_t *twins; /* call sites sharing a line (report_callsite_str) */
 };
+
+/*
+ * The recording's warnings, with the hints of compare's options.  With
+ * --strict a file with events missing is an error.
+ */
+static int cmd_compare_warnings(const struct cmd_compare_opts *o, const struct vp_recording *rec)
+{
+	for (size_t i = 0; i < rec->nwarnings; i++) {
+		const struct vp_recording_warning *w = &rec->warnings[i];
+
+		if (w->missing_data && o->strict)
+			return error("%s", w->message);
+		if (w->code == VP_WARN_INCOMPLETE)
+			warning("%s; comparing what was recorded", w->message);
+		else if (w->code == VP_WARN_CLAMPED)
+			warning("%s (--raw: as measured)", w->message);
+		else
+			warning("%s", w->message);
+	}
+	return 0;
+}
 
 static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
 {
 	const char *path = o->path[i];
+	struct vp_recording_opts ro;
 	char msg[512] = "";
-	const char *w;
 	int err;
 
-	err = vp_reader_open(path, &s->reader, msg, sizeof(msg));
-	if (err < 0 && msg[0])
-		return error("%s", msg);
-	if (err < 0)
-		return error("cannot read '%s': %s", path, strerror(-err));
-	if (analysis_set_time(s->reader, o->time, path) < 0)
-		return -1;
-	err = vp_cct_init(&s->tree);
-	if (err < 0)
-		return error("cannot build the calling-context tree: %s", strerror(-err));
-	s->have_tree = 1;
-	s->budget.max = o->max_memory;
-	s->tree.budget = &s->budget;
-	err = vp_build_file(s->reader, &s->tree, NULL);
-	if (err == -E2BIG)
-		return analysis_budget_error(path, &s->budget);
-	if (err < 0) {
-		const char *m = vp_reader_error(s->reader);
+	vp_recording_opts_default(&ro);
+	ro.params = o->params;
+	ro.time = o->time;
+	ro.raw = o->raw;
+	ro.max_memory = o->max_memory;
+	err = vp_recording_open(path, &ro, &s->rec, msg, sizeof(msg));
+	if (err == -E2BIG) {
+		struct vp_budget b = { o->max_memory, 0 };
 
-		if (m && *m)
-			return error("%s", m);
-		return error("cannot read '%s': %s", path, strerror(-err));
+		return analysis_budget_error(path, &b);
 	}
-	w = vp_reader_warning(s->reader);
-	if (!w && !vp_reader_trailer(s->reader)->present) {
-		if (o->strict)
-			return error("'%s': recording incomplete (no END chunk)", path);
-		warning("'%s': recording incomplete (no END chunk); comparing what was recorded",
-			path);
-	}
-	if (w) {
-		if (o->strict)
-			return error("%s", w);
-		warning("%s", w);
-	}
-	err = vp_analysis_run(&s->an, &s->tree, vp_reader_header(s->reader)->nfuncs, &o->params);
+	if (err == -ENODATA)
+		return error("%s: --time=%s cannot be used", msg, time_base_name(o->time));
 	if (err < 0)
-		return error("cannot analyse '%s': %s", path, strerror(-err));
-	s->have_an = 1;
+		return error("%s", msg);
+	if (cmd_compare_warnings(o, s->rec) < 0)
+		return -1;
+	s->tree = &s->rec->tree;
+	s->an = &s->rec->an;
 	s->r.input = path;
-	s->r.reader = s->reader;
-	s->r.hdr = vp_reader_header(s->reader);
-	s->r.tree = &s->tree;
-	s->r.an = &s->an;
-	s->twins = vp_cct_callsite_twins(&s->tree, s->reader);
-	s->r.callsite_twins = s->twins;
+	s->r.reader = s->rec->reader;
+	s->r.hdr = s->rec->hdr;
+	s->r.tree = s->tree;
+	s->r.an = s->an;
+	s->r.callsite_twins = s->rec->callsite_twins;
 	return 0;
 }
 
 static void cmd_compare_unload(struct cmd_compare_side *s)
 {
-	free(s->twins);
-	if (s->have_an)
-		vp_analysis_release(&s->an);
-	if (s->have_tree)
-		vp_cct_release(&s->tree);
-	vp_reader_free(s->reader);
+	vp_recording_free(s->rec);
 }
 
 static int cmd_compare_print(FILE *f, const struct cmd_compare_opts *o,
@@ -276,8 +276,8 @@ static int cmd_compare_run(const struct cmd_compare_opts *o)
 	for (int i = 0; i < 2; i++) {
 		if (cmd_compare_load(o, i, &side[i]) < 0)
 			goto out;
-		in[i] = (struct vp_compare_input){ &side[i].tree, side[i].r.hdr, side[i].reader,
-						   &side[i].an };
+		in[i] = (struct vp_compare_input){ side[i].tree, side[i].r.hdr, side[i].rec->reader,
+						   side[i].an };
 	}
 	err = vp_compare_run(&c, &in[0], &in[1], &o->cmp);
 	if (err < 0) {

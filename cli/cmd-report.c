@@ -19,6 +19,7 @@
 #include "core/cct.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "core/recording.h"
 #include "core/sampled.h"
 #include "core/sources.h"
 #include "core/vcg.h"
@@ -270,88 +271,33 @@ static int cmd_report_check_params(const struct cmd_report_opts *o)
 }
 
 /*
- * Problems with the file that still leave a usable report.  With --strict
- * an incomplete file is an error instead (nothing is printed then).
+ * The recording's warnings, with the hints of report's options.  With
+ * --strict a file with events missing is an error instead (nothing is
+ * printed then).
  */
-static int cmd_report_file_warnings(const struct cmd_report_opts *o, struct report *r)
+static int cmd_report_warnings(const struct cmd_report_opts *o, const struct vp_recording *rec)
 {
-	const char *w = vp_reader_warning(r->reader);
+	for (size_t i = 0; i < rec->nwarnings; i++) {
+		const struct vp_recording_warning *w = &rec->warnings[i];
 
-	if (w && o->strict)
-		return error("%s", w);
-	if (!w && !r->trailer->present) {
-		if (o->strict)
-			return error("'%s': recording incomplete (no END chunk)", o->input);
-		warning("'%s': recording incomplete (no END chunk); reporting what was recorded",
-			o->input);
+		if (w->missing_data && o->strict)
+			return error("%s", w->message);
+		if (w->code == VP_WARN_INCOMPLETE)
+			warning("%s; reporting what was recorded", w->message);
+		else if (w->code == VP_WARN_CLAMPED)
+			warning("%s (--raw: as measured)", w->message);
+		else
+			warning("%s", w->message);
 	}
-	if (w)
-		warning("%s", w);
-	if (r->trailer->present && (r->trailer->flags & VP_END_WRITE_ERROR)) {
-		if (o->strict)
-			return error("'%s': the recorder could not write all data; some events "
-				     "are missing",
-				     o->input);
-		warning("'%s': the recorder could not write all data; some events are missing",
-			o->input);
-	}
-	if (r->trailer->present && (r->trailer->flags & VP_END_OVER_BUDGET) &&
-	    r->trailer->target_cpu_ns)
-		warning("'%s': phase 2's probes cost about %.1f%% of the program's CPU time, over "
-			"the %g%% budget: the recorded run took that much longer than the program "
-			"alone",
-			o->input,
-			(double)r->trailer->probe_cost_ns / (double)r->trailer->target_cpu_ns * 100,
-			(double)r->trailer->budget_ppm / 1e4);
-	if (r->clamped)
-		warning("'%s': %llu compensated durations were clamped: the probe costs "
-			"subtracted exceeded the time measured (--raw: as measured)",
-			o->input, (unsigned long long)r->clamped);
-	if (r->lost)
-		warning("'%s': %llu records were lost while recording; their invocations are "
-			"counted as unpaired",
-			o->input, (unsigned long long)r->lost);
 	return 0;
 }
 
-/*
- * Calls nested too deep for the kernel's return probes: not a few lost
- * records, but every call past a depth - a recursion loses nearly all.
- */
-static void cmd_report_nesting_warning(const struct report *r)
-{
-	const struct vp_build_totals *bt = r->totals;
-	const char *most = bt->nest_lost_func < r->hdr->nfuncs
-				   ? r->hdr->funcs[bt->nest_lost_func].display
-				   : "?";
-
-	if (!bt->nest_lost)
-		return;
-	warning("'%s': %" PRIu64 " calls (%" PRIu64 " of them of '%s') have no exit: the kernel "
-		"keeps at most 64 return probes pending per thread and drops those of calls "
-		"nested deeper; they are counted as unpaired, their callers' times are right "
-		"(record with --exit-probes=ret or auto)", r->input, bt->nest_lost,
-		bt->nest_lost_most, most);
-}
-
-/* What the samples cannot tell well: incomplete stacks, wide intervals. */
+/* What the samples cannot tell well: intervals wider than --precision. */
 static void cmd_report_sampled_warnings(const struct report *r)
 {
-	const struct vp_sampled *t = r->sampled;
 	double max_half;
 	size_t wide;
 
-	if (t->truncated && r->hdr->sampling.stack_size < VP_STACK_SIZE_MAX)
-		warning("'%s': %" PRIu64 " of %" PRIu64 " samples have truncated stacks (the "
-			"stack copy was too small: record with a larger --stack-size)",
-			r->input, t->truncated, t->samples);
-	else if (t->truncated)
-		warning("'%s': %" PRIu64 " of %" PRIu64 " samples have truncated stacks (the "
-			"stack copy, the largest the kernel takes, was too small)",
-			r->input, t->truncated, t->samples);
-	if (t->broken)
-		warning("'%s': %" PRIu64 " of %" PRIu64 " samples could not be unwound to their "
-			"outermost frame", r->input, t->broken, t->samples);
 	wide = report_sampled_wide(r, &max_half);
 	if (wide)
 		warning("'%s': %zu sampled share%s wider than +/-%g%% at %g%% confidence (up to "
@@ -359,16 +305,6 @@ static void cmd_report_sampled_warnings(const struct report *r)
 			r->input, wide, wide == 1 ? " is" : "s are", r->precision * 100,
 			r->confidence * 100, max_half * 100,
 			vp_samples_needed(0.5, r->precision, r->z));
-}
-
-/* The kernel's count arrives twice: LOST records and the trailer's total. */
-static uint64_t cmd_report_lost(struct vp_reader *reader, const struct vp_trailer *tr)
-{
-	uint64_t lost = vp_reader_lost(reader);
-
-	if (tr->present && tr->lost > lost)
-		lost = tr->lost;
-	return lost;
 }
 
 /*
@@ -480,166 +416,85 @@ static int cmd_report_dva(const struct cmd_report_opts *o, struct report *r,
 	return 0;
 }
 
-/* --pid: a process of the recording, or an error listing them. */
-static int cmd_report_check_pid(struct vp_reader *reader, const struct cmd_report_opts *o)
+/* Open, read, build and analyse the recording, or say why not. */
+static struct vp_recording *cmd_report_open(const struct cmd_report_opts *o)
 {
-	size_t n = vp_reader_nthreads(reader), len = 0;
-	char list[256] = "";
+	struct vp_recording_opts ro;
+	struct vp_recording *rec;
+	char msg[512] = "";
+	int err;
 
-	for (size_t i = 0; i < n; i++) {
-		uint32_t pid = vp_reader_thread(reader, (uint32_t)i)->pid;
-		size_t j;
+	vp_recording_opts_default(&ro);
+	ro.params = o->params;
+	ro.time = o->time;
+	ro.raw = o->raw;
+	ro.pid = o->pid;
+	ro.max_memory = o->max_memory;
+	ro.samples = 1;
+	err = vp_recording_open(o->input, &ro, &rec, msg, sizeof(msg));
+	if (err == -E2BIG) {
+		struct vp_budget b = { o->max_memory, 0 };
 
-		if (pid == o->pid)
-			return 0;
-		for (j = 0; j < i && vp_reader_thread(reader, (uint32_t)j)->pid != pid; j++)
-			;
-		if (j == i && len < sizeof(list))
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%" PRIu32,
-						len ? ", " : "", pid);
+		analysis_budget_error(o->input, &b);
+	} else if (err == -ENODATA) {
+		error("%s: --time=%s cannot be used", msg, time_base_name(o->time));
+	} else if (err < 0) {
+		error("%s", msg);
 	}
-	return error("no process %" PRIu32 " in '%s' (its processes: %s)", o->pid, o->input,
-		     len ? list : "none");
+	return err < 0 ? NULL : rec;
 }
 
 static int cmd_report_run(const struct cmd_report_opts *o)
 {
-	struct vp_reader *reader = NULL;
-	struct vp_build_totals totals;
+	struct vp_recording *rec;
 	struct vp_sources src;
 	struct vp_vcg vcg;
 	uint8_t *labels = NULL;
-	struct vp_analysis an;
-	struct vp_cct tree;
-	struct vp_sampled stree = { 0 };
-	struct vp_budget budget = { o->max_memory, 0 };
-	uint32_t *probed_of = NULL, *twins;
-	double *probe_cost;
+	uint32_t *probed_of = NULL;
 	struct report r;
-	char msg[512] = "";
-	int err, ret = 1;
+	int ret = 1;
 
-	err = vp_reader_open(o->input, &reader, msg, sizeof(msg));
-	if (err < 0) {
-		if (msg[0])
-			error("%s", msg);
-		else
-			error("cannot read '%s': %s", o->input, strerror(-err));
+	rec = cmd_report_open(o);
+	if (!rec)
 		goto out;
-	}
-	if (analysis_set_time(reader, o->time, o->input) < 0)
-		goto out_reader;
-	vp_reader_set_pid(reader, o->pid);
-	err = vp_cct_init(&tree);
-	if (err < 0) {
-		error("cannot build the calling-context tree: %s", strerror(-err));
-		goto out_reader;
-	}
-	tree.budget = &budget;
-	err = vp_sampled_init(&stree);
-	if (err < 0) {
-		error("cannot build the sampled tree: %s", strerror(-err));
-		goto out_tree;
-	}
-	stree.budget = &budget;
-	/* One pass folds the samples too; later passes (sources) need not. */
-	vp_reader_set_sample_handler(reader, vp_sampled_handler, &stree);
-	err = vp_reader_compensate(reader, !o->raw);
-	if (err < 0) {
-		error("cannot subtract the probe costs: %s", strerror(-err));
-		goto out_tree;
-	}
-	memset(&totals, 0, sizeof(totals));
-	err = vp_build_file(reader, &tree, &totals);
-	vp_reader_set_sample_handler(reader, NULL, NULL);
-	vp_sampled_finish(&stree);
-	if (err == -E2BIG) {
-		analysis_budget_error(o->input, &budget);
-		goto out_tree;
-	}
-	if (err < 0) {
-		const char *m = vp_reader_error(reader);
-
-		if (m && *m)
-			error("%s", m);
-		else
-			error("cannot read '%s': %s", o->input, strerror(-err));
-		goto out_tree;
-	}
-
-	if (o->pid && cmd_report_check_pid(reader, o) < 0)
-		goto out_tree;
-
-	/* per-thread times of another base do not tell the recording's span */
-	if (o->time != VP_TIME_WALL)
-		vp_reader_time_span(reader, &totals.first_time, &totals.last_time);
-
 	memset(&r, 0, sizeof(r));
 	r.input = o->input;
-	r.reader = reader;
-	r.hdr = vp_reader_header(reader);
-	r.trailer = vp_reader_trailer(reader);
-	r.tree = &tree;
-	r.totals = &totals;
-	r.an = &an;
+	r.reader = rec->reader;
+	r.hdr = rec->hdr;
+	r.trailer = rec->trailer;
+	r.tree = &rec->tree;
+	r.totals = &rec->totals;
+	r.an = &rec->an;
 	r.all = o->all;
 	r.vcg_only = o->vcg_only;
 	r.contexts = o->contexts;
-	r.lost = cmd_report_lost(reader, r.trailer);
-	r.clamped = vp_reader_clamped(reader);
+	r.lost = rec->lost;
+	r.clamped = rec->clamped;
 	r.precision = o->precision;
 	r.confidence = o->confidence;
 	r.z = vp_confidence_z(o->confidence);
 	r.time = o->time;
 	r.pid = o->pid;
-	/* the probes cost on-CPU time: off-CPU durations hold none of it */
-	r.compensated = !o->raw && r.hdr->ncosts && r.hdr->nfuncs && o->time != VP_TIME_OFFCPU;
-	/* a sampling run that caught nothing still reports its samples: none */
-	if (stree.samples || vp_reader_samples(reader) || r.hdr->mode == VP_MODE_SAMPLE ||
-	    r.hdr->mode == VP_MODE_COMBINED || r.hdr->mode == VP_MODE_AUTO)
-		r.sampled = &stree;
-	if (cmd_report_file_warnings(o, &r) < 0)
-		goto out_tree;
-	cmd_report_nesting_warning(&r);
+	r.compensated = rec->compensated;
+	r.sampled = rec->sampled;
+	r.probe_cost = rec->probe_cost;
+	r.callsite_twins = rec->callsite_twins;
+	if (cmd_report_warnings(o, rec) < 0)
+		goto out_rec;
 	if (r.sampled)
 		cmd_report_sampled_warnings(&r);
-
-	/* nodes mostly probe cost are left out of the ranking */
-	probe_cost = o->time != VP_TIME_OFFCPU ? report_probe_costs(&r) : NULL;
-	r.probe_cost = probe_cost;
-	err = vp_analysis_run(&an, &tree, r.hdr->nfuncs, &o->params);
-	if (err < 0) {
-		error("cannot analyse '%s': %s", o->input, strerror(-err));
-		free(probe_cost);
-		goto out_tree;
-	}
-	if (probe_cost && (err = vp_analysis_set_probe_costs(&an, &tree, probe_cost)) < 0) {
-		error("cannot analyse '%s': %s", o->input, strerror(-err));
-		goto out_analysis;
-	}
 	if (cmd_report_dva(o, &r, &src, &vcg, &labels) < 0)
-		goto out_analysis;
+		goto out_rec;
 	probed_of = report_match_probed(&r);
 	r.probed_of = probed_of;
-	twins = vp_cct_callsite_twins(&tree, reader);
-	if (!twins && errno)
-		warning("cannot tell call sites on one line apart: %s", strerror(errno));
-	r.callsite_twins = twins;
 	if (!cmd_report_print(o, &r))
 		ret = 0;
-	free(twins);
 	free(probed_of);
 	vp_vcg_release(&vcg);
 	vp_sources_release(&src);
 	free(labels);
-out_analysis:
-	free(probe_cost);
-	vp_analysis_release(&an);
-out_tree:
-	vp_cct_release(&tree);
-	vp_sampled_release(&stree);
-out_reader:
-	vp_reader_free(reader);
+out_rec:
+	vp_recording_free(rec);
 out:
 	return ret;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * datafile.h - the varperf.data format: one writer (used by the collector)
- * and one reader (used by report, the GDB plugin and the tests), so the
- * encoding lives in exactly one place.  man/varperf-data.5 documents it.
+ * datafile.h - the varperf.data format: one writer (used by the collector,
+ * datafile-write.c) and one reader (used by report, the GDB plugin and the
+ * tests, datafile-read.c), so the encoding lives in exactly one place.
+ * man/varperf-data.5 documents it.
  *
  * Layout: a 16-byte file header, then self-delimiting chunks:
  *

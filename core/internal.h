@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,5 +60,8 @@ static inline int vp_param_result(const char *what, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", what);
 	return -EINVAL;
 }
+
+/* vp_crc32 - the CRC-32 of a data-file chunk's payload (datafile-write.c). */
+uint32_t vp_crc32(const uint8_t *p, size_t n);
 
 #endif

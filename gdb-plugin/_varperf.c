@@ -83,7 +83,7 @@ fail:
 static int rec_build_indexes(struct rec *r)
 {
 	const struct vp_header *h = r->hdr;
-	size_t nnodes = r->tree.nnodes, npairs = 0;
+	size_t nnodes = r->tree->nnodes, npairs = 0;
 	uint32_t *keys = NULL, *vals = NULL;
 	int err = -ENOMEM;
 
@@ -105,9 +105,9 @@ static int rec_build_indexes(struct rec *r)
 	if (r->ncs)
 		qsort(r->cs_by_addr, r->ncs, sizeof(uint32_t), cmp_cs_addr);
 	sort_rec = NULL;
-	for (size_t i = 0; i < r->an.nfuncs; i++)
-		if (r->an.funcs[i].func < h->nfuncs)
-			r->fsum_of[r->an.funcs[i].func] = (long)i;
+	for (size_t i = 0; i < r->an->nfuncs; i++)
+		if (r->an->funcs[i].func < h->nfuncs)
+			r->fsum_of[r->an->funcs[i].func] = (long)i;
 
 	/* nodes by function */
 	keys = malloc((nnodes ? nnodes : 1) * sizeof(*keys));
@@ -115,7 +115,7 @@ static int rec_build_indexes(struct rec *r)
 	if (!keys || !vals)
 		goto out;
 	for (size_t i = 1; i < nnodes; i++) {
-		keys[i - 1] = r->tree.nodes[i].func;
+		keys[i - 1] = r->tree->nodes[i].func;
 		vals[i - 1] = (uint32_t)i;
 	}
 	err = bucket_index(h->nfuncs, nnodes ? nnodes - 1 : 0, keys, vals, &r->fnode_start,
@@ -124,8 +124,8 @@ static int rec_build_indexes(struct rec *r)
 		goto out;
 
 	/* patterns by node */
-	for (size_t p = 0; p < r->an.npatterns; p++)
-		npairs += r->an.patterns[p].nnodes;
+	for (size_t p = 0; p < r->an->npatterns; p++)
+		npairs += r->an->patterns[p].nnodes;
 	free(keys);
 	free(vals);
 	err = -ENOMEM;
@@ -134,9 +134,9 @@ static int rec_build_indexes(struct rec *r)
 	if (!keys || !vals)
 		goto out;
 	npairs = 0;
-	for (size_t p = 0; p < r->an.npatterns; p++) {
-		for (size_t k = 0; k < r->an.patterns[p].nnodes; k++) {
-			keys[npairs] = r->an.patterns[p].nodes[k];
+	for (size_t p = 0; p < r->an->npatterns; p++) {
+		for (size_t k = 0; k < r->an->patterns[p].nnodes; k++) {
+			keys[npairs] = r->an->patterns[p].nodes[k];
 			vals[npairs++] = (uint32_t)p;
 		}
 	}
@@ -154,109 +154,31 @@ static const char *const time_names[] = {
 };
 
 /*
- * Read, build and analyse @r->path as `varperf report` does (@compensate:
- * without --raw; r->time: its --time); on failure return a negative errno
- * with the message in @msg.
+ * Read, build and analyse @r->path as `varperf report` does (@o->raw:
+ * --raw, o->time: its --time); on failure return a negative errno with
+ * the message in @msg.
  */
-
-/* As varperf report: patterns mostly probe cost are not ranked. */
-static int rec_set_unreliable(struct rec *r)
-{
-	double *cost = vp_cct_probe_costs(&r->tree, r->hdr);
-	int err;
-
-	if (!cost)
-		return -ENOMEM;
-	err = vp_analysis_set_probe_costs(&r->an, &r->tree, cost);
-	free(cost);
-	return err;
-}
-
-static int rec_load(struct rec *r, const struct vp_analysis_params *p, int compensate,
-		    char *msg, size_t len)
+static int rec_load(struct rec *r, const struct vp_recording_opts *o, char *msg, size_t len)
 {
 	int err;
 
-	err = vp_analysis_params_check(p, msg, len);
-	if (err < 0) {
-		char tmp[VPMOD_MSG_LEN];
+	err = vp_recording_open(r->path, o, &r->vr, msg, len);
+	if (err == -ENODATA) {
+		size_t n = strlen(msg);
 
-		snprintf(tmp, sizeof(tmp), "invalid analysis parameters: %s",
-			 *msg ? msg : "out of range");
-		snprintf(msg, len, "%s", tmp);
+		snprintf(msg + n, len - n, ": no %s time to analyse",
+			 o->time == VP_TIME_CPU ? "on-CPU" : "off-CPU");
+	}
+	if (err < 0)
 		return err;
-	}
-	err = vp_reader_open(r->path, &r->reader, msg, len);
-	if (err < 0) {
-		if (!*msg)
-			snprintf(msg, len, "cannot read '%s': %s", r->path, strerror(-err));
-		return err;
-	}
-	r->hdr = vp_reader_header(r->reader);
-	err = vp_reader_set_time(r->reader, r->time);
-	if (err < 0) {
-		if (err == -ENODATA)
-			snprintf(msg, len, "'%s': no off-CPU times in this recording (they need the "
-				 "BPF backend of varperf record): no %s time to analyse",
-				 r->path, r->time == VP_TIME_CPU ? "on-CPU" : "off-CPU");
-		else
-			snprintf(msg, len, "'%s': cannot use time '%s': %s", r->path,
-				 time_names[r->time], strerror(-err));
-		return err;
-	}
-	err = vp_reader_compensate(r->reader, compensate);
-	if (err < 0) {
-		snprintf(msg, len, "cannot subtract the probe costs: %s", strerror(-err));
-		return err;
-	}
-	/* as cmd-report.c says it: only what has a calibrated cost changes,
-	 * and off-CPU time holds none of it */
-	r->compensated = compensate && r->hdr->ncosts && r->hdr->nfuncs &&
-			 r->time != VP_TIME_OFFCPU;
-	err = vp_cct_init(&r->tree);
-	if (err < 0) {
-		snprintf(msg, len, "cannot build the calling-context tree: %s", strerror(-err));
-		return err;
-	}
-	r->have_tree = 1;
-	/* a crafted file must not take GDB's memory: report's --max-memory */
-	r->tree.budget = &r->budget;
-	err = vp_build_file(r->reader, &r->tree, &r->totals);
-	if (err == -E2BIG) {
-		snprintf(msg, len, "'%s': analysing it would take more than max_memory allows "
-			 "(%zu bytes)", r->path, r->budget.max);
-		return err;
-	}
-	if (err < 0) {
-		const char *m = vp_reader_error(r->reader);
-
-		if (m && *m)
-			snprintf(msg, len, "%s", m);
-		else
-			snprintf(msg, len, "cannot read '%s': %s", r->path, strerror(-err));
-		return err;
-	}
-	/* per-thread times of another base do not tell the recording's span */
-	if (r->time != VP_TIME_WALL)
-		vp_reader_time_span(r->reader, &r->totals.first_time, &r->totals.last_time);
-	r->trailer = vp_reader_trailer(r->reader);
-	/* The kernel's count arrives twice: LOST records and the trailer. */
-	r->lost = vp_reader_lost(r->reader);
-	if (r->trailer->present && r->trailer->lost > r->lost)
-		r->lost = r->trailer->lost;
-	err = vp_analysis_run(&r->an, &r->tree, r->hdr->nfuncs, p);
-	if (err < 0) {
-		snprintf(msg, len, "cannot analyse '%s': %s", r->path, strerror(-err));
-		return err;
-	}
-	r->have_an = 1;
-	if (r->time != VP_TIME_OFFCPU) {
-		err = rec_set_unreliable(r);
-		if (err < 0) {
-			snprintf(msg, len, "cannot analyse '%s': %s", r->path, strerror(-err));
-			return err;
-		}
-	}
+	r->reader = r->vr->reader;
+	r->hdr = r->vr->hdr;
+	r->trailer = r->vr->trailer;
+	r->tree = &r->vr->tree;
+	r->totals = &r->vr->totals;
+	r->an = &r->vr->an;
+	r->lost = r->vr->lost;
+	r->compensated = r->vr->compensated;
 	err = rec_build_indexes(r);
 	if (err < 0)
 		snprintf(msg, len, "cannot index '%s': %s", r->path, strerror(-err));
@@ -265,11 +187,7 @@ static int rec_load(struct rec *r, const struct vp_analysis_params *p, int compe
 
 static void rec_release(struct rec *r)
 {
-	if (r->have_an)
-		vp_analysis_release(&r->an);
-	if (r->have_tree)
-		vp_cct_release(&r->tree);
-	vp_reader_free(r->reader);
+	vp_recording_free(r->vr);
 	free(r->path);
 	free(r->func_by_addr);
 	free(r->fnode_start);
@@ -295,7 +213,8 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 	static char *kwlist[] = { "path",	   "cutoff",	 "probability", "window",
 				  "cov_threshold", "similarity", "beta",	"compensate",
 				  "time",	   "max_memory", NULL };
-	struct vp_analysis_params p;
+	struct vp_recording_opts o;
+	struct vp_analysis_params *p = &o.params;
 	PyObject *pathobj = NULL;
 	char msg[VPMOD_MSG_LEN] = "";
 	const char *time = "wall";
@@ -305,11 +224,11 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 	size_t base;
 	int err;
 
-	vp_analysis_params_default(&p);
+	vp_recording_opts_default(&o);
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ddddddpsK:open", kwlist,
-					 PyUnicode_FSConverter, &pathobj, &p.cutoff,
-					 &p.probability, &p.window, &p.cov_threshold,
-					 &p.similarity, &p.beta, &compensate, &time, &max_memory))
+					 PyUnicode_FSConverter, &pathobj, &p->cutoff,
+					 &p->probability, &p->window, &p->cov_threshold,
+					 &p->similarity, &p->beta, &compensate, &time, &max_memory))
 		return NULL;
 	for (base = 0; base < sizeof(time_names) / sizeof(time_names[0]); base++)
 		if (!strcmp(time, time_names[base]))
@@ -325,8 +244,10 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 		Py_DECREF(pathobj);
 		return NULL;
 	}
-	r->time = (enum vp_time_base)base;
-	r->budget.max = max_memory > SIZE_MAX ? SIZE_MAX : (size_t)max_memory;
+	r->time = o.time = (enum vp_time_base)base;
+	/* a crafted file must not take GDB's memory: report's --max-memory */
+	o.max_memory = max_memory > SIZE_MAX ? SIZE_MAX : (size_t)max_memory;
+	o.raw = !compensate;
 	r->path = strdup(PyBytes_AsString(pathobj));
 	Py_DECREF(pathobj);
 	if (!r->path) {
@@ -335,7 +256,7 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 	}
 	/* A big file takes a while: let other Python threads run. */
 	Py_BEGIN_ALLOW_THREADS
-	err = rec_load(r, &p, compensate, msg, sizeof(msg));
+	err = rec_load(r, &o, msg, sizeof(msg));
 	Py_END_ALLOW_THREADS
 	if (err < 0) {
 		vpmod_raise(err, msg, r->path);
@@ -349,39 +270,29 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 
 static const char *func_name(const struct rec *r, uint32_t func)
 {
-	if (func >= r->hdr->nfuncs)
-		return "?";
-	return r->hdr->funcs[func].display ? r->hdr->funcs[func].display : r->hdr->funcs[func].name;
+	return vp_recording_func_name(r->vr, func);
 }
 
 /* report_callsite_str(): the same label, from core. */
 static const char *callsite_str(const struct rec *r, uint32_t id, int short_file, char *buf,
 				size_t len)
 {
-	buf[0] = '\0';
-	if (id == VP_NO_CALLSITE)
-		return buf;
-	return vp_callsite_label(vp_reader_callsite(r->reader, id), short_file, buf, len);
+	return vp_recording_callsite_label(r->vr, id, short_file, buf, len);
 }
 
 /* report_node_label(): "function@call-site" or "function". */
 static const char *node_label(const struct rec *r, uint32_t id, char *buf, size_t len)
 {
-	const struct vp_cct_node *n = &r->tree.nodes[id];
-	char cs[512];
-
-	callsite_str(r, n->callsite, 1, cs, sizeof(cs));
-	snprintf(buf, len, "%s%s%s", func_name(r, n->func), *cs ? "@" : "", cs);
-	return buf;
+	return vp_recording_node_label(r->vr, id, buf, len);
 }
 
 /* ---- argument helpers ---- */
 
 static int check_node(const struct rec *r, unsigned long id)
 {
-	if (id == VP_NODE_ROOT || id >= r->tree.nnodes) {
+	if (id == VP_NODE_ROOT || id >= r->tree->nnodes) {
 		PyErr_Format(PyExc_IndexError, "no node %lu (nodes are 1..%zu)", id,
-			     r->tree.nnodes ? r->tree.nnodes - 1 : 0);
+			     r->tree->nnodes ? r->tree->nnodes - 1 : 0);
 		return -1;
 	}
 	return 0;
@@ -474,7 +385,7 @@ fail_nol:
 static PyObject *rec_get_totals(PyObject *self, void *closure)
 {
 	const struct rec *r = (const struct rec *)self;
-	const struct vp_build_totals *bt = &r->totals;
+	const struct vp_build_totals *bt = r->totals;
 	const struct vp_trailer *tr = r->trailer;
 	PyObject *d = PyDict_New();
 
@@ -489,7 +400,7 @@ static PyObject *rec_get_totals(PyObject *self, void *closure)
 	    vpmod_put(d, "out_of_order", vpmod_u64(bt->out_of_order)) ||
 	    vpmod_put(d, "threads", vpmod_u64(bt->threads)) ||
 	    vpmod_put(d, "foreign", tr->present ? vpmod_u64(tr->foreign) : vpmod_none()) ||
-	    vpmod_put(d, "total_time", vpmod_u64(r->an.total_time)) ||
+	    vpmod_put(d, "total_time", vpmod_u64(r->an->total_time)) ||
 	    vpmod_put(d, "duration", vpmod_u64(bt->events ? bt->last_time - bt->first_time : 0)) ||
 	    vpmod_put(d, "complete", vpmod_bool(tr->present)) ||
 	    vpmod_put(d, "exited", vpmod_bool(tr->present && (tr->flags & VP_END_EXITED))) ||
@@ -504,7 +415,7 @@ static PyObject *rec_get_totals(PyObject *self, void *closure)
 
 static PyObject *rec_get_params(PyObject *self, void *closure)
 {
-	const struct vp_analysis *an = &((const struct rec *)self)->an;
+	const struct vp_analysis *an = ((const struct rec *)self)->an;
 	PyObject *d = PyDict_New();
 
 	if (!d)
@@ -526,37 +437,17 @@ static PyObject *rec_get_params(PyObject *self, void *closure)
 /* The warnings `varperf report` prints for a usable but imperfect file. */
 static PyObject *rec_get_warnings(PyObject *self, void *closure)
 {
-	const struct rec *r = (const struct rec *)self;
-	const char *w = vp_reader_warning(r->reader);
+	const struct vp_recording *vr = ((const struct rec *)self)->vr;
 	PyObject *l = PyList_New(0);
-	char buf[VPMOD_MSG_LEN];
 
-#define ADD(...)                                                                    \
-	do {                                                                        \
-		PyObject *s_;                                                       \
-		snprintf(buf, sizeof(buf), __VA_ARGS__);                            \
-		s_ = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace"); \
-		if (!s_ || PyList_Append(l, s_) < 0) {                              \
-			Py_XDECREF(s_);                                             \
-			Py_DECREF(l);                                               \
-			return NULL;                                                \
-		}                                                                   \
-		Py_DECREF(s_);                                                      \
-	} while (0)
-	if (!l)
-		return NULL;
-	if (w)
-		ADD("%s", w);
-	else if (!r->trailer->present)
-		ADD("'%s': recording incomplete (no END chunk)", r->path);
-	if (r->trailer->present && (r->trailer->flags & VP_END_WRITE_ERROR))
-		ADD("'%s': the recorder could not write all data; some events are missing",
-		    r->path);
-	if (r->lost)
-		ADD("'%s': %llu records were lost while recording; their invocations are counted "
-		    "as unpaired",
-		    r->path, (unsigned long long)r->lost);
-#undef ADD
+	for (size_t i = 0; l && i < vr->nwarnings; i++) {
+		const char *m = vr->warnings[i].message;
+		PyObject *s = PyUnicode_DecodeUTF8(m, (Py_ssize_t)strlen(m), "replace");
+
+		if (!s || PyList_Append(l, s) < 0)
+			Py_CLEAR(l);
+		Py_XDECREF(s);
+	}
 	return l;
 }
 
@@ -582,7 +473,7 @@ static PyObject *rec_get_time(PyObject *self, void *closure)
 
 static PyObject *rec_get_nnodes(PyObject *self, void *closure)
 {
-	return PyLong_FromSize_t(((const struct rec *)self)->tree.nnodes);
+	return PyLong_FromSize_t(((const struct rec *)self)->tree->nnodes);
 }
 
 static PyObject *rec_get_ncallsites(PyObject *self, void *closure)
@@ -592,7 +483,7 @@ static PyObject *rec_get_ncallsites(PyObject *self, void *closure)
 
 static PyObject *rec_get_npatterns(PyObject *self, void *closure)
 {
-	return PyLong_FromSize_t(((const struct rec *)self)->an.npatterns);
+	return PyLong_FromSize_t(((const struct rec *)self)->an->npatterns);
 }
 
 /* ---- functions ---- */
@@ -709,7 +600,7 @@ static PyObject *rec_func_stats(PyObject *self, PyObject *args)
 		return NULL;
 	if (r->fsum_of[f] < 0)
 		Py_RETURN_NONE;
-	fs = &r->an.funcs[r->fsum_of[f]];
+	fs = &r->an->funcs[r->fsum_of[f]];
 	d = vpmod_stats(&fs->stats);
 	if (d && (vpmod_put(d, "contexts", PyLong_FromUnsignedLong(fs->ncontexts)) ||
 		  vpmod_put(d, "func", PyLong_FromUnsignedLong(fs->func)) ||
@@ -724,11 +615,11 @@ static PyObject *rec_function_summaries(PyObject *self, PyObject *noargs)
 	const struct rec *r = (const struct rec *)self;
 	PyObject *l = PyList_New(0);
 
-	for (size_t i = 0; l && i < r->an.nfuncs; i++) {
-		PyObject *d = vpmod_stats(&r->an.funcs[i].stats);
+	for (size_t i = 0; l && i < r->an->nfuncs; i++) {
+		PyObject *d = vpmod_stats(&r->an->funcs[i].stats);
 
-		if (!d || vpmod_put(d, "func", PyLong_FromUnsignedLong(r->an.funcs[i].func)) ||
-		    vpmod_put(d, "contexts", PyLong_FromUnsignedLong(r->an.funcs[i].ncontexts)) ||
+		if (!d || vpmod_put(d, "func", PyLong_FromUnsignedLong(r->an->funcs[i].func)) ||
+		    vpmod_put(d, "contexts", PyLong_FromUnsignedLong(r->an->funcs[i].ncontexts)) ||
 		    PyList_Append(l, d) < 0)
 			Py_CLEAR(l);
 		Py_XDECREF(d);
@@ -899,7 +790,7 @@ static PyObject *offcpu_dict(const struct rec *r, uint32_t id)
 	struct vp_offcpu_split sp;
 	PyObject *d;
 
-	if (vp_cct_offcpu_split(&r->tree, id, &sp) < 0)
+	if (vp_cct_offcpu_split(r->tree, id, &sp) < 0)
 		return vpmod_none();
 	d = PyDict_New();
 	if (d && (vpmod_put(d, "count", vpmod_u64(sp.n)) ||
@@ -930,7 +821,7 @@ static PyObject *rec_node(PyObject *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "k:node", &id) || check_node(r, id) < 0)
 		return NULL;
-	n = &r->tree.nodes[id];
+	n = &r->tree->nodes[id];
 	d = vpmod_stats(&n->stats);
 	if (!d)
 		return NULL;
@@ -942,7 +833,7 @@ static PyObject *rec_node(PyObject *self, PyObject *args)
 		if (!v || PyList_SetItem(pats, (Py_ssize_t)i, v) < 0)
 			Py_CLEAR(pats);
 	}
-	share = r->an.total_time ? (double)vp_cct_node_time(n) / (double)r->an.total_time : 0.0;
+	share = r->an->total_time ? (double)vp_cct_node_time(n) / (double)r->an->total_time : 0.0;
 	if (vpmod_put(d, "id", PyLong_FromUnsignedLong(id)) ||
 	    vpmod_put(d, "parent",
 		      n->parent == VP_NODE_ROOT || n->parent == VP_NO_NODE ?
@@ -956,10 +847,10 @@ static PyObject *rec_node(PyObject *self, PyObject *args)
 						      PyLong_FromUnsignedLong(n->callsite)) ||
 	    vpmod_put(d, "label", vpmod_str(node_label(r, (uint32_t)id, label, sizeof(label)))) ||
 	    vpmod_put(d, "unpaired", vpmod_u64(n->unpaired)) ||
-	    vpmod_put(d, "significant", vpmod_bool(id < r->an.nnodes && r->an.significant[id])) ||
+	    vpmod_put(d, "significant", vpmod_bool(id < r->an->nnodes && r->an->significant[id])) ||
 	    vpmod_put(d, "high_variance",
-		      vpmod_bool(id < r->an.nnodes && r->an.high_variance[id])) ||
-	    vpmod_put(d, "vim", PyFloat_FromDouble(id < r->an.nnodes ? r->an.vim[id] : 0)) ||
+		      vpmod_bool(id < r->an->nnodes && r->an->high_variance[id])) ||
+	    vpmod_put(d, "vim", PyFloat_FromDouble(id < r->an->nnodes ? r->an->vim[id] : 0)) ||
 	    vpmod_put(d, "share", PyFloat_FromDouble(share)) ||
 	    vpmod_put(d, "children", vpmod_ids(n->children, n->nchildren)) ||
 	    vpmod_put(d, "offcpu", offcpu_dict(r, (uint32_t)id)) ||
@@ -982,34 +873,19 @@ static PyObject *rec_node_path(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "k:node_path", &id) || check_node(r, id) < 0)
 		return NULL;
 	for (uint32_t p = (uint32_t)id; p != VP_NODE_ROOT && p != VP_NO_NODE;
-	     p = r->tree.nodes[p].parent)
+	     p = r->tree->nodes[p].parent)
 		depth++;
 	ids = malloc((depth ? depth : 1) * sizeof(*ids));
 	if (!ids)
 		return PyErr_NoMemory();
-	n = &r->tree.nodes[id];
+	n = &r->tree->nodes[id];
 	for (uint32_t i = depth; i > 0; i--) {
 		ids[i - 1] = n->id;
-		n = &r->tree.nodes[n->parent];
+		n = &r->tree->nodes[n->parent];
 	}
 	l = vpmod_ids(ids, depth);
 	free(ids);
 	return l;
-}
-
-struct contrib {
-	size_t var;
-	double value;
-};
-
-static int cmp_contrib(const void *a, const void *b)
-{
-	double x = fabs(((const struct contrib *)a)->value);
-	double y = fabs(((const struct contrib *)b)->value);
-
-	if (x != y)
-		return x < y ? 1 : -1;
-	return ((const struct contrib *)a)->var > ((const struct contrib *)b)->var;
 }
 
 /*
@@ -1024,28 +900,21 @@ static PyObject *rec_contributors(PyObject *self, PyObject *args)
 {
 	const struct rec *r = (const struct rec *)self;
 	const struct vp_cct_node *n;
-	struct contrib *c;
+	struct vp_contrib *c;
 	unsigned long id;
 	PyObject *l, *ret = NULL;
-	size_t dim;
+	long dim;
 
 	if (!PyArg_ParseTuple(args, "k:contributors", &id) || check_node(r, id) < 0)
 		return NULL;
-	n = &r->tree.nodes[id];
-	dim = n->cov.dim;
-	if (!n->nchildren || dim < 2)
+	n = &r->tree->nodes[id];
+	if (!n->nchildren || n->cov.dim < 2)
 		Py_RETURN_NONE;
-	c = calloc(dim, sizeof(*c));
-	if (!c)
+	dim = vp_cct_contributors(n, &c);
+	if (dim < 0)
 		return PyErr_NoMemory();
-	for (size_t i = 0; i < dim; i++) {
-		c[i].var = i;
-		for (size_t j = 0; j < dim; j++)
-			c[i].value += vp_covar_get(&n->cov, i, j);
-	}
-	qsort(c, dim, sizeof(*c), cmp_contrib);
 	l = PyList_New((Py_ssize_t)dim);
-	for (size_t i = 0; l && i < dim; i++) {
+	for (long i = 0; l && i < dim; i++) {
 		/* cct.h: variable vp_cct_var(i) of the matrix is children[i]'s */
 		size_t v = c[i].var;
 		PyObject *who;
@@ -1080,7 +949,7 @@ static PyObject *rec_covariance(PyObject *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "k:covariance", &id) || check_node(r, id) < 0)
 		return NULL;
-	n = &r->tree.nodes[id];
+	n = &r->tree->nodes[id];
 	if (!n->nchildren || n->cov.dim < 2)
 		Py_RETURN_NONE;
 	rows = PyList_New((Py_ssize_t)n->cov.dim);
@@ -1120,7 +989,7 @@ static PyObject *rec_merge_stats(PyObject *self, PyObject *args)
 			Py_DECREF(it);
 			return NULL;
 		}
-		vp_stats_merge(&s, &r->tree.nodes[id].stats);
+		vp_stats_merge(&s, &r->tree->nodes[id].stats);
 	}
 	Py_DECREF(it);
 	if (PyErr_Occurred())
@@ -1132,7 +1001,7 @@ static PyObject *rec_merge_stats(PyObject *self, PyObject *args)
 
 static PyObject *pattern_dict(const struct rec *r, size_t i)
 {
-	const struct vp_pattern *p = &r->an.patterns[i];
+	const struct vp_pattern *p = &r->an->patterns[i];
 	PyObject *d = vpmod_stats(&p->stats), *chain, *through;
 
 	if (!d)
@@ -1163,7 +1032,7 @@ static PyObject *pattern_dict(const struct rec *r, size_t i)
 	    vpmod_put(d, "nodes", vpmod_ids(p->nodes, p->nnodes)) ||
 	    vpmod_put(d, "vim", PyFloat_FromDouble(p->vim)) ||
 	    vpmod_put(d, "vim_share",
-		      PyFloat_FromDouble(r->an.max_vim > 0 ? p->vim / r->an.max_vim : 0)) ||
+		      PyFloat_FromDouble(r->an->max_vim > 0 ? p->vim / r->an->max_vim : 0)) ||
 	    vpmod_put(d, "in_pattern_set", vpmod_bool(p->in_pattern_set))) {
 		Py_DECREF(d);
 		return NULL;
@@ -1176,7 +1045,7 @@ static PyObject *rec_patterns(PyObject *self, PyObject *args)
 {
 	const struct rec *r = (const struct rec *)self;
 	Py_ssize_t count = -1;
-	size_t n = r->an.npatterns;
+	size_t n = r->an->npatterns;
 	PyObject *l;
 
 	if (!PyArg_ParseTuple(args, "|n:patterns", &count))
@@ -1200,9 +1069,9 @@ static PyObject *rec_pattern(PyObject *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "n:pattern", &rank))
 		return NULL;
-	if (rank < 1 || (size_t)rank > r->an.npatterns) {
+	if (rank < 1 || (size_t)rank > r->an->npatterns) {
 		PyErr_Format(PyExc_IndexError, "no pattern of rank %zd (there are %zu)", rank,
-			     r->an.npatterns);
+			     r->an->npatterns);
 		return NULL;
 	}
 	return pattern_dict(r, (size_t)rank - 1);

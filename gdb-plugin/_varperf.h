@@ -27,18 +27,16 @@
 struct rec {
 	PyObject_HEAD
 	char *path;
+	struct vp_recording *vr; /* owns all that follows (core/recording.h) */
 	struct vp_reader *reader;
 	const struct vp_header *hdr;
 	const struct vp_trailer *trailer;
-	struct vp_budget budget; /* of the tree: max_memory */
-	struct vp_cct tree;
-	struct vp_build_totals totals;
-	struct vp_analysis an;
+	const struct vp_cct *tree;
+	const struct vp_build_totals *totals;
+	const struct vp_analysis *an;
 	uint64_t lost;
 	int compensated; /* probe costs subtracted from the durations */
 	enum vp_time_base time; /* what the durations measure */
-	int have_tree;
-	int have_an;
 	/* indexes built once after the analysis */
 	uint32_t *func_by_addr; /* function ids sorted by (module, addr) */
 	size_t *fnode_start;	/* nodes of function f: fnode_ids[start[f]..start[f+1]) */

@@ -158,20 +158,20 @@ static uint32_t chain_lookup(const struct rec *r, const struct live_chain *c, si
 
 		if (e->any_cs) {
 			/* any call site: the child of that function called most */
-			const struct vp_cct_node *p = &r->tree.nodes[node];
+			const struct vp_cct_node *p = &r->tree->nodes[node];
 
 			for (uint32_t k = 0; k < p->nchildren; k++) {
-				const struct vp_cct_node *ch = &r->tree.nodes[p->children[k]];
+				const struct vp_cct_node *ch = &r->tree->nodes[p->children[k]];
 
 				if (has_id(e->funcs, e->nfuncs, ch->func) &&
 				    (found == VP_NO_NODE ||
-				     ch->stats.n > r->tree.nodes[found].stats.n))
+				     ch->stats.n > r->tree->nodes[found].stats.n))
 					found = ch->id;
 			}
 		}
 		for (size_t f = 0; f < e->nfuncs && found == VP_NO_NODE; f++)
 			for (size_t s = 0; s < e->ncs && found == VP_NO_NODE; s++)
-				found = vp_cct_find(&r->tree, node, e->funcs[f], e->cs[s]);
+				found = vp_cct_find(r->tree, node, e->funcs[f], e->cs[s]);
 		if (found == VP_NO_NODE)
 			return VP_NO_NODE;
 		node = found;
@@ -205,7 +205,7 @@ enum { OP_SAME, OP_CALLSITE, OP_LIVE, OP_RECORDED };
 /* Substitution cost of live element @e against node @n. */
 static int sub_cost(const struct rec *r, const struct live_elem *e, uint32_t n)
 {
-	const struct vp_cct_node *nd = &r->tree.nodes[n];
+	const struct vp_cct_node *nd = &r->tree->nodes[n];
 
 	if (!has_id(e->funcs, e->nfuncs, nd->func))
 		return COST_INF;
@@ -237,7 +237,7 @@ static void align_release(struct align *a)
 static int align_one(const struct rec *r, const struct live_chain *c, uint32_t cand,
 		     struct align *a)
 {
-	size_t l = c->n, p = r->tree.nodes[cand].depth, lo0, po0, L, P, w;
+	size_t l = c->n, p = r->tree->nodes[cand].depth, lo0, po0, L, P, w;
 	uint32_t *path = NULL;
 	int *d = NULL, ret = -ENOMEM;
 	uint8_t *bt = NULL;
@@ -257,7 +257,7 @@ static int align_one(const struct rec *r, const struct live_chain *c, uint32_t c
 
 		for (size_t j = p - po0; j > 0; j--) {
 			path[j - 1] = n;
-			n = r->tree.nodes[n].parent;
+			n = r->tree->nodes[n].parent;
 		}
 	}
 	for (size_t i = 0; i <= L; i++) {
@@ -353,7 +353,7 @@ static int suffix_score(const struct rec *r, const struct live_chain *c, uint32_
 	int score = 0;
 
 	for (size_t i = c->n; i > 0 && node != VP_NODE_ROOT; i--) {
-		const struct vp_cct_node *nd = &r->tree.nodes[node];
+		const struct vp_cct_node *nd = &r->tree->nodes[node];
 		const struct live_elem *e = &c->e[i - 1];
 
 		if (!has_id(e->funcs, e->nfuncs, nd->func))
@@ -421,8 +421,8 @@ PyObject *vpmod_rec_nearest(PyObject *self, PyObject *args)
 			goto out;
 		}
 		if (best_node != VP_NO_NODE) {
-			a = &r->tree.nodes[top[k].node];
-			b = &r->tree.nodes[best_node];
+			a = &r->tree->nodes[top[k].node];
+			b = &r->tree->nodes[best_node];
 			/* ties: the context with more invocations */
 			if (cost > best_cost || (cost == best_cost && a->stats.n <= b->stats.n))
 				continue;

@@ -157,9 +157,9 @@ PyObject *vpmod_rec_vcg(PyObject *self, PyObject *args, PyObject *kw)
 	memset(&s, 0, sizeof(s));
 	memset(&g, 0, sizeof(g));
 	Py_BEGIN_ALLOW_THREADS
-	err = vp_sources_run(&s, &r->tree, &r->an, r->reader, &sp);
+	err = vp_sources_run(&s, r->tree, r->an, r->reader, &sp);
 	if (!err)
-		err = vp_vcg_build(&g, &r->tree, &r->an, &s, &gp);
+		err = vp_vcg_build(&g, r->tree, r->an, &s, &gp);
 	Py_END_ALLOW_THREADS
 	if (err < 0) {
 		const char *m = vp_reader_error(r->reader);

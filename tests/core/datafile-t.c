@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * datafile-t.c - tests for core/datafile.c: a written file reads back
- * exactly (header, definitions, events across chunks, trailer) in under
- * 16 bytes per event, and every kind of damage gives the exact message
- * with the file offset: empty, bad magic, wrong version, truncated
- * header, bad checksum, truncated tail (a warning: the complete chunks
- * stay readable).  Version 2: sampled stacks and their definitions read
- * back through the sample handler, version-1 files are still read (and
- * reject version-2 records), probe-cost compensation moves event times by
- * exactly the calibrated costs, and costs tracked while recording replace
- * them.  Version 3: the backend and off-CPU flag read back, off-CPU times
- * round-trip across chunks and threads, version-2 files still read, odd
- * values are errors with their offset, and the CPU and off-CPU time bases
- * move event times by exactly the off-CPU times (-ENODATA without them).
+ * datafile-t.c - tests for core/datafile-write.c and core/datafile-read.c:
+ * a written file reads back exactly (header, definitions, events across
+ * chunks, trailer) in under 16 bytes per event, and every kind of damage
+ * gives the exact message with the file offset: empty, bad magic, wrong
+ * version, truncated header, bad checksum, truncated tail (a warning: the
+ * complete chunks stay readable).  Version 2: sampled stacks and their
+ * definitions read back through the sample handler, version-1 files are
+ * still read (and reject version-2 records), probe-cost compensation moves
+ * event times by exactly the calibrated costs, and costs tracked while
+ * recording replace them.  Version 3: the backend and off-CPU flag read
+ * back, off-CPU times round-trip across chunks and threads, version-2 files
+ * still read, odd values are errors with their offset, and the CPU and
+ * off-CPU time bases move event times by exactly the off-CPU times
+ * (-ENODATA without them).
  */
 #include <config.h>
 

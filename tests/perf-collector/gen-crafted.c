@@ -14,6 +14,9 @@
  *                                      each calling work from 10 new call
  *                                      sites, every third one 50 times
  *                                      longer: N children with variance
+ *   gen-crafted costly N FILE         probing with calibrated probe costs:
+ *                                      N invocations of main, each calling
+ *                                      work 5 times, and 3 records lost
  *   gen-crafted corpus DIR            small files of each shape in DIR
  */
 #include <config.h>
@@ -187,6 +190,41 @@ static int wide_var(struct vp_writer *w, uint32_t n)
 	return err ? -1 : 0;
 }
 
+/*
+ * main's invocation r calls work 5 times, the k-th for 2000 + 400 k ns,
+ * 30 us more when r % 4 == 0; probe costs are 300 ns inside the probed
+ * invocation and 700 ns in its caller per call (one class for both
+ * functions), and the kernel lost 3 records: what compensation and the
+ * lost-record accounting act on, whoever reads the file.
+ */
+static int costly(struct vp_writer *w, uint32_t n)
+{
+	uint64_t now = 1000000;
+	struct vp_callsite none = { VP_CS_NONE, 0, 0, "", "", 0 };
+	struct vp_callsite c = { 0, 0, 0x1020, "main", "prog.c", 7 };
+	int err = vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &none) ||
+		  vp_writer_callsite(w, 1, &c);
+
+	for (uint32_t r = 0; r < n && !err; r++) {
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event out;
+
+		err = vp_writer_event(w, &in);
+		/* 1.5 us between calls: more than their probes cost, so that
+		 * no compensated duration is clamped */
+		for (uint32_t k = 0; k < 5 && !err; k++) {
+			now += 1500;
+			err = call(w, &now, 1, 1, SP - 64, 2000 + 400 * k + (r % 4 ? 0 : 30000));
+		}
+		now += 1500;
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		err = err || vp_writer_event(w, &out);
+		now += 1500;
+	}
+	err = err || vp_writer_lost(w, 0, 3);
+	return err ? -1 : 0;
+}
+
 static int write_file(const char *shape, uint32_t n, const char *path)
 {
 	static const struct {
@@ -199,7 +237,9 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		{ "inline-frame", VP_MODE_SAMPLE, 0, inline_frame },
 		{ "wide", VP_MODE_PROBE, 2, wide },
 		{ "wide-var", VP_MODE_PROBE, 2, wide_var },
+		{ "costly", VP_MODE_PROBE, 2, costly },
 	};
+	static struct vp_probe_cost cost = { VP_INSN_EMULATED, 300, 700 };
 	struct vp_trailer tr = { 0 };
 	struct vp_func funcs[2];
 	struct vp_header h;
@@ -209,6 +249,10 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		if (strcmp(shape, shapes[i].name))
 			continue;
 		header(&h, funcs, shapes[i].mode, shapes[i].nfuncs);
+		if (shapes[i].fn == costly) {
+			h.ncosts = 1;
+			h.costs = &cost;
+		}
 		w = vp_writer_new(path, &h);
 		if (!w) {
 			fprintf(stderr, "gen-crafted: cannot create '%s': %s\n", path,
@@ -254,7 +298,8 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "corpus"))
 		return corpus(argv[2]);
 	if (argc != 4) {
-		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var> N FILE\n"
+		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var|costly> N "
+				"FILE\n"
 				"       gen-crafted corpus DIR\n");
 		return 129;
 	}
