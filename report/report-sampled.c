@@ -38,23 +38,6 @@ int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret)
 	       ret->invocations >= SDUR_MIN_INVOCATIONS && ret->mean_span >= SDUR_MIN_SPAN;
 }
 
-/*
- * A probed call costs its full probe cost inside its caller's window, so a
- * node's duration holds its own cost and that of every probed call below
- * it.  Children come after their parents in the tree: one backward pass
- * sums them up.  A cost is a calibration's, or without one the usual
- * figure for the function's first instruction; a file that does not know
- * the instruction (version 1) gives no cost.
- */
-double *report_probe_costs(const struct report *r)
-{
-	double *ret = vp_cct_probe_costs(r->tree, r->hdr);
-
-	if (!ret)
-		die("out of memory");
-	return ret;
-}
-
 int report_node_unreliable(const struct report *r, uint32_t id)
 {
 	return vp_cct_unreliable(r->tree, r->probe_cost, id);

@@ -49,7 +49,7 @@ struct report {
 	enum vp_time_base time;		/* --time: what the durations measure */
 	uint32_t pid;			/* --pid: the process shown, 0: all */
 	/* per CCT node: what the probes cost per call inside its window, its
-	 * own and its probed descendants' (0: unknown); see report_probe_costs */
+	 * own and its probed descendants' (0: unknown); see vp_cct_probe_costs */
 	const double *probe_cost;
 	/* per call site: its rank among those through which one context calls
 	 * one function from one line, 0 when none (vp_cct_callsite_twins);
@@ -93,8 +93,6 @@ uint32_t *report_match_probed(const struct report *r);
 /* Sample-derived durations of node @id; 1 when they span enough samples
  * to be shown (never exact: +/-1 period per invocation). */
 int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret);
-/* Per CCT node, what probes cost per call inside its window (malloc'ed). */
-double *report_probe_costs(const struct report *r);
 /* Probed node @id's mean is under 10 times the probe cost per call inside
  * it (its own and its probed descendants'). */
 int report_node_unreliable(const struct report *r, uint32_t id);
