@@ -27,6 +27,7 @@
 #include <libiberty/demangle.h>
 #endif
 
+#include "plt-names.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -1424,8 +1425,13 @@ void vp_symfile_describe(struct vp_symfile *sf, uint64_t vaddr, char **caller, c
 	const char *name = dwfl_module_addrinfo(sf->mod, a, &off, &sym, NULL, NULL, NULL);
 	const char *src = NULL;
 	int lineno = 0;
+	uint64_t plt_start, plt_size;
+	/* PLT stubs have no symbols, or a wrong neighbour's: libbfd names them */
+	const char *plt = vp_plt_name(sf->path, vaddr, &plt_start, &plt_size);
 
-	if (name) {
+	if (plt) {
+		*caller = xasprintf("%s+%#llx", plt, (unsigned long long)(vaddr - plt_start));
+	} else if (name) {
 		/* "__libc_start_main@@GLIBC_2.34": the version is noise here. */
 		char *plain = xasprintf("%.*s", (int)strcspn(name, "@"), name);
 		char *d = vp_demangle(plain);

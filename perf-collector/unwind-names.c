@@ -18,6 +18,7 @@
 
 #include "../core/datafile.h"
 #include "hash.h"
+#include "plt-names.h"
 #include "symbols.h"
 #include "unwind-module.h"
 #include "unwind-names.h"
@@ -209,6 +210,12 @@ static uint32_t unknown_symbol(struct vp_unwind_names *nm, struct vp_umod *m)
 /* The function at link-time address @addr of @m: its symbol id. */
 static uint32_t physical_symbol(struct vp_unwind_names *nm, struct vp_umod *m, uint64_t addr)
 {
+	uint64_t start, size;
+	/* PLT stubs have no symbols, or a wrong neighbour's: libbfd names them */
+	const char *plt = vp_plt_name(m->path, addr, &start, &size);
+
+	if (plt)
+		return symbol_id(nm, m, start, size, plt, 0);
 	if (m->dmod) {
 		GElf_Off off;
 		GElf_Sym sym;
