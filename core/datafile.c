@@ -93,7 +93,6 @@ struct vp_writer {
 	size_t nthreads;
 	uint64_t events;
 	uint64_t lost;
-	uint64_t bytes;
 	uint64_t samples, truncated, broken;
 };
 
@@ -109,7 +108,6 @@ static int write_all(struct vp_writer *w, const uint8_t *p, size_t n)
 		}
 		p += k;
 		n -= (size_t)k;
-		w->bytes += (uint64_t)k;
 	}
 	return 0;
 }
@@ -569,11 +567,6 @@ int vp_writer_sample(struct vp_writer *w, const struct vp_sample *s)
 	w->truncated += !!(s->flags & VP_SAMPLE_TRUNCATED);
 	w->broken += !!(s->flags & VP_SAMPLE_BROKEN);
 	return rec_end(w, p);
-}
-
-uint64_t vp_writer_bytes(const struct vp_writer *w)
-{
-	return w->bytes + (w->chunk.len > VP_CHUNK_HEADER_SIZE + 8 ? w->chunk.len : 0);
 }
 
 static void writer_destroy(struct vp_writer *w)
@@ -1373,7 +1366,7 @@ uint32_t vp_reader_phase1_pid(const struct vp_reader *r)
 
 double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n)
 {
-	/* measured in this project's VM: perf-collector/calibrate.c */
+	/* for a file without calibrated costs; calibrate.c measures them */
 	enum { TYPICAL_EMULATED_NS = 1000, TYPICAL_STEPPED_NS = 17000 };
 
 	for (size_t i = 0; i < n; i++)

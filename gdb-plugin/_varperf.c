@@ -1393,11 +1393,9 @@ static PyMethodDef rec_methods[] = {
 	  "lookup(chain[, length]) -> node of that exact context, or None." },
 	{ "nearest", vpmod_rec_nearest, METH_VARARGS,
 	  "nearest(chain) -> {'node', 'cost', 'ops'} closest recorded context, or None." },
-#ifdef VPMOD_HAVE_VCG
 	{ "vcg", (PyCFunction)(void (*)(void))vpmod_rec_vcg, METH_VARARGS | METH_KEYWORDS,
 	  "vcg(tau=0.4, beta=0.1, min_contribution=0.1, once_probability=0.95,\n"
 	  "    max_passes=8) -> dict: the Variance Characterization Graph." },
-#endif
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -1499,12 +1497,6 @@ PyMODINIT_FUNC PyInit__varperf(void)
 	    add_int(m, "BACKEND_PERF", VP_BACKEND_PERF) ||
 	    add_int(m, "BACKEND_BPF", VP_BACKEND_BPF) ||
 	    PyModule_AddStringConstant(m, "VERSION", PACKAGE_VERSION))
-		goto fail;
-#ifdef VPMOD_HAVE_VCG
-	if (PyModule_AddObject(m, "HAVE_VCG", vpmod_bool(1)) < 0)
-#else
-	if (PyModule_AddObject(m, "HAVE_VCG", vpmod_bool(0)) < 0)
-#endif
 		goto fail;
 	return m;
 fail:

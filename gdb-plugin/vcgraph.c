@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifdef VPMOD_HAVE_VCG
 static PyObject *chain_list(const struct vp_chain_elem *e, size_t n)
 {
 	PyObject *l = PyList_New((Py_ssize_t)n);
@@ -177,4 +176,3 @@ PyObject *vpmod_rec_vcg(PyObject *self, PyObject *args, PyObject *kw)
 	vp_sources_release(&s);
 	return ret;
 }
-#endif

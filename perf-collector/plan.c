@@ -14,7 +14,7 @@
  * Assuming short calls everywhere would price the long, cheap functions
  * out of any budget; so the plan is optimistic, and the recorder measures
  * the real cost while phase 2 runs and stops probing the most expensive
- * functions when the budget is exceeded (cmd-record.c, watchdog()).
+ * functions when the budget is exceeded (record-auto.c, record_watchdog()).
  */
 #include <config.h>
 
