@@ -1166,7 +1166,7 @@ static int cmp_contrib(const void *a, const void *b)
  * matrix, largest |row sum| first: variable i contributes sum_j C[i][j],
  * and past VP_CCT_TRACKED children, the rest together as the string
  * "(N other callees)" in place of a node;
- * and the row sums add up to the variance (seed 001 Eq. 2).  The variance
+ * and the row sums add up to the variance (Kumar and Pande, Eq. 2).  The variance
  * is the matrix's sum, as report-text.c divides by.  None for a leaf.
  */
 static PyObject *rec_contributors(PyObject *self, PyObject *args)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * record-auto.c - "varperf record"'s automatic mode (seed 000 Section
- * 2.2): phase 1 samples, phase 2 probes only what phase 1 found
+ * record-auto.c - "varperf record"'s automatic mode (Kumar et al. 2008,
+ * §2.2): phase 1 samples, phase 2 probes only what phase 1 found
  * significant within the overhead budget - and a watchdog measures what
  * the probes really cost while phase 2 runs (see record.h and plan.c).
  */
@@ -358,7 +358,7 @@ static int stdin_again(off_t off)
 }
 
 /*
- * Auto mode (seed 000 Section 2.2): sample a first run, then run again
+ * Auto mode (Kumar et al. 2008, §2.2): sample a first run, then run again
  * probing only what the samples found significant within the budget; or,
  * attached to a running process, sample it for a while, then probe it.
  * Both phases go into the one output file.  Whatever stops phase 2 from

@@ -292,7 +292,7 @@ void record_print_measured_cost(const struct record *rec, const struct vp_traile
 int record_phase1_stacks(struct record *rec);
 /* Whether phase 1's stack copy is final (its samples may go to the file). */
 int record_phase1_stacks_settled(const struct record *rec);
-/* Seed 000's two phases, launched or attached; the exit code. */
+/* Kumar et al. 2008's two phases (§2.2), launched or attached; the exit code. */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
 
 #endif

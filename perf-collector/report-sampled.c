@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * report-sampled.c - the sampled side of `varperf report`: the sampled
- * calling-context tree with a confidence interval on every share (seed
- * 003), sample-derived durations where invocations span enough samples,
+ * calling-context tree with a confidence interval on every share (Schneider,
+ * "Analysis"), sample-derived durations where invocations span enough samples,
  * and the exact statistics of the probed nodes the sampled ones are.
  */
 #include <config.h>
