@@ -49,8 +49,8 @@ if "$VARPERF" version --build-options | grep -q '^libbfd: on$'; then
 		"... and no sample in an unnamed [plt]"
 else
 	tap_skip "varperf is built without libbfd" 3
-	tap_is "True" "$(q plt.json "len(fn('[plt]')) == 1 and
-		fn('[plt]')[0]['self'] >= s['samples'] // 10")" \
+	tap_is "True" "$(q plt.json "(len(fn('[plt]')) == 1 and
+		fn('[plt]')[0]['self'] >= s['samples'] // 10)")" \
 		"without libbfd: the stub is [plt], with 10% of the samples or more"
 fi
 
