@@ -31,7 +31,7 @@ size=$(stat -c %s "$work/big.data")
 echo "generated $n events, $size bytes ($(awk "BEGIN{printf \"%.2f\", $size/$n}") bytes/event)"
 # warm the page cache so the figure is the analysis, not the disk
 cat "$work/big.data" >/dev/null
-# The calling-context tree and seed 000's analysis take one streaming
+# The calling-context tree and Kumar et al. 2008's analysis take one streaming
 # pass; the sources of variance behind the VCG add passes of their own.
 set -- $(run "$VARPERF" report -i "$work/big.data" --format json --max-passes 0)
 [ "$3" = 0 ] || { echo "varperf report failed"; exit 1; }

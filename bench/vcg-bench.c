@@ -3,7 +3,7 @@
  * vcg-bench.c - how long Steps 3 to 5 of Dominant Variance Analysis (the
  * Variance Characterization Graph: extraction, merging, prioritising and
  * trimming) take on a synthetic calling-context tree of about 10 000 nodes,
- * every one of them significant.  Seed 001 Section 8.1 wants these steps
+ * every one of them significant.  Kumar and Pande, §8, want these steps
  * interactive (under a second); Step 2 (the extra passes over the events)
  * is timed too, for reference.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * analysis-opts.h - the options `varperf report` and `varperf compare`
- * share: seed 000's analysis parameters and the time base, and one range
+ * share: Kumar et al. 2008's analysis parameters and the time base, and one range
  * and one message for every fraction-valued option of theirs and of
  * `varperf record`.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * cmd-compare.c - `varperf compare A B`: profile versus regression (seed 000
- * Section 4).  A's patterns are evaluated on B; the exit status says whether
+ * cmd-compare.c - `varperf compare A B`: profile versus regression (Kumar
+ * et al. 2008, §4).  A's patterns are evaluated on B; the exit status says whether
  * the Pattern Sets overlap enough, so that a CI job can gate on it.
  */
 #include <config.h>

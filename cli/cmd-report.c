@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * cmd-report.c - `varperf report`: read a varperf.data file, build the
- * calling-context tree, run seed 000's analysis and seed 001's Dominant
+ * calling-context tree, run Kumar et al. 2008's analysis and Kumar and Pande's Dominant
  * Variance Analysis (sources of variance, Variance Characterization Graph)
  * and print them as text, JSON or Graphviz.
  */
@@ -183,7 +183,7 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			break;
 		case OPT_BETA:
 			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
-			/* the same beta trims the graph (seed 001 Section 4) */
+			/* the same beta trims the graph (Kumar and Pande, §4) */
 			o->vcg.beta = p->beta;
 			break;
 		case OPT_TIME:

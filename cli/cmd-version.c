@@ -12,14 +12,13 @@
 #include "usage.h"
 #include "util/util.h"
 
-/* Found by configure but not linked yet: say so rather than "on". */
 #ifdef HAVE_LIBUNWIND
 #define HAS_LIBUNWIND "on"
 #else
 #define HAS_LIBUNWIND "off"
 #endif
 #ifdef HAVE_LIBBFD
-#define HAS_LIBBFD "found (unused)"
+#define HAS_LIBBFD "on"
 #else
 #define HAS_LIBBFD "off"
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * compare.c - profile versus regression (seed 000 Section 4): evaluate the
+ * compare.c - profile versus regression (Kumar et al. 2008, §4): evaluate the
  * patterns of one recording on another, the Pattern Set overlap, every
  * significant calling context of either, and Welch's t and F tests on the
  * recorded moments (the incomplete beta function computed here), corrected
@@ -462,7 +462,7 @@ static void side_release(struct side *sd)
 	free(sd->ctx);
 }
 
-/* @a's patterns evaluated on @b (seed 000 Section 4). */
+/* @a's patterns evaluated on @b (Kumar et al. 2008, §4). */
 static int compare_patterns(struct vp_compare *c, struct strtab *st, const struct side *sa,
 			    const struct side *sb, uint8_t *covered)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * compare.h - profile versus regression (seed 000 Section 4): the Pattern
+ * compare.h - profile versus regression (Kumar et al. 2008, §4): the Pattern
  * Set of a profiling recording A evaluated on a regression recording B,
  * their overlap, the patterns that left or entered, and for every pattern
  * the change of mean (Welch's t test) and variance (F test) between the two.
@@ -105,7 +105,7 @@ struct vp_compare {
 	size_t nset_a;	/* |A|: A's Pattern Set */
 	size_t nset_b;	/* |B|: the regression Pattern Set */
 	size_t ncommon; /* |A and B| */
-	double overlap;	/* |A and B| / |A|, seed 000's Pattern Set Overlap */
+	double overlap;	/* |A and B| / |A|, Kumar et al. 2008's Pattern Set overlap (§4) */
 	double overlap_b; /* |A and B| / |B| */
 	int agree;	  /* overlap (and, symmetric, overlap_b) >= min_overlap */
 	size_t nnew;

@@ -17,7 +17,7 @@
 
 double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n)
 {
-	/* measured in this project's VM: perf-collector/calibrate.c */
+	/* for a file without calibrated costs; calibrate.c measures them */
 	enum { TYPICAL_EMULATED_NS = 1000, TYPICAL_STEPPED_NS = 17000 };
 
 	for (size_t i = 0; i < n; i++)

@@ -2,7 +2,7 @@
 /*
  * covar.h - covariance matrix of a node's per-invocation contributions
  * Y_0 (self time), Y_1..Y_k (cumulative time in each child call context),
- * seed 001 Eq. 1-2: the sum of all entries equals the node's variance.
+ * Kumar and Pande, §2, Eq. 1-2: the sum of all entries equals the node's variance.
  *
  * Updated one invocation at a time (multivariate Welford) and mergeable
  * (Chan); a variable added later had the value 0 in every earlier

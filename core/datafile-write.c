@@ -92,7 +92,6 @@ struct vp_writer {
 	size_t nthreads;
 	uint64_t events;
 	uint64_t lost;
-	uint64_t bytes;
 	uint64_t samples, truncated, broken;
 };
 
@@ -108,7 +107,6 @@ static int write_all(struct vp_writer *w, const uint8_t *p, size_t n)
 		}
 		p += k;
 		n -= (size_t)k;
-		w->bytes += (uint64_t)k;
 	}
 	return 0;
 }
@@ -568,11 +566,6 @@ int vp_writer_sample(struct vp_writer *w, const struct vp_sample *s)
 	w->truncated += !!(s->flags & VP_SAMPLE_TRUNCATED);
 	w->broken += !!(s->flags & VP_SAMPLE_BROKEN);
 	return rec_end(w, p);
-}
-
-uint64_t vp_writer_bytes(const struct vp_writer *w)
-{
-	return w->bytes + (w->chunk.len > VP_CHUNK_HEADER_SIZE + 8 ? w->chunk.len : 0);
 }
 
 static void writer_destroy(struct vp_writer *w)

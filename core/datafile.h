@@ -446,8 +446,6 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr);
 /* Close without an END chunk (what a killed recorder leaves); buffered
  * records not yet flushed are dropped.  NULL is a no-op. */
 void vp_writer_free(struct vp_writer *w);
-/* Bytes written so far (for statistics). */
-uint64_t vp_writer_bytes(const struct vp_writer *w);
 
 /* ---- reader ---- */
 

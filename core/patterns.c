@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * patterns.c - seed 000's pattern analysis over a calling-context tree:
+ * patterns.c - Kumar et al. 2008's pattern analysis (§3) over a calling-context tree:
  * significant nodes, high-variance tagging (Chebyshev), Minimal
  * Distinguishing Call sequences (Algorithm 1) grouped and split by
  * pattern-similarity trees, VIM ranking and the Pattern Set.
@@ -264,7 +264,7 @@ static int emit_pattern(struct pstate *st, const struct cand *c, size_t n, uint3
 	pat->nnodes = n;
 	for (i = 0; i < n; i++) {
 		pat->nodes[i] = c[i].node;
-		/* seed 001 Section 6.1: exact merge of the members' statistics */
+		/* Kumar and Pande, §6.1: exact merge of the members' statistics */
 		vp_stats_merge(&pat->stats, &t->nodes[c[i].node].stats);
 	}
 	/* in the order they were found: the first is the earliest */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * patterns.h - seed 000's analysis of a calling-context tree:
+ * patterns.h - Kumar et al. 2008's analysis (§3) of a calling-context tree:
  * significance cut-off, Chebyshev high-variance tagging, Minimal
  * Distinguishing Call sequences (Algorithm 1, with call-site ids),
  * pattern-similarity trees, VIM = k*sigma*N and the Pattern Set.

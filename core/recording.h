@@ -139,7 +139,7 @@ struct vp_contrib {
  * vp_cct_contributors - the row sums of node @n's covariance matrix,
  * largest magnitude first (ties: by variable): variable i contributes
  * sum_j C[i][j], and the row sums add up to the node's variance, the sum
- * of the matrix (seed 001 Eq. 2).  Returns the number of rows, n->cov.dim,
+ * of the matrix (Kumar and Pande, Eq. 2).  Returns the number of rows, n->cov.dim,
  * with *@ret malloc'ed (NULL when 0), or -ENOMEM.
  */
 long vp_cct_contributors(const struct vp_cct_node *n, struct vp_contrib **ret);

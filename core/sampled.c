@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * sampled.c - fold sampled call stacks into a tree of sample counts,
- * reconstruct invocations from consecutive samples, and the seed 003
- * statistics of sampled shares.
+ * reconstruct invocations from consecutive samples, and Schneider's
+ * statistics of sampled shares ("Analysis": N = Z^2 p q / e^2).
  */
 #include <config.h>
 

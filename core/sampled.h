@@ -2,7 +2,7 @@
 /*
  * sampled.h - the sampled calling-context tree: call stacks taken at a
  * fixed period folded into a tree of sample counts, each node's share of
- * the samples with its confidence interval (seed 003), and invocation
+ * the samples with its confidence interval (Schneider, "Analysis"), and invocation
  * durations reconstructed from consecutive samples of a thread.
  *
  * A node stands for (function, call site, parent node) like a CCT node;
@@ -122,7 +122,7 @@ void vp_sampled_finish(struct vp_sampled *t);
 uint32_t vp_sampled_find(const struct vp_sampled *t, uint32_t parent, uint32_t kind,
 			 uint32_t symbol, uint32_t site_frame, uint32_t site_level);
 
-/* ---- seed 003: shares of samples and their confidence ---- */
+/* ---- Schneider, "Analysis": shares of samples and their confidence ---- */
 
 /* Φ^-1(@p) of the standard normal distribution, 0 < p < 1. */
 double vp_normal_quantile(double p);
@@ -139,7 +139,7 @@ struct vp_share {
 void vp_share(uint64_t k, uint64_t n, double z, struct vp_share *ret);
 /*
  * vp_samples_needed - samples that estimate a share @p to within +/- @e at
- * the confidence of @z: N = Z^2 p q / e^2 (seed 003), rounded up.
+ * the confidence of @z: N = Z^2 p q / e^2 (Schneider, "Analysis"), rounded up.
  */
 uint64_t vp_samples_needed(double p, double e, double z);
 

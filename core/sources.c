@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * sources.c - Step 2 of Dominant Variance Analysis (seed 001 Section 2.2):
+ * sources.c - Step 2 of Dominant Variance Analysis (Kumar and Pande, §2.2, §7):
  * for every high-variance node H, the share of each variable of its
  * covariance matrix, and the linear segments to the underlying sources of
  * its variance, found by cascading into calls made once per invocation and
@@ -375,7 +375,7 @@ static int push_chain(struct ectx *e, uint32_t node)
 
 /*
  * @a's time per invocation of H is (nearly) X_a: compare the terms of a's
- * own matrix against var(H) (seed 001 Section 2.2, the cascade).  @xnode,
+ * own matrix against var(H) (Kumar and Pande, §2.2, the cascade).  @xnode,
  * @v0, @nv locate a's own variable, @how_a the quality of its statistics.
  */
 static void cascade(struct ectx *e, uint32_t a, enum vp_once cls, uint32_t xnode, uint32_t v0,
@@ -494,7 +494,7 @@ static int eval_origin(struct vp_sources *s, struct ostate *os)
 		if (tshare(&e, k) >= e.theta)
 			visit(&e, k);
 	/*
-	 * Exactly-once cascades need no pass (seed 001: "this quantification
+	 * Exactly-once cascades need no pass (Kumar and Pande, §2.2: "this quantification
 	 * can be done ... without needing an additional profiling pass"), but
 	 * when H gets a pass anyway, inline them too: their shares then count
 	 * every cross term and their covariances with the other sources are

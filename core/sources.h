@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * sources.h - underlying sources of variance (seed 001 Sections 2.2-2.3):
+ * sources.h - underlying sources of variance (Kumar and Pande, §2.2-2.3):
  * the contribution of every child call site to a high-variance node's
  * variance, and the long-range linear segments H ~> ... ~> W found by
  * cascading into calls made once per invocation and by implicitly inlining
@@ -119,7 +119,7 @@ struct vp_sources {
 
 /**
  * vp_sources_run - Step 2 of Dominant Variance Analysis over @t.
- * @a: seed 000's analysis of @t (high-variance tags, significance)
+ * @a: Kumar et al. 2008's analysis of @t (high-variance tags, significance)
  * @r: the reader @t was built from, rewound for every extra pass and left
  *     at the end of the data (its definitions re-read); NULL allows no pass
  * Returns 0 or a negative errno (a reader error leaves vp_reader_error()).

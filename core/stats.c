@@ -43,8 +43,8 @@ void vp_stats_merge(struct vp_stats *dst, const struct vp_stats *src)
 		return;
 	}
 	/*
-	 * Chan et al.: M2 = M2a + M2b + d^2 na nb / n, which is seed 001
-	 * Section 6.1's N_M s_M^2 = sum N_i (s_i^2 + (mean_i - mean_M)^2)
+	 * Chan et al.: M2 = M2a + M2b + d^2 na nb / n, which is Kumar and
+	 * Pande's (§6.1) N_M s_M^2 = sum N_i (s_i^2 + (mean_i - mean_M)^2)
 	 * rearranged so that no large terms cancel.
 	 */
 	n = (double)dst->n + (double)src->n;

@@ -2,8 +2,8 @@
 /*
  * stats.h - running statistics of one quantity: count, mean, variance,
  * min, max and exact integer total, updated with Welford's method and
- * merged with Chan et al.'s pairwise formula (the same equations as seed
- * 001 Section 6.1), never with E[X^2] - E[X]^2.
+ * merged with Chan et al.'s pairwise formula (the same equations as Kumar
+ * and Pande, §6.1), never with E[X^2] - E[X]^2.
  *
  * Variance is the population variance E[(X - mean)^2], as in the papers.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * vcg-merge.c - merging two VCG patterns (seed 001 Section 6): the
+ * vcg-merge.c - merging two VCG patterns (Kumar and Pande, §6): the
  * subtrees matched bottom-up by function and type, call contexts
  * united, contributions paired by originator and source with exact
  * statistics of the merged segments (Chan's merge), and the merge cost,
@@ -31,7 +31,7 @@ static void chan(uint64_t *n, double *mean, double *m2, uint64_t nb, double mean
 		*m2 = m2b;
 		return;
 	}
-	/* seed 001 Section 6.1, in Chan's form */
+	/* Kumar and Pande, §6.1, in Chan's form */
 	tot = (double)*n + (double)nb;
 	d = meanb - *mean;
 	*m2 += m2b + d * d * ((double)*n * (double)nb / tot);

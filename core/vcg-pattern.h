@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * vcg-pattern.h - the working patterns of Dominant Variance Analysis's
- * Steps 3 to 5 (seed 001): VCG patterns under construction, with their
+ * Steps 3 to 5 (Kumar and Pande, §7): VCG patterns under construction, with their
  * nodes, segments and one pool of ids each, shared by vcg.c (extraction,
  * clustering, layout) and vcg-merge.c (merging two patterns).  Private to
  * core.
@@ -90,7 +90,7 @@ uint32_t vp_wpat_union(struct gctx *c, struct wpat *p, const uint32_t *a, uint32
 
 /*
  * vp_vcg_try_merge - merge @p and @q into a new pattern when compatible
- * and no costlier than tau (seed 001 Section 6); @cost returns the cost.
+ * and no costlier than tau (Kumar and Pande, §6); @cost returns the cost.
  * NULL otherwise (or on error, c->err).
  */
 struct wpat *vp_vcg_try_merge(struct gctx *c, const struct wpat *p, const struct wpat *q,

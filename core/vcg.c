@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * vcg.c - Steps 3 to 5 of Dominant Variance Analysis (seed 001 Sections
- * 4-7): label calling-context nodes Task, Contributor or Contrast, extract
+ * vcg.c - Steps 3 to 5 of Dominant Variance Analysis (Kumar and Pande,
+ * §4-7): label calling-context nodes Task, Contributor or Contrast, extract
  * the base layer of VCG patterns, merge subtrees bottom-up within each
  * pattern and then whole patterns, layer by layer (the merge of two
  * patterns, with its compatibility checks, exact statistics and

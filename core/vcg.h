@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * vcg.h - the Variance Characterization Graph (seed 001 Sections 5-7):
+ * vcg.h - the Variance Characterization Graph (Kumar and Pande, §5-7):
  * Task, Contributor and Contrast nodes extracted from the calling-context
  * tree with their call-context sets and linear segments, merged within and
  * across patterns by agglomerative clustering under summarisation pressure
@@ -120,7 +120,7 @@ int vp_vcg_label(const struct vp_cct *t, const struct vp_analysis *a, const stru
 		 uint8_t *ret);
 
 /**
- * vp_vcg_build - Steps 3 to 5 over @t, given seed 000's analysis @a and
+ * vp_vcg_build - Steps 3 to 5 over @t, given Kumar et al. 2008's analysis @a and
  * the sources of variance @s (Step 2).  Touches no events.  Returns 0 or a
  * negative errno; release with vp_vcg_release().
  */

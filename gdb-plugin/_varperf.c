@@ -893,7 +893,7 @@ static PyObject *rec_node_path(PyObject *self, PyObject *args)
  * matrix, largest |row sum| first: variable i contributes sum_j C[i][j],
  * and past VP_CCT_TRACKED children, the rest together as the string
  * "(N other callees)" in place of a node;
- * and the row sums add up to the variance (seed 001 Eq. 2).  The variance
+ * and the row sums add up to the variance (Kumar and Pande, Eq. 2).  The variance
  * is the matrix's sum, as report-text.c divides by.  None for a leaf.
  */
 static PyObject *rec_contributors(PyObject *self, PyObject *args)
@@ -1113,11 +1113,9 @@ static PyMethodDef rec_methods[] = {
 	  "lookup(chain[, length]) -> node of that exact context, or None." },
 	{ "nearest", vpmod_rec_nearest, METH_VARARGS,
 	  "nearest(chain) -> {'node', 'cost', 'ops'} closest recorded context, or None." },
-#ifdef VPMOD_HAVE_VCG
 	{ "vcg", (PyCFunction)(void (*)(void))vpmod_rec_vcg, METH_VARARGS | METH_KEYWORDS,
 	  "vcg(tau=0.4, beta=0.1, min_contribution=0.1, once_probability=0.95,\n"
 	  "    max_passes=8) -> dict: the Variance Characterization Graph." },
-#endif
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -9,19 +9,9 @@
 
 /* Python.h under the stable ABI, core's header and the Python/C helpers */
 #include "pyutil.h"
-
-/*
- * The Variance Characterization Graph (seed 001) is in core/ once
- * core/vcg.h is: then core/vcg.c and core/sources.c must be in the library
- * too (an import of this module fails otherwise, loudly).
- */
-#if defined(__has_include)
-#if __has_include("core/vcg.h")
-#define VPMOD_HAVE_VCG 1
 #include "core/sources.h"
+#include "core/varperf-core.h"
 #include "core/vcg.h"
-#endif
-#endif
 
 /* A loaded recording: reader, calling-context tree, analysis, indexes. */
 struct rec {
@@ -62,9 +52,7 @@ PyObject *vpmod_rec_nearest(PyObject *self, PyObject *args);
 int vpmod_writer_register(PyObject *module);
 PyObject *vpmod_create(PyObject *module, PyObject *args);
 
-#ifdef VPMOD_HAVE_VCG
 /* vcgraph.c: the Variance Characterization Graph. */
 PyObject *vpmod_rec_vcg(PyObject *self, PyObject *args, PyObject *kw);
-#endif
 
 #endif

@@ -72,12 +72,6 @@ PyMODINIT_FUNC PyInit__varperf(void)
 	    add_int(m, "BACKEND_BPF", VP_BACKEND_BPF) ||
 	    PyModule_AddStringConstant(m, "VERSION", PACKAGE_VERSION))
 		goto fail;
-#ifdef VPMOD_HAVE_VCG
-	if (PyModule_AddObject(m, "HAVE_VCG", vpmod_bool(1)) < 0)
-#else
-	if (PyModule_AddObject(m, "HAVE_VCG", vpmod_bool(0)) < 0)
-#endif
-		goto fail;
 	return m;
 fail:
 	Py_XDECREF(vpmod_error);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * vcgraph.c - the Variance Characterization Graph of core/vcg.c (seed
- * 001) as Python dicts: Recording.vcg().
+ * vcgraph.c - the Variance Characterization Graph of core/vcg.c (Kumar
+ * and Pande, §5-7) as Python dicts: Recording.vcg().
  */
 #include <config.h>
 
@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifdef VPMOD_HAVE_VCG
 static PyObject *chain_list(const struct vp_chain_elem *e, size_t n)
 {
 	PyObject *l = PyList_New((Py_ssize_t)n);
@@ -125,7 +124,7 @@ fail:
 
 /*
  * vcg(tau=0.4, beta=0.1, min_contribution=0.1, once_probability=0.95,
- * max_passes=8) -> dict: Steps 2 to 5 of seed 001 over this recording
+ * max_passes=8) -> dict: Steps 2 to 5 of Kumar and Pande (§7) over this recording
  * (sources of variance with extra passes over the events, then the graph).
  */
 PyObject *vpmod_rec_vcg(PyObject *self, PyObject *args, PyObject *kw)
@@ -177,4 +176,3 @@ PyObject *vpmod_rec_vcg(PyObject *self, PyObject *args, PyObject *kw)
 	vp_sources_release(&s);
 	return ret;
 }
-#endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * plan.h - the automatic mode's choice (seed 000 Section 2.2): from the
+ * plan.h - the automatic mode's choice (Kumar et al. 2008, §2.2): from the
  * sampling run (phase 1), the functions the probed run (phase 2) times -
  * those whose cumulative share of the time is significant, as long as the
  * estimated probe cost stays within a budget - and the copy of phase 1

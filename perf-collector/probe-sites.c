@@ -295,8 +295,8 @@ static int is_kernel_nop(const cs_insn *insn)
  * call without 66 (bnd is fine; loop and jrcxz are stepped), the nops
  * above, and push of a register, alone or with the REX prefix 41 only
  * ("push %r12"; "pushw %bp", "rex.W push", "push $1" and "push (%rsp)" are
- * stepped).  Measured on 6.18: 1.2-1.8 us per probed call for all of
- * those, 5.6-6.3 us for the stepped ones.
+ * stepped).  Emulated, a probed call costs well under the stepped ones
+ * (README, "Costs": 2.7 against 7.6 us on the test VM's BPF backend).
  */
 static int is_emulated(const cs_insn *insn)
 {
@@ -424,9 +424,9 @@ static int branched_into(struct vp_symfile *sf, csh cs, const unsigned char *cod
 /*
  * classify - where the entry probe goes and its instruction class.  @code
  * holds the first @len bytes of the function at link-time address @vaddr,
- * all of it when @whole.  The kernel single-steps most instructions (~6 us
- * per probed call here, ~17 us in some VMs) but emulates a few (push of a
- * register, nops, direct branches: ~1-2 us), so when the function starts
+ * all of it when @whole.  The kernel single-steps most instructions (7.6-10.1 us
+ * per probed call on the test VM, see README's "Costs") but emulates a few (push
+ * of a register, nops, direct branches: 2.7-4.5 us), so when the function starts
  * with a straight-line prologue that keeps the return address on top of
  * the stack ("endbr64; push %rbp", "mov %rdi,%rbx; push %rbp"), the probe
  * moves to the first emulated instruction the kernel accepts: entry and

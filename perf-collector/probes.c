@@ -2,7 +2,7 @@
 /*
  * probes.c - open the uprobes of a recording and decode their records.
  *
- * Layout (see the perf_event notes): uprobe-PMU events with pid = -1, one
+ * Layout: uprobe-PMU events with pid = -1, one
  * per CPU, because inherit=1 on the uprobe PMU makes the kernel re-read the
  * probe's path pointer from the *child's* memory at clone() and
  * pthread_create() fails with EFAULT.  Each CPU has one ring buffer and

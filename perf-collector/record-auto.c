@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * record-auto.c - the driver of "varperf record": one recording in probe,
- * sample or combined mode, or the automatic mode (seed 000 Section 2.2):
+ * sample or combined mode, or the automatic mode (Kumar et al. 2008, §2.2):
  * phase 1 samples, phase 2 probes only what phase 1 found significant
  * within the overhead budget (plan.c), while record-stream.c measures what
  * the probes really cost.  It puts together record-setup.c's and
@@ -192,7 +192,7 @@ static int stdin_again(off_t off)
 }
 
 /*
- * Auto mode (seed 000 Section 2.2): sample a first run, then run again
+ * Auto mode (Kumar et al. 2008, §2.2): sample a first run, then run again
  * probing only what the samples found significant within the budget; or,
  * attached to a running process, sample it for a while, then probe it.
  * Both phases go into the one output file.  Whatever stops phase 2 from

@@ -372,7 +372,8 @@ void record_release(struct record *rec);
 /* One recording (a whole run in probe, sample or combined mode, or one
  * phase of auto mode): prepare, then record_run(); the exit status. */
 int record_one(struct record *rec, int argc, char **argv);
-/* Seed 000's two phases, launched or attached; the exit status. */
+/* Kumar et al. 2008's two phases (§2.2), launched or attached; the exit
+ * status. */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
 
 #endif

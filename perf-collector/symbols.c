@@ -18,6 +18,7 @@
 #include <libiberty/demangle.h>
 #endif
 
+#include "plt-names.h"
 #include "probe-sites.h"
 #include "symbols-internal.h"
 #include "symbols.h"
@@ -236,16 +237,6 @@ size_t vp_symfile_functions(struct vp_symfile *sf, uint32_t module, uint32_t fla
 	return added;
 }
 
-void vp_funcs_free(struct vp_func *funcs, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(funcs[i].name);
-		free(funcs[i].display);
-		free(funcs[i].base);
-	}
-	free(funcs);
-}
-
 static int is_throw_symbol(const char *name)
 {
 	size_t len = strcspn(name, "@"); /* "__cxa_throw@CXXABI_1.3" */
@@ -419,8 +410,13 @@ void vp_symfile_describe(struct vp_symfile *sf, uint64_t vaddr, char **caller, c
 	const char *name = dwfl_module_addrinfo(sf->ef->dmod, a, &off, &sym, NULL, NULL, NULL);
 	const char *src = NULL;
 	int lineno = 0;
+	uint64_t plt_start, plt_size;
+	/* PLT stubs have no symbols, or a wrong neighbour's: libbfd names them */
+	const char *plt = vp_plt_name(vp_symfile_path(sf), vaddr, &plt_start, &plt_size);
 
-	if (name) {
+	if (plt) {
+		*caller = xasprintf("%s+%#llx", plt, (unsigned long long)(vaddr - plt_start));
+	} else if (name) {
 		/* "__libc_start_main@@GLIBC_2.34": the version is noise here. */
 		char *plain = xasprintf("%.*s", (int)strcspn(name, "@"), name);
 		char *d = vp_demangle(plain);
@@ -429,8 +425,7 @@ void vp_symfile_describe(struct vp_symfile *sf, uint64_t vaddr, char **caller, c
 		free(plain);
 		free(d);
 	} else {
-		/* no symbol: a PLT stub among others, which libdw cannot name
-		 * (elf-file.h, vp_elf_file_in_plt()) */
+		/* no symbol, and no PLT stub libbfd knows */
 		*caller = xstrdup("");
 	}
 	/* The return address follows the call; its line is the next statement's. */

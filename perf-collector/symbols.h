@@ -47,9 +47,6 @@ char *vp_demangle(const char *name);
  */
 int vp_symfile_can_throw(struct vp_symfile *sf);
 
-/* Free the strings of @n functions and the array itself. */
-void vp_funcs_free(struct vp_func *funcs, size_t n);
-
 /**
  * vp_funcs_select - keep the functions whose symbol name, display name or
  * short name (no clone suffix, no C++ parameter list) matches one of @incl

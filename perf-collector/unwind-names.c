@@ -18,6 +18,7 @@
 
 #include "../core/datafile.h"
 #include "../core/hashtab.h"
+#include "plt-names.h"
 #include "symbols.h"
 #include "unwind-module.h"
 #include "unwind-names.h"
@@ -144,9 +145,15 @@ static uint32_t unknown_symbol(struct vp_unwind_names *nm, struct vp_umod *m)
 static uint32_t physical_symbol(struct vp_unwind_names *nm, struct vp_umod *m, uint64_t addr)
 {
 	const struct vp_elf_file *f = m->file;
+	uint64_t start, size;
+	const char *plt;
 
 	if (!f)
 		return unknown_symbol(nm, m);
+	/* PLT stubs have no symbols, or a wrong neighbour's: libbfd names them */
+	plt = vp_plt_name(f->path, addr, &start, &size);
+	if (plt)
+		return symbol_id(nm, m, start, size, plt, 0);
 	if (f->dmod) {
 		GElf_Off off;
 		GElf_Sym sym;

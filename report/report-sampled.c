@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * report-sampled.c - the sampled side of `varperf report`: the sampled
- * calling-context tree with a confidence interval on every share (seed
- * 003), sample-derived durations where invocations span enough samples,
+ * calling-context tree with a confidence interval on every share (Schneider,
+ * "Analysis"), sample-derived durations where invocations span enough samples,
  * and the exact statistics of the probed nodes the sampled ones are.
  */
 #include <config.h>
@@ -359,7 +359,7 @@ void report_sampled_text(const struct report *r)
 	char a[32];
 
 	fprintf(f, "Sampled calling contexts (%" PRIu64 " samples of %s every %s; shares with "
-		   "%g%% intervals, seed 003):\n",
+		   "%g%% intervals, Schneider's \"Analysis\"):\n",
 		t->samples, vp_sample_event_name(sm->event),
 		sm->period && !t->period_varies ? report_time(r, (double)sm->period, a, sizeof(a))
 						: "(varying period)",

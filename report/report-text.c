@@ -471,7 +471,7 @@ static double text_pct(double part, double whole)
 
 /*
  * Row sums of the covariance matrix: variable i contributes
- * sum_j C[i][j], and these add up to the node's variance (seed 001 Eq. 2).
+ * sum_j C[i][j], and these add up to the node's variance (Kumar and Pande, Eq. 2).
  */
 static void text_contributors(const struct report *r, uint32_t id)
 {
@@ -710,7 +710,7 @@ int report_text(const struct report *r)
 		return ferror(r->out) ? -1 : 0;
 	}
 	if (r->vcg) {
-		/* seed 001 Section 8.1: start from the graph at tau_S 0.4, beta 0.1 */
+		/* Kumar and Pande, §8.1: start from the graph at tau_S 0.4, beta 0.1 */
 		report_vcg_text(r);
 		fputc('\n', r->out);
 		report_sources_text(r);

@@ -349,7 +349,7 @@ int report_vcg_dot(const struct report *r)
 		for (uint32_t id = p->root; id < p->root + p->nnodes; id++) {
 			const struct vp_vcg_node *n = &g->nodes[id];
 
-			/* seed 001: Tasks are boxes, Contrasts ovals, Contributors dashed */
+			/* Kumar and Pande, §8.1: Tasks are boxes, Contrasts ovals, Contributors dashed */
 			fprintf(f, "\t\tn%" PRIu32 " [shape=%s%s, label=\"(%" PRIu32 ") ", id,
 				n->type == VP_VCG_CONTRAST ? "ellipse" : "box",
 				n->type == VP_VCG_CONTRIBUTOR ? ", style=dashed" : "", id);

@@ -53,13 +53,10 @@ __all__ = [
     "Error", "Recording", "Writer", "create", "load", "format_duration", "format_exact",
     "format_time", "parse_duration", "parse_fraction", "chebyshev_k", "Threshold",
     "threshold", "parse_context", "match_context", "chain_label", "node_lines",
-    "pattern_lines", "function_lines", "vcg_lines", "offcpu_lines", "HAVE_VCG",
+    "pattern_lines", "function_lines", "vcg_lines", "offcpu_lines",
     "TIME_NAMES", "find_program",
     "has_build_option", "RecordProcess",
 ]
-
-# Whether core/ has the Variance Characterization Graph (Recording.vcg()).
-HAVE_VCG = bool(getattr(_varperf, "HAVE_VCG", False))
 
 
 def load(path, compensate=True, time="wall", **params):

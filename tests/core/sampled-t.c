@@ -4,7 +4,7 @@
  * file fold into the expected tree (call sites, inlined functions, kernel
  * and incomplete stacks, recursion counted once per function), invocations
  * are reconstructed from consecutive samples by frame and CFA, and the
- * seed 003 statistics: the normal quantile, the sample counts of the
+ * statistics of Schneider's "Analysis": the normal quantile, the sample counts of the
  * paper's worked examples, and intervals that cover the true share at
  * their stated confidence.
  */
@@ -190,7 +190,7 @@ static void test_statistics(void)
 	is_double(1.959963984540054, vp_confidence_z(0.95), 1e-12, "Z(95%%)");
 	is_double(2.575829303548901, vp_confidence_z(0.99), 1e-12, "Z(99%%)");
 	is_double(-3.090232306167814, vp_normal_quantile(0.001), 1e-12, "tail quantile");
-	/* Seed 003's worked examples (Z = 1.96, p = 1%): 1521.2 and 38032. */
+	/* Schneider's worked examples ("Application 1": Z = 1.96, p = 1%): 1521.2 and 38032. */
 	is_int(1522, vp_samples_needed(0.01, 0.005, 1.96), "1%% to +/-0.5%%: 1522 samples");
 	is_int(38032, vp_samples_needed(0.01, 0.001, 1.96), "1%% to +/-0.1%%: 38032 samples");
 	ok(vp_samples_needed(0.5, 1e-12, 1.96) == UINT64_MAX, "too many to count: UINT64_MAX");

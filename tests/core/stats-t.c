@@ -49,7 +49,7 @@ int main(void)
 	is_uint(9, s.max, "hand: max");
 	is_uint(40, s.total, "hand: exact total");
 
-	/* Merge of halves equals the whole (seed 001 Section 6.1). */
+	/* Merge of halves equals the whole (Kumar and Pande, §6.1). */
 	vp_stats_init(&a);
 	vp_stats_init(&b);
 	for (i = 0; i < 3; i++)

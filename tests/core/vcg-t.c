@@ -463,8 +463,8 @@ static void test_merge_within(void)
 /*
  * H calls A@1 every time and A@2 in 2 % of its calls; both A call F with
  * the same costs (A@2's share of H's variance is 6.5 %).  Only A@1 carries
- * H's variance: the subtrees must not merge, whatever tau (seed 001's
- * frame_estimate (2) and (6)).
+ * H's variance: the subtrees must not merge, whatever tau (Kumar and Pande,
+ * §8.1: frame_estimate (2) and (6)).
  */
 static void incompatible_stream(int period, int second)
 {

@@ -290,49 +290,45 @@ for p in pats:
     for nid in p["nodes"]:
         ok(p["rank"] in rec.node(nid)["patterns"], "node %d knows pattern %d" % (nid, p["rank"]))
 
-# ---- the Variance Characterization Graph, when core/ has it ----
-if varperf.HAVE_VCG:
-    g = rec.vcg()
-    ok(all(g["patterns"][i]["vim"] >= g["patterns"][i + 1]["vim"]
-           for i in range(len(g["patterns"]) - 1)), "VCG patterns sorted by VIM")
-    for vn in g["nodes"]:
-        want = rec.merge_stats(vn["cct"])
-        is_((want["count"], want["total"]), (vn["count"], vn["total"]),
-            "VCG node %d: the statistics of its calling-context nodes" % vn["id"])
-        ok(vn["type"] in ("task", "contributor", "contrast"), "VCG node %d has a type"
-           % vn["id"], vn["type"])
-    for sg in g["segments"]:
-        ok(0 <= sg["cf"] <= 1.0 + 1e-9, "segment contribution fraction in [0, 1]", sg["cf"])
-    lines = varperf.vcg_lines(rec, g)
-    ok(lines[0] == "Variance Characterization Graph (tau_S = 0.4, beta = 0.1):",
-       "vcg_lines header", "\n".join(lines))
-    raises(varperf.Error, lambda: rec.vcg(tau=2.0), "vcg: tau out of range")
-    # every keyword reaches core/, each alone, all five together and by
-    # position (the parse format once had four conversions for five
-    # keywords and read once_probability as an unsigned int)
-    VCG_KW = dict(tau=0.3, beta=0.2, min_contribution=0.25, once_probability=0.75,
-                  max_passes=1)
-    for k, v in VCG_KW.items():
-        g1 = rec.vcg(**{k: v})
-        is_(v, g1[k], "vcg(%s=%r) reaches core/" % (k, v))
-    g1 = rec.vcg(**VCG_KW)
-    is_(VCG_KW, {k: g1[k] for k in VCG_KW}, "vcg: all five keywords at once")
-    g2 = rec.vcg(*VCG_KW.values())
-    is_(VCG_KW, {k: g2[k] for k in VCG_KW}, "vcg: all five by position")
-    ok(g1["passes"] <= 1, "vcg(max_passes=1) makes at most one extra pass", g1["passes"])
-    is_(0, rec.vcg(max_passes=0)["passes"], "vcg(max_passes=0) makes no extra pass")
-    for bad, what in ((dict(once_probability=0.4), "once_probability below 0.5"),
-                      (dict(once_probability=1.0), "once_probability of 1"),
-                      (dict(min_contribution=0.0), "min_contribution of 0"),
-                      (dict(max_passes=1001), "max_passes above 1000"),
-                      (dict(max_passes=-1), "negative max_passes")):
-        e = raises(varperf.Error, lambda: rec.vcg(**bad), "vcg: %s is refused" % what)
-        ok(e is not None and e.errno == errno.EINVAL, "vcg: %s is EINVAL" % what, repr(e))
-    raises(TypeError, lambda: rec.vcg(max_passes=1.5), "vcg: a fractional max_passes")
-    raises(TypeError, lambda: rec.vcg(sigma=2), "vcg: an unknown keyword")
-else:
-    print("ok %d # skip core/ has no Variance Characterization Graph" % (_count + 1))
-    _count += 1
+# ---- the Variance Characterization Graph ----
+g = rec.vcg()
+ok(all(g["patterns"][i]["vim"] >= g["patterns"][i + 1]["vim"]
+       for i in range(len(g["patterns"]) - 1)), "VCG patterns sorted by VIM")
+for vn in g["nodes"]:
+    want = rec.merge_stats(vn["cct"])
+    is_((want["count"], want["total"]), (vn["count"], vn["total"]),
+        "VCG node %d: the statistics of its calling-context nodes" % vn["id"])
+    ok(vn["type"] in ("task", "contributor", "contrast"), "VCG node %d has a type"
+       % vn["id"], vn["type"])
+for sg in g["segments"]:
+    ok(0 <= sg["cf"] <= 1.0 + 1e-9, "segment contribution fraction in [0, 1]", sg["cf"])
+lines = varperf.vcg_lines(rec, g)
+ok(lines[0] == "Variance Characterization Graph (tau_S = 0.4, beta = 0.1):",
+   "vcg_lines header", "\n".join(lines))
+raises(varperf.Error, lambda: rec.vcg(tau=2.0), "vcg: tau out of range")
+# every keyword reaches core/, each alone, all five together and by
+# position (the parse format once had four conversions for five
+# keywords and read once_probability as an unsigned int)
+VCG_KW = dict(tau=0.3, beta=0.2, min_contribution=0.25, once_probability=0.75,
+              max_passes=1)
+for k, v in VCG_KW.items():
+    g1 = rec.vcg(**{k: v})
+    is_(v, g1[k], "vcg(%s=%r) reaches core/" % (k, v))
+g1 = rec.vcg(**VCG_KW)
+is_(VCG_KW, {k: g1[k] for k in VCG_KW}, "vcg: all five keywords at once")
+g2 = rec.vcg(*VCG_KW.values())
+is_(VCG_KW, {k: g2[k] for k in VCG_KW}, "vcg: all five by position")
+ok(g1["passes"] <= 1, "vcg(max_passes=1) makes at most one extra pass", g1["passes"])
+is_(0, rec.vcg(max_passes=0)["passes"], "vcg(max_passes=0) makes no extra pass")
+for bad, what in ((dict(once_probability=0.4), "once_probability below 0.5"),
+                  (dict(once_probability=1.0), "once_probability of 1"),
+                  (dict(min_contribution=0.0), "min_contribution of 0"),
+                  (dict(max_passes=1001), "max_passes above 1000"),
+                  (dict(max_passes=-1), "negative max_passes")):
+    e = raises(varperf.Error, lambda: rec.vcg(**bad), "vcg: %s is refused" % what)
+    ok(e is not None and e.errno == errno.EINVAL, "vcg: %s is EINVAL" % what, repr(e))
+raises(TypeError, lambda: rec.vcg(max_passes=1.5), "vcg: a fractional max_passes")
+raises(TypeError, lambda: rec.vcg(sigma=2), "vcg: an unknown keyword")
 
 # ---- the same numbers as varperf report --format json ----
 VARPERF = os.environ.get("VARPERF")

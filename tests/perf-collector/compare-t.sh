@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# compare-t.sh - `varperf compare`: profile versus regression (seed 000
-# Section 4), its exit status for CI (0 agree, 1 disagree, 2 trouble, 129
+# compare-t.sh - `varperf compare`: profile versus regression (Kumar et al.
+# 2008, §4), its exit status for CI (0 agree, 1 disagree, 2 trouble, 129
 # usage), the overlap, the patterns that left and entered, and the tests on
 # the means and variances.  Part one needs no root: python3 writes two
 # recordings of one synthetic game loop whose behaviour changes by

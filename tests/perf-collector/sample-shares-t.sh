@@ -6,7 +6,7 @@
 # report's 95% interval must hold the fixture's share in the large majority
 # of cases (at least 17 of the 20; about 19 are expected), the inlined
 # function must be a node of its own, no stack may be cut, and the sample
-# arithmetic of seed 003 must come out as the paper's.
+# arithmetic of Schneider's "Statistical Profiling: An Analysis" must come out as the paper's.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
@@ -82,7 +82,7 @@ tap_like "$(cat err)" "sampled shares are wider than \+/-1% at 95% confidence" \
 "$VARPERF" report -i s1.data --precision 10% >/dev/null 2>err
 tap_is "" "$(cat err)" "no warning when +/-10% is enough"
 
-# Seed 003: N = Z^2 p q / e^2; 1 % to +/-0.1 % at 95 % takes 38032 samples
+# Schneider, "Analysis": N = Z^2 p q / e^2; 1 % to +/-0.1 % at 95 % takes 38032 samples
 # with the paper's Z = 1.96, 38031 with Z = 1.959964.
 out=$("$VARPERF" record --precision 0.5% --confidence 99%)
 tap_is 0 $? "--precision alone exits 0"

@@ -238,8 +238,8 @@ class Session:
 
     def vcg(self):
         """The recording's Variance Characterization Graph, computed once;
-        None when core/ has none or it cannot be built (with a warning)."""
-        if self.rec is None or not varperf.HAVE_VCG:
+        None when it cannot be built (with a warning)."""
+        if self.rec is None:
             return None
         if self._vcg is None:
             try:
