@@ -400,8 +400,8 @@ const char *vp_recording_func_name(const struct vp_recording *rec, uint32_t func
 	return f->display ? f->display : f->name;
 }
 
-const char *vp_recording_callsite_label(const struct vp_recording *rec, uint32_t id,
-					int short_file, char *buf, size_t len)
+const char *vp_callsite_twin_label(const struct vp_reader *reader, const uint32_t *twins,
+				   uint32_t id, int short_file, char *buf, size_t len)
 {
 	const struct vp_callsite *cs;
 	size_t n;
@@ -409,10 +409,9 @@ const char *vp_recording_callsite_label(const struct vp_recording *rec, uint32_t
 	buf[0] = '\0';
 	if (id == VP_NO_CALLSITE)
 		return buf;
-	cs = vp_reader_callsite(rec->reader, id);
+	cs = vp_reader_callsite(reader, id);
 	vp_callsite_label(cs, short_file, buf, len);
-	if (!cs || !rec->callsite_twins || id >= vp_reader_ncallsites(rec->reader) ||
-	    !rec->callsite_twins[id])
+	if (!cs || !twins || id >= vp_reader_ncallsites(reader) || !twins[id])
 		return buf;
 	n = strlen(buf);
 	if (cs->caller && *cs->caller)
@@ -420,6 +419,12 @@ const char *vp_recording_callsite_label(const struct vp_recording *rec, uint32_t
 	else
 		snprintf(buf + n, len - n, " (0x%" PRIx64 ")", cs->offset);
 	return buf;
+}
+
+const char *vp_recording_callsite_label(const struct vp_recording *rec, uint32_t id,
+					int short_file, char *buf, size_t len)
+{
+	return vp_callsite_twin_label(rec->reader, rec->callsite_twins, id, short_file, buf, len);
 }
 
 const char *vp_recording_node_label(const struct vp_recording *rec, uint32_t id, char *buf,

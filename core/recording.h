@@ -122,6 +122,10 @@ const char *vp_recording_func_name(const struct vp_recording *rec, uint32_t func
  */
 const char *vp_recording_callsite_label(const struct vp_recording *rec, uint32_t id,
 					int short_file, char *buf, size_t len);
+/* The same for a reader and its twins array (NULL: none), for renderers
+ * that hold those rather than a recording. */
+const char *vp_callsite_twin_label(const struct vp_reader *reader, const uint32_t *twins,
+				   uint32_t id, int short_file, char *buf, size_t len);
 /* Node @id as "function@call-site", or "function" without a call site. */
 const char *vp_recording_node_label(const struct vp_recording *rec, uint32_t id, char *buf,
 				    size_t len);

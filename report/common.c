@@ -15,6 +15,7 @@
 #include "core/compare.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "core/recording.h"
 #include "core/sampled.h"
 #include "report.h"
 #include "util/util.h"
@@ -29,23 +30,7 @@ const char *report_func_name(const struct report *r, uint32_t func)
 const char *report_callsite_str(const struct report *r, uint32_t id, int short_file, char *buf,
 				size_t len)
 {
-	const struct vp_callsite *cs;
-	size_t n;
-
-	buf[0] = '\0';
-	if (id == VP_NO_CALLSITE)
-		return buf;
-	cs = vp_reader_callsite(r->reader, id);
-	vp_callsite_label(cs, short_file, buf, len);
-	if (!cs || !r->callsite_twins || id >= vp_reader_ncallsites(r->reader) ||
-	    !r->callsite_twins[id])
-		return buf;
-	n = strlen(buf);
-	if (cs->caller && *cs->caller)
-		snprintf(buf + n, len - n, " (%s)", cs->caller);
-	else
-		snprintf(buf + n, len - n, " (0x%" PRIx64 ")", cs->offset);
-	return buf;
+	return vp_callsite_twin_label(r->reader, r->callsite_twins, id, short_file, buf, len);
 }
 
 const char *report_node_label(const struct report *r, uint32_t id, char *buf, size_t len)
