@@ -13,6 +13,7 @@
 
 #include "core/budget.h"
 #include "core/patterns.h"
+#include "core/recording.h"
 #include "analysis-opts.h"
 #include "util/util.h"
 
@@ -130,4 +131,21 @@ int analysis_budget_error(const char *path, const struct vp_budget *b)
 	return error("'%s': analysing it would take more than --max-memory allows (%zu %s): "
 		     "give it more, or 0 for no limit",
 		     path, v, units[u]);
+}
+
+int analysis_warnings(const struct vp_recording *rec, int strict, const char *doing)
+{
+	for (size_t i = 0; i < rec->nwarnings; i++) {
+		const struct vp_recording_warning *w = &rec->warnings[i];
+
+		if (w->missing_data && strict)
+			return error("%s", w->message);
+		if (w->code == VP_WARN_INCOMPLETE)
+			warning("%s; %s what was recorded", w->message, doing);
+		else if (w->code == VP_WARN_CLAMPED)
+			warning("%s (--raw: as measured)", w->message);
+		else
+			warning("%s", w->message);
+	}
+	return 0;
 }

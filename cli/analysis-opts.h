@@ -90,6 +90,14 @@ int opt_max_memory(const char *arg, size_t *ret);
  * the budget @b (-E2BIG from core), in the words of --max-memory.  -1.
  */
 int analysis_budget_error(const char *path, const struct vp_budget *b);
+/*
+ * analysis_warnings - print the recording's warnings with the hints of
+ * the options report and compare share; @doing ("reporting",
+ * "comparing") says what goes on with an incomplete file.  With @strict a
+ * file with events missing is an error instead: -1 after printing it.
+ */
+struct vp_recording;
+int analysis_warnings(const struct vp_recording *rec, int strict, const char *doing);
 /* The option value of @base ("wall", "cpu", "offcpu"). */
 const char *time_base_name(enum vp_time_base base);
 

@@ -187,27 +187,6 @@ struct cmd_compare_side {
 	struct report r; /* for the shared name and time helpers */
 };
 
-/*
- * The recording's warnings, with the hints of compare's options.  With
- * --strict a file with events missing is an error.
- */
-static int cmd_compare_warnings(const struct cmd_compare_opts *o, const struct vp_recording *rec)
-{
-	for (size_t i = 0; i < rec->nwarnings; i++) {
-		const struct vp_recording_warning *w = &rec->warnings[i];
-
-		if (w->missing_data && o->strict)
-			return error("%s", w->message);
-		if (w->code == VP_WARN_INCOMPLETE)
-			warning("%s; comparing what was recorded", w->message);
-		else if (w->code == VP_WARN_CLAMPED)
-			warning("%s (--raw: as measured)", w->message);
-		else
-			warning("%s", w->message);
-	}
-	return 0;
-}
-
 static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
 {
 	const char *path = o->path[i];
@@ -230,7 +209,7 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 		return error("%s: --time=%s cannot be used", msg, time_base_name(o->time));
 	if (err < 0)
 		return error("%s", msg);
-	if (cmd_compare_warnings(o, s->rec) < 0)
+	if (analysis_warnings(s->rec, o->strict, "comparing") < 0)
 		return -1;
 	s->tree = &s->rec->tree;
 	s->an = &s->rec->an;

@@ -270,28 +270,6 @@ static int cmd_report_check_params(const struct cmd_report_opts *o)
 	return 0;
 }
 
-/*
- * The recording's warnings, with the hints of report's options.  With
- * --strict a file with events missing is an error instead (nothing is
- * printed then).
- */
-static int cmd_report_warnings(const struct cmd_report_opts *o, const struct vp_recording *rec)
-{
-	for (size_t i = 0; i < rec->nwarnings; i++) {
-		const struct vp_recording_warning *w = &rec->warnings[i];
-
-		if (w->missing_data && o->strict)
-			return error("%s", w->message);
-		if (w->code == VP_WARN_INCOMPLETE)
-			warning("%s; reporting what was recorded", w->message);
-		else if (w->code == VP_WARN_CLAMPED)
-			warning("%s (--raw: as measured)", w->message);
-		else
-			warning("%s", w->message);
-	}
-	return 0;
-}
-
 /* What the samples cannot tell well: intervals wider than --precision. */
 static void cmd_report_sampled_warnings(const struct report *r)
 {
@@ -479,7 +457,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.sampled = rec->sampled;
 	r.probe_cost = rec->probe_cost;
 	r.callsite_twins = rec->callsite_twins;
-	if (cmd_report_warnings(o, rec) < 0)
+	if (analysis_warnings(rec, o->strict, "reporting") < 0)
 		goto out_rec;
 	if (r.sampled)
 		cmd_report_sampled_warnings(&r);
