@@ -76,3 +76,68 @@ double vp_stats_cov(const struct vp_stats *s)
 {
 	return s->mean > 0.0 ? vp_stats_stddev(s) / s->mean : 0.0;
 }
+
+/* ---- Kolmogorov-Smirnov distance of two Gaussians ---- */
+
+static double phi(double z)
+{
+	return 0.5 * erfc(-z * M_SQRT1_2);
+}
+
+/* sup |F(x) - [x >= c]| for F = N(m, s): the larger of F(c) and 1 - F(c). */
+static double ks_point(double m, double s, double c)
+{
+	double f = phi((c - m) / s);
+
+	return f > 1.0 - f ? f : 1.0 - f;
+}
+
+double vp_ks_gauss(double m1, double s1, double m2, double s2)
+{
+	double rho, e, A, B, C, u[2], d = 0.0;
+	int nu = 0;
+
+	if (!(s1 > 0.0) && !(s2 > 0.0))
+		return m1 == m2 ? 0.0 : 1.0;
+	if (!(s1 > 0.0))
+		return ks_point(m2, s2, m1);
+	if (!(s2 > 0.0))
+		return ks_point(m1, s1, m2);
+	/*
+	 * F1 - F2 is extreme where the densities cross.  In u = (x - m1)/s1,
+	 * with rho = s1/s2 and e = (m1 - m2)/s2, the second variable is
+	 * rho u + e, and the crossings solve
+	 * (rho^2 - 1) u^2 + 2 rho e u + e^2 - 2 ln rho = 0
+	 * (standardised, so that large means do not cancel).
+	 */
+	rho = s1 / s2;
+	e = (m1 - m2) / s2;
+	A = rho * rho - 1.0;
+	B = 2.0 * rho * e;
+	C = e * e - 2.0 * log(rho);
+	if (fabs(A) < 1e-12) {
+		if (B == 0.0)
+			return 0.0;
+		u[nu++] = -C / B;
+	} else {
+		double disc = B * B - 4.0 * A * C, q;
+
+		q = -0.5 * (B + copysign(sqrt(disc > 0.0 ? disc : 0.0), B));
+		if (q != 0.0) {
+			u[nu++] = q / A;
+			u[nu++] = C / q;
+		} else {
+			u[nu++] = -B / (2.0 * A);
+		}
+	}
+	for (int i = 0; i < nu; i++) {
+		double g;
+
+		if (!isfinite(u[i]))
+			continue;
+		g = fabs(phi(u[i]) - phi(rho * u[i] + e));
+		if (g > d)
+			d = g;
+	}
+	return d > 1.0 ? 1.0 : d;
+}

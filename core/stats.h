@@ -30,4 +30,10 @@ double vp_stats_stddev(const struct vp_stats *s);
 /* Coefficient of variation sigma/mean; 0 when the mean is 0. */
 double vp_stats_cov(const struct vp_stats *s);
 
+/*
+ * Kolmogorov-Smirnov distance sup |F1 - F2| between two Gaussians given by
+ * mean and standard deviation; a standard deviation of 0 is a point mass.
+ */
+double vp_ks_gauss(double m1, double s1, double m2, double s2);
+
 #endif

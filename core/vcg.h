@@ -128,10 +128,4 @@ int vp_vcg_build(struct vp_vcg *g, const struct vp_cct *t, const struct vp_analy
 		 const struct vp_sources *s, const struct vp_vcg_params *p);
 void vp_vcg_release(struct vp_vcg *g);
 
-/*
- * Kolmogorov-Smirnov distance sup |F1 - F2| between two Gaussians given by
- * mean and standard deviation; a standard deviation of 0 is a point mass.
- */
-double vp_ks_gauss(double m1, double s1, double m2, double s2);
-
 #endif
