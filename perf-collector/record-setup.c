@@ -80,9 +80,15 @@ static int load_functions(struct record *rec)
 	for (size_t i = 0; i < rec->hdr.nmodules; i++)
 		vp_symfile_functions(rec->probing.symfiles[i], (uint32_t)i,
 				     i ? VP_FUNC_FROM_LIB : 0, &rec->hdr.funcs, &rec->hdr.nfuncs);
-	for (size_t i = 0; o->no_move && i < rec->hdr.nfuncs; i++)
-		vp_symfile_probe_first(rec->probing.symfiles[rec->hdr.funcs[i].module],
-				       &rec->hdr.funcs[i]);
+	/* where each probe goes: moved past a prologue unless --no-move-probes */
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		struct vp_symfile *sf = rec->probing.symfiles[rec->hdr.funcs[i].module];
+
+		if (o->no_move)
+			vp_symfile_probe_first(sf, &rec->hdr.funcs[i]);
+		else
+			vp_symfile_place_probe(sf, &rec->hdr.funcs[i], 1);
+	}
 	if (!rec->hdr.nfuncs) {
 		rec->probing.unprobeable = xasprintf("no function symbols in '%s' (stripped, and "
 						     "no debug file found?)", rec->target.path);

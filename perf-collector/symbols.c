@@ -19,7 +19,6 @@
 #endif
 
 #include "plt-names.h"
-#include "probe-sites.h"
 #include "symbols-internal.h"
 #include "symbols.h"
 #include "util.h"
@@ -209,7 +208,6 @@ static void fill_func(struct vp_symfile *sf, struct vp_func *f, const struct can
 	} else {
 		f->base = xstrdup(f->display);
 	}
-	vp_symfile_place_probe(sf, f, 1);
 }
 
 size_t vp_symfile_functions(struct vp_symfile *sf, uint32_t module, uint32_t flags,

@@ -31,8 +31,9 @@ size_t vp_symfile_build_id(const struct vp_symfile *sf, const unsigned char **re
  * array *@funcs of *@nfuncs entries (growing it), tagged with @module and @flags.
  * Skips .cold parts, duplicate names at one address, symbols outside an
  * executable segment and entry points that are not called (_start...).
- * Demangles C++ names into display, marks compiler clones and places the
- * probe (vp_symfile_place_probe()).  Returns the number of functions added.
+ * Demangles C++ names into display and marks compiler clones; where the
+ * probes go is probe-sites.h's to say.  Returns the number of functions
+ * added.
  */
 size_t vp_symfile_functions(struct vp_symfile *sf, uint32_t module, uint32_t flags,
 			    struct vp_func **funcs, size_t *nfuncs);

@@ -22,7 +22,6 @@
 #include "symbols.h"
 #include "unwind-module.h"
 #include "unwind-names.h"
-#include "unwind.h"
 #include "util.h"
 
 /* Frame definitions already written: (module, address, is_ret) -> id;

@@ -10,8 +10,16 @@
 
 #include <stdint.h>
 
+#include "../core/datafile.h"
 #include "unwind-module.h"
-#include "unwind.h"
+
+/* Where the definitions of new modules, symbols and frames go. */
+struct vp_unwind_sink {
+	void *ctx;
+	int (*module)(void *ctx, uint32_t id, const struct vp_module *m, uint32_t flags);
+	int (*symbol)(void *ctx, uint32_t id, const struct vp_symbol *s);
+	int (*frame)(void *ctx, uint32_t id, const struct vp_frame_def *f);
+};
 
 struct vp_unwind_names;
 

@@ -19,6 +19,7 @@
 
 #include "../core/datafile.h"
 #include "addrspace.h"
+#include "unwind-names.h"
 
 /* Registers of a sample in PERF_SAMPLE_REGS_USER order (x86-64). */
 enum {
@@ -50,14 +51,6 @@ enum {
 	/* ip is where a signal interrupted the frame, not a return
 	 * address: name it as it is, not by the call before it */
 	VP_UFRAME_EXACT = 1 << 0,
-};
-
-/* Where the definitions of new modules, symbols and frames go. */
-struct vp_unwind_sink {
-	void *ctx;
-	int (*module)(void *ctx, uint32_t id, const struct vp_module *m, uint32_t flags);
-	int (*symbol)(void *ctx, uint32_t id, const struct vp_symbol *s);
-	int (*frame)(void *ctx, uint32_t id, const struct vp_frame_def *f);
 };
 
 struct vp_unwinder;
