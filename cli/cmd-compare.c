@@ -219,6 +219,7 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 	s->r.tree = s->tree;
 	s->r.an = s->an;
 	s->r.callsite_twins = s->rec->callsite_twins;
+	s->r.compensated = s->rec->compensated;
 	return 0;
 }
 

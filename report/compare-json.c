@@ -239,6 +239,10 @@ int report_compare_json(const struct report_compare *rc)
 	compare_json_program(&j, "profile", rc->side[0]);
 	compare_json_program(&j, "regression", rc->side[1]);
 	json_obj_end(&j);
+	json_obj(&j, "compensated");
+	json_bool(&j, "profile", rc->side[0]->compensated);
+	json_bool(&j, "regression", rc->side[1]->compensated);
+	json_obj_end(&j);
 	json_u64(&j, "tests", c->ntests);
 	json_u64(&j, "contexts_new", c->nctx_new);
 	json_u64(&j, "contexts_vanished", c->nctx_vanished);

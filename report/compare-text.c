@@ -52,6 +52,21 @@ static void compare_text_p(FILE *f, const struct vp_test *t, double alpha)
 }
 
 /* "programs: ..." of the text header: what the two recordings ran. */
+/* Whether the durations compared hold the probes' cost (report's --raw). */
+static void compare_text_durations(FILE *f, const struct report_compare *rc)
+{
+	int a = rc->side[0]->compensated, b = rc->side[1]->compensated;
+
+	fputs("  durations: ", f);
+	if (a == b)
+		fputs(a ? "probe costs subtracted (--raw: as measured)\n"
+			: "as measured, probe costs included\n",
+		      f);
+	else
+		fprintf(f, "probe costs subtracted in the %s only (it has calibrated costs)\n",
+			a ? "profile" : "regression");
+}
+
 static void compare_text_programs(FILE *f, const struct report_compare *rc)
 {
 	const struct vp_compare *c = rc->c;
@@ -183,6 +198,7 @@ int report_compare_text(const struct report_compare *rc)
 		   "longer, %zu that the tests cannot tell\n",
 		c->ncontexts, c->nctx_new, c->nctx_vanished, c->nctx_unsure);
 	compare_text_programs(f, rc);
+	compare_text_durations(f, rc);
 	fprintf(f, "  verdict: %s\n",
 		c->verdict == VP_VERDICT_AGREE	? "the recordings agree"
 		: c->verdict == VP_VERDICT_DIFFER ? "the recordings DIFFER"

@@ -20,7 +20,7 @@ cd "$TMPDIR_T" || tap_bail "cannot enter '$TMPDIR_T'"
 "$gen" costly 200 a.data && "$gen" costly 300 b.data ||
 	tap_bail "gen-crafted cannot write the recordings"
 
-tap_plan 13
+tap_plan 17
 
 # means.py REPORT-A REPORT-B COMPARE - "function:mean-A:mean-B" per context
 # of the comparison, each mean "=report" when it is the very double the
@@ -76,6 +76,8 @@ tap_is "ok 2" "$(python3 ground.py c.json compensated)" \
 	"... 56750 ns for main, 10000 ns for work: the generator's minus the probe costs"
 tap_is "true" "$(python3 -c 'import json; print(str(json.load(open("ra.json"))["compensated"]).lower())')" \
 	"... which report says it subtracted"
+tap_is "True True" "$(python3 -c 'import json; c = json.load(open("c.json"))["compensated"]; print(c["profile"], c["regression"])')" \
+	"... and compare too, for each file"
 tap_is "varperf: warning: 'a.data': 3 records were lost while recording; their invocations are counted as unpaired
 varperf: warning: 'b.data': 3 records were lost while recording; their invocations are counted as unpaired" \
 	"$(cat err)" "compare warns of the lost records of each file, as report does"
@@ -90,14 +92,20 @@ tap_is "main:=report:=report main/work:=report:=report" "$(python3 means.py ra.j
 	"compare --raw's means are report --raw's"
 tap_is "ok 2" "$(python3 ground.py c.json raw)" \
 	"... 60550 ns for main, 10300 ns for work: as measured"
+tap_is "False False" "$(python3 -c 'import json; c = json.load(open("c.json"))["compensated"]; print(c["profile"], c["regression"])')" \
+	"... and its JSON says so"
 
 # ---- the text, and --strict ----
 "$VARPERF" compare a.data b.data >out 2>err
 tap_like "$(cat out)" '^  kept +1 .* 10\.00 us +10\.00 us .*  work \[prog\.c:7\]$' \
 	"text: work's compensated mean in both"
+tap_like "$(cat out)" '^  durations: probe costs subtracted \(--raw: as measured\)$' \
+	"text: the header says the costs were subtracted"
 "$VARPERF" compare --raw a.data b.data >out 2>err
 tap_like "$(cat out)" '^  kept +1 .* 10\.3 us +10\.3 us .*  work \[prog\.c:7\]$' \
 	"text --raw: work's mean as measured"
+tap_like "$(cat out)" '^  durations: as measured, probe costs included$' \
+	"text --raw: the header says they were not"
 "$VARPERF" compare --help >out 2>&1
 tap_like "$(cat out)" '^    --raw  +durations as measured, probe costs included$' "--help lists --raw"
 # a truncated file: a warning, and with --strict an error naming it
