@@ -88,21 +88,10 @@ int analysis_option(int c, const char *arg, struct vp_analysis_params *p)
 	}
 }
 
-const char *time_base_name(enum vp_time_base base)
-{
-	return vp_time_base_name(base);
-}
-
 int opt_time_base(const char *arg, enum vp_time_base *ret)
 {
-	static const enum vp_time_base bases[] = { VP_TIME_WALL, VP_TIME_CPU, VP_TIME_OFFCPU };
-
-	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
-		if (!strcmp(arg, vp_time_base_name(bases[i]))) {
-			*ret = bases[i];
-			return 0;
-		}
-	}
+	if (!vp_time_base_parse(arg, ret))
+		return 0;
 	return error("invalid value '%s' for '--time': must be 'wall', 'cpu' or 'offcpu'", arg);
 }
 

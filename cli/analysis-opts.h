@@ -98,7 +98,5 @@ int analysis_budget_error(const char *path, const struct vp_budget *b);
  */
 struct vp_recording;
 int analysis_warnings(const struct vp_recording *rec, int strict, const char *doing);
-/* The option value of @base ("wall", "cpu", "offcpu"). */
-const char *time_base_name(enum vp_time_base base);
 
 #endif

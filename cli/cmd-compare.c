@@ -206,7 +206,7 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 		return analysis_budget_error(path, &b);
 	}
 	if (err == -ENODATA)
-		return error("%s: --time=%s cannot be used", msg, time_base_name(o->time));
+		return error("%s: --time=%s cannot be used", msg, vp_time_base_name(o->time));
 	if (err < 0)
 		return error("%s", msg);
 	if (analysis_warnings(s->rec, o->strict, "comparing") < 0)

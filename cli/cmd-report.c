@@ -415,7 +415,7 @@ static struct vp_recording *cmd_report_open(const struct cmd_report_opts *o)
 
 		analysis_budget_error(o->input, &b);
 	} else if (err == -ENODATA) {
-		error("%s: --time=%s cannot be used", msg, time_base_name(o->time));
+		error("%s: --time=%s cannot be used", msg, vp_time_base_name(o->time));
 	} else if (err < 0) {
 		error("%s", msg);
 	}

@@ -6,8 +6,10 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "datafile.h"
 
@@ -48,4 +50,15 @@ const char *vp_time_base_name(enum vp_time_base base)
 	if ((size_t)base < sizeof(time_base_names) / sizeof(time_base_names[0]))
 		return time_base_names[base];
 	return "?";
+}
+
+int vp_time_base_parse(const char *name, enum vp_time_base *ret)
+{
+	for (size_t i = 0; i < sizeof(time_base_names) / sizeof(time_base_names[0]); i++) {
+		if (time_base_names[i] && !strcmp(name, time_base_names[i])) {
+			*ret = (enum vp_time_base)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }

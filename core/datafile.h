@@ -629,5 +629,8 @@ const char *vp_sample_event_name(uint32_t event);
 const char *vp_insn_class_name(uint32_t insn_class);
 /* Name of a time base as --time takes it: "wall", "cpu", "offcpu" ("?"). */
 const char *vp_time_base_name(enum vp_time_base base);
+/* The time base named @name as vp_time_base_name() names it, in *@ret:
+ * 0, or -EINVAL for no such name. */
+int vp_time_base_parse(const char *name, enum vp_time_base *ret);
 
 #endif

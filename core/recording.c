@@ -78,7 +78,6 @@ static void read_error(const struct vp_recording *rec, int err, char *msg, size_
 
 static int set_time(struct vp_recording *rec, enum vp_time_base base, char *msg, size_t len)
 {
-	static const char *const names[] = { "wall", "cpu", "offcpu" };
 	int err = vp_reader_set_time(rec->reader, base);
 
 	if (err == -ENODATA)
@@ -86,7 +85,7 @@ static int set_time(struct vp_recording *rec, enum vp_time_base base, char *msg,
 		     "backend of varperf record)", rec->path);
 	else if (err < 0)
 		msgf(msg, len, "'%s': cannot use time '%s': %s", rec->path,
-		     (unsigned)base < 3 ? names[base] : "?", strerror(-err));
+		     vp_time_base_name(base), strerror(-err));
 	return err;
 }
 

@@ -147,12 +147,6 @@ out:
 	return err;
 }
 
-static const char *const time_names[] = {
-	[VP_TIME_WALL] = "wall",
-	[VP_TIME_CPU] = "cpu",
-	[VP_TIME_OFFCPU] = "offcpu",
-};
-
 /*
  * Read, build and analyse @r->path as `varperf report` does (@o->raw:
  * --raw, o->time: its --time); on failure return a negative errno with
@@ -221,7 +215,7 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 	struct rec *r;
 	int compensate = 1;
 	unsigned long long max_memory = (size_t)1 << 30;
-	size_t base;
+	enum vp_time_base base;
 	int err;
 
 	vp_recording_opts_default(&o);
@@ -230,10 +224,7 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 					 &p->probability, &p->window, &p->cov_threshold,
 					 &p->similarity, &p->beta, &compensate, &time, &max_memory))
 		return NULL;
-	for (base = 0; base < sizeof(time_names) / sizeof(time_names[0]); base++)
-		if (!strcmp(time, time_names[base]))
-			break;
-	if (base == sizeof(time_names) / sizeof(time_names[0])) {
+	if (vp_time_base_parse(time, &base) < 0) {
 		PyErr_Format(PyExc_ValueError, "time must be 'wall', 'cpu' or 'offcpu', not '%s'",
 			     time);
 		Py_DECREF(pathobj);
@@ -244,7 +235,7 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 		Py_DECREF(pathobj);
 		return NULL;
 	}
-	r->time = o.time = (enum vp_time_base)base;
+	r->time = o.time = base;
 	/* a crafted file must not take GDB's memory: report's --max-memory */
 	o.max_memory = max_memory > SIZE_MAX ? SIZE_MAX : (size_t)max_memory;
 	o.raw = !compensate;
@@ -468,7 +459,7 @@ static PyObject *rec_get_compensated(PyObject *self, void *closure)
 
 static PyObject *rec_get_time(PyObject *self, void *closure)
 {
-	return PyUnicode_FromString(time_names[((const struct rec *)self)->time]);
+	return PyUnicode_FromString(vp_time_base_name(((const struct rec *)self)->time));
 }
 
 static PyObject *rec_get_nnodes(PyObject *self, void *closure)
