@@ -68,8 +68,10 @@ static int set(const char *name, const char *arg, double *ret)
 	return opt_fraction(name, arg, ret) < 0 ? -1 : 1;
 }
 
-int analysis_option(int c, const char *arg, struct vp_analysis_params *p)
+int analysis_option(int c, const char *arg, struct vp_recording_opts *o)
 {
+	struct vp_analysis_params *p = &o->params;
+
 	switch (c) {
 	case OPT_CUTOFF:
 		return set("cutoff", arg, &p->cutoff);
@@ -83,6 +85,13 @@ int analysis_option(int c, const char *arg, struct vp_analysis_params *p)
 		return set("similarity", arg, &p->similarity);
 	case OPT_BETA:
 		return set("beta", arg, &p->beta);
+	case OPT_TIME:
+		return opt_time_base(arg, &o->time) < 0 ? -1 : 1;
+	case OPT_RAW:
+		o->raw = 1;
+		return 1;
+	case OPT_MAX_MEMORY:
+		return opt_max_memory(arg, &o->max_memory) < 0 ? -1 : 1;
 	default:
 		return 0;
 	}

@@ -12,13 +12,14 @@
 
 #include "core/datafile.h"
 
-struct vp_analysis_params;
 struct vp_budget;
+struct vp_recording_opts;
 
-/* --max-memory's default: 1 GiB for the trees of one data file. */
-#define ANALYSIS_MAX_MEMORY_DEFAULT ((size_t)1 << 30)
-
-/* getopt_long values of the shared options; a command's own start at 256. */
+/*
+ * getopt_long values of the shared options; a command's own start at 256.
+ * --raw and --max-memory are in each command's table (their place and
+ * help differ), the others in ANALYSIS_LONG_OPTIONS.
+ */
 enum {
 	OPT_CUTOFF = 0x1000,
 	OPT_PROBABILITY,
@@ -27,6 +28,8 @@ enum {
 	OPT_SIMILARITY,
 	OPT_BETA,
 	OPT_TIME,
+	OPT_RAW,
+	OPT_MAX_MEMORY,
 };
 
 /* The shared options' struct option entries, in their man pages' order. */
@@ -68,11 +71,12 @@ enum {
 int opt_fraction(const char *name, const char *arg, double *ret);
 
 /*
- * analysis_option - set @p from option @c with value @arg when @c is one of
- * the shared options.  Returns 1 when set, -1 on a bad value (said), and 0
- * when @c is none of them.
+ * analysis_option - set @o (what vp_recording_open() reads: the analysis
+ * parameters, --time, --raw, --max-memory) from option @c with value @arg
+ * when @c is one of the shared options.  Returns 1 when set, -1 on a bad
+ * value (said), and 0 when @c is none of them.
  */
-int analysis_option(int c, const char *arg, struct vp_analysis_params *p);
+int analysis_option(int c, const char *arg, struct vp_recording_opts *o);
 
 /*
  * opt_time_base - the value of --time: "wall", "cpu" or "offcpu".  Returns

@@ -44,8 +44,6 @@ enum {
 	OPT_FORMAT,
 	OPT_ALL,
 	OPT_STRICT,
-	OPT_RAW,
-	OPT_MAX_MEMORY,
 };
 
 /* Same order as OPTIONS in man/varperf-compare.1. */
@@ -93,18 +91,14 @@ struct cmd_compare_opts {
 	const char *path[2];
 	const char *output;
 	enum cmd_compare_format format;
-	struct vp_analysis_params params;
+	struct vp_recording_opts rec; /* analysis parameters, --time, --raw, ... */
 	struct vp_compare_params cmp;
 	int all;
 	int strict;
-	int raw;
-	enum vp_time_base time;
-	size_t max_memory;
 };
 
 static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 {
-	struct vp_analysis_params *p = &o->params;
 	int c, ret = 0;
 
 	usage_getopt_start();
@@ -138,16 +132,10 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 		case OPT_COV_THRESHOLD:
 		case OPT_SIMILARITY:
 		case OPT_BETA:
-			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
-			break;
 		case OPT_TIME:
-			ret = opt_time_base(optarg, &o->time);
-			break;
 		case OPT_RAW:
-			o->raw = 1;
-			break;
 		case OPT_MAX_MEMORY:
-			ret = opt_max_memory(optarg, &o->max_memory);
+			ret = analysis_option(c, optarg, &o->rec) < 0 ? -1 : 0;
 			break;
 		case OPT_ALL:
 			o->all = 1;
@@ -190,23 +178,17 @@ struct cmd_compare_side {
 static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
 {
 	const char *path = o->path[i];
-	struct vp_recording_opts ro;
 	char msg[512] = "";
 	int err;
 
-	vp_recording_opts_default(&ro);
-	ro.params = o->params;
-	ro.time = o->time;
-	ro.raw = o->raw;
-	ro.max_memory = o->max_memory;
-	err = vp_recording_open(path, &ro, &s->rec, msg, sizeof(msg));
+	err = vp_recording_open(path, &o->rec, &s->rec, msg, sizeof(msg));
 	if (err == -E2BIG) {
-		struct vp_budget b = { o->max_memory, 0 };
+		struct vp_budget b = { o->rec.max_memory, 0 };
 
 		return analysis_budget_error(path, &b);
 	}
 	if (err == -ENODATA)
-		return error("%s: --time=%s cannot be used", msg, vp_time_base_name(o->time));
+		return error("%s: --time=%s cannot be used", msg, vp_time_base_name(o->rec.time));
 	if (err < 0)
 		return error("%s", msg);
 	if (analysis_warnings(s->rec, o->strict, "comparing") < 0)
@@ -236,8 +218,8 @@ static int cmd_compare_print(FILE *f, const struct cmd_compare_opts *o,
 		.path = { o->path[0], o->path[1] },
 		.side = { &side[0].r, &side[1].r },
 		.c = c,
-		.params = &o->params,
-		.time = o->time,
+		.params = &o->rec.params,
+		.time = o->rec.time,
 		.all = o->all,
 	};
 
@@ -303,8 +285,7 @@ int cmd_compare(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	o.format = COMPARE_TEXT;
-	o.max_memory = ANALYSIS_MAX_MEMORY_DEFAULT;
-	vp_analysis_params_default(&o.params);
+	vp_recording_opts_default(&o.rec);
 	vp_compare_params_default(&o.cmp);
 	ret = cmd_compare_parse(argc, argv, &o);
 	if (ret > 0) {
@@ -313,7 +294,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (ret < 0)
 		return EXIT_USAGE;
-	if (vp_analysis_params_check(&o.params, msg, sizeof(msg)) < 0) {
+	if (vp_analysis_params_check(&o.rec.params, msg, sizeof(msg)) < 0) {
 		error("invalid analysis parameters: %s", msg);
 		return EXIT_USAGE;
 	}

@@ -46,8 +46,6 @@ enum {
 	OPT_MAX_PASSES,
 	OPT_PRECISION,
 	OPT_CONFIDENCE,
-	OPT_RAW,
-	OPT_MAX_MEMORY,
 	OPT_PID,
 };
 
@@ -115,7 +113,8 @@ struct cmd_report_opts {
 	const char *input;
 	const char *output;
 	enum cmd_report_format format;
-	struct vp_analysis_params params;
+	/* analysis parameters, --time, --raw, --pid, --max-memory */
+	struct vp_recording_opts rec;
 	struct vp_sources_params sources;
 	struct vp_vcg_params vcg;
 	int all;
@@ -124,10 +123,6 @@ struct cmd_report_opts {
 	int vcg_only;
 	int contexts;
 	double precision, confidence;
-	int raw;
-	uint32_t pid; /* --pid, 0: every process */
-	enum vp_time_base time;
-	size_t max_memory;
 };
 
 /* --max-passes: a plain decimal count. */
@@ -149,7 +144,6 @@ static int cmd_report_set_passes(const char *arg, unsigned *ret)
 /* Returns 0, 1 for --help, or -1 after a usage error has been printed. */
 static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 {
-	struct vp_analysis_params *p = &o->params;
 	int c, ret = 0;
 
 	usage_getopt_start();
@@ -179,15 +173,15 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 		case OPT_WINDOW:
 		case OPT_COV_THRESHOLD:
 		case OPT_SIMILARITY:
-			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
+		case OPT_TIME:
+		case OPT_RAW:
+		case OPT_MAX_MEMORY:
+			ret = analysis_option(c, optarg, &o->rec) < 0 ? -1 : 0;
 			break;
 		case OPT_BETA:
-			ret = analysis_option(c, optarg, p) < 0 ? -1 : 0;
+			ret = analysis_option(c, optarg, &o->rec) < 0 ? -1 : 0;
 			/* the same beta trims the graph (Kumar and Pande, §4) */
-			o->vcg.beta = p->beta;
-			break;
-		case OPT_TIME:
-			ret = opt_time_base(optarg, &o->time);
+			o->vcg.beta = o->rec.params.beta;
 			break;
 		case OPT_VCG:
 			o->vcg_only = 1;
@@ -215,19 +209,13 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 		case OPT_CONFIDENCE:
 			ret = opt_fraction("confidence", optarg, &o->confidence);
 			break;
-		case OPT_RAW:
-			o->raw = 1;
-			break;
-		case OPT_MAX_MEMORY:
-			ret = opt_max_memory(optarg, &o->max_memory);
-			break;
 		case OPT_PID: {
 			unsigned long long v;
 
 			if (parse_uint64(optarg, &v) < 0 || !v || v > INT32_MAX)
 				ret = error("invalid process id '%s' for '--pid'", optarg);
 			else
-				o->pid = (uint32_t)v;
+				o->rec.pid = (uint32_t)v;
 			break;
 		}
 		case OPT_ALL:
@@ -263,7 +251,7 @@ static int cmd_report_check_params(const struct cmd_report_opts *o)
 {
 	char msg[256] = "";
 
-	if (vp_analysis_params_check(&o->params, msg, sizeof(msg)) < 0 ||
+	if (vp_analysis_params_check(&o->rec.params, msg, sizeof(msg)) < 0 ||
 	    vp_sources_params_check(&o->sources, msg, sizeof(msg)) < 0 ||
 	    vp_vcg_params_check(&o->vcg, msg, sizeof(msg)) < 0)
 		return error("invalid analysis parameters: %s", msg[0] ? msg : "out of range");
@@ -397,25 +385,17 @@ static int cmd_report_dva(const struct cmd_report_opts *o, struct report *r,
 /* Open, read, build and analyse the recording, or say why not. */
 static struct vp_recording *cmd_report_open(const struct cmd_report_opts *o)
 {
-	struct vp_recording_opts ro;
 	struct vp_recording *rec;
 	char msg[512] = "";
 	int err;
 
-	vp_recording_opts_default(&ro);
-	ro.params = o->params;
-	ro.time = o->time;
-	ro.raw = o->raw;
-	ro.pid = o->pid;
-	ro.max_memory = o->max_memory;
-	ro.samples = 1;
-	err = vp_recording_open(o->input, &ro, &rec, msg, sizeof(msg));
+	err = vp_recording_open(o->input, &o->rec, &rec, msg, sizeof(msg));
 	if (err == -E2BIG) {
-		struct vp_budget b = { o->max_memory, 0 };
+		struct vp_budget b = { o->rec.max_memory, 0 };
 
 		analysis_budget_error(o->input, &b);
 	} else if (err == -ENODATA) {
-		error("%s: --time=%s cannot be used", msg, vp_time_base_name(o->time));
+		error("%s: --time=%s cannot be used", msg, vp_time_base_name(o->rec.time));
 	} else if (err < 0) {
 		error("%s", msg);
 	}
@@ -451,8 +431,8 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.precision = o->precision;
 	r.confidence = o->confidence;
 	r.z = vp_confidence_z(o->confidence);
-	r.time = o->time;
-	r.pid = o->pid;
+	r.time = o->rec.time;
+	r.pid = o->rec.pid;
 	r.compensated = rec->compensated;
 	r.sampled = rec->sampled;
 	r.probe_cost = rec->probe_cost;
@@ -485,13 +465,13 @@ int cmd_report(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.input = "varperf.data";
 	o.format = FORMAT_TEXT;
-	vp_analysis_params_default(&o.params);
+	vp_recording_opts_default(&o.rec);
+	o.rec.samples = 1;
 	vp_sources_params_default(&o.sources);
 	vp_vcg_params_default(&o.vcg);
-	o.vcg.beta = o.params.beta;
+	o.vcg.beta = o.rec.params.beta;
 	o.precision = 0.01;
 	o.confidence = 0.95;
-	o.max_memory = ANALYSIS_MAX_MEMORY_DEFAULT;
 
 	ret = cmd_report_parse(argc, argv, &o);
 	if (ret > 0) {

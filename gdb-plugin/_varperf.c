@@ -214,11 +214,12 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 	const char *time = "wall";
 	struct rec *r;
 	int compensate = 1;
-	unsigned long long max_memory = (size_t)1 << 30;
+	unsigned long long max_memory;
 	enum vp_time_base base;
 	int err;
 
 	vp_recording_opts_default(&o);
+	max_memory = o.max_memory; /* varperf report's --max-memory default */
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ddddddpsK:open", kwlist,
 					 PyUnicode_FSConverter, &pathobj, &p->cutoff,
 					 &p->probability, &p->window, &p->cov_threshold,
