@@ -170,8 +170,6 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 /* One recording, read and analysed. */
 struct cmd_compare_side {
 	struct vp_recording *rec;
-	const struct vp_cct *tree;
-	const struct vp_analysis *an;
 	struct report r; /* for the shared name and time helpers */
 };
 
@@ -193,15 +191,7 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 		return error("%s", msg);
 	if (analysis_warnings(s->rec, o->strict, "comparing") < 0)
 		return -1;
-	s->tree = &s->rec->tree;
-	s->an = &s->rec->an;
-	s->r.input = path;
-	s->r.reader = s->rec->reader;
-	s->r.hdr = s->rec->hdr;
-	s->r.tree = s->tree;
-	s->r.an = s->an;
-	s->r.callsite_twins = s->rec->callsite_twins;
-	s->r.compensated = s->rec->compensated;
+	report_init(&s->r, path, s->rec);
 	return 0;
 }
 
@@ -238,8 +228,8 @@ static int cmd_compare_run(const struct cmd_compare_opts *o)
 	for (int i = 0; i < 2; i++) {
 		if (cmd_compare_load(o, i, &side[i]) < 0)
 			goto out;
-		in[i] = (struct vp_compare_input){ side[i].tree, side[i].r.hdr, side[i].rec->reader,
-						   side[i].an };
+		in[i] = (struct vp_compare_input){ &side[i].rec->tree, side[i].rec->hdr,
+						   side[i].rec->reader, &side[i].rec->an };
 	}
 	err = vp_compare_run(&c, &in[0], &in[1], &o->cmp);
 	if (err < 0) {

@@ -415,28 +415,13 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	rec = cmd_report_open(o);
 	if (!rec)
 		goto out;
-	memset(&r, 0, sizeof(r));
-	r.input = o->input;
-	r.reader = rec->reader;
-	r.hdr = rec->hdr;
-	r.trailer = rec->trailer;
-	r.tree = &rec->tree;
-	r.totals = &rec->totals;
-	r.an = &rec->an;
+	report_init(&r, o->input, rec);
 	r.all = o->all;
 	r.vcg_only = o->vcg_only;
 	r.contexts = o->contexts;
-	r.lost = rec->lost;
-	r.clamped = rec->clamped;
 	r.precision = o->precision;
 	r.confidence = o->confidence;
 	r.z = vp_confidence_z(o->confidence);
-	r.time = o->rec.time;
-	r.pid = o->rec.pid;
-	r.compensated = rec->compensated;
-	r.sampled = rec->sampled;
-	r.probe_cost = rec->probe_cost;
-	r.callsite_twins = rec->callsite_twins;
 	if (analysis_warnings(rec, o->strict, "reporting") < 0)
 		goto out_rec;
 	if (r.sampled)

@@ -274,3 +274,23 @@ const struct vp_stats *report_node_stats(const struct report *r, uint32_t id)
 {
 	return id != VP_NO_NODE ? &r->tree->nodes[id].stats : NULL;
 }
+
+void report_init(struct report *r, const char *input, const struct vp_recording *rec)
+{
+	memset(r, 0, sizeof(*r));
+	r->input = input;
+	r->reader = rec->reader;
+	r->hdr = rec->hdr;
+	r->trailer = rec->trailer;
+	r->tree = &rec->tree;
+	r->totals = &rec->totals;
+	r->an = &rec->an;
+	r->lost = rec->lost;
+	r->clamped = rec->clamped;
+	r->compensated = rec->compensated;
+	r->time = rec->time;
+	r->pid = rec->pid;
+	r->sampled = rec->sampled;
+	r->probe_cost = rec->probe_cost;
+	r->callsite_twins = rec->callsite_twins;
+}

@@ -57,6 +57,15 @@ struct report {
 	const uint32_t *callsite_twins;
 };
 
+struct vp_recording;
+
+/*
+ * report_init - @r for the recording @rec read from @input: its file,
+ * trees, analysis and what the reading counted and chose (compensation,
+ * time base, process); the options of a renderer stay 0 (@r->out too).
+ */
+void report_init(struct report *r, const char *input, const struct vp_recording *rec);
+
 /* All return 0, or -1 when writing failed (the caller reports it). */
 int report_text(const struct report *r);
 int report_json(const struct report *r);
