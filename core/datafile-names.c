@@ -39,6 +39,16 @@ const char *vp_insn_class_name(uint32_t insn_class)
 	}
 }
 
+const char *vp_header_func_name(const struct vp_header *hdr, uint32_t func)
+{
+	const struct vp_func *f;
+
+	if (func >= hdr->nfuncs)
+		return "?";
+	f = &hdr->funcs[func];
+	return f->display ? f->display : f->name;
+}
+
 static const char *const time_base_names[] = {
 	[VP_TIME_WALL] = "wall",
 	[VP_TIME_CPU] = "cpu",

@@ -627,6 +627,9 @@ const char *vp_sample_event_name(uint32_t event);
 /* Name of a probed instruction's class (enum vp_insn_class): "emulated",
  * "single-stepped" or "unknown". */
 const char *vp_insn_class_name(uint32_t insn_class);
+/* Display name of function @func of @hdr (its symbol name when it has no
+ * other), "?" for an index the header lacks. */
+const char *vp_header_func_name(const struct vp_header *hdr, uint32_t func);
 /* Name of a time base as --time takes it: "wall", "cpu", "offcpu" ("?"). */
 const char *vp_time_base_name(enum vp_time_base base);
 /* The time base named @name as vp_time_base_name() names it, in *@ret:

@@ -391,12 +391,7 @@ void vp_recording_free(struct vp_recording *rec)
 
 const char *vp_recording_func_name(const struct vp_recording *rec, uint32_t func)
 {
-	const struct vp_func *f;
-
-	if (func >= rec->hdr->nfuncs)
-		return "?";
-	f = &rec->hdr->funcs[func];
-	return f->display ? f->display : f->name;
+	return vp_header_func_name(rec->hdr, func);
 }
 
 const char *vp_callsite_twin_label(const struct vp_reader *reader, const uint32_t *twins,

@@ -22,9 +22,7 @@
 
 const char *report_func_name(const struct report *r, uint32_t func)
 {
-	if (func >= r->hdr->nfuncs)
-		return "?";
-	return r->hdr->funcs[func].display ? r->hdr->funcs[func].display : r->hdr->funcs[func].name;
+	return vp_header_func_name(r->hdr, func);
 }
 
 const char *report_callsite_str(const struct report *r, uint32_t id, int short_file, char *buf,
