@@ -103,23 +103,20 @@ measure() {
 	done
 }
 
-within3() { # TRUTH SEEN
-	"$AWK" -v t="$1" -v c="$2" 'BEGIN { d = c - t; if (d < 0) d = -d; exit !(d <= 0.03 * t) }'
+within() { # TRUTH SEEN RELTOL
+	"$AWK" -v t="$1" -v c="$2" -v r="$3" 'BEGIN { d = c - t; if (d < 0) d = -d; exit !(d <= r * t) }'
 }
 
 # The relative tolerance that leaves at most 15 % of what the probes
 # added (RAW - TRUTH) uncompensated.
 effect15() { # TRUTH RAW
-	"$AWK" -v t="$1" -v r="$2" 'BEGIN { printf "%.4f\n", 0.15 * (r - t) / t }'
-}
-
-within_effect15() { # TRUTH RAW SEEN
-	"$AWK" -v t="$1" -v r="$2" -v c="$3" 'BEGIN { d = c - t; if (d < 0) d = -d; exit !(d <= 0.15 * (r - t)) }'
+	"$AWK" -v t="$1" -v r="$2" 'BEGIN { printf "%.9g\n", 0.15 * (r - t) / t }'
 }
 
 all_within() {
-	within3 "$truth_parent" "$comp_parent" && within3 "$truth_child_push" "$comp_child_push" &&
-		within_effect15 "$truth_child_sub" "$raw_child_sub" "$comp_child_sub"
+	within "$truth_parent" "$comp_parent" 0.03 &&
+		within "$truth_child_push" "$comp_child_push" 0.03 &&
+		within "$truth_child_sub" "$comp_child_sub" "$(effect15 "$truth_child_sub" "$raw_child_sub")"
 }
 
 # The cost of a trap drifts from run to run in a VM and the calibration,
