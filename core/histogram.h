@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * histogram.h - a mergeable histogram of durations with a bounded relative
+ * error, for percentiles of a calling-context node's invocations.
+ *
+ * Log-linear buckets as HdrHistogram's: values below 2^VP_HIST_SUB_BITS
+ * (128 ns) each have a bucket of their own; above, every power of two is
+ * cut into 2^(VP_HIST_SUB_BITS - 1) = 64 equal buckets.  So a bucket is at
+ * most 1/64 of its lower bound wide, and its midpoint is within 1/128
+ * (0.79 %) of any value in it.  Only buckets that hold a value are stored,
+ * sorted: 128 exact ones and 64 per octave over the 57 octaves above make
+ * 3776 buckets at most, 12 bytes each (44.25 KiB); a node whose durations
+ * span one decade uses about 212 (2.5 KiB).  Two histograms merge exactly (the same
+ * buckets), as the running statistics of stats.h do.
+ */
+#ifndef VARPERF_HISTOGRAM_H
+#define VARPERF_HISTOGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	VP_HIST_SUB_BITS = 7,
+	/* buckets a uint64_t can fall in (bucket indices are below) */
+	VP_HIST_NBUCKETS = (1 << VP_HIST_SUB_BITS) + (64 - VP_HIST_SUB_BITS) *
+							 (1 << (VP_HIST_SUB_BITS - 1)),
+};
+
+/* The largest relative distance of a bucket's midpoint to a value in it. */
+#define VP_HIST_REL_ERROR (1.0 / (1 << (VP_HIST_SUB_BITS)))
+
+struct vp_hist_bin {
+	uint32_t bucket;
+	uint64_t count;
+} __attribute__((packed));
+
+struct vp_hist {
+	struct vp_hist_bin *bins; /* sorted by bucket, counts > 0 */
+	uint32_t nbins, cap;
+	uint64_t n;		  /* values added */
+	uint64_t min, max;	  /* exact; 0 when n is 0 */
+};
+
+/* An empty histogram (a zero-filled one is empty too). */
+void vp_hist_init(struct vp_hist *h);
+void vp_hist_release(struct vp_hist *h);
+
+/* The bucket of @v, and the values [*@lo, *@hi] bucket @b holds. */
+uint32_t vp_hist_bucket(uint64_t v);
+void vp_hist_bucket_range(uint32_t b, uint64_t *lo, uint64_t *hi);
+
+/* Add @count values @v.  0, or -ENOMEM with @h unchanged. */
+int vp_hist_add(struct vp_hist *h, uint64_t v, uint64_t count);
+
+/* Add every value of @src to @dst.  0, or -ENOMEM with @dst unchanged. */
+int vp_hist_merge(struct vp_hist *dst, const struct vp_hist *src);
+
+/*
+ * vp_hist_quantile - the @q quantile (0 <= @q <= 1) by nearest rank: the
+ * value of rank ceil(q n) (1 for q = 0) in sorted order, as the midpoint
+ * of its bucket clamped to [min, max]: within VP_HIST_REL_ERROR of the
+ * exact one, and exact at q = 0 and q = 1.  0 for an empty histogram.
+ */
+uint64_t vp_hist_quantile(const struct vp_hist *h, double q);
+
+#endif
