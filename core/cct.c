@@ -90,6 +90,38 @@ static int cov_grow(struct vp_cct *t, struct vp_cct_node *n, size_t dim)
 	return err;
 }
 
+static size_t hist_bytes(const struct vp_hist *h)
+{
+	return (size_t)h->cap * sizeof(*h->bins);
+}
+
+/* Add @dur to @n's histogram, its growth charged to the budget. */
+static int hist_add(struct vp_cct *t, struct vp_cct_node *n, uint64_t dur)
+{
+	size_t before = hist_bytes(&n->hist);
+
+	if (vp_hist_add(&n->hist, dur, 1))
+		return -ENOMEM;
+	if (hist_bytes(&n->hist) != before &&
+	    vp_budget_charge(t->budget, hist_bytes(&n->hist) - before))
+		return -E2BIG;
+	return 0;
+}
+
+static int hist_merge(struct vp_cct *t, struct vp_cct_node *dn, const struct vp_cct_node *sn)
+{
+	size_t before = hist_bytes(&dn->hist);
+
+	if (vp_hist_merge(&dn->hist, &sn->hist))
+		return -ENOMEM;
+	if (hist_bytes(&dn->hist) > before &&
+	    vp_budget_charge(t->budget, hist_bytes(&dn->hist) - before))
+		return -E2BIG;
+	if (hist_bytes(&dn->hist) < before)
+		vp_budget_refund(t->budget, before - hist_bytes(&dn->hist));
+	return 0;
+}
+
 void vp_cct_release(struct vp_cct *t)
 {
 	size_t i;
@@ -100,6 +132,8 @@ void vp_cct_release(struct vp_cct *t)
 		vp_budget_refund(t->budget, cov_bytes(t->nodes[i].cov.dim) +
 						    (i ? NODE_BYTES : 0));
 		vp_covar_release(&t->nodes[i].cov);
+		vp_budget_refund(t->budget, hist_bytes(&t->nodes[i].hist));
+		vp_hist_release(&t->nodes[i].hist);
 	}
 	free(t->nodes);
 	vp_hashtab_release(&t->index);
@@ -320,7 +354,7 @@ out_stats:
 	if (dst->offcpu && sn->stats.n)
 		merge_offcpu(dn, sn);
 	vp_stats_merge(&dn->stats, &sn->stats);
-	return 0;
+	return hist_merge(dst, dn, sn);
 }
 
 int vp_cct_merge(struct vp_cct *dst, const struct vp_cct *src)
@@ -690,6 +724,9 @@ static int complete(struct vp_builder *b, struct vp_tstate *ts, const struct vp_
 	}
 	if (b->t->offcpu)
 		add_offcpu(b, n, dur, ev->offcpu >= f->o0 ? ev->offcpu - f->o0 : 0);
+	err = hist_add(b->t, n, dur);
+	if (err)
+		return err;
 	vp_stats_add(&n->stats, dur);
 	b->tot.invocations++;
 	ts->depth--;

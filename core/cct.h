@@ -25,6 +25,7 @@
 #include "covar.h"
 #include "datafile.h"
 #include "hashtab.h"
+#include "histogram.h"
 #include "stats.h"
 
 enum { VP_NODE_ROOT = 0 };
@@ -45,6 +46,7 @@ struct vp_cct_node {
 	uint64_t *child_keys; /* func << 32 | callsite of children[i]: a short
 			       * scan here beats hashing for small fan-out */
 	struct vp_stats stats; /* inclusive duration per invocation */
+	struct vp_hist hist;   /* the same durations, bucketed: percentiles */
 	struct vp_covar cov;   /* Y_0..Y_k once the node has children (cov.n is
 				* then stats.n), k at most VP_CCT_TRACKED + 1
 				* (see there); empty for leaves */

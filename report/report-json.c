@@ -75,6 +75,41 @@ static void json_stats(struct json *j, const struct vp_stats *s, int variance)
 	}
 }
 
+/*
+ * A node's percentiles (nearest rank, within the histogram's error) and
+ * its histogram: the buckets that hold durations, [lo, hi, count].
+ */
+static void json_hist(struct json *j, const struct vp_hist *h)
+{
+	static const struct {
+		const char *key;
+		double q;
+	} ps[] = { { "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "p99_9", 0.999 } };
+
+	if (!h->n) {
+		json_null(j, "percentiles");
+		json_null(j, "histogram");
+		return;
+	}
+	json_obj_as(j, "percentiles", JSON_COMPACT);
+	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+		json_u64(j, ps[i].key, vp_hist_quantile(h, ps[i].q));
+	json_u64(j, "max", h->max);
+	json_obj_end(j);
+	json_arr_as(j, "histogram", JSON_COMPACT);
+	for (uint32_t i = 0; i < h->nbins; i++) {
+		uint64_t lo, hi;
+
+		vp_hist_bucket_range(h->bins[i].bucket, &lo, &hi);
+		json_arr_as(j, NULL, JSON_COMPACT);
+		json_u64(j, NULL, lo);
+		json_u64(j, NULL, hi);
+		json_u64(j, NULL, h->bins[i].count);
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+}
+
 static void json_backend(struct json *j, uint32_t backend)
 {
 	switch (backend) {
@@ -381,6 +416,7 @@ static void json_nodes(struct json *j, const struct report *r)
 		json_str(j, "function", report_func_name(r, n->func));
 		json_callsite(j, r, "callsite", n->callsite);
 		json_stats(j, &n->stats, 1);
+		json_hist(j, &n->hist);
 		json_u64(j, "unpaired", n->unpaired);
 		json_u64(j, "open", n->open);
 		json_u64(j, "open_total", n->open_total);

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# report-percentiles-t.sh - a node's percentiles in the JSON report
+# against the fixture's own: fx-percentiles calls bimodal() (100 us, 1 ms
+# one time in twenty) and heavy() (Pareto, 50 us to 5 ms) 2000 times each
+# and prints the nearest-rank p50, p90 and p99 of the spins it asked for.
+# With the probes' costs subtracted, the report's must be within 2 % +
+# 5 us of them (the histogram's own error is 0.78 %), its histogram must
+# count every call, and --raw must see them later, not sooner.
+
+. "$top_srcdir/tests/lib/test-subr.sh"
+
+require_root_uprobes
+require_cmd python3
+require_file "$VARPERF" "$FIXTURES/fx-percentiles"
+
+cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
+
+tap_plan 11
+
+"$VARPERF" record --mode=probe -q -f bimodal -f heavy -o p.data -- "$FIXTURES/fx-percentiles" \
+	>truth 2>err
+tap_is 0 $? "record exits 0"
+[ -s err ] && tap_diag "$(cat err)"
+"$VARPERF" report --format json -i p.data >p.json 2>/dev/null &&
+	"$VARPERF" report --raw --format json -i p.data >raw.json 2>/dev/null ||
+	tap_bail "varperf report cannot read p.data"
+
+# "ok", or what is off: FUNC FIELD wanted seen
+cat >check.py <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+func, field = sys.argv[2], sys.argv[3]
+asked = {}
+for line in open("truth"):
+    w = line.split()
+    if w[0] == "asked" and w[1] == func:
+        asked = {k: int(v) for k, v in (x.split("=") for x in w[2:])}
+n = [n for n in j["nodes"] if n["function"] == func][0]
+if field == "count":
+    print("ok" if n["count"] == asked["count"] and
+          sum(b[2] for b in n["histogram"]) == asked["count"] else
+          "count %d, histogram %d, asked %d" % (n["count"], sum(b[2] for b in n["histogram"]),
+                                                asked["count"]))
+else:
+    want, seen = asked[field + "_ns"], n["percentiles"][field]
+    print("ok" if abs(seen - want) <= 0.02 * want + 5000 else
+          "%s %s: wanted %d, seen %d" % (func, field, want, seen))
+PY
+
+for f in bimodal heavy; do
+	tap_is ok "$(python3 check.py p.json $f count)" "$f: every call counted, in its histogram too"
+	for p in p50 p90 p99; do
+		tap_is ok "$(python3 check.py p.json $f $p)" "$f: $p within 2% + 5 us of the fixture's"
+	done
+done
+tap_is ok "$(python3 -c 'import json, sys
+c = [n for n in json.load(open("p.json"))["nodes"] if n["function"] == "bimodal"][0]["percentiles"]
+r = [n for n in json.load(open("raw.json"))["nodes"] if n["function"] == "bimodal"][0]["percentiles"]
+print("ok" if r["p50"] > c["p50"] else "raw p50 %d, compensated %d" % (r["p50"], c["p50"]))')" \
+	"--raw: the probes' cost is in the p50"
+tap_is ok "$(python3 -c 'import json
+n = [n for n in json.load(open("p.json"))["nodes"] if n["function"] == "heavy"][0]
+p = n["percentiles"]
+print("ok" if p["p50"] <= p["p90"] <= p["p99"] <= p["p99_9"] <= p["max"] == n["max"] else p)')" \
+	"heavy: p50 <= p90 <= p99 <= p99.9 <= max, the node's max"
+tap_done
