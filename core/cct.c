@@ -92,7 +92,7 @@ static int cov_grow(struct vp_cct *t, struct vp_cct_node *n, size_t dim)
 
 static size_t hist_bytes(const struct vp_hist *h)
 {
-	return (size_t)h->cap * sizeof(*h->bins);
+	return vp_hist_bytes(h);
 }
 
 /* Add @dur to @n's histogram, its growth charged to the budget. */

@@ -23,7 +23,7 @@ void vp_hist_init(struct vp_hist *h)
 
 void vp_hist_release(struct vp_hist *h)
 {
-	free(h->bins);
+	free(h->counts);
 	vp_hist_init(h);
 }
 
@@ -53,95 +53,84 @@ void vp_hist_bucket_range(uint32_t b, uint64_t *lo, uint64_t *hi)
 	*hi = *lo + ((uint64_t)1 << (e - (VP_HIST_SUB_BITS - 1))) - 1;
 }
 
-/* The first bin whose bucket is not below @b. */
-static uint32_t lower_bound(const struct vp_hist *h, uint32_t b)
+/* Make @h count buckets @lo to @hi (both included) at least. */
+static int cover(struct vp_hist *h, uint32_t lo, uint32_t hi)
 {
-	uint32_t lo = 0, hi = h->nbins;
+	uint32_t first, last, len;
+	uint64_t *c;
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (h->bins[mid].bucket < b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (h->len && lo >= h->first && hi < h->first + h->len)
+		return 0;
+	first = h->len && h->first < lo ? h->first : lo;
+	last = h->len && h->first + h->len - 1 > hi ? h->first + h->len - 1 : hi;
+	/* room for as much again on the side that grew: few reallocations */
+	if (h->len && first < h->first)
+		first = first > h->first - first ? first - (h->first - first) : 0;
+	if (h->len && last > h->first + h->len - 1)
+		last += last - (h->first + h->len - 1);
+	if (last >= VP_HIST_NBUCKETS)
+		last = VP_HIST_NBUCKETS - 1;
+	len = last - first + 1;
+	c = calloc(len, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	if (h->len)
+		memcpy(c + (h->first - first), h->counts, h->len * sizeof(*c));
+	free(h->counts);
+	h->counts = c;
+	h->first = first;
+	h->len = len;
+	return 0;
 }
 
-static int reserve(struct vp_hist *h, uint32_t n)
+static void note_range(struct vp_hist *h, uint64_t min, uint64_t max, uint64_t count)
 {
-	struct vp_hist_bin *bins;
-	uint32_t cap;
-
-	if (n <= h->cap)
-		return 0;
-	cap = h->cap ? h->cap : 8;
-	while (cap < n)
-		cap *= 2;
-	bins = realloc(h->bins, cap * sizeof(*bins));
-	if (!bins)
-		return -ENOMEM;
-	h->bins = bins;
-	h->cap = cap;
-	return 0;
+	if (!h->n || min < h->min)
+		h->min = min;
+	if (!h->n || max > h->max)
+		h->max = max;
+	h->n += count;
 }
 
 int vp_hist_add(struct vp_hist *h, uint64_t v, uint64_t count)
 {
-	uint32_t b = vp_hist_bucket(v), i;
+	uint32_t b = vp_hist_bucket(v);
 
 	if (!count)
 		return 0;
-	i = lower_bound(h, b);
-	if (i == h->nbins || h->bins[i].bucket != b) {
-		if (reserve(h, h->nbins + 1))
-			return -ENOMEM;
-		memmove(&h->bins[i + 1], &h->bins[i], (h->nbins - i) * sizeof(*h->bins));
-		h->bins[i].bucket = b;
-		h->bins[i].count = 0;
-		h->nbins++;
-	}
-	h->bins[i].count += count;
-	if (!h->n || v < h->min)
-		h->min = v;
-	if (!h->n || v > h->max)
-		h->max = v;
-	h->n += count;
+	if (cover(h, b, b))
+		return -ENOMEM;
+	h->counts[b - h->first] += count;
+	note_range(h, v, v, count);
 	return 0;
 }
 
 int vp_hist_merge(struct vp_hist *dst, const struct vp_hist *src)
 {
-	struct vp_hist_bin *out;
-	uint32_t i = 0, j = 0, k = 0;
-
 	if (!src->n)
 		return 0;
-	/* a merge into a new array: dst stays whole if it cannot be had */
-	out = malloc(((size_t)dst->nbins + src->nbins) * sizeof(*out));
-	if (!out)
+	if (cover(dst, src->first, src->first + src->len - 1))
 		return -ENOMEM;
-	while (i < dst->nbins || j < src->nbins) {
-		if (j == src->nbins || (i < dst->nbins && dst->bins[i].bucket < src->bins[j].bucket)) {
-			out[k++] = dst->bins[i++];
-		} else if (i == dst->nbins || src->bins[j].bucket < dst->bins[i].bucket) {
-			out[k++] = src->bins[j++];
-		} else {
-			out[k] = dst->bins[i++];
-			out[k++].count += src->bins[j++].count;
-		}
-	}
-	free(dst->bins);
-	dst->bins = out;
-	dst->cap = dst->nbins + src->nbins;
-	dst->nbins = k;
-	if (!dst->n || src->min < dst->min)
-		dst->min = src->min;
-	if (!dst->n || src->max > dst->max)
-		dst->max = src->max;
-	dst->n += src->n;
+	for (uint32_t i = 0; i < src->len; i++)
+		dst->counts[src->first + i - dst->first] += src->counts[i];
+	note_range(dst, src->min, src->max, src->n);
 	return 0;
+}
+
+int vp_hist_next(const struct vp_hist *h, uint32_t *pos, uint32_t *bucket, uint64_t *count)
+{
+	for (; *pos < h->len; (*pos)++)
+		if (h->counts[*pos]) {
+			*bucket = h->first + *pos;
+			*count = h->counts[(*pos)++];
+			return 1;
+		}
+	return 0;
+}
+
+size_t vp_hist_bytes(const struct vp_hist *h)
+{
+	return (size_t)h->len * sizeof(*h->counts);
 }
 
 uint64_t vp_hist_quantile(const struct vp_hist *h, double q)
@@ -157,10 +146,10 @@ uint64_t vp_hist_quantile(const struct vp_hist *h, double q)
 	rank = (uint64_t)ceil(q * (double)h->n);
 	if (rank < 1)
 		rank = 1;
-	for (uint32_t i = 0; i < h->nbins; i++) {
-		seen += h->bins[i].count;
+	for (uint32_t i = 0; i < h->len; i++) {
+		seen += h->counts[i];
 		if (seen >= rank) {
-			vp_hist_bucket_range(h->bins[i].bucket, &lo, &hi);
+			vp_hist_bucket_range(h->first + i, &lo, &hi);
 			mid = lo + (hi - lo) / 2;
 			return mid < h->min ? h->min : mid > h->max ? h->max : mid;
 		}

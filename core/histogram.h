@@ -7,10 +7,11 @@
  * (128 ns) each have a bucket of their own; above, every power of two is
  * cut into 2^(VP_HIST_SUB_BITS - 1) = 64 equal buckets.  So a bucket is at
  * most 1/64 of its lower bound wide, and its midpoint is within 1/128
- * (0.79 %) of any value in it.  Only buckets that hold a value are stored,
- * sorted: 128 exact ones and 64 per octave over the 57 octaves above make
- * 3776 buckets at most, 12 bytes each (44.25 KiB); a node whose durations
- * span one decade uses about 212 (2.5 KiB).  Two histograms merge exactly (the same
+ * (0.78 %) of any value in it.  A histogram counts the buckets from its
+ * smallest value's to its largest's, 8 bytes each, so that adding a value
+ * is an index: 128 exact buckets and 64 per octave over the 57 octaves
+ * above make 3776 at most (29.5 KiB); durations spanning one decade take
+ * about 212 (1.7 KiB).  Two histograms merge exactly (the same
  * buckets), as the running statistics of stats.h do.
  */
 #ifndef VARPERF_HISTOGRAM_H
@@ -29,16 +30,11 @@ enum {
 /* The largest relative distance of a bucket's midpoint to a value in it. */
 #define VP_HIST_REL_ERROR (1.0 / (1 << (VP_HIST_SUB_BITS)))
 
-struct vp_hist_bin {
-	uint32_t bucket;
-	uint64_t count;
-} __attribute__((packed));
-
 struct vp_hist {
-	struct vp_hist_bin *bins; /* sorted by bucket, counts > 0 */
-	uint32_t nbins, cap;
-	uint64_t n;		  /* values added */
-	uint64_t min, max;	  /* exact; 0 when n is 0 */
+	uint64_t *counts; /* counts[i]: values in bucket first + i */
+	uint32_t first, len;
+	uint64_t n;	  /* values added */
+	uint64_t min, max; /* exact; 0 when n is 0 */
 };
 
 /* An empty histogram (a zero-filled one is empty too). */
@@ -62,5 +58,14 @@ int vp_hist_merge(struct vp_hist *dst, const struct vp_hist *src);
  * exact one, and exact at q = 0 and q = 1.  0 for an empty histogram.
  */
 uint64_t vp_hist_quantile(const struct vp_hist *h, double q);
+
+/*
+ * vp_hist_next - the next bucket holding values, from *@pos (start at 0):
+ * 1 with its index and count, or 0 past the last.
+ */
+int vp_hist_next(const struct vp_hist *h, uint32_t *pos, uint32_t *bucket, uint64_t *count);
+
+/* Bytes of @h's counts (for a memory budget). */
+size_t vp_hist_bytes(const struct vp_hist *h);
 
 #endif

@@ -85,6 +85,7 @@ static void json_hist(struct json *j, const struct vp_hist *h)
 		const char *key;
 		double q;
 	} ps[] = { { "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "p99_9", 0.999 } };
+	uint64_t count;
 
 	if (!h->n) {
 		json_null(j, "percentiles");
@@ -97,14 +98,14 @@ static void json_hist(struct json *j, const struct vp_hist *h)
 	json_u64(j, "max", h->max);
 	json_obj_end(j);
 	json_arr_as(j, "histogram", JSON_COMPACT);
-	for (uint32_t i = 0; i < h->nbins; i++) {
+	for (uint32_t pos = 0, b; vp_hist_next(h, &pos, &b, &count);) {
 		uint64_t lo, hi;
 
-		vp_hist_bucket_range(h->bins[i].bucket, &lo, &hi);
+		vp_hist_bucket_range(b, &lo, &hi);
 		json_arr_as(j, NULL, JSON_COMPACT);
 		json_u64(j, NULL, lo);
 		json_u64(j, NULL, hi);
-		json_u64(j, NULL, h->bins[i].count);
+		json_u64(j, NULL, count);
 		json_arr_end(j);
 	}
 	json_arr_end(j);
