@@ -134,6 +134,7 @@ void vp_cct_release(struct vp_cct *t)
 		vp_covar_release(&t->nodes[i].cov);
 		vp_budget_refund(t->budget, hist_bytes(&t->nodes[i].hist));
 		vp_hist_release(&t->nodes[i].hist);
+		vp_slowest_release(&t->nodes[i].slowest, t->budget);
 	}
 	free(t->nodes);
 	vp_hashtab_release(&t->index);
@@ -309,6 +310,7 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 	}
 	dn = &dst->nodes[d];
 	dn->unpaired += sn->unpaired;
+	dn->path_calls += sn->path_calls;
 	dn->open += sn->open;
 	dn->open_total += sn->open_total;
 	if (!sn->stats.n || s == VP_NODE_ROOT)
@@ -345,11 +347,19 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 					  ? VP_CCT_TRACKED + 1
 					  : vp_cct_var(dst->nodes[map[sn->children[i - 1]]].slot);
 		err = vp_covar_merge(&dn->cov, sc, vmap);
+		if (!err)
+			err = vp_slowest_merge(&dn->slowest, &sn->slowest, dst->keep_slowest,
+					       vmap, dst->budget);
 		free(vmap);
 		vp_covar_release(&tmp);
 		if (err)
 			return err;
 	}
+	else
+		err = vp_slowest_merge(&dn->slowest, &sn->slowest, dst->keep_slowest, NULL,
+				       dst->budget);
+	if (err)
+		return err;
 out_stats:
 	if (dst->offcpu && sn->stats.n)
 		merge_offcpu(dn, sn);
@@ -457,6 +467,9 @@ struct vp_frame {
 		      * in this invocation */
 	size_t ny;   /* valid (zeroed) entries of y */
 	size_t ycap; /* y is kept across pushes at this depth */
+	uint32_t *calls; /* calls per child slot in this invocation */
+	size_t ncalls;	 /* valid (zeroed) entries of calls */
+	size_t callscap;
 };
 
 struct vp_tstate {
@@ -480,6 +493,8 @@ struct vp_builder {
 	enum vp_time_base base;	 /* of their times */
 	uint8_t *uret;		 /* per function: VP_FUNC_URETPROBE */
 	uint64_t *nest_lost;	 /* per function: entries it cost */
+	vp_invocation_fn on_invocation;
+	void *on_invocation_ctx;
 	struct vp_build_totals tot;
 };
 
@@ -531,8 +546,10 @@ void vp_builder_free(struct vp_builder *b)
 	if (!b)
 		return;
 	for (i = 0; i < b->nthreads; i++) {
-		for (j = 0; j < b->threads[i].cap; j++)
+		for (j = 0; j < b->threads[i].cap; j++) {
 			free(b->threads[i].frames[j].y);
+			free(b->threads[i].frames[j].calls);
+		}
 		free(b->threads[i].frames);
 	}
 	free(b->threads);
@@ -541,6 +558,12 @@ void vp_builder_free(struct vp_builder *b)
 	free(b->csflags);
 	free(b->yvec);
 	free(b);
+}
+
+void vp_builder_on_invocation(struct vp_builder *b, vp_invocation_fn fn, void *ctx)
+{
+	b->on_invocation = fn;
+	b->on_invocation_ctx = ctx;
 }
 
 int vp_builder_set_callsite_flags(struct vp_builder *b, uint32_t id, uint32_t flags)
@@ -596,6 +619,29 @@ static int frame_y_reserve(struct vp_frame *f, size_t n)
 	return 0;
 }
 
+/* Count a call of the child in @slot in frame @f. */
+static int frame_count_call(struct vp_frame *f, uint32_t slot)
+{
+	if (slot >= f->ncalls) {
+		if (slot >= f->callscap) {
+			size_t cap = f->callscap ? f->callscap : 8;
+			uint32_t *c;
+
+			while (cap <= slot)
+				cap *= 2;
+			c = realloc(f->calls, cap * sizeof(*c));
+			if (!c)
+				return -ENOMEM;
+			f->calls = c;
+			f->callscap = cap;
+		}
+		memset(f->calls + f->ncalls, 0, (slot + 1 - f->ncalls) * sizeof(*f->calls));
+		f->ncalls = slot + 1;
+	}
+	f->calls[slot]++;
+	return 0;
+}
+
 static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_event *ev)
 {
 	int tail = ev->callsite < b->ncs && (b->csflags[ev->callsite] & VP_CS_TRAMPOLINE);
@@ -631,6 +677,8 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
 			pf->ccs = ev->callsite;
 			pf->cnode = (uint32_t)id;
 		}
+		if (frame_count_call(pf, b->t->nodes[id].slot))
+			return -ENOMEM;
 	} else {
 		id = vp_cct_child(b->t, VP_NODE_ROOT, ev->func, ev->callsite);
 		if (id < 0)
@@ -663,6 +711,7 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
 	f->func = ev->func;
 	f->cnode = VP_NO_NODE;
 	f->ny = 0;
+	f->ncalls = 0;
 	return 0;
 }
 
@@ -727,6 +776,32 @@ static int complete(struct vp_builder *b, struct vp_tstate *ts, const struct vp_
 	err = hist_add(b->t, n, dur);
 	if (err)
 		return err;
+	for (size_t i = 0; i < f->ncalls; i++)
+		if (f->calls[i])
+			b->t->nodes[n->children[i]].path_calls++;
+	if (vp_slowest_wants(&n->slowest, b->t->keep_slowest, dur)) {
+		err = vp_slowest_offer(&n->slowest, b->t->keep_slowest, b->t->budget, f->t0, dur,
+				       ev->thread, f->y, f->ny);
+		if (err)
+			return err;
+	}
+	if (b->on_invocation) {
+		struct vp_invocation inv = {
+			.node = f->node,
+			.thread = ev->thread,
+			.depth = (uint32_t)(ts->depth - 1),
+			.start = f->t0,
+			.duration = dur,
+			.calls = f->calls,
+			.ncalls = (uint32_t)f->ncalls,
+			.y = f->y,
+			.ny = f->ny,
+		};
+
+		err = b->on_invocation(b->on_invocation_ctx, &inv);
+		if (err)
+			return err;
+	}
 	vp_stats_add(&n->stats, dur);
 	b->tot.invocations++;
 	ts->depth--;
@@ -815,6 +890,8 @@ int vp_builder_finish(struct vp_builder *b, struct vp_build_totals *ret)
 			retire(b, ts);
 		}
 	}
+	for (i = 0; i < b->t->nnodes; i++)
+		vp_slowest_finish(&b->t->nodes[i].slowest);
 	/* The root's statistics summarise nothing; keep it empty. */
 	if (ret)
 		*ret = b->tot;
@@ -833,6 +910,12 @@ static int builder_feed(void *b, const struct vp_event *ev, size_t n)
 
 int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_totals *ret)
 {
+	return vp_build_file_invocations(r, tree, NULL, NULL, ret);
+}
+
+int vp_build_file_invocations(struct vp_reader *r, struct vp_cct *tree, vp_invocation_fn fn,
+			      void *ctx, struct vp_build_totals *ret)
+{
 	const struct vp_header *hdr = vp_reader_header(r);
 	struct vp_builder *b = vp_builder_new(tree, hdr->nfuncs, hdr);
 	struct vp_event_consumer c = { b, builder_callsite, builder_feed };
@@ -840,6 +923,7 @@ int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_tota
 
 	if (!b)
 		return -ENOMEM;
+	vp_builder_on_invocation(b, fn, ctx);
 	err = vp_builder_set_time(b, vp_reader_time(r));
 	if (!err)
 		err = vp_reader_pump(r, &c);

@@ -26,6 +26,7 @@
 #include "datafile.h"
 #include "hashtab.h"
 #include "histogram.h"
+#include "slowest.h"
 #include "stats.h"
 
 enum { VP_NODE_ROOT = 0 };
@@ -51,6 +52,12 @@ struct vp_cct_node {
 				* then stats.n), k at most VP_CCT_TRACKED + 1
 				* (see there); empty for leaves */
 	uint64_t unpaired;     /* invocations without a matching exit */
+	/* paired invocations of the parent that called this node at least
+	 * once (whether that call returned or not): over the parent's
+	 * stats.n, how often the parent takes this path */
+	uint64_t path_calls;
+	/* the tree's keep_slowest slowest paired invocations */
+	struct vp_slowest slowest;
 	/* invocations still open when the events ended (in @unpaired too) and
 	 * the time they had run by then: a program stopped by a signal, an
 	 * exit() or the end of a recording never returns from main, and its
@@ -121,6 +128,9 @@ struct vp_cct {
 	 * tree that would pass it stops growing with -E2BIG.  The caller's,
 	 * set after vp_cct_init(). */
 	struct vp_budget *budget;
+	/* per node, keep this many slowest invocations (vp_slowest); set
+	 * before building, at most VP_SLOWEST_MAX; 0: none */
+	uint32_t keep_slowest;
 };
 
 int vp_cct_init(struct vp_cct *t);
@@ -215,6 +225,30 @@ struct vp_build_totals {
 struct vp_builder;
 
 /*
+ * One paired invocation, as the builder completes it: what
+ * vp_builder_on_invocation()'s callback is handed.  The arrays are the
+ * builder's, valid during the call only.
+ */
+struct vp_invocation {
+	uint32_t node;
+	uint32_t thread;   /* thread index (vp_reader_thread) */
+	uint32_t depth;	   /* probed frames open below it on its thread */
+	uint64_t start;	   /* entry time, in the time base */
+	uint64_t duration; /* as the node's statistics count it */
+	/* calls[i]: the calls it made to its node's children[i] (entries,
+	 * returned or not), 0 past ncalls */
+	const uint32_t *calls;
+	uint32_t ncalls;
+	/* y[v - 1]: the time its children of variable v (vp_cct_var) took,
+	 * 0 past ny; its own time is duration minus their sum */
+	const double *y;
+	size_t ny;
+};
+
+/* 0 to go on, or a negative errno that stops the build with it. */
+typedef int (*vp_invocation_fn)(void *ctx, const struct vp_invocation *inv);
+
+/*
  * vp_builder_new - a builder of @tree for events of @hdr's @nfuncs
  * functions (@hdr may be NULL: no off-CPU times).  With hdr->offcpu the
  * tree keeps off-CPU statistics, unless the time base is off-CPU time.
@@ -226,6 +260,8 @@ int vp_builder_set_time(struct vp_builder *b, enum vp_time_base base);
 /* Callsite flags are needed to recognise tail calls; call this for every
  * callsite id before events that use it (vp_build_file does). */
 int vp_builder_set_callsite_flags(struct vp_builder *b, uint32_t id, uint32_t flags);
+/* Call @fn for every paired invocation from now on (NULL: none). */
+void vp_builder_on_invocation(struct vp_builder *b, vp_invocation_fn fn, void *ctx);
 /* Feed events in time order per thread.  0 or -errno. */
 int vp_builder_feed(struct vp_builder *b, const struct vp_event *ev, size_t n);
 /* Retire frames still open (counted as unpaired, and as open with the
@@ -240,6 +276,9 @@ void vp_builder_free(struct vp_builder *b);
  * (vp_reader_error() explains).
  */
 int vp_build_file(struct vp_reader *r, struct vp_cct *tree, struct vp_build_totals *ret);
+/* The same, calling @fn for every paired invocation (vp_builder_on_invocation). */
+int vp_build_file_invocations(struct vp_reader *r, struct vp_cct *tree, vp_invocation_fn fn,
+			      void *ctx, struct vp_build_totals *ret);
 
 /**
  * vp_cct_callsite_twins - call sites that only their address tells apart:

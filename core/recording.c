@@ -23,6 +23,7 @@ void vp_recording_opts_default(struct vp_recording_opts *o)
 	vp_analysis_params_default(&o->params);
 	o->time = VP_TIME_WALL;
 	o->max_memory = (size_t)1 << 30;
+	o->slowest = VP_SLOWEST_DEFAULT;
 }
 
 static void msgf(char *msg, size_t len, const char *fmt, ...)
@@ -137,6 +138,7 @@ static int build(struct vp_recording *rec, const struct vp_recording_opts *o, ch
 	}
 	rec->have_tree = 1;
 	rec->tree.budget = &rec->budget;
+	rec->tree.keep_slowest = o->slowest;
 	if (o->samples) {
 		err = vp_sampled_init(&rec->sampled_tree);
 		if (err < 0) {
@@ -334,10 +336,18 @@ int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 	rec->budget.max = o->max_memory;
 	rec->time = o->time;
 	rec->pid = o->pid;
+	rec->raw = o->raw;
+	if (o->slowest > VP_SLOWEST_MAX) {
+		msgf(msg, len, "cannot keep %" PRIu32 " slowest calls per node (at most %d)",
+		     o->slowest, VP_SLOWEST_MAX);
+		err = -EINVAL;
+		goto fail;
+	}
 	err = build(rec, o, msg, len);
 	if (err < 0)
 		goto fail;
-	rec->trailer = vp_reader_trailer(rec->reader);
+	rec->trailer_copy = *vp_reader_trailer(rec->reader);
+	rec->trailer = &rec->trailer_copy;
 	rec->lost = lost_records(rec);
 	rec->clamped = vp_reader_clamped(rec->reader);
 	rec->compensated = !o->raw && rec->hdr->ncosts && rec->hdr->nfuncs &&
@@ -385,6 +395,43 @@ void vp_recording_free(struct vp_recording *rec)
 	vp_reader_free(rec->reader);
 	free(rec->path);
 	free(rec);
+}
+
+int vp_recording_invocations(struct vp_recording *rec, vp_invocation_fn fn, void *ctx,
+			     char *msg, size_t len)
+{
+	struct vp_budget budget = { rec->budget.max, 0 };
+	struct vp_build_totals totals;
+	struct vp_cct tree;
+	int err;
+
+	if (msg && len)
+		msg[0] = '\0';
+	err = vp_reader_rewind(rec->reader);
+	if (!err)
+		err = set_time(rec, rec->time, msg, len);
+	if (err < 0)
+		return err;
+	vp_reader_set_pid(rec->reader, rec->pid);
+	err = vp_reader_compensate(rec->reader, !rec->raw);
+	if (err < 0) {
+		msgf(msg, len, "cannot subtract the probe costs: %s", strerror(-err));
+		return err;
+	}
+	err = vp_cct_init(&tree);
+	if (err < 0) {
+		msgf(msg, len, "cannot build the calling-context tree: %s", strerror(-err));
+		return err;
+	}
+	tree.budget = &budget;
+	err = vp_build_file_invocations(rec->reader, &tree, fn, ctx, &totals);
+	vp_cct_release(&tree);
+	if (err == -E2BIG)
+		msgf(msg, len, "'%s': reading it again would take more than max_memory allows "
+		     "(%zu bytes)", rec->path, budget.max);
+	else if (err < 0 && vp_reader_error(rec->reader) && *vp_reader_error(rec->reader))
+		read_error(rec, err, msg, len);
+	return err;
 }
 
 /* ---- labels ---- */

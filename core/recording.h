@@ -28,6 +28,8 @@ struct vp_recording_opts {
 	uint32_t pid;		/* only this process's events and samples; 0: all */
 	size_t max_memory;	/* bytes the trees may take; 0: no limit */
 	int samples;		/* also fold the samples into the sampled tree */
+	uint32_t slowest;	/* slowest invocations kept per node (vp_slowest),
+				 * at most VP_SLOWEST_MAX; default VP_SLOWEST_DEFAULT */
 };
 
 void vp_recording_opts_default(struct vp_recording_opts *o);
@@ -85,11 +87,13 @@ struct vp_recording {
 	uint64_t lost;	  /* lost records, the larger of the two counts */
 	uint64_t clamped; /* compensated durations clamped (vp_reader_clamped) */
 	int compensated;  /* probe costs were subtracted from the durations */
+	int raw;	  /* opts.raw */
 	enum vp_time_base time;
 	uint32_t pid;
 	struct vp_recording_warning *warnings;
 	size_t nwarnings;
 	/* private */
+	struct vp_trailer trailer_copy; /* a second pass clears the reader's */
 	struct vp_sampled sampled_tree;
 	int have_tree, have_sampled, have_an;
 };
@@ -109,6 +113,19 @@ struct vp_recording {
 int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 		      struct vp_recording **ret, char *msg, size_t len);
 void vp_recording_free(struct vp_recording *rec);
+
+/**
+ * vp_recording_invocations - read @rec's events again, as they were read
+ * for its tree (time base, process, compensation), and call @fn for each
+ * paired invocation in the order they end; inv->node is the node of
+ * rec->tree.  For what the tree keeps in summary only: every call of a
+ * node for a timeline or an export, or one node's calls for a regression.
+ * Builds a second tree on the way, within a budget of rec's max_memory of
+ * its own.  Returns 0, what @fn returned when it stopped the pass, or a
+ * negative errno with a message naming the file in @msg (when given).
+ */
+int vp_recording_invocations(struct vp_recording *rec, vp_invocation_fn fn, void *ctx,
+			     char *msg, size_t len);
 
 /* ---- labels, the same in every renderer ---- */
 
