@@ -452,8 +452,9 @@ static double text_pct(double part, double whole);
 /*
  * By default the node lines fit a terminal of 100 columns with room for
  * the calling context: times in one word ("1.23ms"), of the percentiles
- * the median, p99 and the max, and the off-CPU columns in the place of
- * the total.  --wide shows them all, as wide as the rest of the report.
+ * the median, p99 and the max, and the off-CPU share of the variance in
+ * the place of the total.  --wide shows them all, as wide as the rest of
+ * the report.
  */
 static int text_col_shown(const struct report *r, enum text_col c)
 {
@@ -463,6 +464,7 @@ static int text_col_shown(const struct report *r, enum text_col c)
 	case COL_P99_9:
 		return r->wide;
 	case COL_OFF_MEAN:
+		return r->wide && r->tree->offcpu;
 	case COL_OFF_VAR:
 		return r->tree->offcpu;
 	case COL_TOTAL:
@@ -754,9 +756,12 @@ static void text_tree(const struct report *r)
 	}
 	text_put_cols(r, VP_NO_NODE);
 	fprintf(f, "calling context\n");
-	if (r->tree->offcpu)
+	if (r->tree->offcpu && r->wide)
 		fprintf(f, "  off-mean: mean time off the CPU per call; off-var: its share of the "
 			   "wall-clock variance\n");
+	else if (r->tree->offcpu)
+		fprintf(f, "  off-var: the share of the wall-clock variance that is off-CPU time "
+			   "(--wide adds off-mean)\n");
 	for (uint32_t id = 1; r->wide && id < nnodes && !paths; id++)
 		paths = t.shown[id] && text_path(r, id, &of);
 	if (paths)
