@@ -103,8 +103,10 @@ static const char *const cmd_report_usage[] = {
 	"                               (a recording that followed forks has several)",
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
-	"    --wide                     print long lines whole (default on a terminal, or",
-	"                               with COLUMNS set: cut at its width)",
+	"    --wide                     every column (min, p90, p99.9, off-mean, total, the",
+	"                               path fraction of every callee) and every line whole",
+	"                               (default: node lines sized for 100 columns, cut",
+	"                               at the terminal's width or COLUMNS)",
 	"    -h, --help                 show this help",
 	NULL,
 };
@@ -417,6 +419,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		goto out;
 	report_init(&r, o->input, rec);
 	r.all = o->all;
+	r.wide = o->wide;
 	r.vcg_only = o->vcg_only;
 	r.contexts = o->contexts;
 	r.precision = o->precision;

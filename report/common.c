@@ -78,6 +78,18 @@ const char *report_time(const struct report *r, double v, char *buf, size_t len)
 	return buf;
 }
 
+const char *report_time_compact(const struct report *r, double v, char *buf, size_t len)
+{
+	char *d = buf;
+
+	report_time(r, v, buf, len);
+	for (const char *s = buf; *s; s++)
+		if (*s != ' ')
+			*d++ = *s;
+	*d = '\0';
+	return buf;
+}
+
 /*
  * Names come from the recorded binary and its debug information: print
  * control characters as '?' so that a hostile file cannot drive the terminal.

@@ -383,6 +383,26 @@ static void json_covariance(struct json *j, const struct report *r, const struct
 	free(child_of);
 }
 
+/*
+ * How often the parent takes the path to node @id: of its paired
+ * invocations, those that called the node at least once (issue 11's
+ * "fallbackSort runs in 21 of 72 BZ2_blockSort calls").  Absent for the
+ * outermost nodes, which have no parent's calls to count.
+ */
+static void json_path(struct json *j, const struct report *r, const struct vp_cct_node *n)
+{
+	uint64_t of;
+
+	if (n->parent == VP_NODE_ROOT || n->parent == VP_NO_NODE || n->parent >= r->tree->nnodes)
+		return;
+	of = r->tree->nodes[n->parent].stats.n;
+	json_obj_as(j, "path", JSON_COMPACT);
+	json_u64(j, "calls", n->path_calls);
+	json_u64(j, "of", of);
+	json_double(j, "fraction", of ? (double)n->path_calls / (double)of : NAN);
+	json_obj_end(j);
+}
+
 /* The node's off-CPU time and share of the variance; absent without. */
 static void json_offcpu(struct json *j, const struct report *r, uint32_t id)
 {
@@ -431,6 +451,7 @@ static void json_nodes(struct json *j, const struct report *r)
 			json_str(j, "vcg_type", vp_vcg_type_name(r->labels[id]));
 		if (r->sources && id < r->sources->nnodes)
 			json_str(j, "calls_per_parent", vp_once_name(r->sources->once[id]));
+		json_path(j, r, n);
 		json_arr(j, "children");
 		for (uint32_t i = 0; i < n->nchildren; i++)
 			json_u64(j, NULL, n->children[i]);

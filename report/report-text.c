@@ -17,6 +17,7 @@
 #include "core/cct.h"
 #include "core/covar.h"
 #include "core/datafile.h"
+#include "core/histogram.h"
 #include "core/patterns.h"
 #include "core/stats.h"
 #include "report.h"
@@ -270,6 +271,62 @@ static void text_chain(const struct report *r, const struct vp_pattern *p)
 	}
 }
 
+/* The node lines' columns, in order. */
+enum text_col {
+	COL_N, COL_MEAN, COL_SIGMA, COL_COV, COL_MIN, COL_P50, COL_P90, COL_P99, COL_P99_9,
+	COL_MAX, COL_OFF_MEAN, COL_OFF_VAR, COL_TOTAL, COL_SHARE, TEXT_NCOLS
+};
+
+static const struct text_column {
+	const char *name;
+	int narrow, wide; /* widths by default and with --wide */
+	double q;	  /* the quantile of a percentile column */
+} text_columns[TEXT_NCOLS] = {
+	[COL_N] = { "N", 8, 9, 0 },
+	[COL_MEAN] = { "mean", 6, 9, 0 },
+	[COL_SIGMA] = { "sigma", 6, 9, 0 },
+	[COL_COV] = { "CoV", 6, 6, 0 },
+	[COL_MIN] = { "min", 6, 9, 0 },
+	[COL_P50] = { "p50", 6, 9, 0.5 },
+	[COL_P90] = { "p90", 6, 9, 0.9 },
+	[COL_P99] = { "p99", 6, 9, 0.99 },
+	[COL_P99_9] = { "p99.9", 6, 9, 0.999 },
+	[COL_MAX] = { "max", 6, 9, 0 },
+	[COL_OFF_MEAN] = { "off-mean", 8, 9, 0 },
+	[COL_OFF_VAR] = { "off-var", 7, 9, 0 },
+	[COL_TOTAL] = { "total", 6, 9, 0 },
+	[COL_SHARE] = { "share", 6, 7, 0 },
+};
+
+/*
+ * Under a pattern's row, the quantiles of the durations of all its nodes
+ * (their histograms merged: the same buckets, so exactly), and with --wide
+ * the min; none when the pattern has no returned call.
+ */
+static void text_pattern_quantiles(const struct report *r, const struct vp_pattern *p)
+{
+	struct vp_hist h;
+	char buf[32];
+
+	vp_hist_init(&h);
+	for (size_t i = 0; i < p->nnodes; i++)
+		if (p->nodes[i] < r->tree->nnodes &&
+		    vp_hist_merge(&h, &r->tree->nodes[p->nodes[i]].hist) < 0)
+			goto out;
+	if (!h.n)
+		goto out;
+	fprintf(r->out, "%14s", "");
+	if (r->wide)
+		fprintf(r->out, "min %s, ", text_time(r, (double)h.min, buf, sizeof(buf)));
+	for (int c = COL_P50; c <= COL_P99_9; c++)
+		fprintf(r->out, "%s %s, ", text_columns[c].name,
+			text_time(r, (double)vp_hist_quantile(&h, text_columns[c].q), buf,
+				  sizeof(buf)));
+	fprintf(r->out, "max %s\n", text_time(r, (double)h.max, buf, sizeof(buf)));
+out:
+	vp_hist_release(&h);
+}
+
 static void text_pattern_row(const struct report *r, size_t rank, const struct vp_pattern *p)
 {
 	const struct vp_analysis *an = r->an;
@@ -288,6 +345,7 @@ static void text_pattern_row(const struct report *r, size_t rank, const struct v
 		vp_stats_cov(&p->stats), text_time(r, p->vim, vim, sizeof(vim)));
 	text_chain(r, p);
 	fputc('\n', r->out);
+	text_pattern_quantiles(r, p);
 }
 
 static void text_patterns(const struct report *r)
@@ -391,44 +449,169 @@ static void text_push_children(struct text_tree *t, uint32_t id)
 
 static double text_pct(double part, double whole);
 
+/*
+ * By default the node lines fit a terminal of 100 columns with room for
+ * the calling context: times in one word ("1.23ms"), of the percentiles
+ * the median, p99 and the max, and the off-CPU share of the variance in
+ * the place of the total.  --wide shows them all, as wide as the rest of
+ * the report.
+ */
+static int text_col_shown(const struct report *r, enum text_col c)
+{
+	switch (c) {
+	case COL_MIN:
+	case COL_P90:
+	case COL_P99_9:
+		return r->wide;
+	case COL_OFF_MEAN:
+		return r->wide && r->tree->offcpu;
+	case COL_OFF_VAR:
+		return r->tree->offcpu;
+	case COL_TOTAL:
+		return r->wide || !r->tree->offcpu;
+	default:
+		return 1;
+	}
+}
+
+/* A time for column @c of node @id's line. */
+static double text_col_time(const struct report *r, uint32_t id, enum text_col c,
+			    const struct vp_offcpu_split *sp)
+{
+	const struct vp_cct_node *n = text_node(r, id);
+
+	switch (c) {
+	case COL_MEAN:
+		return n->stats.mean;
+	case COL_SIGMA:
+		return vp_stats_stddev(&n->stats);
+	case COL_MIN:
+		return (double)n->stats.min;
+	case COL_MAX:
+		return (double)n->stats.max;
+	case COL_OFF_MEAN:
+		return sp->off_mean;
+	case COL_TOTAL:
+		return (double)vp_cct_node_time(n);
+	default: /* a percentile */
+		return (double)vp_hist_quantile(&n->hist, text_columns[c].q);
+	}
+}
+
+/* Column @c of node @id's line into @buf; "-" for what is not known. */
+static void text_col_value(const struct report *r, uint32_t id, enum text_col c,
+			   const struct vp_offcpu_split *sp, int split, char *buf, size_t len)
+{
+	const struct vp_cct_node *n = text_node(r, id);
+	uint64_t time = vp_cct_node_time(n);
+	/* only open invocations: no statistics */
+	int known = n->stats.n != 0;
+
+	switch (c) {
+	case COL_N:
+		snprintf(buf, len, "%" PRIu64, n->stats.n);
+		return;
+	case COL_COV:
+		snprintf(buf, len, "%.3f", vp_stats_cov(&n->stats));
+		return;
+	case COL_SHARE:
+		snprintf(buf, len, "%.1f%%",
+			 r->an->total_time ? 100.0 * (double)time / (double)r->an->total_time : 0);
+		return;
+	case COL_OFF_VAR:
+		if (split && sp->wall_var > 0)
+			snprintf(buf, len, "%.1f%%", text_pct(sp->off_share, 1));
+		else
+			snprintf(buf, len, "-");
+		return;
+	case COL_OFF_MEAN:
+		known = split && sp->n;
+		break;
+	case COL_TOTAL:
+		known = 1;
+		break;
+	case COL_P50:
+	case COL_P90:
+	case COL_P99:
+	case COL_P99_9:
+		known = known && n->hist.n;
+		break;
+	default:
+		break;
+	}
+	if (!known)
+		snprintf(buf, len, "-");
+	else if (r->wide)
+		text_time(r, text_col_time(r, id, c, sp), buf, len);
+	else
+		report_time_compact(r, text_col_time(r, id, c, sp), buf, len);
+}
+
+/* The shown columns of node @id's line, or their names for VP_NO_NODE. */
+static void text_put_cols(const struct report *r, uint32_t id)
+{
+	struct vp_offcpu_split sp = { 0 };
+	int split = 0;
+	char buf[32];
+
+	if (id == VP_NO_NODE)
+		fputc(' ', r->out);
+	else
+		fputc(r->an->high_variance[id] ? '*' : ' ', r->out);
+	if (id != VP_NO_NODE && r->tree->offcpu)
+		split = vp_cct_offcpu_split(r->tree, id, &sp) == 0;
+	for (enum text_col c = 0; c < TEXT_NCOLS; c++) {
+		if (!text_col_shown(r, c))
+			continue;
+		if (id == VP_NO_NODE)
+			snprintf(buf, sizeof(buf), "%s", text_columns[c].name);
+		else
+			text_col_value(r, id, c, &sp, split, buf, sizeof(buf));
+		fprintf(r->out, " %*s", r->wide ? text_columns[c].wide : text_columns[c].narrow,
+			buf);
+	}
+	fputs("  ", r->out);
+}
+
+/*
+ * How often node @id's caller takes the path to it: *@ret_of paired
+ * calls of the caller, node->path_calls of which called it.  0 for an
+ * outermost node (no caller's calls to count) or a caller without paired
+ * calls; 1 when it is to be shown: when the caller does not call it in
+ * every call, or always with --wide.
+ */
+static int text_path(const struct report *r, uint32_t id, uint64_t *ret_of)
+{
+	const struct vp_cct_node *n = text_node(r, id);
+
+	if (n->parent == VP_NODE_ROOT || n->parent >= r->tree->nnodes)
+		return 0;
+	*ret_of = text_node(r, n->parent)->stats.n;
+	return *ret_of && (r->wide || n->path_calls < *ret_of);
+}
+
+/*
+ * " (in 21 of 72 calls, 29.2%)": node @id's path fraction, when shown.
+ * The contributors show it; the node lines only with --wide, where they
+ * need not fit the terminal.
+ */
+static void text_put_path(const struct report *r, uint32_t id)
+{
+	uint64_t of, k = text_node(r, id)->path_calls;
+
+	if (text_path(r, id, &of))
+		fprintf(r->out, " (in %" PRIu64 " of %" PRIu64 " call%s, %.1f%%)", k, of,
+			of == 1 ? "" : "s", 100.0 * (double)k / (double)of);
+}
+
 static void text_node_row(struct text_tree *t, uint32_t id)
 {
 	const struct report *r = t->r;
 	const struct vp_cct_node *n = text_node(r, id);
-	const struct vp_stats *s = &n->stats;
-	char mean[32], sigma[32], min[32], max[32], total[32];
-	uint64_t time = vp_cct_node_time(n);
-	double share = r->an->total_time ? 100.0 * (double)time / (double)r->an->total_time : 0;
 	int hv = r->an->high_variance[id];
 	uint32_t depth = n->depth ? n->depth - 1 : 0;
 
-	if (r->tree->offcpu) {
-		/* the off-CPU columns take the place of min and max */
-		struct vp_offcpu_split sp;
-
-		vp_cct_offcpu_split(r->tree, id, &sp);
-		strcpy(min, "-");
-		strcpy(max, "-");
-		if (sp.n)
-			text_time(r, sp.off_mean, min, sizeof(min));
-		if (sp.wall_var > 0)
-			snprintf(max, sizeof(max), "%.1f%%", text_pct(sp.off_share, 1));
-	} else if (s->n) {
-		text_time(r, (double)s->min, min, sizeof(min));
-		text_time(r, (double)s->max, max, sizeof(max));
-	} else {
-		strcpy(min, "-");
-		strcpy(max, "-");
-	}
-	text_time(r, s->mean, mean, sizeof(mean));
-	text_time(r, vp_stats_stddev(s), sigma, sizeof(sigma));
-	if (!s->n) { /* only open invocations: no statistics */
-		strcpy(mean, "-");
-		strcpy(sigma, "-");
-	}
-	fprintf(r->out, "%c %9" PRIu64 " %9s %9s %6.3f %9s %9s %9s %6.1f%%  ", hv ? '*' : ' ',
-		s->n, mean, sigma, vp_stats_cov(s), min, max,
-		text_time(r, (double)time, total, sizeof(total)), share);
+	text_put_cols(r, id);
 	if (depth > TEXT_MAX_INDENT)
 		fprintf(r->out, "%*s[depth %" PRIu32 "] ", 2 * TEXT_MAX_INDENT, "", depth + 1);
 	else
@@ -441,6 +624,8 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 		fprintf(r->out, " (%" PRIu64 " open at the end)", n->open);
 	if (vp_reader_unprobed(r->reader, n->func))
 		fputs(" (partial: probes removed, over the overhead budget)", r->out);
+	if (r->wide)
+		text_put_path(r, id);
 	fputc('\n', r->out);
 	if (hv && n->nchildren && n->cov.dim > 1)
 		t->order[t->norder++] = id;
@@ -524,6 +709,8 @@ static void text_contributors(const struct report *r, uint32_t id)
 			snprintf(label, sizeof(label), "variable %zu", c[i].var);
 		fprintf(r->out, "    %7.1f%%  ", text_pct(c[i].value, var));
 		text_put(r->out, label);
+		if (c[i].var && c[i].var <= VP_CCT_TRACKED && child_of[c[i].var])
+			text_put_path(r, child_of[c[i].var]);
 		fputc('\n', r->out);
 	}
 	if (dim > shown)
@@ -539,6 +726,8 @@ static void text_tree(const struct report *r)
 	size_t nnodes = r->tree->nnodes < an->nnodes ? r->tree->nnodes : an->nnodes;
 	struct text_tree t = { .r = r };
 	size_t nsel = 0;
+	uint64_t of;
+	int paths = 0;
 	FILE *f = r->out;
 
 	t.shown = xcalloc(nnodes ? nnodes : 1, 1);
@@ -565,11 +754,18 @@ static void text_tree(const struct report *r)
 		fprintf(f, "  (none)\n");
 		goto out;
 	}
-	fprintf(f, "          N      mean     sigma    CoV %9s %9s     total   share  calling context\n",
-		r->tree->offcpu ? "off-mean" : "min", r->tree->offcpu ? "off-var" : "max");
-	if (r->tree->offcpu)
+	text_put_cols(r, VP_NO_NODE);
+	fprintf(f, "calling context\n");
+	if (r->tree->offcpu && r->wide)
 		fprintf(f, "  off-mean: mean time off the CPU per call; off-var: its share of the "
 			   "wall-clock variance\n");
+	else if (r->tree->offcpu)
+		fprintf(f, "  off-var: the share of the wall-clock variance that is off-CPU time "
+			   "(--wide adds off-mean)\n");
+	for (uint32_t id = 1; r->wide && id < nnodes && !paths; id++)
+		paths = t.shown[id] && text_path(r, id, &of);
+	if (paths)
+		fprintf(f, "  (in k of n calls, %%): its caller called it in k of its n calls\n");
 	if (r->hdr->ncosts && r->probe_cost)
 		fprintf(f, "  (!): mean under 10 times what the probes cost inside it (its own and "
 			   "its probed callees'): unreliable\n");

@@ -34,6 +34,7 @@ struct report {
 	uint64_t lost;				/* lost records (see report_lost) */
 	uint64_t clamped; /* compensated exits moved to keep time (vp_reader_clamped) */
 	int all;				/* --all */
+	int wide;				/* --wide: every column */
 	const struct vp_sources *sources;	/* Step 2: sources of variance */
 	const struct vp_vcg *vcg;		/* Steps 3-5: the graph */
 	const uint8_t *labels;			/* enum vp_vcg_type per CCT node */
@@ -131,6 +132,8 @@ const char *report_clock_name(uint32_t clock);
 const char *report_unit_name(uint32_t unit);
 /* A time in the file's unit: "1.23 ms" for nanoseconds, "4.5e+03 cyc" else. */
 const char *report_time(const struct report *r, double v, char *buf, size_t len);
+/* The same without the space, "1.23ms", for columns one word wide. */
+const char *report_time_compact(const struct report *r, double v, char *buf, size_t len);
 /* Function name ("[kernel]", ...), inlined or not, and "file:line" of the
  * call site ("" if none) of sampled node @id. */
 const char *report_snode_name(const struct report *r, uint32_t id);

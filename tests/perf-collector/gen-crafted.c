@@ -17,6 +17,13 @@
  *   gen-crafted costly N FILE         probing with calibrated probe costs:
  *                                      N invocations of main, each calling
  *                                      work 5 times, and 3 records lost
+ *   gen-crafted quantiles N FILE      probing: N invocations of main, two
+ *                                      in five calling work once, for
+ *                                      1 us + x^3 / 10 ns (x from an LCG,
+ *                                      0 to 999: up to 100 ms); prints
+ *                                      work's exact nearest-rank quantiles
+ *                                      and how many of main's calls
+ *                                      called it
  *   gen-crafted corpus DIR            small files of each shape in DIR
  */
 #include <config.h>
@@ -225,6 +232,64 @@ static int costly(struct vp_writer *w, uint32_t n)
 	return err ? -1 : 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Of @n sorted values, the one of rank ceil(q n) (1 at least). */
+static uint64_t rank_of(const uint64_t *v, uint32_t n, double q)
+{
+	uint64_t r = (uint64_t)(q * n);
+
+	if ((double)r < q * n)
+		r++;
+	return v[(r < 1 ? 1 : r) - 1];
+}
+
+static int quantiles(struct vp_writer *w, uint32_t n)
+{
+	uint64_t now = 1000000, *d = malloc((n ? n : 1) * sizeof(*d));
+	uint32_t lcg = 99, k = 0;
+	struct vp_callsite none = { VP_CS_NONE, 0, 0, "", "", 0 };
+	struct vp_callsite c = { 0, 0, 0x1020, "main", "prog.c", 7 };
+	int err = !d || vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &none) ||
+		  vp_writer_callsite(w, 1, &c);
+
+	for (uint32_t r = 0; r < n && !err; r++) {
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event out;
+
+		err = vp_writer_event(w, &in);
+		now += 100;
+		if (r % 5 < 2 && !err) {
+			uint64_t x;
+
+			lcg = lcg * 1664525u + 1013904223u;
+			x = (lcg >> 8) % 1000;
+			d[k] = 1000 + x * x * x / 10;
+			err = call(w, &now, 1, 1, SP - 64, d[k++]);
+		}
+		now += 100;
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		err = err || vp_writer_event(w, &out);
+		now += 100;
+	}
+	if (!err && k) {
+		qsort(d, k, sizeof(*d), cmp_u64);
+		printf("quantiles work n=%u min=%llu p50=%llu p90=%llu p99=%llu p99_9=%llu "
+		       "max=%llu\n",
+		       k, (unsigned long long)d[0], (unsigned long long)rank_of(d, k, 0.5),
+		       (unsigned long long)rank_of(d, k, 0.9), (unsigned long long)rank_of(d, k, 0.99),
+		       (unsigned long long)rank_of(d, k, 0.999), (unsigned long long)d[k - 1]);
+		printf("path main work calls=%u of=%u\n", k, n);
+	}
+	free(d);
+	return err ? -1 : 0;
+}
+
 static int write_file(const char *shape, uint32_t n, const char *path)
 {
 	static const struct {
@@ -238,6 +303,7 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		{ "wide", VP_MODE_PROBE, 2, wide },
 		{ "wide-var", VP_MODE_PROBE, 2, wide_var },
 		{ "costly", VP_MODE_PROBE, 2, costly },
+		{ "quantiles", VP_MODE_PROBE, 2, quantiles },
 	};
 	static struct vp_probe_cost cost = { VP_INSN_EMULATED, 300, 700 };
 	struct vp_trailer tr = { 0 };
@@ -298,7 +364,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "corpus"))
 		return corpus(argv[2]);
 	if (argc != 4) {
-		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var|costly> N "
+		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var|costly|quantiles> N "
 				"FILE\n"
 				"       gen-crafted corpus DIR\n");
 		return 129;
