@@ -162,6 +162,11 @@ static void slowest_node(const struct report *r, uint32_t id)
 
 	fputc('\n', r->out);
 	slowest_chain(r, id);
+	if (!s->n) { /* only unpaired calls: main that called exit(), ... */
+		fprintf(r->out, " (node %" PRIu32 "): no call returned (%" PRIu64 " unpaired)\n", id,
+			n->unpaired);
+		return;
+	}
 	fprintf(r->out, " (node %" PRIu32 "): %" PRIu64 " call%s, mean %s, sigma %s, max %s\n", id,
 		n->stats.n, n->stats.n == 1 ? "" : "s",
 		report_time(r, n->stats.mean, mean, sizeof(mean)),
@@ -237,7 +242,6 @@ uint8_t *report_slowest_nodes(const struct report *r, size_t *nret)
 			want[id] = report_context_match(r, &ctx, id);
 		else
 			want[id] = id < r->an->nnodes && r->an->significant[id];
-		want[id] = want[id] && r->tree->nodes[id].slowest.n;
 		*nret += want[id];
 	}
 	if (r->slowest_context)

@@ -114,9 +114,8 @@ size_t report_sampled_wide(const struct report *r, double *max_half);
 /* ---- report-slowest.c: the slowest calls of each node ---- */
 
 /*
- * report_slowest_nodes - per CCT node, 1 when --slowest lists it: a node
- * with slowest calls kept that is significant, or with
- * r->slowest_context, in that context.  Returns the array (malloc'ed,
+ * report_slowest_nodes - per CCT node, 1 when --slowest lists it: a
+ * significant node, or with r->slowest_context, a node in that context.  Returns the array (malloc'ed,
  * r->tree->nnodes long) with their number in *@nret, or NULL after
  * printing why the context is invalid.
  */
