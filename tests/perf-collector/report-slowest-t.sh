@@ -19,11 +19,11 @@
 
 require_root_uprobes
 require_cmd python3
-require_file "$VARPERF" "$FIXTURES/fx-slowest"
+require_file "$VARPERF" "$FIXTURES/fx-slowest" "$FIXTURES/fx-open"
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-tap_plan 19
+tap_plan 21
 
 "$VARPERF" record --mode=probe -q -f main -f outer -f parta -f partb -o s.data -- \
 	"$FIXTURES/fx-slowest" >truth 2>err
@@ -181,4 +181,11 @@ tap_like "$? $(head -n 1 err)" "^129 varperf: error: '--slowest' is for the text
 "$VARPERF" report --slowest=main//outer -i s.data >out 2>err
 tap_is "129 varperf: error: invalid context 'main//outer': an empty function name" \
 	"$? $(head -n 1 err)" "an empty element: a usage error"
+
+# fx-open's main and loop never return (loop calls exit())
+"$VARPERF" record --mode=probe -q -o o.data -- "$FIXTURES/fx-open" >/dev/null 2>&1
+"$VARPERF" report --slowest=main/loop -i o.data >t-open 2>err
+tap_is 0 $? "--slowest=main/loop: a context whose calls never returned is no error"
+tap_like "$(cat t-open)" '^main \[.*\] → loop \[.*\] \(node [0-9]+\): no call returned \(1 unpaired\)$' \
+	"... and says so"
 tap_done
