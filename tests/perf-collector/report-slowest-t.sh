@@ -23,7 +23,7 @@ require_file "$VARPERF" "$FIXTURES/fx-slowest" "$FIXTURES/fx-open"
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-tap_plan 21
+tap_plan 22
 
 "$VARPERF" record --mode=probe -q -f main -f outer -f parta -f partb -o s.data -- \
 	"$FIXTURES/fx-slowest" >truth 2>err
@@ -148,6 +148,8 @@ tap_is "1 varperf: error: no calling context of 's.data' matches 'outer:$line_a'
 tap_like "$(grep '(node' t-parta)" \
 	"^main \[.*\] → outer \[.*\] → parta \[fx-slowest.c:$line_a\] \(node [0-9]+\): 400 calls" \
 	"parta:LINE: its one context"
+"$VARPERF" report --slowest="/main/outer/parta@fx-slowest.c:$line_a" -i s.data >t-label 2>/dev/null
+tap_diff "/main/outer/parta@FILE:LINE, as the reports label it: the same" t-parta t-label
 "$VARPERF" report --slowest=/outer -i s.data >out 2>err
 tap_is "1 varperf: error: no calling context of 's.data' matches '/outer'" "$? $(grep error: err)" \
 	"/outer: anchored at the top, where main is"
