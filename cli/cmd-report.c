@@ -47,6 +47,8 @@ enum {
 	OPT_PRECISION,
 	OPT_CONFIDENCE,
 	OPT_PID,
+	OPT_SLOWEST,
+	OPT_SLOWEST_COUNT,
 };
 
 /* Same order as OPTIONS in man/varperf-report.1. */
@@ -58,6 +60,8 @@ static const struct option cmd_report_options[] = {
 	{ "vcg", no_argument, NULL, OPT_VCG },
 	{ "tau", required_argument, NULL, OPT_TAU },
 	{ "contexts", no_argument, NULL, OPT_CONTEXTS },
+	{ "slowest", optional_argument, NULL, OPT_SLOWEST },
+	{ "slowest-count", required_argument, NULL, OPT_SLOWEST_COUNT },
 	{ "min-contribution", required_argument, NULL, OPT_MIN_CONTRIBUTION },
 	{ "once-probability", required_argument, NULL, OPT_ONCE_PROBABILITY },
 	{ "max-passes", required_argument, NULL, OPT_MAX_PASSES },
@@ -86,6 +90,10 @@ static const char *const cmd_report_usage[] = {
 	"    --tau <t>                  summarisation pressure tau_S of the graph, 0 to 1",
 	"                               (default: 0.4)",
 	"    --contexts                 show the call-context set of every graph node",
+	"    --slowest[=<context>]      list the slowest calls of every significant node, or",
+	"                               of the nodes in <context> (main/f or main;f), with",
+	"                               where each call's time went",
+	"    --slowest-count <k>        slowest calls kept per node (default: 16)",
 	"    --min-contribution <pct>   share of a node's variance that makes a source",
 	"                               significant (default: 10%)",
 	"    --once-probability <p>     a call made exactly once in more than <p> of its",
@@ -124,6 +132,8 @@ struct cmd_report_opts {
 	int wide;
 	int vcg_only;
 	int contexts;
+	int slowest;			/* --slowest */
+	const char *slowest_context;	/* --slowest=CONTEXT */
 	double precision, confidence;
 };
 
@@ -140,6 +150,41 @@ static int cmd_report_set_passes(const char *arg, unsigned *ret)
 			     "0 to 1000",
 			     arg);
 	*ret = (unsigned)v;
+	return 0;
+}
+
+/* --slowest-count: how many slowest calls each node keeps. */
+static int cmd_report_set_slowest_count(const char *arg, uint32_t *ret)
+{
+	unsigned long long v;
+
+	if (parse_uint64(arg, &v) < 0 || !v || v > VP_SLOWEST_MAX)
+		return error("invalid value '%s' for '--slowest-count': must be a whole number from "
+			     "1 to %d",
+			     arg, VP_SLOWEST_MAX);
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+/* What --slowest cannot go with; its context must parse. */
+static int cmd_report_check_slowest(const struct cmd_report_opts *o)
+{
+	struct report_context ctx;
+
+	if (!o->slowest)
+		return 0;
+	if (o->format == FORMAT_JSON)
+		return error("'--slowest' is for the text report: the JSON report has every "
+			     "node's slowest calls in its \"slowest\" member");
+	if (o->format == FORMAT_DOT)
+		return error("'--slowest' is for the text report: --format dot draws the graph");
+	if (o->vcg_only)
+		return error("options '--slowest' and '--vcg' cannot be used together");
+	if (o->slowest_context) {
+		if (report_context_parse(o->slowest_context, &ctx) < 0)
+			return -1;
+		report_context_release(&ctx);
+	}
 	return 0;
 }
 
@@ -194,6 +239,13 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 		case OPT_CONTEXTS:
 			o->contexts = 1;
 			break;
+		case OPT_SLOWEST:
+			o->slowest = 1;
+			o->slowest_context = optarg;
+			break;
+		case OPT_SLOWEST_COUNT:
+			ret = cmd_report_set_slowest_count(optarg, &o->rec.slowest);
+			break;
 		case OPT_MIN_CONTRIBUTION:
 			ret = opt_fraction("min-contribution", optarg,
 						   &o->sources.min_contribution);
@@ -242,8 +294,16 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 	if (!ret && o->vcg_only && o->format == FORMAT_JSON)
 		ret = error("'--vcg' is for the text report: the JSON report has the graph in its "
 			    "\"vcg\" member, and --format dot draws it");
+	if (!ret)
+		ret = cmd_report_check_slowest(o);
 	if (!ret && optind < argc) {
-		usage_error(cmd_report_usage, "unexpected argument '%s'", argv[optind]);
+		/* getopt takes an optional value only after '=' */
+		if (o->slowest && !o->slowest_context)
+			usage_error(cmd_report_usage,
+				    "unexpected argument '%s' (a context goes as --slowest=%s)",
+				    argv[optind], argv[optind]);
+		else
+			usage_error(cmd_report_usage, "unexpected argument '%s'", argv[optind]);
 		ret = -1;
 	}
 	return ret;
@@ -283,18 +343,19 @@ static void cmd_report_sampled_warnings(const struct report *r)
 static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report *r)
 {
 	int width = o->wide || o->output ? 0 : vp_term_width(STDOUT_FILENO);
+	int (*print)(const struct report *) = o->slowest ? report_slowest_text : report_text;
 	FILE *f = r->out, *m;
 	char *buf = NULL;
 	size_t len = 0, cut = 0;
 	int ret;
 
 	if (width < 2)
-		return report_text(r);
+		return print(r);
 	m = open_memstream(&buf, &len);
 	if (!m)
 		die("out of memory");
 	r->out = m;
-	ret = report_text(r);
+	ret = print(r);
 	r->out = f;
 	if (fclose(m))
 		die("out of memory");
@@ -311,6 +372,19 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 {
 	FILE *f = stdout;
 	int ret;
+
+	/* a context that names no node is an error, before any output */
+	if (o->slowest && o->slowest_context) {
+		size_t n;
+		uint8_t *want = report_slowest_nodes(r, &n);
+
+		free(want);
+		if (!want)
+			return -1;
+		if (!n)
+			return error("no calling context of '%s' matches '%s'", o->input,
+				     o->slowest_context);
+	}
 
 	if (o->output) {
 		f = fopen(o->output, "w");
@@ -422,6 +496,8 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.wide = o->wide;
 	r.vcg_only = o->vcg_only;
 	r.contexts = o->contexts;
+	r.slowest = o->slowest;
+	r.slowest_context = o->slowest_context;
 	r.precision = o->precision;
 	r.confidence = o->confidence;
 	r.z = vp_confidence_z(o->confidence);

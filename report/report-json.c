@@ -417,6 +417,48 @@ static void json_offcpu(struct json *j, const struct report *r, uint32_t id)
 	json_obj_end(j);
 }
 
+/*
+ * The node's kept slowest calls in start order (core/slowest.h): start
+ * from the first event, thread id, duration, and the split of the
+ * duration between the node's own code and its children, exactly.
+ */
+static void json_slowest(struct json *j, const struct report *r, const struct vp_cct_node *n)
+{
+	const struct vp_slowest *s = &n->slowest;
+	char label[600];
+
+	json_arr(j, "slowest");
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct vp_slow_call *c = &s->calls[i];
+		const struct vp_thread_info *ti = vp_reader_thread(r->reader, c->thread);
+
+		json_obj_as(j, NULL, JSON_COMPACT);
+		json_i64(j, "start", report_slow_start(r, c));
+		if (ti)
+			json_u64(j, "thread", ti->tid);
+		else
+			json_null(j, "thread");
+		json_u64(j, "duration", c->duration);
+		json_arr_as(j, "split", JSON_COMPACT);
+		for (uint32_t k = 0; k < c->nparts; k++) {
+			uint32_t child = report_slow_part_node(n, c->parts[k].var);
+
+			json_obj_as(j, NULL, JSON_COMPACT);
+			json_str(j, "callee", report_slow_part_label(r, n, c->parts[k].var, label,
+								     sizeof(label)));
+			if (child == VP_NO_NODE || child == VP_OTHER_NODE)
+				json_null(j, "node");
+			else
+				json_u64(j, "node", child);
+			json_i64(j, "time", c->parts[k].time);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 static void json_nodes(struct json *j, const struct report *r)
 {
 	const struct vp_analysis *an = r->an;
@@ -457,6 +499,7 @@ static void json_nodes(struct json *j, const struct report *r)
 			json_u64(j, NULL, n->children[i]);
 		json_arr_end(j);
 		json_covariance(j, r, n);
+		json_slowest(j, r, n);
 		json_obj_end(j);
 	}
 	json_arr_end(j);

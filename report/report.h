@@ -56,6 +56,9 @@ struct report {
 	 * one function from one line, 0 when none (vp_cct_callsite_twins);
 	 * NULL: not known */
 	const uint32_t *callsite_twins;
+	int slowest;			/* --slowest: the slowest calls */
+	const char *slowest_context;	/* --slowest=CONTEXT, NULL: every significant
+					 * node (report_context_parse) */
 };
 
 struct vp_recording;
@@ -108,6 +111,68 @@ int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret);
 int report_node_unreliable(const struct report *r, uint32_t id);
 /* How many shown shares have intervals wider than r->precision. */
 size_t report_sampled_wide(const struct report *r, double *max_half);
+
+/* ---- report-slowest.c: the slowest calls of each node ---- */
+
+/*
+ * report_slowest_nodes - per CCT node, 1 when --slowest lists it: a
+ * significant node, or with r->slowest_context, a node in that context.  Returns the array (malloc'ed,
+ * r->tree->nnodes long) with their number in *@nret, or NULL after
+ * printing why the context is invalid.
+ */
+uint8_t *report_slowest_nodes(const struct report *r, size_t *nret);
+/*
+ * "Slowest calls": each of those nodes' kept calls in start order, with
+ * thread, duration, z-score and where each call's time went.  0, or -1
+ * when writing failed (or the context is invalid: check with
+ * report_slowest_nodes() first).
+ */
+int report_slowest_text(const struct report *r);
+/* Part @var of a slow call of @n (struct vp_slow_part): its child's node
+ * id, VP_NO_NODE for the node's own code (0), VP_OTHER_NODE for the
+ * callees past the tracked ones. */
+uint32_t report_slow_part_node(const struct vp_cct_node *n, uint32_t var);
+/* ... and its label: "self", the child's report_node_label(), or
+ * "(N other callees)". */
+const char *report_slow_part_label(const struct report *r, const struct vp_cct_node *n,
+				   uint32_t var, char *buf, size_t len);
+/* When slow call @c started, from the recording's first event. */
+int64_t report_slow_start(const struct report *r, const struct vp_slow_call *c);
+
+/* ---- context.c: a calling context given on the command line ---- */
+
+/*
+ * One element: a function named @name ("f", a C++ "ns::f" up to its
+ * parameters), with a call site whose line is @line (0: any) or whose
+ * label is @site ("file.c:12", NULL: any).
+ */
+struct report_context_elem {
+	const char *name;
+	const char *site;
+	uint32_t line;
+};
+
+/*
+ * A calling context, outermost element first; it names the nodes whose
+ * path from the top ends with it (begins there too when @anchored).
+ */
+struct report_context {
+	struct report_context_elem *e;
+	size_t n;
+	int anchored;
+	char *buf; /* the elements' strings */
+};
+
+/*
+ * report_context_parse - @text as "main/compress/BZ2_blockSort" (or with
+ * ';' between the elements, as in folded stacks), an element FUNC,
+ * FUNC:LINE or FUNC@FILE:LINE; a leading separator anchors it at the top.
+ * 0 with *@ret to release, or -1 after printing what is wrong.
+ */
+int report_context_parse(const char *text, struct report_context *ret);
+void report_context_release(struct report_context *c);
+/* Whether CCT node @id is in context @c. */
+int report_context_match(const struct report *r, const struct report_context *c, uint32_t id);
 
 /* ---- common.c: what every renderer says the same way ---- */
 

@@ -61,6 +61,34 @@ check version "unexpected argument 'extra'" extra
 check compare "two data files are needed: the profile and the regression" a.data
 check compare "unexpected argument 'c.data'" a.data b.data c.data
 check record "no program to record" -q
+# --slowest takes its context after '=' only
+check report "unexpected argument 'main' (a context goes as --slowest=main)" --slowest main
+check report "option '--slowest-count' requires a value" --slowest-count
+
+# check_value CMD MESSAGE ARGS... - a wrong value: exit 129 and exactly
+# "varperf: error: MESSAGE" on stderr (no synopsis), nothing on stdout
+check_value() {
+	_cmd=$1 _msg=$2
+	shift 2
+	"$VARPERF" "$_cmd" "$@" >out 2>err
+	tap_is "129 varperf: error: $_msg" "$? $(cat err)" "varperf $_cmd $*"
+	tap_is "" "$(cat out)" "varperf $_cmd $*: nothing on stdout"
+}
+
+check_value report "invalid value '0' for '--slowest-count': must be a whole number from 1 to 4096" \
+	--slowest-count=0
+check_value report "invalid value '4097' for '--slowest-count': must be a whole number from 1 to 4096" \
+	--slowest-count 4097
+check_value report "invalid value '-1' for '--slowest-count': must be a whole number from 1 to 4096" \
+	--slowest-count=-1
+check_value report "invalid context 'main//f': an empty function name" --slowest=main//f
+check_value report "invalid context '': an empty function name" --slowest=
+check_value report "invalid context 'f;': an empty function name" --slowest='f;'
+check_value report "'--slowest' is for the text report: the JSON report has every node's slowest \
+calls in its \"slowest\" member" --slowest --format json
+check_value report "'--slowest' is for the text report: --format dot draws the graph" \
+	--slowest=f --format dot
+check_value report "options '--slowest' and '--vcg' cannot be used together" --vcg --slowest
 
 # varperf itself, before any command
 "$VARPERF" --bogus >out 2>err

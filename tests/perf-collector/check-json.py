@@ -225,7 +225,7 @@ def close(a, b, rel=1e-6, absolute=1e-6):
 
 NODE_KEYS = ("id", "parent", "function", "callsite", "count", "mean", "stddev", "variance",
              "cov", "min", "max", "total", "unpaired", "significant", "high_variance", "vim",
-             "children_covariance")
+             "children_covariance", "slowest")
 FUNC_KEYS = ("function", "base", "count", "mean", "stddev", "cov", "total", "min", "max",
              "contexts")
 PATTERN_KEYS = ("functions", "callsites", "count", "mean", "stddev", "cov", "vim",
@@ -304,6 +304,42 @@ def inv_tree(doc):
         if s > byid[pid]["total"] * (1 + 1e-9) + 1:
             errs.append("node %s: children's total %r exceeds its total %r" % (
                 pid, s, byid[pid]["total"]))
+    return errs
+
+
+@invariant("slowest")
+def inv_slowest(doc):
+    """A node's slowest calls: as many as it has paired calls, up to the
+    same K for every node; in start order, from the first event; within
+    its min and max, the max among them; each split adds up to its call's
+    duration exactly, its parts are "self" or the node's children."""
+    errs = []
+    byid = {n["id"]: n for n in doc["nodes"]}
+    k = max((len(n["slowest"]) for n in doc["nodes"]), default=0)
+    for n in doc["nodes"]:
+        s = n["slowest"]
+        if len(s) != min(n["count"], k):
+            errs.append("node %s: %d slowest calls of %d, K %d" % (
+                n["id"], len(s), n["count"], k))
+        starts = [c["start"] for c in s]
+        if starts != sorted(starts) or any(t < 0 for t in starts):
+            errs.append("node %s: starts %s not in order from 0" % (n["id"], starts[:5]))
+        if s and (max(c["duration"] for c in s) != n["max"] or
+                  min(c["duration"] for c in s) < n["min"]):
+            errs.append("node %s: durations outside [min, max] or without the max" % n["id"])
+        for c in s:
+            if sum(p["time"] for p in c["split"]) != c["duration"]:
+                errs.append("node %s: call at %s: split %s != duration %s" % (
+                    n["id"], c["start"], c["split"], c["duration"]))
+            for p in c["split"]:
+                if p["callee"] == "self":
+                    ok = p["node"] is None
+                elif p["node"] is None:
+                    ok = p["callee"].endswith("other callees)")
+                else:
+                    ok = p["node"] in n["children"] and p["node"] in byid
+                if not ok:
+                    errs.append("node %s: part %s" % (n["id"], p))
     return errs
 
 

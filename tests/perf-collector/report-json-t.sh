@@ -23,7 +23,7 @@ check_invariant() {
 	[ $_st -eq 0 ] || tap_diag "$_out"
 }
 
-tap_plan 27
+tap_plan 28
 
 "$VARPERF" record -q --mode=probe -o "$TMPDIR_T/x.data" -- "$DEMO" >"$TMPDIR_T/out" 2>"$TMPDIR_T/err"
 tap_is 0 $? "record of the demo exits 0"
@@ -48,6 +48,7 @@ check_invariant tree "node ids, parents and children's totals are consistent"
 check_invariant covariance "children covariance matrices are symmetric and sum to the variance"
 check_invariant analysis "significance, high-variance tags, VIM and Pattern Set follow the rules"
 check_invariant totals "totals and function summaries agree with the nodes"
+check_invariant slowest "slowest calls: ordered, within min and max, splits add up exactly"
 tap_is true "$(q totals "$R" complete)" "the file is complete"
 tap_is 0 "$(q totals "$R" lost)" "no records lost"
 tap_is 0 "$(q totals "$R" unpaired)" "no unpaired invocations"
