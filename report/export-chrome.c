@@ -125,7 +125,7 @@ int report_chrome(const struct report *r, struct vp_recording *rec)
 		sel = report_slow_nodes(r, 0, &nsel);
 		if (!nsel && r->slowest_context) {
 			free(sel);
-			error("no calling context of '%s' matches '%s' with calls kept", r->input,
+			error("no calling context in '%s' ends with '%s'", r->input,
 			      r->slowest_context);
 			return -2;
 		}

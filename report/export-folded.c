@@ -104,9 +104,9 @@ static void folded_time(const struct report *r, double *val)
 }
 
 /*
- * Variance: the roots are the outermost high-variance nodes, each with
- * N Var(X), its durations' squared deviations from their mean summed (so
- * that tasks of different call counts add up).  A node passes what it has
+ * Variance: the roots (the tasks) are the outermost nodes whose calls
+ * vary, each with N Var(X), its durations' squared deviations from their
+ * mean summed (so that tasks of different call counts add up).  A node passes what it has
  * down by its covariance row sums (Kumar and Pande, Eq. 2): its own code
  * keeps r_0 / Var of it and child i gets r_i / Var (the callees past the
  * tracked ones share theirs by their time), so that a line says how much
@@ -129,7 +129,7 @@ static int folded_variance(const struct report *r, double *val)
 
 		if (n->parent != VP_NODE_ROOT && n->parent != VP_NO_NODE && !isnan(val[n->parent])) {
 			have = has[id];
-		} else if (id < r->an->nnodes && r->an->high_variance[id]) {
+		} else if (vp_stats_variance(&n->stats) > 0) {
 			have = vp_stats_variance(&n->stats) * (double)n->stats.n;
 		} else {
 			continue;
@@ -237,7 +237,7 @@ int report_folded(const struct report *r, struct vp_recording *rec)
 	if (r->slowest) {
 		sel = report_slow_nodes(r, 1, &nsel);
 		if (!nsel && r->slowest_context) {
-			error("no calling context of '%s' matches '%s' with calls kept", r->input,
+			error("no calling context in '%s' ends with '%s'", r->input,
 			      r->slowest_context);
 			goto fail;
 		}
