@@ -62,6 +62,28 @@ check compare "two data files are needed: the profile and the regression" a.data
 check compare "unexpected argument 'c.data'" a.data b.data c.data
 check record "no program to record" -q
 
+# check_value CMD MESSAGE ARGS... - a bad option value or combination:
+# exit 129 and exactly "varperf: error: MESSAGE" (no synopsis: the
+# option was understood), nothing on stdout
+check_value() {
+	_cmd=$1 _msg=$2
+	shift 2
+	"$VARPERF" "$_cmd" "$@" >out 2>err
+	tap_is "129 varperf: error: $_msg" "$? $(cat err)" "varperf $_cmd $*"
+	tap_is "" "$(cat out)" "varperf $_cmd $*: nothing on stdout"
+}
+check_value report "invalid value 'svg' for '--format': must be 'text', 'json', 'dot', 'chrome' or 'folded'" \
+	--format svg
+check_value report "invalid value 'calls' for '--folded-value': must be 'time' or 'variance'" \
+	--format folded --folded-value calls
+check_value report "'--folded-value' is for '--format folded'" --folded-value=time
+check_value report "'--folded-value=variance' cannot be used with '--slowest': the slowest calls make a time profile" \
+	--format folded --slowest --folded-value=variance
+check_value report "'--typical' is for '--format folded --slowest': the calls at large next to the slowest" \
+	--format folded --typical
+check_value report "empty context for '--slowest': give a function name or 'f;g;h', or no value" \
+	--format chrome --slowest=
+
 # varperf itself, before any command
 "$VARPERF" --bogus >out 2>err
 tap_is "129 varperf: error: unknown option '--bogus'" "$? $(head -n 1 err)" \
