@@ -41,6 +41,7 @@
                                  node's total time times min(K, N) / N
 """
 
+import bisect
 import json
 import sys
 
@@ -148,46 +149,45 @@ def chrome_nodes(path, rpath):
     return "ok"
 
 
-def ancestor(nodes, a, b):
-    """Whether node a is a proper ancestor of node b."""
-    b = nodes[b]["parent"]
-    while b is not None and b != a:
-        b = nodes[b]["parent"]
-    return b == a
-
-
 def chrome_nesting(path, rpath):
+    """No two calls of one thread overlap without one holding the other,
+    and every call of a node with a parent lies in a call of its parent's
+    node on its thread (calls clamped to no duration may touch others)."""
     nodes = nodes_of(load(rpath))
-    by_thread = {}
+    by_thread, by_node = {}, {}
     for e in xevents(load(path)):
-        s = ns(e["ts"])
-        by_thread.setdefault((e["pid"], e["tid"]), []).append(
-            (s, -(s + ns(e["dur"])), nodes[e["args"]["node"]]["depth"], e["args"]["node"]))
-    checked = 0
+        s, t = ns(e["ts"]), (e["pid"], e["tid"])
+        iv = (s, s + ns(e["dur"]))
+        by_thread.setdefault(t, []).append(iv)
+        by_node.setdefault((t, e["args"]["node"]), []).append(iv)
     for evs in by_thread.values():
-        evs.sort()
-        stack = []  # (start, end, node) of the events open around this one
-        for s, mend, _, node in evs:
-            end = -mend
-            while stack:
-                ts, te, tn = stack[-1]
-                inside = ts <= s and end <= te
-                if inside and ancestor(nodes, tn, node):
-                    break
-                # a call of no duration may touch the end of the one before
-                if te > s and not (inside and s == end == te):
-                    raise Fail("event of node %d [%d, %d] overlaps node %d's [%d, %d]" %
-                               (node, s, end, tn, ts, te))
-                stack.pop()
-            parent = nodes[node]["parent"]
-            if parent is not None:
-                if not stack or stack[-1][2] != parent:
-                    raise Fail("event of node %d at %d not inside one of node %d" %
-                               (node, s, parent))
-                checked += 1
-            stack.append((s, end, node))
+        evs.sort(key=lambda iv: (iv[0], -iv[1]))
+        ends = []
+        for s, end in evs:
+            while ends and ends[-1] <= s:
+                ends.pop()
+            if ends and end > ends[-1]:
+                raise Fail("a call over [%d, %d] overlaps one that ends at %d" %
+                           (s, end, ends[-1]))
+            ends.append(end)
+    for ivs in by_node.values():
+        ivs.sort()
+    checked = 0
+    for (t, node), ivs in by_node.items():
+        parent = nodes[node]["parent"]
+        if parent is None:
+            continue
+        outer = by_node.get((t, parent), [])
+        starts = [iv[0] for iv in outer]
+        for s, end in ivs:
+            i = bisect.bisect_right(starts, s)
+            if not any(outer[j][0] <= s and end <= outer[j][1]
+                       for j in range(max(0, i - 3), i)):
+                raise Fail("the call of node %d over [%d, %d] is in no call of node %d" %
+                           (node, s, end, parent))
+            checked += 1
     if not checked:
-        raise Fail("no nested event to check")
+        raise Fail("no nested call to check")
     return "ok %d" % checked
 
 
