@@ -16,8 +16,6 @@
   chrome-nesting CHROME REPORT   on each thread, events nest, and the
                                  innermost event around one is of its
                                  parent's node (when its node has a parent)
-  chrome-mean CHROME REPORT FUNC LO HI
-                                 FUNC's calls last LO to HI us on average
   chrome-truth CHROME REPORT TRUTH FUNC CONTEXT
                                  as many calls of FUNC in CONTEXT as the
                                  fixture's truth line says, their mean (from
@@ -189,16 +187,6 @@ def chrome_nesting(path, rpath):
     if not checked:
         raise Fail("no nested call to check")
     return "ok %d" % checked
-
-
-def chrome_mean(path, rpath, func, lo, hi):
-    d = [e["dur"] for e in xevents(load(path)) if e["name"] == func]
-    if not d:
-        raise Fail("no events of %s" % func)
-    m = sum(d) / len(d)
-    if not float(lo) <= m <= float(hi):
-        raise Fail("%s: mean %g us, wanted %s to %s" % (func, m, lo, hi))
-    return "ok"
 
 
 def chrome_truth(path, rpath, tpath, func, context):
@@ -377,7 +365,6 @@ COMMANDS = {
     "chrome-format": chrome_format,
     "chrome-nodes": chrome_nodes,
     "chrome-nesting": chrome_nesting,
-    "chrome-mean": chrome_mean,
     "chrome-truth": chrome_truth,
     "chrome-slowest": chrome_slowest,
     "folded-time": folded_time,

@@ -68,11 +68,20 @@ tap_is ok "$($check chrome-truth t.chrome t.json t.truth work worker_a/work)" \
 	"fx-threads: worker_a's 3000 calls of work(), their mean dur the fixture's"
 tap_is ok "$($check chrome-truth t.chrome t.json t.truth work worker_b/work)" \
 	"fx-threads: worker_b's 2000 calls of work(), their mean dur the fixture's"
-tap_is ok "$($check chrome-mean b.chrome b.json leaf 4 12)" \
-	"fx-basic: leaf() spins 5 us: its mean dur is 4 to 12 (us, not ns or ms)"
 tap_is 2 "$(python3 -c 'import json, sys
 print(len({e["tid"] for e in json.load(open("t.chrome"))["traceEvents"] if e["ph"] == "X"}))')" \
 	"fx-threads: two threads, two tids"
+
+# on-CPU time: each thread's own clock, the same checks (BPF backend only)
+if "$VARPERF" report -i t.data --time=cpu --format json >cpu.json 2>/dev/null; then
+	report t --time=cpu --format chrome >cpu.chrome
+	tap_is ok "$($check chrome-nodes cpu.chrome cpu.json)" \
+		"--time=cpu: chrome: every node's calls as the on-CPU JSON report has them"
+	tap_like "$($check chrome-nesting cpu.chrome cpu.json)" '^ok [0-9]+$' \
+		"--time=cpu: chrome: calls still nest on each thread"
+else
+	tap_skip "t.data has no off-CPU times (not the BPF backend)" 2
+fi
 
 # --slowest=CONTEXT: a ';'-chain, or a function name for all its contexts
 report b --format chrome --slowest='run;work' >ctx.chrome
