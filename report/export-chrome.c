@@ -83,26 +83,29 @@ static void chrome_metadata(struct chrome *c)
 	const struct report *r = c->r;
 	const char *prog = chrome_basename(report_program_path(r));
 	struct report_process *pv = NULL;
-	size_t np = report_processes(r, &pv);
-	uint32_t last_pid = 0;
+	size_t np = report_processes(r, &pv), nnamed = 0;
+	uint32_t *named = xcalloc(c->nseen + 1, sizeof(*named));
 	char name[512];
 
 	for (size_t i = 0; i < c->nseen; i++) {
 		const struct vp_thread_info *t = vp_reader_thread(r->reader, (uint32_t)i);
 		const char *exec = prog;
+		size_t k;
 
 		if (!c->seen[i] || !t)
 			continue;
 		for (size_t p = 0; p < np; p++)
 			if (pv[p].pid == t->pid && pv[p].exec && *pv[p].exec)
 				exec = chrome_basename(pv[p].exec);
-		if (t->pid != last_pid) {
+		for (k = 0; k < nnamed && named[k] != t->pid; k++)
+			;
+		if (k == nnamed) {
 			snprintf(name, sizeof(name), "%s (pid %" PRIu32 ")", exec, t->pid);
 			fprintf(c->f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
 				",\"tid\":%" PRIu32 ",\"args\":{\"name\":", t->pid, t->tid);
 			json_string(c->f, name);
 			fputs("}}", c->f);
-			last_pid = t->pid;
+			named[nnamed++] = t->pid;
 		}
 		snprintf(name, sizeof(name), "%s (tid %" PRIu32 ")", exec, t->tid);
 		fprintf(c->f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
@@ -110,6 +113,7 @@ static void chrome_metadata(struct chrome *c)
 		json_string(c->f, name);
 		fputs("}}", c->f);
 	}
+	free(named);
 	free(pv);
 }
 
@@ -153,6 +157,9 @@ int report_chrome(const struct report *r, struct vp_recording *rec)
 	if (c.events)
 		chrome_metadata(&c);
 	fputs("\n]}\n", r->out);
+	if (!r->slowest && !c.events)
+		warning("'%s': no probed calls (a sampled recording?): the trace is empty",
+			r->input);
 	if (r->slowest && !c.events)
 		warning("'%s': --slowest selected no calls: no node has more calls than it keeps",
 			r->input);

@@ -60,11 +60,13 @@ static uint32_t *folded_path_buf(const struct report *r)
 /*
  * Write the lines of @val (NAN: no line), rounded to whole units; values
  * below 0 are left out and counted in *@neg, their sum in *@negsum.
+ * Returns the number of lines written.
  */
-static void folded_write(const struct report *r, const double *val, size_t *neg,
+static size_t folded_write(const struct report *r, const double *val, size_t *neg,
 			 double *negsum)
 {
 	uint32_t *path = folded_path_buf(r);
+	size_t lines = 0;
 
 	*neg = 0;
 	*negsum = 0;
@@ -78,8 +80,10 @@ static void folded_write(const struct report *r, const double *val, size_t *neg,
 		}
 		folded_stack(r, id, path);
 		fprintf(r->out, "%.0f\n", val[id]);
+		lines++;
 	}
 	free(path);
+	return lines;
 }
 
 /* A node's own time over its paired calls (and open ones with @open). */
@@ -231,7 +235,7 @@ int report_folded(const struct report *r, struct vp_recording *rec)
 	double *val = xcalloc(t->nnodes ? t->nnodes : 1, sizeof(*val)), negsum;
 	uint8_t *sel = NULL;
 	char msg[512] = "";
-	size_t nsel, neg;
+	size_t nsel = 0, neg;
 	int err = 0;
 
 	if (r->slowest) {
@@ -263,7 +267,11 @@ int report_folded(const struct report *r, struct vp_recording *rec)
 		error("%s", msg[0] ? msg : strerror(-err));
 		goto fail;
 	}
-	folded_write(r, val, &neg, &negsum);
+	if (!folded_write(r, val, &neg, &negsum) && !neg && !(r->slowest && !nsel))
+		warning("'%s': no stacks to fold: %s", r->input,
+			!r->totals->invocations ? "no probed calls (a sampled recording?)" :
+			r->folded_value == FOLDED_VARIANCE && !r->slowest ?
+				"no calling context's calls vary" : "no time in the probed calls");
 	if (neg)
 		warning("'%s': %zu folded value%s below 0 left out (%.3g in all)%s", r->input, neg,
 			neg == 1 ? "" : "s",  negsum,

@@ -29,8 +29,11 @@
                                  + open_total less its children's; stacks
                                  are calling contexts; the lines add up to
                                  the outermost nodes' time
-  folded-variance FOLDED REPORT  the lines add up to N Var of the outermost
-                                 nodes with variance (1e-9 relative)
+  folded-variance FOLDED REPORT [ERR]
+                                 the lines add up to N Var of the outermost
+                                 nodes with variance (1e-9 relative), less
+                                 the shares below 0 left out that varperf's
+                                 warning in ERR states (to its 3 digits)
   folded-slowest FOLDED ALL REPORT K [CONTEXT]
                                  the lines add up to the durations of the K
                                  slowest calls of the outermost selected nodes
@@ -41,6 +44,7 @@
 
 import bisect
 import json
+import re
 import sys
 
 
@@ -173,7 +177,8 @@ def chrome_nesting(path, rpath):
     checked = 0
     for (t, node), ivs in by_node.items():
         parent = nodes[node]["parent"]
-        if parent is None:
+        # a call still open at the end (never returned) is not exported
+        if parent is None or nodes[parent]["unpaired"]:
             continue
         outer = by_node.get((t, parent), [])
         starts = [iv[0] for iv in outer]
@@ -316,7 +321,7 @@ def folded_time(path, rpath):
     return "ok"
 
 
-def folded_total(path, rpath, total, what):
+def folded_total(path, rpath, total, what, tol=1e-9):
     nodes = nodes_of(load(rpath))
     contexts = {chain(nodes, i) for i in nodes}
     lines = folded_lines(path)
@@ -325,20 +330,33 @@ def folded_total(path, rpath, total, what):
             raise Fail("stack %r is no calling context of the report" % stack)
     s = sum(v for _, v in lines)
     # each line is rounded to a whole unit
-    if abs(s - total) > max(1e-9 * total, len(lines)):
+    if abs(s - total) > max(tol * abs(total), len(lines)):
         raise Fail("sum %d, wanted %s %.17g" % (s, what, total))
     return "ok"
 
 
-def folded_variance(path, rpath):
+def folded_variance(path, rpath, errpath=None):
+    """With ERR (varperf's standard error), less the shares below 0 that
+    its warning says were left out."""
     nodes = nodes_of(load(rpath))
-    total = 0
+    total, left = 0, 0
+    for line in open(errpath) if errpath else ():
+        m = re.search(r"folded values? below 0 left out \(([-+0-9.e]+) in all\)", line)
+        if m:
+            left = float(m.group(1))
     for i, n in nodes.items():
         p = n["parent"]
         while p is not None and not (nodes[p]["count"] > 1 and nodes[p]["variance"] > 0):
             p = nodes[p]["parent"]
         if p is None and n["count"] > 1 and n["variance"] > 0:
             total += n["count"] * n["variance"]
+    if left:
+        # the warning's three digits
+        s = sum(v for _, v in folded_lines(path))
+        if abs(s + left - total) > 0.005 * abs(left) + 1e-9 * total:
+            raise Fail("sum %d and %g left out, wanted N Var of the tasks %.17g" %
+                       (s, left, total))
+        return folded_total(path, rpath, s, "N Var of the tasks")
     return folded_total(path, rpath, total, "N Var of the tasks")
 
 
