@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +360,28 @@ static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report
 	return ret;
 }
 
+/* The temporary file of -o, removed if a signal ends the report. */
+static char *volatile cmd_report_tmp;
+
+static void cmd_report_on_signal(int sig)
+{
+	char *tmp = cmd_report_tmp;
+
+	if (tmp)
+		unlink(tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void cmd_report_guard(char *tmp)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM, SIGPIPE };
+
+	cmd_report_tmp = tmp;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], tmp ? cmd_report_on_signal : SIG_DFL);
+}
+
 /*
  * -o: the report goes to a temporary file beside @path, renamed over it
  * once whole, so that a failed report leaves no half file and an old one
@@ -423,6 +446,7 @@ static FILE *cmd_report_create(const char *path, char **tmp, char **final)
 		*tmp = *final = NULL;
 		return NULL;
 	}
+	cmd_report_guard(*tmp);
 	return f;
 }
 
@@ -467,6 +491,7 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r,
 		ret = error("cannot write '%s': %s", o->output, strerror(errno));
 	if (tmp && ret)
 		unlink(tmp);
+	cmd_report_guard(NULL);
 	free(tmp);
 	free(final);
 	return ret ? -1 : 0;
