@@ -122,7 +122,7 @@ int report_chrome(const struct report *r, struct vp_recording *rec)
 	struct chrome c = { .r = r, .f = r->out, .origin = r->totals->first_time };
 	uint8_t *sel = NULL;
 	char msg[512] = "";
-	size_t nsel;
+	size_t nsel = 0;
 	int err;
 
 	if (r->slowest) {
@@ -141,7 +141,9 @@ int report_chrome(const struct report *r, struct vp_recording *rec)
 	fputs(",\"input\":", r->out);
 	json_string(r->out, r->input);
 	fputs("},\n\"traceEvents\":[", r->out);
-	err = vp_recording_invocations(rec, chrome_event, &c, msg, sizeof(msg));
+	/* --slowest that selected nothing: no second pass for nothing */
+	err = r->slowest && !nsel ? 0 :
+		vp_recording_invocations(rec, chrome_event, &c, msg, sizeof(msg));
 	if (err == -EIO && ferror(r->out)) {
 		free(c.seen);
 		free(sel);
@@ -161,7 +163,8 @@ int report_chrome(const struct report *r, struct vp_recording *rec)
 		warning("'%s': no probed calls (a sampled recording?): the trace is empty",
 			r->input);
 	if (r->slowest && !c.events)
-		warning("'%s': --slowest selected no calls: no node has more calls than it keeps",
+		warning("'%s': --slowest selected no calls: no significant node has more "
+			"calls than it keeps; --slowest=<context> names one",
 			r->input);
 	free(c.seen);
 	free(sel);

@@ -246,8 +246,8 @@ int report_folded(const struct report *r, struct vp_recording *rec)
 			goto fail;
 		}
 		if (!nsel)
-			warning("'%s': --slowest selected no calls: no node has more calls than "
-				"it keeps",
+			warning("'%s': --slowest selected no calls: no significant node has more "
+				"calls than it keeps; --slowest=<context> names one",
 				r->input);
 	}
 	if (r->slowest && r->typical) {
@@ -257,7 +257,8 @@ int report_folded(const struct report *r, struct vp_recording *rec)
 
 		for (uint32_t id = 0; id < t->nnodes; id++)
 			val[id] = NAN;
-		err = vp_recording_invocations(rec, folded_slow_inv, &s, msg, sizeof(msg));
+		if (nsel)
+			err = vp_recording_invocations(rec, folded_slow_inv, &s, msg, sizeof(msg));
 	} else if (r->folded_value == FOLDED_VARIANCE) {
 		err = folded_variance(r, val);
 	} else {
