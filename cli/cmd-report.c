@@ -11,9 +11,11 @@
 #include <inttypes.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/cct.h"
@@ -31,7 +33,7 @@
 #include "usage.h"
 #include "util/util.h"
 
-enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
+enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT, FORMAT_CHROME, FORMAT_FOLDED };
 
 enum {
 	OPT_STRICT = 256,
@@ -49,6 +51,8 @@ enum {
 	OPT_PID,
 	OPT_SLOWEST,
 	OPT_SLOWEST_COUNT,
+	OPT_FOLDED_VALUE,
+	OPT_TYPICAL,
 };
 
 /* Same order as OPTIONS in man/varperf-report.1. */
@@ -70,6 +74,8 @@ static const struct option cmd_report_options[] = {
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "folded-value", required_argument, NULL, OPT_FOLDED_VALUE },
+	{ "typical", no_argument, NULL, OPT_TYPICAL },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "wide", no_argument, NULL, OPT_WIDE },
@@ -82,8 +88,10 @@ static const char *const cmd_report_usage[] = {
 	"",
 	"    -i, --input <file>         data file to read (default: varperf.data)",
 	"    -o, --output <file>        write the report to <file> instead of stdout",
-	"    --format <text|json|dot>   report format (default: text; dot: the Variance",
-	"                               Characterization Graph for Graphviz)",
+	"    --format <fmt>             text (default), json, dot (the Variance",
+	"                               Characterization Graph for Graphviz), chrome",
+	"                               (every call for a trace viewer) or folded",
+	"                               (stacks for flame graphs)",
 	ANALYSIS_USAGE,
 	"    --vcg                      print the Variance Characterization Graph only",
 	"                               (text; JSON always has it, in \"vcg\")",
@@ -92,7 +100,8 @@ static const char *const cmd_report_usage[] = {
 	"    --contexts                 show the call-context set of every graph node",
 	"    --slowest[=<context>]      list the slowest calls of every significant node, or",
 	"                               of the nodes in <context> (main/f or main;f), with",
-	"                               where each call's time went",
+	"                               where each call's time went; chrome, folded: only",
+	"                               those calls and what they called",
 	"    --slowest-count <k>        slowest calls kept per node (default: 16)",
 	"    --min-contribution <pct>   share of a node's variance that makes a source",
 	"                               significant (default: 10%)",
@@ -109,6 +118,10 @@ static const char *const cmd_report_usage[] = {
 	"                               <size>, with K/M/G suffix (default: 1G; 0: no limit)",
 	"    --pid <pid>                only the events and samples of process <pid>",
 	"                               (a recording that followed forks has several)",
+	"    --folded-value <v>         folded: 'time' (own time, ns; default) or",
+	"                               'variance' (share of the task's variance, ns^2)",
+	"    --typical                  folded --slowest: the same contexts' calls at",
+	"                               large, scaled to as many (difffolded.pl's before)",
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
 	"    --wide                     every column (min, p90, p99.9, off-mean, total, the",
@@ -135,6 +148,9 @@ struct cmd_report_opts {
 	int slowest;			/* --slowest */
 	const char *slowest_context;	/* --slowest=CONTEXT */
 	double precision, confidence;
+	int typical;
+	enum report_folded_value folded_value;
+	int folded_value_set;
 };
 
 /* --max-passes: a plain decimal count. */
@@ -174,10 +190,11 @@ static int cmd_report_check_slowest(const struct cmd_report_opts *o)
 	if (!o->slowest)
 		return 0;
 	if (o->format == FORMAT_JSON)
-		return error("'--slowest' is for the text report: the JSON report has every "
-			     "node's slowest calls in its \"slowest\" member");
+		return error("'--slowest' is for the text report, chrome and folded: the JSON "
+			     "report has every node's slowest calls in its \"slowest\" member");
 	if (o->format == FORMAT_DOT)
-		return error("'--slowest' is for the text report: --format dot draws the graph");
+		return error("'--slowest' is for the text report, chrome and folded: --format dot "
+			     "draws the graph");
 	if (o->vcg_only)
 		return error("options '--slowest' and '--vcg' cannot be used together");
 	if (o->slowest_context) {
@@ -209,11 +226,33 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 				o->format = FORMAT_JSON;
 			} else if (!strcmp(optarg, "dot")) {
 				o->format = FORMAT_DOT;
+			} else if (!strcmp(optarg, "chrome")) {
+				o->format = FORMAT_CHROME;
+			} else if (!strcmp(optarg, "folded")) {
+				o->format = FORMAT_FOLDED;
 			} else {
 				ret = error("invalid value '%s' for '--format': "
-					    "must be 'text', 'json' or 'dot'",
+					    "must be 'text', 'json', 'dot', 'chrome' or 'folded'",
 					    optarg);
 			}
+			break;
+		case OPT_SLOWEST:
+			o->slowest = 1;
+			o->slowest_context = optarg;
+			break;
+		case OPT_FOLDED_VALUE:
+			o->folded_value_set = 1;
+			if (!strcmp(optarg, "time"))
+				o->folded_value = FOLDED_TIME;
+			else if (!strcmp(optarg, "variance"))
+				o->folded_value = FOLDED_VARIANCE;
+			else
+				ret = error("invalid value '%s' for '--folded-value': "
+					    "must be 'time' or 'variance'",
+					    optarg);
+			break;
+		case OPT_TYPICAL:
+			o->typical = 1;
 			break;
 		case OPT_CUTOFF:
 		case OPT_PROBABILITY:
@@ -238,10 +277,6 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			break;
 		case OPT_CONTEXTS:
 			o->contexts = 1;
-			break;
-		case OPT_SLOWEST:
-			o->slowest = 1;
-			o->slowest_context = optarg;
 			break;
 		case OPT_SLOWEST_COUNT:
 			ret = cmd_report_set_slowest_count(optarg, &o->rec.slowest);
@@ -296,6 +331,15 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			    "\"vcg\" member, and --format dot draws it");
 	if (!ret)
 		ret = cmd_report_check_slowest(o);
+	if (!ret && o->typical && !(o->slowest && o->format == FORMAT_FOLDED))
+		ret = error("'--typical' is for '--format folded --slowest': the calls at large "
+			    "next to the slowest");
+	if (!ret && o->folded_value_set && o->format != FORMAT_FOLDED)
+		ret = error("'--folded-value' is for '--format folded'");
+	if (!ret && o->slowest && o->format == FORMAT_FOLDED &&
+	    o->folded_value == FOLDED_VARIANCE)
+		ret = error("'--folded-value=variance' cannot be used with '--slowest': the "
+			    "slowest calls make a time profile");
 	if (!ret && optind < argc) {
 		/* getopt takes an optional value only after '=' */
 		if (o->slowest && !o->slowest_context)
@@ -368,8 +412,100 @@ static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report
 	return ret;
 }
 
-static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
+/* The temporary file of -o, removed if a signal ends the report. */
+static char *volatile cmd_report_tmp;
+
+static void cmd_report_on_signal(int sig)
 {
+	char *tmp = cmd_report_tmp;
+
+	if (tmp)
+		unlink(tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void cmd_report_guard(char *tmp)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM, SIGPIPE };
+
+	cmd_report_tmp = tmp;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], tmp ? cmd_report_on_signal : SIG_DFL);
+}
+
+/*
+ * -o: the report goes to a temporary file beside @path, renamed over it
+ * once whole, so that a failed report leaves no half file and an old one
+ * stays as it was.  A symbolic link keeps pointing at the file it names;
+ * a character device (/dev/null) is written directly.  Returns the stream
+ * with *@tmp set (NULL: written directly) and *@final the name renamed
+ * to, or NULL after an error.
+ */
+static FILE *cmd_report_create(const char *path, char **tmp, char **final)
+{
+	struct stat st;
+	mode_t mask, mode = 0666;
+	const char *base;
+	FILE *f = NULL;
+	char *dir;
+	int fd;
+
+	*tmp = NULL;
+	*final = NULL;
+	if (!stat(path, &st)) {
+		if (S_ISDIR(st.st_mode)) {
+			error("cannot write '%s': it is a directory", path);
+			return NULL;
+		}
+		if (S_ISCHR(st.st_mode)) {
+			f = fopen(path, "w");
+			if (!f)
+				error("cannot open '%s': %s", path, strerror(errno));
+			return f;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			error("cannot write '%s': it is %s, not a regular file", path,
+			      S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
+			return NULL;
+		}
+		mode = st.st_mode & 07777;
+		*final = realpath(path, NULL);
+		if (!*final)
+			die("out of memory");
+	} else {
+		*final = xstrdup(path);
+		mask = umask(0);
+		umask(mask);
+		mode &= ~mask;
+	}
+	base = strrchr(*final, '/');
+	dir = xstrdup(*final);
+	dir[base ? base - *final + 1 : 0] = '\0';
+	base = base ? base + 1 : *final;
+	*tmp = xmalloc(strlen(dir) + strlen(base) + 16);
+	sprintf(*tmp, "%s.%s.XXXXXX", dir, base);
+	free(dir);
+	fd = mkstemp(*tmp);
+	if (fd < 0 || fchmod(fd, mode) < 0 || !(f = fdopen(fd, "w"))) {
+		error("cannot open '%s': %s", path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(*tmp);
+		}
+		free(*tmp);
+		free(*final);
+		*tmp = *final = NULL;
+		return NULL;
+	}
+	cmd_report_guard(*tmp);
+	return f;
+}
+
+static int cmd_report_print(const struct cmd_report_opts *o, struct report *r,
+			    struct vp_recording *rec)
+{
+	char *tmp = NULL, *final = NULL;
 	FILE *f = stdout;
 	int ret;
 
@@ -387,9 +523,9 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 	}
 
 	if (o->output) {
-		f = fopen(o->output, "w");
+		f = cmd_report_create(o->output, &tmp, &final);
 		if (!f)
-			return error("cannot open '%s': %s", o->output, strerror(errno));
+			return -1;
 	}
 	r->out = f;
 	switch (o->format) {
@@ -399,18 +535,31 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 	case FORMAT_DOT:
 		ret = report_vcg_dot(r);
 		break;
+	case FORMAT_CHROME:
+		ret = report_chrome(r, rec);
+		break;
+	case FORMAT_FOLDED:
+		ret = report_folded(r, rec);
+		break;
 	default:
 		ret = cmd_report_text_fitted(o, r);
 		break;
 	}
-	if (fflush(f) || ferror(f))
+	if (ret != -2 && (fflush(f) || ferror(f)))
 		ret = -1;
-	if (f != stdout && fclose(f))
+	if (f != stdout && fclose(f) && ret != -2)
 		ret = -1;
-	if (ret < 0)
-		return error("cannot write '%s': %s", o->output ? o->output : "standard output",
-			     strerror(errno));
-	return 0;
+	if (ret == -1)
+		error("cannot write '%s': %s", o->output ? o->output : "standard output",
+		      strerror(errno));
+	if (tmp && !ret && rename(tmp, final) < 0)
+		ret = error("cannot write '%s': %s", o->output, strerror(errno));
+	if (tmp && ret)
+		unlink(tmp);
+	cmd_report_guard(NULL);
+	free(tmp);
+	free(final);
+	return ret ? -1 : 0;
 }
 
 /* Error from a pass over the events: the reader's message when it has one. */
@@ -505,11 +654,19 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		goto out_rec;
 	if (r.sampled)
 		cmd_report_sampled_warnings(&r);
+	r.folded_value = o->folded_value;
+	r.typical = o->typical;
+	/* the exports need no Dominant Variance Analysis */
+	if (o->format == FORMAT_CHROME || o->format == FORMAT_FOLDED) {
+		if (!cmd_report_print(o, &r, rec))
+			ret = 0;
+		goto out_rec;
+	}
 	if (cmd_report_dva(o, &r, &src, &vcg, &labels) < 0)
 		goto out_rec;
 	probed_of = report_match_probed(&r);
 	r.probed_of = probed_of;
-	if (!cmd_report_print(o, &r))
+	if (!cmd_report_print(o, &r, rec))
 		ret = 0;
 	free(probed_of);
 	vp_vcg_release(&vcg);

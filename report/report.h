@@ -56,9 +56,13 @@ struct report {
 	 * one function from one line, 0 when none (vp_cct_callsite_twins);
 	 * NULL: not known */
 	const uint32_t *callsite_twins;
-	int slowest;			/* --slowest: the slowest calls */
-	const char *slowest_context;	/* --slowest=CONTEXT, NULL: every significant
-					 * node (report_context_parse) */
+	/* --slowest[=CONTEXT]: the slowest calls (of CONTEXT's nodes only,
+	 * when given: report_context_parse) */
+	int slowest;
+	const char *slowest_context;
+	/* --folded-value and --typical of --format folded (export-folded.c) */
+	enum report_folded_value { FOLDED_TIME, FOLDED_VARIANCE } folded_value;
+	int typical;
 };
 
 struct vp_recording;
@@ -75,6 +79,33 @@ int report_text(const struct report *r);
 int report_json(const struct report *r);
 /* Graphviz: the whole graph as one digraph (report-vcg.c). */
 int report_vcg_dot(const struct report *r);
+/*
+ * Exports that read the recording's events again (vp_recording_invocations),
+ * hence @rec: Chrome's Trace Event Format (export-chrome.c) and folded
+ * stacks for flame graphs (export-folded.c).  0, -1 when writing failed
+ * (errno set: the caller reports it), or -2 after an error they said.
+ */
+int report_chrome(const struct report *r, struct vp_recording *rec);
+int report_folded(const struct report *r, struct vp_recording *rec);
+
+/* ---- export-slow.c: which calls --slowest selects ---- */
+
+/*
+ * report_slow_nodes - per node, 1 when --slowest selects its kept slowest
+ * calls: CONTEXT's nodes when r->slowest_context is set, else the
+ * significant nodes with more calls than they keep (the K slowest of
+ * fewer are no choice).  With @outermost, a node below another selected
+ * one is not selected.  Returns the malloc'ed array and their number in
+ * *@n (0: none selected).
+ */
+uint8_t *report_slow_nodes(const struct report *r, int outermost, size_t *n);
+/*
+ * report_slow_root - the selected node (@sel) whose kept slow call
+ * holds the invocation of node @node on @thread over [@start, @start +
+ * @duration] (itself or one nested in it), or VP_NO_NODE.
+ */
+uint32_t report_slow_root(const struct report *r, const uint8_t *sel, uint32_t node,
+			  uint32_t thread, uint64_t start, uint64_t duration);
 
 /*
  * The processes of the recording, from its threads and PROCESS records,

@@ -84,11 +84,33 @@ check_value report "invalid value '-1' for '--slowest-count': must be a whole nu
 check_value report "invalid context 'main//f': an empty function name" --slowest=main//f
 check_value report "invalid context '': an empty function name" --slowest=
 check_value report "invalid context 'f;': an empty function name" --slowest='f;'
-check_value report "'--slowest' is for the text report: the JSON report has every node's slowest \
-calls in its \"slowest\" member" --slowest --format json
-check_value report "'--slowest' is for the text report: --format dot draws the graph" \
+check_value report "'--slowest' is for the text report, chrome and folded: the JSON report has \
+every node's slowest calls in its \"slowest\" member" --slowest --format json
+check_value report "'--slowest' is for the text report, chrome and folded: --format dot draws \
+the graph" \
 	--slowest=f --format dot
 check_value report "options '--slowest' and '--vcg' cannot be used together" --vcg --slowest
+
+# check_value CMD MESSAGE ARGS... - a bad option value or combination:
+# exit 129 and exactly "varperf: error: MESSAGE" (no synopsis: the
+# option was understood), nothing on stdout
+check_value() {
+	_cmd=$1 _msg=$2
+	shift 2
+	"$VARPERF" "$_cmd" "$@" >out 2>err
+	tap_is "129 varperf: error: $_msg" "$? $(cat err)" "varperf $_cmd $*"
+	tap_is "" "$(cat out)" "varperf $_cmd $*: nothing on stdout"
+}
+check_value report "invalid value 'svg' for '--format': must be 'text', 'json', 'dot', 'chrome' or 'folded'" \
+	--format svg
+check_value report "invalid value 'calls' for '--folded-value': must be 'time' or 'variance'" \
+	--format folded --folded-value calls
+check_value report "'--folded-value' is for '--format folded'" --folded-value=time
+check_value report "'--folded-value=variance' cannot be used with '--slowest': the slowest calls make a time profile" \
+	--format folded --slowest --folded-value=variance
+check_value report "'--typical' is for '--format folded --slowest': the calls at large next to the slowest" \
+	--format folded --typical
+check_value report "invalid context '': an empty function name" --format chrome --slowest=
 
 # varperf itself, before any command
 "$VARPERF" --bogus >out 2>err

@@ -102,7 +102,7 @@ check_fail "--beta above 1" 129 \
 	"varperf: error: invalid value '2' for '--beta': must be between 0 and 1" \
 	--beta 2 -i good.data
 check_fail "unknown --format" 129 \
-	"varperf: error: invalid value 'xml' for '--format': must be 'text', 'json' or 'dot'" \
+	"varperf: error: invalid value 'xml' for '--format': must be 'text', 'json', 'dot', 'chrome' or 'folded'" \
 	--format xml -i good.data
 
 tap_done
