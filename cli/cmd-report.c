@@ -31,7 +31,7 @@
 #include "usage.h"
 #include "util/util.h"
 
-enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
+enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT, FORMAT_HTML };
 
 enum {
 	OPT_STRICT = 256,
@@ -78,8 +78,10 @@ static const char *const cmd_report_usage[] = {
 	"",
 	"    -i, --input <file>         data file to read (default: varperf.data)",
 	"    -o, --output <file>        write the report to <file> instead of stdout",
-	"    --format <text|json|dot>   report format (default: text; dot: the Variance",
-	"                               Characterization Graph for Graphviz)",
+	"    --format <text|json|dot|html>",
+	"                               report format (default: text; dot: the Variance",
+	"                               Characterization Graph for Graphviz; html: one",
+	"                               self-contained page with the graph and plots)",
 	ANALYSIS_USAGE,
 	"    --vcg                      print the Variance Characterization Graph only",
 	"                               (text; JSON always has it, in \"vcg\")",
@@ -162,9 +164,11 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 				o->format = FORMAT_JSON;
 			} else if (!strcmp(optarg, "dot")) {
 				o->format = FORMAT_DOT;
+			} else if (!strcmp(optarg, "html")) {
+				o->format = FORMAT_HTML;
 			} else {
 				ret = error("invalid value '%s' for '--format': "
-					    "must be 'text', 'json' or 'dot'",
+					    "must be 'text', 'json', 'dot' or 'html'",
 					    optarg);
 			}
 			break;
@@ -240,6 +244,9 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 	if (!ret && o->vcg_only && o->format == FORMAT_JSON)
 		ret = error("'--vcg' is for the text report: the JSON report has the graph in its "
 			    "\"vcg\" member, and --format dot draws it");
+	if (!ret && o->vcg_only && o->format == FORMAT_HTML)
+		ret = error("'--vcg' is for the text report: the HTML report draws the graph at "
+			    "its top");
 	if (!ret && optind < argc) {
 		usage_error(cmd_report_usage, "unexpected argument '%s'", argv[optind]);
 		ret = -1;
@@ -322,6 +329,9 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r)
 		break;
 	case FORMAT_DOT:
 		ret = report_vcg_dot(r);
+		break;
+	case FORMAT_HTML:
+		ret = report_html(r);
 		break;
 	default:
 		ret = cmd_report_text_fitted(o, r);
@@ -409,6 +419,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	struct vp_vcg vcg;
 	uint8_t *labels = NULL;
 	uint32_t *probed_of = NULL;
+	struct report_html *html = NULL;
 	struct report r;
 	int ret = 1;
 
@@ -430,8 +441,14 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		goto out_rec;
 	probed_of = report_match_probed(&r);
 	r.probed_of = probed_of;
+	/* its second pass over the events, before the output file is created */
+	if (o->format == FORMAT_HTML && report_html_prepare(&r, rec, &html) < 0)
+		goto out_dva;
+	r.html = html;
 	if (!cmd_report_print(o, &r))
 		ret = 0;
+out_dva:
+	report_html_free(html);
 	free(probed_of);
 	vp_vcg_release(&vcg);
 	vp_sources_release(&src);

@@ -55,6 +55,8 @@ struct report {
 	 * one function from one line, 0 when none (vp_cct_callsite_twins);
 	 * NULL: not known */
 	const uint32_t *callsite_twins;
+	/* --format html: what report_html_prepare() gathered */
+	const struct report_html *html;
 };
 
 struct vp_recording;
@@ -71,6 +73,21 @@ int report_text(const struct report *r);
 int report_json(const struct report *r);
 /* Graphviz: the whole graph as one digraph (report-vcg.c). */
 int report_vcg_dot(const struct report *r);
+
+/* ---- report-html.c: one self-contained page (--format html) ---- */
+
+struct report_html;
+/*
+ * report_html_prepare - what the page needs beyond @r: per Task of the
+ * graph its merged histogram and, from a second pass over @rec's events,
+ * its calls over time.  Returns 0 with *@ret set (report_html_free() it),
+ * or -1 after an error naming the file.
+ */
+int report_html_prepare(const struct report *r, struct vp_recording *rec,
+			struct report_html **ret);
+void report_html_free(struct report_html *h);
+/* The page, with r->html from report_html_prepare() (NULL: no Tasks). */
+int report_html(const struct report *r);
 
 /*
  * The processes of the recording, from its threads and PROCESS records,
