@@ -328,7 +328,7 @@ static const char html_style[] =
 	".vp-stats{font-size:13px;margin:2px 0 6px;color:#333}"
 	"svg text{font-family:sans-serif;font-size:11px;fill:#1d1d1f}"
 	".vp-axis{stroke:#888;stroke-width:1;fill:none}.vp-grid{stroke:#e6e6e6;stroke-width:1;fill:none}"
-	".vp-bar{fill:#4a7fb5}.vp-calls{stroke:#c0392b;stroke-width:1;fill:none}"
+	".vp-bar{fill:#4a7fb5}.vp-calls{stroke:#c0392b;stroke-width:1.5;fill:none}"
 	".vp-dot{fill:none;stroke:#c0392b;stroke-width:1.2}"
 	".vp-mark{stroke-width:1.5;stroke-dasharray:4 3}line.vp-p50{stroke:#2e8b57}"
 	"line.vp-p99{stroke:#d35400}text.vp-p50{fill:#2e8b57}text.vp-p99{fill:#d35400}"
@@ -745,8 +745,9 @@ static void html_hist_ticks(FILE *f, const struct report *r, const struct html_l
 			    uint64_t lo, uint64_t hi)
 {
 	static const int steps[] = { 1, 2, 5 };
-	double y = HTML_MARGIN_T + HTML_PLOT_H, l = HTML_MARGIN_L + 48,
-	       rt = HTML_MARGIN_L + HTML_PLOT_W - 48;
+	/* the end labels take about 70 px each */
+	double y = HTML_MARGIN_T + HTML_PLOT_H, l = HTML_MARGIN_L + 72,
+	       rt = HTML_MARGIN_L + HTML_PLOT_W - 72;
 	int nsteps = 3, n = 0;
 
 	for (double d = 1; d <= 1e19 && d <= (double)hi; d *= 10)
@@ -883,24 +884,7 @@ static void html_timeline(FILE *f, const struct report *r, const struct report_h
 	for (int k = 1; k <= 2; k++)
 		fprintf(f, "<path class=\"vp-grid\" d=\"M%d %.1f H%d\"/>", HTML_MARGIN_L + 1,
 			html_ty(top * k / 2, top), HTML_MARGIN_L + HTML_PLOT_W);
-	/* per column a mark from its shortest call to its longest, at least 2 px */
-	fputs("\n<path class=\"vp-calls\" d=\"", f);
-	for (size_t c = 0; c < HTML_PLOT_W; c++) {
-		double y0, y1;
-
-		if (!t->count[c])
-			continue;
-		y0 = html_ty(t->lo[c], top);
-		y1 = fmin(html_ty(t->hi[c], top), y0 - 2);
-		fprintf(f, "M%.1f %.1fV%.1f", HTML_MARGIN_L + c + 0.5, y0, y1);
-	}
-	fputs("\"/>\n", f);
-	/* a few calls would be a few dots hard to see: circle them */
-	for (size_t c = 0; cols <= HTML_FEW_CALLS && c < HTML_PLOT_W; c++)
-		if (t->count[c])
-			fprintf(f, "<circle class=\"vp-dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>",
-				HTML_MARGIN_L + c + 0.5, html_ty(t->hi[c], top));
-	fputc('\n', f);
+	/* p50 and p99 under the calls, which they would hide */
 	for (int i = 0; i < 2; i++) {
 		const char *name = i ? "p99" : "p50";
 		uint64_t v = vp_hist_quantile(&t->hist, i ? 0.99 : 0.5);
@@ -912,6 +896,24 @@ static void html_timeline(FILE *f, const struct report *r, const struct report_h
 			name, v, HTML_MARGIN_L, y, HTML_MARGIN_L + HTML_PLOT_W, y, name,
 			HTML_MARGIN_L + HTML_PLOT_W + 4, y + (i ? -2 : 10), name);
 	}
+	/* per column a mark from its shortest call to its longest, at least 3 px */
+	fputs("\n<path class=\"vp-calls\" d=\"", f);
+	for (size_t c = 0; c < HTML_PLOT_W; c++) {
+		double y0, y1;
+
+		if (!t->count[c])
+			continue;
+		y0 = html_ty(t->lo[c], top);
+		y1 = fmin(html_ty(t->hi[c], top), y0 - 3);
+		fprintf(f, "M%.1f %.1fV%.1f", HTML_MARGIN_L + c + 0.5, y0, y1);
+	}
+	fputs("\"/>\n", f);
+	/* a few calls would be a few dots hard to see: circle them */
+	for (size_t c = 0; cols <= HTML_FEW_CALLS && c < HTML_PLOT_W; c++)
+		if (t->count[c])
+			fprintf(f, "<circle class=\"vp-dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>",
+				HTML_MARGIN_L + c + 0.5, html_ty(t->hi[c], top));
+	fputc('\n', f);
 	for (int k = 0; k <= 2; k++) {
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", HTML_MARGIN_L - 4,
 			html_ty(top * k / 2, top) + 4);
