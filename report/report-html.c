@@ -54,7 +54,7 @@ enum {
 	VCG_LAYER_H = 104,
 	VCG_PAD = 14,
 	VCG_TITLE_H = 24,
-	VCG_ROW_W = 1240, /* patterns wrap past this width */
+	VCG_ROW_W = 1180, /* patterns wrap past this width (the page's, less margins) */
 	VCG_LABEL_CHARS = 30,
 	/* the sampled tree: deeper rows keep this indentation */
 	HTML_MAX_INDENT = 24,
@@ -470,7 +470,8 @@ struct vcg_layout {
 	struct html_xy *pos;   /* per node: its box's top left corner */
 	struct html_xy *at;    /* per pattern: its frame's top left corner */
 	struct html_xy *size;  /* ... and its width and height */
-	uint32_t *nback;       /* per pattern: back-edges drawn in it so far */
+	/* per segment its step out, then per pattern the steps taken */
+	uint32_t *nback;
 	double width, height;
 };
 
@@ -498,7 +499,7 @@ static void vcg_layout(const struct report *r, struct vcg_layout *l)
 	l->pos = xcalloc(g->nnodes + 1, sizeof(*l->pos));
 	l->at = xcalloc(g->npatterns + 1, sizeof(*l->at));
 	l->size = xcalloc(g->npatterns + 1, sizeof(*l->size));
-	l->nback = xcalloc(g->npatterns + 1, sizeof(*l->nback));
+	l->nback = xcalloc(g->nsegments + g->npatterns + 1, sizeof(*l->nback));
 	l->width = l->height = 0;
 	for (size_t q = 0; q < g->npatterns; q++) {
 		const struct vp_vcg_pattern *p = &g->patterns[q];
@@ -618,24 +619,31 @@ static void vcg_node(FILE *f, const struct report *r, const struct vcg_layout *l
 }
 
 /*
- * A back-edge: the underlier to the originator, its cf, curving out on the
- * right, each of a pattern's a step further out so that their labels
- * stand apart.
+ * A back-edge: the underlier to the originator, curving out on the right,
+ * each of a pattern's a step further out so that their labels stand
+ * apart; drawn under the boxes (@label 0: a box it crosses hides it
+ * there), its cf label over them (@label 1).
  */
 static void vcg_back_edge(FILE *f, const struct vp_vcg *g, struct vcg_layout *l,
-			  const struct vp_vcg_segment *s)
+			  const struct vp_vcg_segment *s, size_t i, int label)
 {
 	uint32_t o = s->nodes[0], u = s->nodes[s->len - 1];
 	double x1 = l->pos[u].x + VCG_BOX_W, y1 = l->pos[u].y + VCG_BOX_H / 2.0;
 	double x2 = l->pos[o].x + VCG_BOX_W, y2 = l->pos[o].y + VCG_BOX_H / 2.0;
-	double off = 34 + 24.0 * l->nback[g->nodes[o].pattern]++;
+	double off = 34 + 24.0 * l->nback[i];
 
+	if (label) {
+		fprintf(f, "<text class=\"vp-back-label\" x=\"%.1f\" y=\"%.1f\">%.1f%%</text>\n",
+			(x1 + x2) / 2 + 0.75 * off + 3, (y1 + y2) / 2 + 4, 100.0 * s->cf);
+		return;
+	}
+	/* the how-manieth of its pattern, for the label too */
+	l->nback[i] = l->nback[g->npatterns + g->nodes[o].pattern]++;
+	off = 34 + 24.0 * l->nback[i];
 	fprintf(f, "<path class=\"vp-back\" data-from=\"%" PRIu32 "\" data-to=\"%" PRIu32
 		   "\" d=\"M%.1f %.1f C%.1f %.1f %.1f %.1f %.1f %.1f\" "
 		   "marker-end=\"url(#vp-arrow-back)\"/>\n",
 		u, o, x1, y1, x1 + off, y1, x2 + off, y2, x2 + 2, y2);
-	fprintf(f, "<text class=\"vp-back-label\" x=\"%.1f\" y=\"%.1f\">%.1f%%</text>\n",
-		(x1 + x2) / 2 + 0.75 * off + 3, (y1 + y2) / 2 + 4, 100.0 * s->cf);
 }
 
 static void vcg_legend(FILE *f, double y)
@@ -705,10 +713,12 @@ static void html_vcg(FILE *f, const struct report *r)
 			l.pos[id].x + VCG_BOX_W / 2.0,
 			l.pos[id].y - (n->type == VP_VCG_CONTRAST ? 6 : 0));
 	}
+	for (size_t i = 0; i < g->nsegments; i++)
+		vcg_back_edge(f, g, &l, &g->segments[i], i, 0);
 	for (size_t id = 0; id < g->nnodes; id++)
 		vcg_node(f, r, &l, (uint32_t)id);
 	for (size_t i = 0; i < g->nsegments; i++)
-		vcg_back_edge(f, g, &l, &g->segments[i]);
+		vcg_back_edge(f, g, &l, &g->segments[i], i, 1);
 	vcg_legend(f, l.height + 14);
 	fputs("</svg></div>\n</section>\n", f);
 	vcg_layout_release(&l);
