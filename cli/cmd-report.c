@@ -3,7 +3,7 @@
  * cmd-report.c - `varperf report`: read a varperf.data file, build the
  * calling-context tree, run Kumar et al. 2008's analysis and Kumar and Pande's Dominant
  * Variance Analysis (sources of variance, Variance Characterization Graph)
- * and print them as text, JSON or Graphviz.
+ * and print them as text, JSON, Graphviz or one HTML page.
  */
 #include <config.h>
 

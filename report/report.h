@@ -2,9 +2,9 @@
 /*
  * report.h - what `varperf report` and `varperf compare` hand their
  * printers (text, JSON, the Variance Characterization Graph as text or
- * Graphviz, the comparison as text or JSON), and the formatting helpers
- * they share (common.c).  report/ reads core's structures only: it
- * includes nothing from perf-collector/ or cli/.
+ * Graphviz, one HTML page, the comparison as text or JSON), and the
+ * formatting helpers they share (common.c).  report/ reads core's
+ * structures only: it includes nothing from perf-collector/ or cli/.
  */
 #ifndef VARPERF_REPORT_H
 #define VARPERF_REPORT_H
