@@ -205,8 +205,10 @@ def report(path, jpath):
     g = j["vcg"]
     probs = list(p.problems)
     graph = p.root.find("svg", "vp-graph")
+    if not graph and not g["nodes"]:
+        graph = [Elem("svg", [], None)]  # no graph to draw: nothing drawn
     if len(graph) != 1:
-        out(probs + ["%d graphs" % len(graph)])
+        out(probs + ["%d graphs, JSON %d nodes" % (len(graph), len(g["nodes"]))])
         return
     legend = set(id(e) for l in graph[0].find("g", "vp-legend") for e in l.walk())
     drawn = [e for e in graph[0].find("g", "vp-vcg-node") if id(e) not in legend]

@@ -8,10 +8,10 @@
 # that counts every call in at most 460 columns, covariance bars adding up
 # to 100 %, the sampled tree's rows.  Part one needs no root: gen-crafted
 # writes a file whose function, file and command names are markup, with
-# 60 000 calls of one Task.  Part two records the demo (root and the
-# uprobe PMU).  Part three loads the pages in headless Chromium when it
-# is installed: no console errors, and the script's fold buttons in the
-# DOM.
+# 60 000 calls of one Task, and one of samples 3000 frames deep.  Part
+# two records the demo (root and the uprobe PMU).  Part three loads the
+# pages in headless Chromium when it is installed: no console errors,
+# and the script's fold buttons in the DOM.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
@@ -26,7 +26,7 @@ check() {
 	python3 "$top_srcdir/tests/perf-collector/check-html.py" "$@" 2>&1
 }
 
-tap_plan 21
+tap_plan 24
 
 # ---- part one: names with markup, many calls ----
 
@@ -47,6 +47,13 @@ tap_ok "$([ "$size" -lt 100000 ] && echo 0 || echo 1)" \
 	"crafted: 30000 calls of main make a page under 100 KB ($size bytes)"
 "$VARPERF" report --format html -i 'm<&>.data' -o out.html 2>/dev/null
 tap_ok "$(cmp -s m.html out.html && echo 0 || echo 1)" "-o writes the same page"
+# samples 3000 frames deep, a probed call without variance: no graph
+"$gen" deep-sample 3000 deep.data || tap_bail "gen-crafted cannot write deep.data"
+"$VARPERF" report --format html -i deep.data >deep.html 2>/dev/null &&
+	"$VARPERF" report --format json -i deep.data >deep.json 2>/dev/null
+tap_is 0 $? "html report of 3000-frame samples exits 0"
+tap_is ok "$(check wellformed deep.html)" "deep samples: well-formed"
+tap_is ok "$(check report deep.html deep.json)" "deep samples: one flat row per context, as many as the JSON's"
 
 # ---- part two: the demo ----
 
