@@ -3,7 +3,7 @@
  * cmd-report.c - `varperf report`: read a varperf.data file, build the
  * calling-context tree, run Kumar et al. 2008's analysis and Kumar and Pande's Dominant
  * Variance Analysis (sources of variance, Variance Characterization Graph)
- * and print them as text, JSON or Graphviz.
+ * and print them as text, JSON, Graphviz or one HTML page.
  */
 #include <config.h>
 
@@ -33,7 +33,14 @@
 #include "usage.h"
 #include "util/util.h"
 
-enum cmd_report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT, FORMAT_CHROME, FORMAT_FOLDED };
+enum cmd_report_format {
+	FORMAT_TEXT,
+	FORMAT_JSON,
+	FORMAT_DOT,
+	FORMAT_CHROME,
+	FORMAT_FOLDED,
+	FORMAT_HTML,
+};
 
 enum {
 	OPT_STRICT = 256,
@@ -90,8 +97,9 @@ static const char *const cmd_report_usage[] = {
 	"    -o, --output <file>        write the report to <file> instead of stdout",
 	"    --format <fmt>             text (default), json, dot (the Variance",
 	"                               Characterization Graph for Graphviz), chrome",
-	"                               (every call for a trace viewer) or folded",
-	"                               (stacks for flame graphs)",
+	"                               (every call for a trace viewer), folded",
+	"                               (stacks for flame graphs) or html (one",
+	"                               self-contained page with the graph and plots)",
 	ANALYSIS_USAGE,
 	"    --vcg                      print the Variance Characterization Graph only",
 	"                               (text; JSON always has it, in \"vcg\")",
@@ -230,9 +238,11 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 				o->format = FORMAT_CHROME;
 			} else if (!strcmp(optarg, "folded")) {
 				o->format = FORMAT_FOLDED;
+			} else if (!strcmp(optarg, "html")) {
+				o->format = FORMAT_HTML;
 			} else {
-				ret = error("invalid value '%s' for '--format': "
-					    "must be 'text', 'json', 'dot', 'chrome' or 'folded'",
+				ret = error("invalid value '%s' for '--format': must be 'text', "
+					    "'json', 'dot', 'chrome', 'folded' or 'html'",
 					    optarg);
 			}
 			break;
@@ -340,6 +350,9 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 	    o->folded_value == FOLDED_VARIANCE)
 		ret = error("'--folded-value=variance' cannot be used with '--slowest': the "
 			    "slowest calls make a time profile");
+	if (!ret && o->vcg_only && o->format == FORMAT_HTML)
+		ret = error("'--vcg' is for the text report: the HTML report draws the graph at "
+			    "its top");
 	if (!ret && optind < argc) {
 		/* getopt takes an optional value only after '=' */
 		if (o->slowest && !o->slowest_context)
@@ -541,6 +554,9 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r,
 	case FORMAT_FOLDED:
 		ret = report_folded(r, rec);
 		break;
+	case FORMAT_HTML:
+		ret = report_html(r);
+		break;
 	default:
 		ret = cmd_report_text_fitted(o, r);
 		break;
@@ -634,6 +650,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	struct vp_vcg vcg;
 	uint8_t *labels = NULL;
 	uint32_t *probed_of = NULL;
+	struct report_html *html = NULL;
 	struct report r;
 	int ret = 1;
 
@@ -666,8 +683,14 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 		goto out_rec;
 	probed_of = report_match_probed(&r);
 	r.probed_of = probed_of;
+	/* its second pass over the events, before the output file is created */
+	if (o->format == FORMAT_HTML && report_html_prepare(&r, rec, &html) < 0)
+		goto out_dva;
+	r.html = html;
 	if (!cmd_report_print(o, &r, rec))
 		ret = 0;
+out_dva:
+	report_html_free(html);
 	free(probed_of);
 	vp_vcg_release(&vcg);
 	vp_sources_release(&src);

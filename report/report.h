@@ -2,9 +2,9 @@
 /*
  * report.h - what `varperf report` and `varperf compare` hand their
  * printers (text, JSON, the Variance Characterization Graph as text or
- * Graphviz, the comparison as text or JSON), and the formatting helpers
- * they share (common.c).  report/ reads core's structures only: it
- * includes nothing from perf-collector/ or cli/.
+ * Graphviz, one HTML page, the comparison as text or JSON), and the
+ * formatting helpers they share (common.c).  report/ reads core's
+ * structures only: it includes nothing from perf-collector/ or cli/.
  */
 #ifndef VARPERF_REPORT_H
 #define VARPERF_REPORT_H
@@ -63,6 +63,8 @@ struct report {
 	/* --folded-value and --typical of --format folded (export-folded.c) */
 	enum report_folded_value { FOLDED_TIME, FOLDED_VARIANCE } folded_value;
 	int typical;
+	/* --format html: what report_html_prepare() gathered */
+	const struct report_html *html;
 };
 
 struct vp_recording;
@@ -106,6 +108,21 @@ uint8_t *report_slow_nodes(const struct report *r, int outermost, size_t *n);
  */
 uint32_t report_slow_root(const struct report *r, const uint8_t *sel, uint32_t node,
 			  uint32_t thread, uint64_t start, uint64_t duration);
+
+/* ---- report-html.c: one self-contained page (--format html) ---- */
+
+struct report_html;
+/*
+ * report_html_prepare - what the page needs beyond @r: per Task of the
+ * graph its merged histogram and, from a second pass over @rec's events,
+ * its calls over time.  Returns 0 with *@ret set (report_html_free() it),
+ * or -1 after an error naming the file.
+ */
+int report_html_prepare(const struct report *r, struct vp_recording *rec,
+			struct report_html **ret);
+void report_html_free(struct report_html *h);
+/* The page, with r->html from report_html_prepare() (NULL: no Tasks). */
+int report_html(const struct report *r);
 
 /*
  * The processes of the recording, from its threads and PROCESS records,

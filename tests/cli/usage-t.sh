@@ -101,7 +101,7 @@ check_value() {
 	tap_is "129 varperf: error: $_msg" "$? $(cat err)" "varperf $_cmd $*"
 	tap_is "" "$(cat out)" "varperf $_cmd $*: nothing on stdout"
 }
-check_value report "invalid value 'svg' for '--format': must be 'text', 'json', 'dot', 'chrome' or 'folded'" \
+check_value report "invalid value 'svg' for '--format': must be 'text', 'json', 'dot', 'chrome', 'folded' or 'html'" \
 	--format svg
 check_value report "invalid value 'calls' for '--folded-value': must be 'time' or 'variance'" \
 	--format folded --folded-value calls

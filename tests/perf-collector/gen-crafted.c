@@ -24,6 +24,10 @@
  *                                      work's exact nearest-rank quantiles
  *                                      and how many of main's calls
  *                                      called it
+ *   gen-crafted markup N FILE         combined: N invocations of main
+ *                                      calling work twice, a sample every
+ *                                      tenth; functions, file and command
+ *                                      named with markup (<&>"')
  *   gen-crafted corpus DIR            small files of each shape in DIR
  */
 #include <config.h>
@@ -38,7 +42,11 @@
 
 enum { SP = 0x7ffd00000000ULL };
 
-static char *names[] = { "main", "work" };
+static char *plain_names[] = { "main", "work" };
+/* what an HTML report must escape, in every name it shows */
+static char *markup_names[] = { "main<&>\"'", "work</title><script>alert(1)</script>" };
+static char **names = plain_names;
+static char markup_file[] = "<b>&amp;prog.c";
 static struct vp_module module = { "/crafted/prog", NULL, 0, 0 };
 
 static void header(struct vp_header *h, struct vp_func *funcs, uint32_t mode, size_t nfuncs)
@@ -232,6 +240,43 @@ static int costly(struct vp_writer *w, uint32_t n)
 	return err ? -1 : 0;
 }
 
+/*
+ * main's invocation r calls work twice from one call site, each for 1 us,
+ * 20 us when r % 5 == 0 (a high-variance work, and main); after every
+ * tenth a sample of main -> work.  The names are markup_names[], the call
+ * site's file markup_file.
+ */
+static int markup(struct vp_writer *w, uint32_t n)
+{
+	struct vp_frame_level lv[2] = { { 0, 7, markup_file }, { 1, 20, markup_file } };
+	struct vp_callsite none = { VP_CS_NONE, 0, 0, "", "", 0 };
+	struct vp_callsite c = { 0, 0, 0x1010, markup_names[0], markup_file, 7 };
+	uint64_t now = 1000000;
+	int err = vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &none) ||
+		  vp_writer_callsite(w, 1, &c) || symbols(w);
+
+	for (uint32_t i = 0; i < 2 && !err; i++) {
+		struct vp_frame_def f = { 0, 0x1010 + 0x100 * i, 1, &lv[i] };
+
+		err = vp_writer_frame(w, i, &f);
+	}
+	for (uint32_t r = 0; r < n && !err; r++) {
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event out;
+
+		err = vp_writer_event(w, &in);
+		for (int k = 0; k < 2 && !err; k++)
+			err = call(w, &now, 1, 1, SP - 64, r % 5 ? 1000 : 20000);
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		err = err || vp_writer_event(w, &out);
+		now += 100;
+		if (r % 10 == 9 && !err)
+			err = sample(w, now, 2, 0, 1);
+		now += 100;
+	}
+	return err ? -1 : 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -304,7 +349,9 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		{ "wide-var", VP_MODE_PROBE, 2, wide_var },
 		{ "costly", VP_MODE_PROBE, 2, costly },
 		{ "quantiles", VP_MODE_PROBE, 2, quantiles },
+		{ "markup", VP_MODE_COMBINED, 2, markup },
 	};
+	static char *markup_argv[] = { "/crafted/<prog>", "a&b" };
 	static struct vp_probe_cost cost = { VP_INSN_EMULATED, 300, 700 };
 	struct vp_trailer tr = { 0 };
 	struct vp_func funcs[2];
@@ -314,7 +361,13 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		if (strcmp(shape, shapes[i].name))
 			continue;
+		if (shapes[i].fn == markup)
+			names = markup_names;
 		header(&h, funcs, shapes[i].mode, shapes[i].nfuncs);
+		if (shapes[i].fn == markup) {
+			h.argc = 2;
+			h.argv = markup_argv;
+		}
 		if (shapes[i].fn == costly) {
 			h.ncosts = 1;
 			h.costs = &cost;
@@ -364,8 +417,8 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "corpus"))
 		return corpus(argv[2]);
 	if (argc != 4) {
-		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var|costly|quantiles> N "
-				"FILE\n"
+		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var|costly|"
+				"quantiles|markup> N FILE\n"
 				"       gen-crafted corpus DIR\n");
 		return 129;
 	}

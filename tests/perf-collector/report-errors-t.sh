@@ -48,7 +48,7 @@ check_fail() {
 	tap_is "" "$(cat out)" "$_desc: nothing on stdout"
 }
 
-tap_plan 44
+tap_plan 47
 
 # The well-formed file is read: the baseline for the damaged ones.
 "$VARPERF" report -i good.data >out 2>err
@@ -102,7 +102,10 @@ check_fail "--beta above 1" 129 \
 	"varperf: error: invalid value '2' for '--beta': must be between 0 and 1" \
 	--beta 2 -i good.data
 check_fail "unknown --format" 129 \
-	"varperf: error: invalid value 'xml' for '--format': must be 'text', 'json', 'dot', 'chrome' or 'folded'" \
+	"varperf: error: invalid value 'xml' for '--format': must be 'text', 'json', 'dot', 'chrome', 'folded' or 'html'" \
 	--format xml -i good.data
+check_fail "--vcg with --format html" 129 \
+	"varperf: error: '--vcg' is for the text report: the HTML report draws the graph at its top" \
+	--vcg --format html -i good.data
 
 tap_done

@@ -1,0 +1,1308 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * report-html.c - `varperf report --format html`: one self-contained page
+ * to look at rather than read.  Inline CSS, SVG and a small script, and
+ * nothing fetched (it opens offline, from a mail attachment, in a CI
+ * artifact): the recording's facts, the Variance Characterization Graph
+ * drawn as a graph, per Task its duration histogram with p50 and p99
+ * marked, its invocations over time (a pixel column keeps its fastest
+ * and slowest call: spikes stay visible and the page small for millions
+ * of calls), its covariance row sums as bars, and the sampled tree as a
+ * collapsible table.  Every name from the recording is escaped.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/cct.h"
+#include "core/covar.h"
+#include "core/datafile.h"
+#include "core/histogram.h"
+#include "core/recording.h"
+#include "core/sampled.h"
+#include "core/vcg.h"
+#include "report.h"
+#include "util/util.h"
+
+enum {
+	/* the plots' drawing area, in px; a timeline column is one px */
+	HTML_PLOT_W = 460,
+	HTML_PLOT_H = 150,
+	HTML_MARGIN_L = 60,
+	HTML_MARGIN_R = 48,
+	HTML_MARGIN_B = 26,
+	HTML_MARGIN_T = 32,
+	/* Tasks drawn in full; past these the page would be too long to read */
+	HTML_MAX_TASKS = 60,
+	/* covariance rows per context, contexts per Task */
+	HTML_TOP_CONTRIB = 8,
+	HTML_MAX_CONTEXTS = 4,
+	/* timelines of this many columns or fewer circle each */
+	HTML_FEW_CALLS = 100,
+	/* call contexts listed per Task */
+	HTML_MAX_CCS = 20,
+	/* the graph: a node's box, the space between, a layer's height */
+	VCG_BOX_W = 196,
+	VCG_BOX_H = 64,
+	VCG_GAP_X = 28,
+	VCG_LAYER_H = 104,
+	VCG_PAD = 14,
+	VCG_TITLE_H = 24,
+	VCG_ROW_W = 1180, /* patterns wrap past this width (the page's, less margins) */
+	VCG_LABEL_CHARS = 30,
+	/* the sampled tree: deeper rows keep this indentation */
+	HTML_MAX_INDENT = 24,
+};
+
+/* The sampled tree shows nodes from this share up (all with --all), as the text does. */
+static const double HTML_SHOW_SHARE = 0.005;
+
+/* ---- what the pass over the invocations gathers ---- */
+
+/* One Task of the graph: its histogram and its timeline. */
+struct html_task {
+	uint32_t vcg;	     /* its node in r->vcg */
+	struct vp_hist hist; /* its calling-context nodes' histograms merged */
+	/* per column of the timeline: the calls that started in it, and the
+	 * shortest and longest of them */
+	uint32_t *count;
+	uint64_t *lo, *hi;
+	uint64_t calls; /* invocations binned */
+};
+
+struct report_html {
+	size_t ntasks;
+	struct html_task *tasks;
+	size_t more_tasks; /* Tasks past HTML_MAX_TASKS, not drawn */
+	/* per calling-context node, its Tasks: list[first[n]..first[n + 1]] */
+	size_t nnodes;
+	uint32_t *first, *list;
+	uint64_t t0, span; /* the timelines' time range, in the time base */
+	int timeline;	   /* the invocations were read */
+};
+
+static void html_task_bin(struct html_task *t, const struct report_html *h, uint64_t start,
+			  uint64_t duration)
+{
+	double x = start > h->t0 ? (double)(start - h->t0) / (double)h->span : 0;
+	size_t c = (size_t)(x * HTML_PLOT_W);
+
+	if (c >= HTML_PLOT_W)
+		c = HTML_PLOT_W - 1;
+	if (!t->count[c] || duration < t->lo[c])
+		t->lo[c] = duration;
+	if (!t->count[c] || duration > t->hi[c])
+		t->hi[c] = duration;
+	t->count[c]++;
+	t->calls++;
+}
+
+static int html_on_invocation(void *ctx, const struct vp_invocation *inv)
+{
+	struct report_html *h = ctx;
+
+	if (inv->node >= h->nnodes)
+		return 0;
+	for (uint32_t i = h->first[inv->node]; i < h->first[inv->node + 1]; i++)
+		html_task_bin(&h->tasks[h->list[i]], h, inv->start, inv->duration);
+	return 0;
+}
+
+/* Which Tasks each calling-context node is part of. */
+static void html_index_tasks(struct report_html *h, const struct report *r)
+{
+	const struct vp_vcg *g = r->vcg;
+
+	h->nnodes = r->tree->nnodes;
+	h->first = xcalloc(h->nnodes + 1, sizeof(*h->first));
+	for (size_t i = 0; i < h->ntasks; i++) {
+		const struct vp_vcg_node *n = &g->nodes[h->tasks[i].vcg];
+
+		for (uint32_t k = 0; k < n->ncct; k++)
+			if (n->cct[k] < h->nnodes)
+				h->first[n->cct[k] + 1]++;
+	}
+	for (size_t n = 0; n < h->nnodes; n++)
+		h->first[n + 1] += h->first[n];
+	h->list = xcalloc(h->first[h->nnodes] + 1, sizeof(*h->list));
+	for (size_t i = 0; i < h->ntasks; i++) {
+		const struct vp_vcg_node *n = &g->nodes[h->tasks[i].vcg];
+
+		for (uint32_t k = 0; k < n->ncct; k++) {
+			uint32_t c = n->cct[k];
+
+			/* first[c] moves up as c's Tasks are filled in */
+			if (c < h->nnodes)
+				h->list[h->first[c]++] = (uint32_t)i;
+		}
+	}
+	/* ... so that first[c] is now where c + 1's start: shift back */
+	memmove(h->first + 1, h->first, h->nnodes * sizeof(*h->first));
+	h->first[0] = 0;
+}
+
+void report_html_free(struct report_html *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->ntasks; i++) {
+		vp_hist_release(&h->tasks[i].hist);
+		free(h->tasks[i].count);
+		free(h->tasks[i].lo);
+		free(h->tasks[i].hi);
+	}
+	free(h->tasks);
+	free(h->first);
+	free(h->list);
+	free(h);
+}
+
+int report_html_prepare(const struct report *r, struct vp_recording *rec,
+			struct report_html **ret)
+{
+	struct report_html *h = xcalloc(1, sizeof(*h));
+	const struct vp_vcg *g = r->vcg;
+	char msg[512] = "";
+	int err = 0;
+
+	*ret = NULL;
+	for (size_t id = 0; g && id < g->nnodes; id++) {
+		struct html_task *t;
+
+		if (g->nodes[id].type != VP_VCG_TASK)
+			continue;
+		if (h->ntasks == HTML_MAX_TASKS) {
+			h->more_tasks++;
+			continue;
+		}
+		if (!h->ntasks)
+			h->tasks = xcalloc(HTML_MAX_TASKS, sizeof(*h->tasks));
+		t = &h->tasks[h->ntasks++];
+		t->vcg = (uint32_t)id;
+		vp_hist_init(&t->hist);
+		for (uint32_t k = 0; k < g->nodes[id].ncct && !err; k++)
+			err = vp_hist_merge(&t->hist, &r->tree->nodes[g->nodes[id].cct[k]].hist);
+		t->count = xcalloc(HTML_PLOT_W, sizeof(*t->count));
+		t->lo = xcalloc(HTML_PLOT_W, sizeof(*t->lo));
+		t->hi = xcalloc(HTML_PLOT_W, sizeof(*t->hi));
+	}
+	if (err < 0) {
+		report_html_free(h);
+		return error("cannot analyse '%s': %s", r->input, strerror(-err));
+	}
+	if (!h->ntasks || !r->totals->invocations) {
+		*ret = h;
+		return 0;
+	}
+	html_index_tasks(h, r);
+	h->t0 = r->totals->first_time;
+	h->span = r->totals->last_time > h->t0 ? r->totals->last_time - h->t0 + 1 : 1;
+	err = vp_recording_invocations(rec, html_on_invocation, h, msg, sizeof(msg));
+	if (err < 0) {
+		report_html_free(h);
+		return error("%s", *msg ? msg : strerror(-err));
+	}
+	h->timeline = 1;
+	*ret = h;
+	return 0;
+}
+
+/* ---- escaping ---- */
+
+/* Length of the well-formed UTF-8 sequence at @p (RFC 3629), 0 if malformed. */
+static size_t html_utf8_len(const unsigned char *p)
+{
+	unsigned char c = *p;
+	size_t n = 0;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f)))
+		return 0;
+	if (n == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f)))
+		return 0;
+	return n;
+}
+
+/*
+ * @s as HTML text or attribute value, at most @max characters (0: all;
+ * a cut one ends in "…"): markup characters as entities, controls as '?'
+ * (as report_put() writes them), bytes that are not UTF-8 as U+FFFD.
+ * Names come from the recorded binary and its debug information.
+ */
+static void html_put_max(FILE *f, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t chars = 0, len, n;
+
+	for (; *p; p += n, chars++) {
+		len = html_utf8_len(p);
+		n = len ? len : 1;
+		if (max && chars + 1 == max && p[n]) {
+			fputs("\xe2\x80\xa6", f);
+			return;
+		}
+		switch (*p) {
+		case '&':
+			fputs("&amp;", f);
+			continue;
+		case '<':
+			fputs("&lt;", f);
+			continue;
+		case '>':
+			fputs("&gt;", f);
+			continue;
+		case '"':
+			fputs("&quot;", f);
+			continue;
+		case '\'':
+			fputs("&#39;", f);
+			continue;
+		}
+		if (*p < 0x20 || *p == 0x7f)
+			fputc('?', f);
+		else if (!len)
+			fputs("\xef\xbf\xbd", f);
+		else
+			fwrite(p, 1, n, f);
+	}
+}
+
+static void html_put(FILE *f, const char *s)
+{
+	html_put_max(f, s, 0);
+}
+
+/* A time in the file's unit, escaped (report_time's words). */
+static void html_time(FILE *f, const struct report *r, double v)
+{
+	char buf[64];
+
+	html_put(f, report_time(r, v, buf, sizeof(buf)));
+}
+
+/* "function [call site]" of a graph node. */
+static void html_vcg_label(FILE *f, const struct report *r, uint32_t id, size_t max)
+{
+	char cs[512];
+
+	html_put_max(f, report_func_name(r, r->vcg->nodes[id].func), max);
+	report_vcg_callsite(r, id, cs, sizeof(cs));
+	if (*cs) {
+		fputs(" [", f);
+		html_put_max(f, cs, max);
+		fputc(']', f);
+	}
+}
+
+/* ---- the page ---- */
+
+static const char html_style[] =
+	"body{font-family:sans-serif;font-size:14px;color:#1d1d1f;background:#fff;"
+	"margin:0 auto;max-width:1280px;padding:8px 20px 40px}"
+	"h1{font-size:22px;margin:12px 0 4px}h2{font-size:18px;margin:28px 0 8px;"
+	"border-bottom:1px solid #ccc}h3{font-size:15px;margin:0 0 4px}"
+	"dl.vp-facts{display:grid;grid-template-columns:max-content minmax(0,1fr) max-content "
+	"minmax(0,1fr);gap:2px 16px;margin:8px 0}"
+	"dl.vp-facts dt{color:#555}dl.vp-facts dd{margin:0}"
+	".vp-scroll{overflow-x:auto;border:1px solid #e2e2e2;border-radius:6px}"
+	"article.vp-task{border:1px solid #d8d8d8;border-radius:6px;padding:10px 14px;"
+	"margin:14px 0}"
+	".vp-plots{display:flex;flex-wrap:wrap;gap:8px 20px}"
+	"figure{margin:4px 0}figcaption{font-size:12px;color:#555}"
+	".vp-stats{font-size:13px;margin:2px 0 6px;color:#333}"
+	"svg text{font-family:sans-serif;font-size:11px;fill:#1d1d1f}"
+	".vp-axis{stroke:#888;stroke-width:1;fill:none}.vp-grid{stroke:#e6e6e6;stroke-width:1;fill:none}"
+	".vp-bar{fill:#4a7fb5}.vp-calls{stroke:#c0392b;stroke-width:1.5;fill:none}"
+	".vp-dot{fill:none;stroke:#c0392b;stroke-width:1.2}"
+	".vp-mark{stroke-width:1.5;stroke-dasharray:4 3}line.vp-p50{stroke:#2e8b57}"
+	"line.vp-p99{stroke:#d35400}text.vp-p50{fill:#2e8b57}text.vp-p99{fill:#d35400}"
+	".vp-cbar{fill:#4a7fb5}.vp-cbar.vp-neg{fill:#c98b2a}"
+	".vp-vcg-node rect,.vp-vcg-node ellipse{fill:#eef4fb;stroke:#35608f;stroke-width:1.2}"
+	".vp-contributor rect{fill:#fff;stroke-dasharray:5 3}"
+	".vp-contrast ellipse{fill:#f6f6f6;stroke:#777}"
+	".vp-edge{stroke:#555;stroke-width:1.2;fill:none}"
+	".vp-back{stroke:#b22222;stroke-width:1.2;fill:none;stroke-dasharray:5 3}"
+	"text.vp-back-label{fill:#b22222}"
+	".vp-cluster{fill:none;stroke:#bbb;stroke-width:1;rx:8}"
+	"table.vp-stree{border-collapse:collapse;font-size:12px}"
+	".vp-stree th,.vp-stree td{padding:1px 8px;text-align:right;white-space:nowrap}"
+	".vp-stree td.vp-name,.vp-stree th.vp-name{text-align:left}"
+	".vp-stree tr:nth-child(even){background:#f7f7f7}"
+	".vp-stree td.vp-name{padding-left:calc(8px + var(--d) * 14px)}"
+	".vp-tog{border:none;background:none;cursor:pointer;width:16px;padding:0;margin-left:-16px}"
+	".vp-note{color:#555;font-size:12px}";
+
+/*
+ * The sampled tree's rows fold: a button on each row with rows below it
+ * hides or shows them (a closed row's descendants stay hidden when an
+ * ancestor opens).  Without scripts every row shows.
+ */
+static const char html_script[] =
+	"(function(){\n"
+	"var rows=document.querySelectorAll('tr.vp-srow'),n=0;\n"
+	"function dep(r){return +r.getAttribute('data-depth');}\n"
+	"function apply(){var cut=Infinity;\n"
+	" for(var i=0;i<rows.length;i++){var r=rows[i],d=dep(r);\n"
+	"  if(d<=cut)cut=Infinity;r.hidden=d>cut;\n"
+	"  if(!r.hidden&&r.classList.contains('vp-closed'))cut=d;}}\n"
+	"for(var i=0;i+1<rows.length;i++){\n"
+	" if(dep(rows[i+1])<=dep(rows[i]))continue;\n"
+	" var b=document.createElement('button');b.className='vp-tog';\n"
+	" b.setAttribute('aria-expanded','true');b.textContent='\\u25be';\n"
+	" b.addEventListener('click',function(e){var r=e.currentTarget.closest('tr');\n"
+	"  var c=r.classList.toggle('vp-closed');e.currentTarget.textContent=c?'\\u25b8':"
+	"'\\u25be';\n"
+	"  e.currentTarget.setAttribute('aria-expanded',c?'false':'true');apply();});\n"
+	" rows[i].querySelector('td.vp-name').prepend(b);n++;}\n"
+	"document.body.setAttribute('data-toggles',n);\n"
+	"})();\n";
+
+static const char *html_mode_word(uint32_t mode)
+{
+	switch (mode) {
+	case VP_MODE_PROBE:
+		return "probe";
+	case VP_MODE_SAMPLE:
+		return "sample";
+	case VP_MODE_AUTO:
+		return "auto (phase 1 sampled, phase 2 probed)";
+	case VP_MODE_COMBINED:
+		return "combined (samples and probes in one run)";
+	default:
+		return "not said";
+	}
+}
+
+static void html_fact_start(FILE *f, const char *name)
+{
+	fprintf(f, "<dt>%s</dt><dd>", name);
+}
+
+/* The recording's facts, as the text report's header and totals have them. */
+static void html_header(FILE *f, const struct report *r)
+{
+	const struct vp_header *h = r->hdr;
+	const struct vp_build_totals *bt = r->totals;
+	const char *clock = report_clock_name(h->clock);
+	char tbuf[64];
+	struct tm tm;
+	time_t t = (time_t)h->start_time;
+
+	fputs("<header id=\"vp-header\">\n<h1>varperf report of <code>", f);
+	html_put(f, report_program_path(r));
+	fputs("</code></h1>\n<dl class=\"vp-facts\">\n", f);
+	html_fact_start(f, "data file");
+	html_put(f, r->input);
+	fputs("</dd>\n", f);
+	html_fact_start(f, "command");
+	fputs("<code>", f);
+	for (int i = 0; i < h->argc; i++) {
+		if (i)
+			fputc(' ', f);
+		html_put(f, h->argv[i]);
+	}
+	fputs(h->argc > 0 ? "</code>" : "</code>(not recorded)", f);
+	fprintf(f, "</dd>\n<dt>pid</dt><dd>%" PRIu32 "</dd>\n", h->pid);
+	if (h->start_time && localtime_r(&t, &tm) &&
+	    strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S %z", &tm))
+		fprintf(f, "<dt>recorded</dt><dd>%s</dd>\n", tbuf);
+	html_fact_start(f, "host");
+	html_put(f, h->host && *h->host ? h->host : "(unknown)");
+	if (h->ncpu)
+		fprintf(f, ", %" PRIu32 " CPU%s", h->ncpu, h->ncpu == 1 ? "" : "s");
+	fprintf(f, "</dd>\n<dt>unit</dt><dd>%s, ", report_unit_name(h->unit));
+	if (clock)
+		fprintf(f, "%s", clock);
+	else
+		fprintf(f, "clock %" PRIu32, h->clock);
+	fprintf(f, "</dd>\n<dt>mode</dt><dd>%s</dd>\n", html_mode_word(h->mode));
+	if (r->sampled) {
+		fprintf(f, "<dt>samples</dt><dd>%" PRIu64 " of %s every ", r->sampled->samples,
+			vp_sample_event_name(h->sampling.event));
+		if (h->sampling.period && !r->sampled->period_varies)
+			html_time(f, r, (double)h->sampling.period);
+		else
+			fputs("(varying period)", f);
+		fputs("</dd>\n", f);
+	}
+	if (h->nfuncs) {
+		fprintf(f, "<dt>probed functions</dt><dd>%zu</dd>\n", h->nfuncs);
+		fprintf(f, "<dt>time</dt><dd>%s%s</dd>\n", vp_time_base_name(r->time),
+			r->compensated ? ", probe costs subtracted" : "");
+		fprintf(f, "<dt>events</dt><dd>%" PRIu64 "</dd>\n", bt->events);
+		fprintf(f, "<dt>invocations</dt><dd>%" PRIu64 "</dd>\n", bt->invocations);
+		fprintf(f, "<dt>lost records</dt><dd>%" PRIu64 "</dd>\n", r->lost);
+		fprintf(f, "<dt>threads</dt><dd>%" PRIu32 "</dd>\n", bt->threads);
+		html_fact_start(f, "duration");
+		html_time(f, r, bt->events ? (double)(bt->last_time - bt->first_time) : 0);
+		fputs(" (first to last event)</dd>\n", f);
+		html_fact_start(f, "total time");
+		html_time(f, r, (double)r->an->total_time);
+		fputs(" (sum of the outermost invocations)</dd>\n", f);
+	}
+	fputs("</dl>\n</header>\n", f);
+}
+
+/* ---- the Variance Characterization Graph ---- */
+
+/* A point of the page's SVG, in px. */
+struct html_xy {
+	double x, y;
+};
+
+struct vcg_layout {
+	struct html_xy *pos;   /* per node: its box's top left corner */
+	struct html_xy *at;    /* per pattern: its frame's top left corner */
+	struct html_xy *size;  /* ... and its width and height */
+	/* per segment its step out, then per pattern the steps taken */
+	uint32_t *nback;
+	double width, height;
+};
+
+/* Back-edges drawn in pattern @q: each curves out a step further right. */
+static uint32_t vcg_nback(const struct vp_vcg *g, size_t q)
+{
+	uint32_t k = 0;
+
+	for (size_t i = 0; i < g->nsegments; i++)
+		k += g->nodes[g->segments[i].nodes[0]].pattern == q;
+	return k;
+}
+
+/*
+ * Layered by depth, the leaves side by side in depth-first order, a parent
+ * centred over its children; the patterns left to right, wrapping at
+ * VCG_ROW_W.  Node ids are depth-first, pattern by pattern: a parent's is
+ * below its children's.
+ */
+static void vcg_layout(const struct report *r, struct vcg_layout *l)
+{
+	const struct vp_vcg *g = r->vcg;
+	double x = 0, y = 0, row_h = 0;
+
+	l->pos = xcalloc(g->nnodes + 1, sizeof(*l->pos));
+	l->at = xcalloc(g->npatterns + 1, sizeof(*l->at));
+	l->size = xcalloc(g->npatterns + 1, sizeof(*l->size));
+	l->nback = xcalloc(g->nsegments + g->npatterns + 1, sizeof(*l->nback));
+	l->width = l->height = 0;
+	for (size_t q = 0; q < g->npatterns; q++) {
+		const struct vp_vcg_pattern *p = &g->patterns[q];
+		uint32_t slots = 0, depth_max = 0, *depth = xcalloc(p->nnodes + 1, sizeof(*depth));
+		double w, h;
+
+		for (uint32_t i = 0; i < p->nnodes; i++) {
+			const struct vp_vcg_node *n = &g->nodes[p->root + i];
+
+			depth[i] = n->parent == VP_NO_NODE || n->parent < p->root
+					   ? 0
+					   : depth[n->parent - p->root] + 1;
+			if (depth[i] > depth_max)
+				depth_max = depth[i];
+			if (!n->nchildren)
+				l->pos[p->root + i].x = slots++;
+		}
+		for (uint32_t i = p->nnodes; i-- > 0;) {
+			const struct vp_vcg_node *n = &g->nodes[p->root + i];
+			double lo = INFINITY, hi = -INFINITY;
+
+			for (uint32_t k = 0; k < n->nchildren; k++) {
+				lo = fmin(lo, l->pos[n->children[k]].x);
+				hi = fmax(hi, l->pos[n->children[k]].x);
+			}
+			if (n->nchildren)
+				l->pos[p->root + i].x = (lo + hi) / 2;
+			l->pos[p->root + i].y = depth[i];
+		}
+		free(depth);
+		w = (slots ? slots : 1) * (double)(VCG_BOX_W + VCG_GAP_X) - VCG_GAP_X +
+		    2 * VCG_PAD + 60 + 24.0 * vcg_nback(g, q);
+		h = VCG_TITLE_H + depth_max * (double)VCG_LAYER_H + VCG_BOX_H + 2 * VCG_PAD;
+		if (x > 0 && x + w > VCG_ROW_W) {
+			x = 0;
+			y += row_h + VCG_GAP_X;
+			row_h = 0;
+		}
+		l->at[q] = (struct html_xy){ x, y };
+		l->size[q] = (struct html_xy){ w, h };
+		for (uint32_t i = 0; i < p->nnodes; i++) {
+			struct html_xy *ps = &l->pos[p->root + i];
+
+			ps->x = x + VCG_PAD + ps->x * (VCG_BOX_W + VCG_GAP_X);
+			ps->y = y + VCG_TITLE_H + VCG_PAD + ps->y * VCG_LAYER_H;
+		}
+		x += w + VCG_GAP_X;
+		row_h = fmax(row_h, h);
+		l->width = fmax(l->width, x - VCG_GAP_X);
+		l->height = y + row_h;
+	}
+}
+
+static void vcg_layout_release(struct vcg_layout *l)
+{
+	free(l->pos);
+	free(l->at);
+	free(l->size);
+	free(l->nback);
+}
+
+static const char *vcg_class(enum vp_vcg_type t)
+{
+	switch (t) {
+	case VP_VCG_TASK:
+		return "vp-task";
+	case VP_VCG_CONTRIBUTOR:
+		return "vp-contributor";
+	default:
+		return "vp-contrast";
+	}
+}
+
+/* A node: Tasks are boxes, Contrasts ovals, Contributors dashed (Kumar and Pande, §8.1). */
+static void vcg_node(FILE *f, const struct report *r, const struct vcg_layout *l, uint32_t id)
+{
+	const struct vp_vcg_node *n = &r->vcg->nodes[id];
+	struct html_xy p = l->pos[id];
+	double mx = p.x + VCG_BOX_W / 2.0;
+	char cs[512];
+
+	if (n->type == VP_VCG_TASK)
+		fprintf(f, "<a href=\"#vp-task-%" PRIu32 "\">", id);
+	fprintf(f, "<g class=\"vp-vcg-node %s\" id=\"vp-vcg-%" PRIu32 "\" data-id=\"%" PRIu32
+		   "\"><title>(%" PRIu32 ") %s ",
+		vcg_class(n->type), id, id, id, vp_vcg_type_name(n->type));
+	html_vcg_label(f, r, id, 0);
+	fprintf(f, "</title>\n");
+	if (n->type == VP_VCG_CONTRAST)
+		fprintf(f, "<ellipse cx=\"%.1f\" cy=\"%.1f\" rx=\"%.1f\" ry=\"%.1f\"/>\n", mx,
+			p.y + VCG_BOX_H / 2.0, VCG_BOX_W / 2.0 + 6, VCG_BOX_H / 2.0 + 6);
+	else
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" rx=\"4\"/>\n", p.x,
+			p.y, VCG_BOX_W, VCG_BOX_H);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">(%"
+		   PRIu32 ") ",
+		mx, p.y + 14, id);
+	html_put_max(f, report_func_name(r, n->func), VCG_LABEL_CHARS - 5);
+	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", mx, p.y + 28);
+	report_vcg_callsite(r, id, cs, sizeof(cs));
+	if (*cs) {
+		fputc('[', f);
+		html_put_max(f, cs, VCG_LABEL_CHARS - 2);
+		fputc(']', f);
+	}
+	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">mean ", mx,
+		p.y + 42);
+	html_time(f, r, n->stats.mean);
+	fprintf(f, "  CoV %.3f</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">N %"
+		   PRIu64 "  VIM ",
+		vp_stats_cov(&n->stats), mx, p.y + 56, n->stats.n);
+	html_time(f, r, n->vim);
+	fputs("</text></g>", f);
+	if (n->type == VP_VCG_TASK)
+		fputs("</a>", f);
+	fputc('\n', f);
+}
+
+/*
+ * A back-edge: the underlier to the originator, curving out on the right,
+ * each of a pattern's a step further out so that their labels stand
+ * apart; drawn under the boxes (@label 0: a box it crosses hides it
+ * there), its cf label over them (@label 1).
+ */
+static void vcg_back_edge(FILE *f, const struct vp_vcg *g, struct vcg_layout *l,
+			  const struct vp_vcg_segment *s, size_t i, int label)
+{
+	uint32_t o = s->nodes[0], u = s->nodes[s->len - 1];
+	double x1 = l->pos[u].x + VCG_BOX_W, y1 = l->pos[u].y + VCG_BOX_H / 2.0;
+	double x2 = l->pos[o].x + VCG_BOX_W, y2 = l->pos[o].y + VCG_BOX_H / 2.0;
+	double off = 34 + 24.0 * l->nback[i];
+
+	if (label) {
+		fprintf(f, "<text class=\"vp-back-label\" x=\"%.1f\" y=\"%.1f\">%.1f%%</text>\n",
+			(x1 + x2) / 2 + 0.75 * off + 3, (y1 + y2) / 2 + 4, 100.0 * s->cf);
+		return;
+	}
+	/* the how-manieth of its pattern, for the label too */
+	l->nback[i] = l->nback[g->npatterns + g->nodes[o].pattern]++;
+	off = 34 + 24.0 * l->nback[i];
+	fprintf(f, "<path class=\"vp-back\" data-from=\"%" PRIu32 "\" data-to=\"%" PRIu32
+		   "\" d=\"M%.1f %.1f C%.1f %.1f %.1f %.1f %.1f %.1f\" "
+		   "marker-end=\"url(#vp-arrow-back)\"/>\n",
+		u, o, x1, y1, x1 + off, y1, x2 + off, y2, x2 + 2, y2);
+}
+
+static void vcg_legend(FILE *f, double y)
+{
+	fprintf(f, "<g class=\"vp-legend\" transform=\"translate(0 %.1f)\">\n", y);
+	fputs("<g class=\"vp-vcg-node vp-task\"><rect x=\"0\" y=\"0\" width=\"70\" height=\"22\" "
+	      "rx=\"4\"/></g><text x=\"35\" y=\"15\" text-anchor=\"middle\">Task</text>\n"
+	      "<g class=\"vp-vcg-node vp-contributor\"><rect x=\"86\" y=\"0\" width=\"90\" "
+	      "height=\"22\" rx=\"4\"/></g><text x=\"131\" y=\"15\" "
+	      "text-anchor=\"middle\">Contributor</text>\n"
+	      "<g class=\"vp-vcg-node vp-contrast\"><ellipse cx=\"236\" cy=\"11\" rx=\"44\" "
+	      "ry=\"12\"/></g><text x=\"236\" y=\"15\" text-anchor=\"middle\">Contrast</text>\n"
+	      "<path class=\"vp-edge\" d=\"M300 11 H340\" marker-end=\"url(#vp-arrow)\"/>"
+	      "<text x=\"348\" y=\"15\">calls, through the call context</text>\n"
+	      "<path class=\"vp-back\" d=\"M540 11 H580\" marker-end=\"url(#vp-arrow-back)\"/>"
+	      "<text x=\"588\" y=\"15\">back-edge: underlier to originator, with cf (the "
+	      "variance it alone would give)</text>\n</g>\n",
+	      f);
+}
+
+static void html_vcg(FILE *f, const struct report *r)
+{
+	const struct vp_vcg *g = r->vcg;
+	struct vcg_layout l;
+	double w, h;
+
+	fprintf(f, "<section id=\"vp-vcg\">\n<h2>Variance Characterization Graph</h2>\n"
+		   "<p class=\"vp-note\">%zu pattern%s, %zu node%s, %zu back-edge%s "
+		   "(tau<sub>S</sub> = %g, beta = %g). A box is a function in its call "
+		   "contexts; a Task's box leads to its plots.</p>\n",
+		g->npatterns, g->npatterns == 1 ? "" : "s", g->nnodes, g->nnodes == 1 ? "" : "s",
+		g->nsegments, g->nsegments == 1 ? "" : "s", g->params.tau, g->params.beta);
+	if (!g->npatterns) {
+		fprintf(f, "<p>(none: no significant node has CoV &ge; %g)</p>\n</section>\n",
+			r->an->cov_threshold);
+		return;
+	}
+	vcg_layout(r, &l);
+	w = fmax(l.width, 1010); /* the legend's */
+	h = l.height + 44;
+	fprintf(f, "<div class=\"vp-scroll\"><svg class=\"vp-graph\" "
+		   "width=\"%.0f\" height=\"%.0f\" viewBox=\"-8 -8 %.0f %.0f\">\n",
+		w + 16, h + 16, w + 16, h + 16);
+	fputs("<defs><marker id=\"vp-arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
+	      "markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0 0 L10 5 L0 10 z\" "
+	      "fill=\"#555\"/></marker><marker id=\"vp-arrow-back\" viewBox=\"0 0 10 10\" "
+	      "refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
+	      "<path d=\"M0 0 L10 5 L0 10 z\" fill=\"#b22222\"/></marker></defs>\n",
+	      f);
+	for (size_t q = 0; q < g->npatterns; q++) {
+		fprintf(f, "<g class=\"vp-pattern\" id=\"vp-pattern-%zu\"><rect class=\"vp-cluster\" "
+			   "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>"
+			   "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">Pattern %zu: VIM ",
+			q + 1, l.at[q].x, l.at[q].y, l.size[q].x, l.size[q].y, l.at[q].x + 10,
+			l.at[q].y + 17, q + 1);
+		html_time(f, r, g->patterns[q].vim);
+		fputs("</text></g>\n", f);
+	}
+	for (size_t id = 0; id < g->nnodes; id++) {
+		const struct vp_vcg_node *n = &g->nodes[id];
+
+		if (n->parent == VP_NO_NODE)
+			continue;
+		fprintf(f, "<path class=\"vp-edge\" d=\"M%.1f %.1f L%.1f %.1f\" "
+			   "marker-end=\"url(#vp-arrow)\"/>\n",
+			l.pos[n->parent].x + VCG_BOX_W / 2.0, l.pos[n->parent].y + VCG_BOX_H,
+			l.pos[id].x + VCG_BOX_W / 2.0,
+			l.pos[id].y - (n->type == VP_VCG_CONTRAST ? 6 : 0));
+	}
+	for (size_t i = 0; i < g->nsegments; i++)
+		vcg_back_edge(f, g, &l, &g->segments[i], i, 0);
+	for (size_t id = 0; id < g->nnodes; id++)
+		vcg_node(f, r, &l, (uint32_t)id);
+	for (size_t i = 0; i < g->nsegments; i++)
+		vcg_back_edge(f, g, &l, &g->segments[i], i, 1);
+	vcg_legend(f, l.height + 14);
+	fputs("</svg></div>\n</section>\n", f);
+	vcg_layout_release(&l);
+}
+
+/* ---- per Task: histogram, timeline, covariance ---- */
+
+/* The plots' frame: an SVG of the drawing area plus margins. */
+static void html_svg_open(FILE *f, const char *cls)
+{
+	fprintf(f, "<svg class=\"%s\" width=\"%d\" "
+		   "height=\"%d\">\n",
+		cls, HTML_MARGIN_L + HTML_PLOT_W + HTML_MARGIN_R,
+		HTML_MARGIN_T + HTML_PLOT_H + HTML_MARGIN_B);
+	fprintf(f, "<path class=\"vp-axis\" d=\"M%d %d V%d H%d\"/>\n", HTML_MARGIN_L, HTML_MARGIN_T,
+		HTML_MARGIN_T + HTML_PLOT_H, HTML_MARGIN_L + HTML_PLOT_W);
+}
+
+/* Log-scaled x of the histogram: v + 1 so that a duration of 0 has a place. */
+struct html_logx {
+	double l0, l1;
+};
+
+static double html_logx(const struct html_logx *s, double v)
+{
+	return HTML_MARGIN_L + (log(v + 1) - s->l0) / (s->l1 - s->l0) * HTML_PLOT_W;
+}
+
+/*
+ * The x axis: both ends of the range, and ticks at 1, 2 and 5 times the
+ * powers of ten inside (1 only when crowded) where the ends leave room.
+ */
+static void html_hist_ticks(FILE *f, const struct report *r, const struct html_logx *s,
+			    uint64_t lo, uint64_t hi)
+{
+	static const int steps[] = { 1, 2, 5 };
+	/* the end labels take about 70 px each */
+	double y = HTML_MARGIN_T + HTML_PLOT_H, l = HTML_MARGIN_L + 72,
+	       rt = HTML_MARGIN_L + HTML_PLOT_W - 72;
+	int nsteps = 3, n = 0;
+
+	for (double d = 1; d <= 1e19 && d <= (double)hi; d *= 10)
+		for (int i = 0; i < 3; i++)
+			n += d * steps[i] >= (double)lo && d * steps[i] <= (double)hi;
+	if (n > 8)
+		nsteps = 1;
+	for (double d = 1; d <= 1e19 && d <= (double)hi; d *= 10)
+		for (int i = 0; i < nsteps; i++) {
+			double v = d * steps[i], x = html_logx(s, v);
+
+			if (v < (double)lo || v > (double)hi || x < l || x > rt)
+				continue;
+			fprintf(f, "<path class=\"vp-axis\" d=\"M%.1f %.1f v4\"/><text x=\"%.1f\" "
+				   "y=\"%.1f\" text-anchor=\"middle\">",
+				x, y, x, y + 16);
+			html_time(f, r, v);
+			fputs("</text>\n", f);
+		}
+	fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"start\">", HTML_MARGIN_L, y + 16);
+	html_time(f, r, (double)lo);
+	fprintf(f, "</text><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">",
+		HTML_MARGIN_L + HTML_PLOT_W, y + 16);
+	html_time(f, r, (double)hi);
+	fputs("</text>\n", f);
+}
+
+/*
+ * A marker at percentile @q: a dashed line at its value, labelled on line
+ * @row above the plot (p50 and p99 may be close), on the side of the line
+ * with room for the label.
+ */
+static void html_hist_mark(FILE *f, const struct report *r, const struct html_logx *s,
+			   const struct vp_hist *h, const char *name, double q, int row)
+{
+	uint64_t v = vp_hist_quantile(h, q);
+	double x = html_logx(s, (double)v);
+	int right = x < HTML_MARGIN_L + HTML_PLOT_W / 2;
+
+	fprintf(f, "<line class=\"vp-mark vp-%s\" data-value=\"%" PRIu64 "\" x1=\"%.1f\" "
+		   "y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
+		name, v, x, HTML_MARGIN_T - 12 * row - 12, x, HTML_MARGIN_T + HTML_PLOT_H);
+	fprintf(f, "<text class=\"vp-%s\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s ", name,
+		x + (right ? 4 : -4), HTML_MARGIN_T - 12 * row - 4, right ? "start" : "end", name);
+	html_time(f, r, (double)v);
+	fputs("</text>\n", f);
+}
+
+/* The durations' histogram, log-scaled, one bar per bucket that holds calls. */
+static void html_hist(FILE *f, const struct report *r, const struct vp_hist *h)
+{
+	struct html_logx s;
+	uint64_t count, most = 0, lo, hi, first_lo = 0, last_hi = 0;
+	uint32_t b, nbars = 0;
+
+	for (uint32_t pos = 0; vp_hist_next(h, &pos, &b, &count);) {
+		vp_hist_bucket_range(b, &lo, &hi);
+		if (!nbars++)
+			first_lo = lo;
+		last_hi = hi;
+		if (count > most)
+			most = count;
+	}
+	fprintf(f, "<figure class=\"vp-hist\" data-bars=\"%" PRIu32 "\" data-calls=\"%" PRIu64
+		   "\">\n",
+		nbars, h->n);
+	if (!nbars) {
+		fputs("<p class=\"vp-note\">no paired invocations</p></figure>\n", f);
+		return;
+	}
+	s.l0 = log((double)first_lo + 1);
+	s.l1 = log((double)last_hi + 2);
+	html_svg_open(f, "vp-hist-plot");
+	for (uint32_t pos = 0; vp_hist_next(h, &pos, &b, &count);) {
+		double x0, x1, bh;
+
+		vp_hist_bucket_range(b, &lo, &hi);
+		x0 = html_logx(&s, (double)lo);
+		x1 = html_logx(&s, (double)hi + 1);
+		bh = fmax(1, (double)count / (double)most * HTML_PLOT_H);
+		fprintf(f, "<rect class=\"vp-bar\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+			   "height=\"%.1f\"><title>",
+			x0, HTML_MARGIN_T + HTML_PLOT_H - bh, fmax(x1 - x0, 1), bh);
+		html_time(f, r, (double)lo);
+		fputs(" \xe2\x80\x93 ", f);
+		html_time(f, r, (double)hi);
+		fprintf(f, ": %" PRIu64 " call%s</title></rect>\n", count, count == 1 ? "" : "s");
+	}
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%" PRIu64 "</text>"
+		   "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n",
+		HTML_MARGIN_L - 4, HTML_MARGIN_T + 10, most, HTML_MARGIN_L - 4,
+		HTML_MARGIN_T + HTML_PLOT_H);
+	html_hist_ticks(f, r, &s, first_lo, last_hi);
+	html_hist_mark(f, r, &s, h, "p50", 0.5, 0);
+	html_hist_mark(f, r, &s, h, "p99", 0.99, 1);
+	fprintf(f, "</svg>\n<figcaption>Durations of its %" PRIu64 " calls, log scale: one bar "
+		   "per histogram bucket (within %.2g %%); calls per bucket up to %" PRIu64
+		   ".</figcaption>\n</figure>\n",
+		h->n, 100 * VP_HIST_REL_ERROR, most);
+}
+
+/* A duration's height in the timeline of longest @top. */
+static double html_ty(uint64_t v, uint64_t top)
+{
+	return HTML_MARGIN_T + HTML_PLOT_H - (top ? (double)v / (double)top * HTML_PLOT_H : 0);
+}
+
+/*
+ * Every call by its start, frame-time style: per pixel column a mark from
+ * the shortest call that started in it to the longest, so that a spike
+ * shows however many calls share its column, and the page stays small.
+ */
+static void html_timeline(FILE *f, const struct report *r, const struct report_html *h,
+			  const struct html_task *t)
+{
+	uint64_t top = 0;
+	uint32_t cols = 0;
+
+	if (!h->timeline)
+		return;
+	for (size_t c = 0; c < HTML_PLOT_W; c++) {
+		cols += t->count[c] != 0;
+		if (t->count[c] && t->hi[c] > top)
+			top = t->hi[c];
+	}
+	fprintf(f, "<figure class=\"vp-timeline\" data-calls=\"%" PRIu64 "\" data-columns=\"%"
+		   PRIu32 "\" data-max=\"%" PRIu64 "\">\n",
+		t->calls, cols, top);
+	if (!cols) {
+		fputs("<p class=\"vp-note\">no paired invocations</p></figure>\n", f);
+		return;
+	}
+	html_svg_open(f, "vp-timeline-plot");
+	for (int k = 1; k <= 2; k++)
+		fprintf(f, "<path class=\"vp-grid\" d=\"M%d %.1f H%d\"/>", HTML_MARGIN_L + 1,
+			html_ty(top * k / 2, top), HTML_MARGIN_L + HTML_PLOT_W);
+	/* p50 and p99 under the calls, which they would hide */
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "p99" : "p50";
+		uint64_t v = vp_hist_quantile(&t->hist, i ? 0.99 : 0.5);
+		double y = html_ty(v, top);
+
+		fprintf(f, "<line class=\"vp-mark vp-%s\" data-value=\"%" PRIu64 "\" x1=\"%d\" "
+			   "y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/><text class=\"vp-%s\" x=\"%d\" "
+			   "y=\"%.1f\">%s</text>\n",
+			name, v, HTML_MARGIN_L, y, HTML_MARGIN_L + HTML_PLOT_W, y, name,
+			HTML_MARGIN_L + HTML_PLOT_W + 4, y + (i ? -2 : 10), name);
+	}
+	/* per column a mark from its shortest call to its longest, at least 3 px */
+	fputs("\n<path class=\"vp-calls\" d=\"", f);
+	for (size_t c = 0; c < HTML_PLOT_W; c++) {
+		double y0, y1;
+
+		if (!t->count[c])
+			continue;
+		y0 = html_ty(t->lo[c], top);
+		y1 = fmin(html_ty(t->hi[c], top), y0 - 3);
+		fprintf(f, "M%.1f %.1fV%.1f", HTML_MARGIN_L + c + 0.5, y0, y1);
+	}
+	fputs("\"/>\n", f);
+	/* a few calls would be a few dots hard to see: circle them */
+	for (size_t c = 0; cols <= HTML_FEW_CALLS && c < HTML_PLOT_W; c++)
+		if (t->count[c])
+			fprintf(f, "<circle class=\"vp-dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>",
+				HTML_MARGIN_L + c + 0.5, html_ty(t->hi[c], top));
+	fputc('\n', f);
+	for (int k = 0; k <= 2; k++) {
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", HTML_MARGIN_L - 4,
+			html_ty(top * k / 2, top) + 4);
+		html_time(f, r, (double)(top * k / 2));
+		fputs("</text>", f);
+	}
+	fprintf(f, "\n<text x=\"%d\" y=\"%d\" text-anchor=\"start\">0</text>"
+		   "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">",
+		HTML_MARGIN_L, HTML_MARGIN_T + HTML_PLOT_H + 16, HTML_MARGIN_L + HTML_PLOT_W,
+		HTML_MARGIN_T + HTML_PLOT_H + 16);
+	html_time(f, r, (double)h->span);
+	fprintf(f, "</text>\n</svg>\n<figcaption>Its %" PRIu64 " calls by start time (%s time, "
+		   "from the first event): per pixel column a mark from the shortest call that "
+		   "started in it to the longest.</figcaption>\n</figure>\n",
+		t->calls, vp_time_base_name(r->time));
+}
+
+/* The call contexts a Task stands for, outermost first. */
+static void html_contexts(FILE *f, const struct report *r, const struct vp_vcg_node *n)
+{
+	char cs[512];
+
+	if (!n->nccs)
+		return;
+	fprintf(f, "<details class=\"vp-contexts\"><summary>%" PRIu32 " call context%s</summary>"
+		   "<ul>\n",
+		n->nccs, n->nccs == 1 ? "" : "s");
+	for (uint32_t i = 0; i < n->nccs && i < HTML_MAX_CCS; i++) {
+		const struct vp_vcg_cc *cc = &r->vcg->ccs[n->ccs[i]];
+
+		fputs("<li>", f);
+		for (uint32_t k = 0; k < cc->len; k++) {
+			if (k)
+				fputs(" \xe2\x86\x92 ", f);
+			html_put(f, report_func_name(r, cc->elems[k].func));
+			report_callsite_str(r, cc->elems[k].callsite, 1, cs, sizeof(cs));
+			if (*cs) {
+				fputs(" [", f);
+				html_put(f, cs);
+				fputc(']', f);
+			}
+		}
+		fputs("</li>\n", f);
+	}
+	if (n->nccs > HTML_MAX_CCS)
+		fprintf(f, "<li>%" PRIu32 " more</li>\n", n->nccs - HTML_MAX_CCS);
+	fputs("</ul></details>\n", f);
+}
+
+/* The label of variable @var of node @n's covariance. */
+static void html_var_label(const struct report *r, const struct vp_cct_node *n, size_t var,
+			   char *buf, size_t len)
+{
+	if (var == 0) {
+		snprintf(buf, len, "self");
+		return;
+	}
+	if (var > VP_CCT_TRACKED) {
+		snprintf(buf, len, "(%" PRIu32 " other callees)", vp_cct_nother(n->nchildren));
+		return;
+	}
+	if (var - 1 < n->nchildren) {
+		report_node_label(r, n->children[var - 1], buf, len);
+		return;
+	}
+	snprintf(buf, len, "variable %zu", var);
+}
+
+/*
+ * One calling-context node's covariance row sums as bars, in % of its
+ * variance: they add up to it (Kumar and Pande, Eq. 2), a negative one
+ * takes variance away (calls that exclude each other).
+ */
+static void html_contrib_node(FILE *f, const struct report *r, uint32_t id)
+{
+	const struct vp_cct_node *n = &r->tree->nodes[id];
+	double var = vp_covar_sum(&n->cov), lo = 0, hi = 0, rest = 0, zero;
+	struct vp_contrib *c = NULL;
+	long dim = vp_cct_contributors(n, &c);
+	long rows;
+	char label[600];
+	const double label_w = 300, bar_w = 300;
+
+	if (dim <= 1 || !(var > 0)) {
+		free(c);
+		return;
+	}
+	rows = dim > HTML_TOP_CONTRIB ? HTML_TOP_CONTRIB : dim;
+	for (long i = 0; i < dim; i++) {
+		double pct = 100 * c[i].value / var;
+
+		if (i >= rows)
+			rest += pct;
+		else
+			lo = fmin(lo, pct), hi = fmax(hi, pct);
+	}
+	lo = fmin(lo, rest);
+	hi = fmax(hi, fmax(rest, 1e-9));
+	zero = label_w + (0 - lo) / (hi - lo) * bar_w;
+	fprintf(f, "<figure class=\"vp-contrib\" data-node=\"%" PRIu32 "\" data-rows=\"%ld\">"
+		   "\n<figcaption>",
+		id, dim);
+	html_put(f, report_node_label(r, id, label, sizeof(label)));
+	fprintf(f, " (node %" PRIu32 "): &sigma; ", id);
+	html_time(f, r, sqrt(var));
+	fprintf(f, " over %" PRIu64 " calls; covariance row sums, %% of its variance</figcaption>\n",
+		n->cov.n);
+	fprintf(f, "<svg class=\"vp-contrib-plot\" "
+		   "width=\"%.0f\" height=\"%ld\">\n",
+		label_w + bar_w + 70, 20 * (rows + (dim > rows)) + 4);
+	for (long i = 0; i < rows + (dim > rows); i++) {
+		double pct = i < rows ? 100 * c[i].value / var : rest;
+		double x = label_w + (pct - lo) / (hi - lo) * bar_w, y = 20.0 * i + 2;
+
+		if (i < rows)
+			html_var_label(r, n, c[i].var, label, sizeof(label));
+		else
+			snprintf(label, sizeof(label), "(%ld more)", dim - rows);
+		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\"><title>", label_w - 8,
+			y + 13);
+		html_put(f, label);
+		fputs("</title>", f);
+		html_put_max(f, label, 46);
+		fprintf(f, "</text><rect class=\"vp-cbar%s\" data-value=\"%.3f\" x=\"%.1f\" "
+			   "y=\"%.1f\" width=\"%.1f\" height=\"14\"/><text x=\"%.1f\" "
+			   "y=\"%.1f\">%.1f%%</text>\n",
+			pct < 0 ? " vp-neg" : "", pct, fmin(x, zero), y + 2, fabs(x - zero),
+			fmax(x, zero) + 4, y + 13, fabs(pct) < 0.05 ? 0.0 : pct);
+	}
+	fprintf(f, "<path class=\"vp-axis\" d=\"M%.1f 0 V%ld\"/>\n</svg>\n</figure>\n", zero,
+		20 * (rows + (dim > rows)) + 4);
+	free(c);
+}
+
+static const struct vp_cct *html_sort_cct;
+
+static int html_cmp_variance(const void *a, const void *b)
+{
+	const struct vp_cct_node *x = &html_sort_cct->nodes[*(const uint32_t *)a];
+	const struct vp_cct_node *y = &html_sort_cct->nodes[*(const uint32_t *)b];
+	double vx = vp_covar_sum(&x->cov), vy = vp_covar_sum(&y->cov);
+
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The covariance of a Task's contexts, the largest variance first. */
+static void html_contrib(FILE *f, const struct report *r, const struct vp_vcg_node *n)
+{
+	uint32_t *ids = xcalloc(n->ncct + 1, sizeof(*ids)), k = 0;
+
+	for (uint32_t i = 0; i < n->ncct; i++)
+		if (r->tree->nodes[n->cct[i]].cov.dim > 1)
+			ids[k++] = n->cct[i];
+	html_sort_cct = r->tree;
+	qsort(ids, k, sizeof(*ids), html_cmp_variance);
+	if (!k)
+		fputs("<p class=\"vp-note\">No probed callees: its variance is its own.</p>\n", f);
+	for (uint32_t i = 0; i < k && i < HTML_MAX_CONTEXTS; i++)
+		html_contrib_node(f, r, ids[i]);
+	if (k > HTML_MAX_CONTEXTS)
+		fprintf(f, "<p class=\"vp-note\">%" PRIu32 " more contexts with callees.</p>\n",
+			k - HTML_MAX_CONTEXTS);
+	free(ids);
+}
+
+static void html_task(FILE *f, const struct report *r, const struct report_html *h,
+		      const struct html_task *t)
+{
+	const struct vp_vcg_node *n = &r->vcg->nodes[t->vcg];
+	static const struct {
+		const char *name;
+		double q;
+	} ps[] = { { "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "p99.9", 0.999 } };
+
+	fprintf(f, "<article class=\"vp-task\" id=\"vp-task-%" PRIu32 "\" data-vcg=\"%" PRIu32
+		   "\" data-pattern=\"%" PRIu32 "\">\n<h3>Pattern %" PRIu32 ", (%" PRIu32 ") ",
+		t->vcg, t->vcg, n->pattern + 1, n->pattern + 1, t->vcg);
+	html_vcg_label(f, r, t->vcg, 0);
+	fprintf(f, "</h3>\n<p class=\"vp-stats\">N %" PRIu64 " &middot; mean ", n->stats.n);
+	html_time(f, r, n->stats.mean);
+	fputs(" &middot; &sigma; ", f);
+	html_time(f, r, vp_stats_stddev(&n->stats));
+	fprintf(f, " &middot; CoV %.3f &middot; VIM ", vp_stats_cov(&n->stats));
+	html_time(f, r, n->vim);
+	if (t->hist.n) {
+		for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+			fprintf(f, " &middot; %s ", ps[i].name);
+			html_time(f, r, (double)vp_hist_quantile(&t->hist, ps[i].q));
+		}
+		fputs(" &middot; max ", f);
+		html_time(f, r, (double)t->hist.max);
+	}
+	fputs("</p>\n<div class=\"vp-plots\">\n", f);
+	html_hist(f, r, &t->hist);
+	html_timeline(f, r, h, t);
+	fputs("</div>\n", f);
+	html_contrib(f, r, n);
+	html_contexts(f, r, n);
+	fputs("</article>\n", f);
+}
+
+static void html_tasks(FILE *f, const struct report *r, const struct report_html *h)
+{
+	fprintf(f, "<section id=\"vp-tasks\">\n<h2>Tasks</h2>\n<p class=\"vp-note\">Where the "
+		   "variance is observed: per Task of the graph, its durations (p50 and p99 "
+		   "marked), its calls over time, and how its calling contexts' variance "
+		   "splits among their callees.</p>\n");
+	if (!h->ntasks)
+		fputs("<p>(none)</p>\n", f);
+	for (size_t i = 0; i < h->ntasks; i++)
+		html_task(f, r, h, &h->tasks[i]);
+	if (h->more_tasks)
+		fprintf(f, "<p class=\"vp-note\">%zu more Tasks not drawn (the text report lists "
+			   "them).</p>\n",
+			h->more_tasks);
+	fputs("</section>\n", f);
+}
+
+/* ---- the sampled tree ---- */
+
+static int html_shown(const struct report *r, uint32_t id)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+
+	if (!n->samples)
+		return 0;
+	return r->all || (double)n->samples >= HTML_SHOW_SHARE * (double)r->sampled->samples;
+}
+
+static void html_share(FILE *f, const struct report *r, uint64_t k)
+{
+	struct vp_share sh;
+
+	vp_share(k, r->sampled->samples, r->z, &sh);
+	fprintf(f, "<td>%.1f%%</td><td>[%.1f, %.1f]%s</td>", sh.p * 100, sh.lo * 100, sh.hi * 100,
+		sh.half > r->precision ? "~" : "");
+}
+
+static void html_srow(FILE *f, const struct report *r, uint32_t id)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+	uint32_t pn = r->probed_of ? r->probed_of[id] : VP_NO_NODE;
+	uint32_t depth = n->depth - 1;
+	char site[512];
+
+	fprintf(f, "<tr class=\"vp-srow\" data-depth=\"%" PRIu32 "\" style=\"--d:%d\">", depth,
+		depth > HTML_MAX_INDENT ? HTML_MAX_INDENT : (int)depth);
+	html_share(f, r, n->samples);
+	if (n->self)
+		html_share(f, r, n->self);
+	else
+		fputs("<td></td><td></td>", f);
+	if (pn != VP_NO_NODE) {
+		const struct vp_cct_node *c = &r->tree->nodes[pn];
+
+		fprintf(f, "<td>%" PRIu64 "</td><td>", c->stats.n);
+		html_time(f, r, c->stats.mean);
+		fprintf(f, "</td><td>%.2f</td>", vp_stats_cov(&c->stats));
+	} else {
+		fputs("<td></td><td></td><td></td>", f);
+	}
+	fputs("<td class=\"vp-name\">", f);
+	if (depth > HTML_MAX_INDENT)
+		fprintf(f, "[depth %" PRIu32 "] ", depth);
+	html_put(f, report_snode_name(r, id));
+	if (report_snode_inlined(r, id))
+		fputs(" (inlined)", f);
+	if (*report_snode_site(r, id, site, sizeof(site))) {
+		fputs(" [", f);
+		html_put(f, site);
+		fputc(']', f);
+	}
+	fputs("</td></tr>\n", f);
+}
+
+static const struct vp_sampled *html_sort_sampled;
+
+static int html_cmp_samples(const void *a, const void *b)
+{
+	const struct vp_snode *x = &html_sort_sampled->nodes[*(const uint32_t *)a];
+	const struct vp_snode *y = &html_sort_sampled->nodes[*(const uint32_t *)b];
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Depth first, the busiest child first; an explicit stack for deep trees. */
+static void html_stree(FILE *f, const struct report *r)
+{
+	const struct vp_sampled *t = r->sampled;
+	size_t n = 0, cap = 64;
+	uint32_t *stack = xmalloc(cap * sizeof(*stack));
+
+	stack[n++] = 0;
+	html_sort_sampled = t;
+	while (n) {
+		uint32_t id = stack[--n];
+		const struct vp_snode *s = &t->nodes[id];
+		size_t first;
+
+		if (id && !html_shown(r, id))
+			continue;
+		if (id)
+			html_srow(f, r, id);
+		if (!s->nchildren)
+			continue;
+		while (n + s->nchildren > cap) {
+			cap *= 2;
+			stack = xrealloc(stack, cap * sizeof(*stack));
+		}
+		first = n;
+		memcpy(stack + n, s->children, s->nchildren * sizeof(*stack));
+		n += s->nchildren;
+		qsort(stack + first, s->nchildren, sizeof(*stack), html_cmp_samples);
+		for (size_t a = first, b = n; a + 1 < b; a++, b--) {
+			uint32_t x = stack[a];
+
+			stack[a] = stack[b - 1];
+			stack[b - 1] = x;
+		}
+	}
+	free(stack);
+}
+
+static void html_sampled(FILE *f, const struct report *r)
+{
+	const struct vp_sampled *t = r->sampled;
+
+	fprintf(f, "<section id=\"vp-sampled\">\n<h2>Sampled calling contexts</h2>\n"
+		   "<p class=\"vp-note\">%" PRIu64 " samples of %s every ",
+		t->samples, vp_sample_event_name(r->hdr->sampling.event));
+	if (r->hdr->sampling.period && !t->period_varies)
+		html_time(f, r, (double)r->hdr->sampling.period);
+	else
+		fputs("(varying period)", f);
+	fprintf(f, "; shares with %g%% intervals (Schneider, \"Analysis\"), ~ where wider than "
+		   "&plusmn;%g%%; N, mean and CoV exact where the function was probed%s. "
+		   "&#9662; folds a row's callees.</p>\n",
+		r->confidence * 100, r->precision * 100,
+		r->all ? "" : "; shares from 0.5% up");
+	if (!t->samples) {
+		fputs("<p>(no samples)</p>\n</section>\n", f);
+		return;
+	}
+	fputs("<table class=\"vp-stree\"><thead><tr><th>total</th><th>interval</th><th>self</th>"
+	      "<th>interval</th><th>N</th><th>mean</th><th>CoV</th>"
+	      "<th class=\"vp-name\">calling context</th></tr></thead>\n<tbody>\n",
+	      f);
+	html_stree(f, r);
+	fputs("</tbody></table>\n</section>\n", f);
+}
+
+int report_html(const struct report *r)
+{
+	const struct report_html *h = r->html;
+	FILE *f = r->out;
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	      "<title>varperf report of ",
+	      f);
+	html_put(f, r->input);
+	/* two plots side by side in a Task */
+	fprintf(f, "</title>\n<style>%s.vp-plots figure{flex:0 0 auto;width:%dpx}</style>\n"
+		   "</head>\n<body>\n",
+		html_style, HTML_MARGIN_L + HTML_PLOT_W + HTML_MARGIN_R);
+	html_header(f, r);
+	if (r->vcg && (r->hdr->nfuncs || !r->sampled)) {
+		html_vcg(f, r);
+		if (h)
+			html_tasks(f, r, h);
+	}
+	if (r->sampled)
+		html_sampled(f, r);
+	fprintf(f, "<footer><p class=\"vp-note\">%s %s</p></footer>\n<script>\n%s</script>\n"
+		   "</body>\n</html>\n",
+		PACKAGE_NAME, PACKAGE_VERSION, html_script);
+	return ferror(f) ? -1 : 0;
+}

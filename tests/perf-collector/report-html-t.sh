@@ -1,0 +1,119 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# report-html-t.sh - `varperf report --format html`: one self-contained
+# page.  check-html.py reads it with python3's html.parser: well-formed,
+# nothing fetched, every name escaped, and against the JSON report of the
+# same file: the graph's nodes and edges, per Task as many histogram bars
+# as buckets that hold calls, p50 and p99 in their buckets, a timeline
+# that counts every call in at most 460 columns, covariance bars adding up
+# to 100 %, the sampled tree's rows.  Part one needs no root: gen-crafted
+# writes a file whose function, file and command names are markup, with
+# 60 000 calls of one Task, and one of samples 3000 frames deep.  Part
+# two records the demo (root and the uprobe PMU).  Part three loads the
+# pages in headless Chromium when it is installed: no console errors,
+# and the script's fold buttons in the DOM.
+
+. "$top_srcdir/tests/lib/test-subr.sh"
+
+gen="$top_builddir/tests/perf-collector/gen-crafted"
+require_file "$VARPERF" "$gen" "$DEMO"
+require_cmd python3
+LC_ALL=C
+export LC_ALL
+cd "$TMPDIR_T" || tap_bail "cannot enter '$TMPDIR_T'"
+
+check() {
+	python3 "$top_srcdir/tests/perf-collector/check-html.py" "$@" 2>&1
+}
+
+tap_plan 24
+
+# ---- part one: names with markup, many calls ----
+
+"$gen" markup 30000 'm<&>.data' || tap_bail "gen-crafted cannot write the markup file"
+"$VARPERF" report --format html -i 'm<&>.data' >m.html 2>err
+tap_is 0 $? "html report of the crafted file exits 0"
+"$VARPERF" report --format json -i 'm<&>.data' >m.json 2>/dev/null ||
+	tap_bail "no JSON report of the crafted file"
+tap_is ok "$(check wellformed m.html)" "crafted: well-formed, nothing fetched"
+tap_is ok "$(check escaped m.html 'main<&>"'"'" 'work</title><script>alert(1)</script>' \
+	'[<b>&amp;prog.c:7]' '/crafted/<prog> a&b' 'varperf report of m<&>.data')" \
+	"crafted: function, file, command and file names escaped, shown whole"
+tap_is ok "$(check report m.html m.json)" "crafted: graph, histograms, timelines, rows agree with the JSON"
+tap_is ok "$(check calls m.html 'work<' 60000)" \
+	"crafted: 60000 calls of work on its timeline, in at most 460 columns"
+size=$(wc -c <m.html)
+tap_ok "$([ "$size" -lt 100000 ] && echo 0 || echo 1)" \
+	"crafted: 30000 calls of main make a page under 100 KB ($size bytes)"
+"$VARPERF" report --format html -i 'm<&>.data' -o out.html 2>/dev/null
+tap_ok "$(cmp -s m.html out.html && echo 0 || echo 1)" "-o writes the same page"
+# samples 3000 frames deep, a probed call without variance: no graph
+"$gen" deep-sample 3000 deep.data || tap_bail "gen-crafted cannot write deep.data"
+"$VARPERF" report --format html -i deep.data >deep.html 2>/dev/null &&
+	"$VARPERF" report --format json -i deep.data >deep.json 2>/dev/null
+tap_is 0 $? "html report of 3000-frame samples exits 0"
+tap_is ok "$(check wellformed deep.html)" "deep samples: well-formed"
+tap_is ok "$(check report deep.html deep.json)" "deep samples: one flat row per context, as many as the JSON's"
+
+# ---- part two: the demo ----
+
+recorded=
+if [ "$(id -u)" -ne 0 ] || [ ! -e /sys/bus/event_source/devices/uprobe ]; then
+	tap_skip "needs root and the uprobe PMU to record the demo" 6
+else
+	"$VARPERF" record -q -o demo.data -- "$DEMO" >/dev/null 2>err
+	tap_is 0 $? "the demo records"
+	"$VARPERF" report --format json -i demo.data >demo.json 2>/dev/null ||
+		tap_bail "no JSON report of the demo"
+	"$VARPERF" report --format html -i demo.data >demo.html 2>err
+	tap_is 0 $? "html report of the demo exits 0"
+	tap_is ok "$(check wellformed demo.html)" "demo: well-formed, nothing fetched"
+	tap_is ok "$(check report demo.html demo.json)" \
+		"demo: graph, histograms, timelines, covariance, sampled rows agree with the JSON"
+	tasks=$(grep -c '<article class="vp-task"' demo.html)
+	tap_ok "$([ "$tasks" -ge 2 ] && echo 0 || echo 1)" \
+		"demo: its Tasks have sections ($tasks; physics, render and ai vary)"
+	tap_like "$(grep -o '<h3>[^<]*' demo.html)" 'physics \[vp-demo.c:[0-9]+\]' \
+		"demo: physics is a Task"
+	recorded=1
+fi
+
+# ---- part three: a real browser ----
+
+# browse PAGE - chromium's DOM of PAGE after its scripts in dom.html, its
+# console messages in console (the lines chromium logs as CONSOLE).
+browse() {
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$TMPDIR_T/profile" --enable-logging=stderr --v=0 \
+		--dump-dom "file://$TMPDIR_T/$1" >dom.html 2>browser.err
+	_st=$?
+	grep ':CONSOLE' browser.err >console
+	return $_st
+}
+
+if ! command -v chromium >/dev/null 2>&1; then
+	tap_skip "chromium is not installed" 8
+else
+	# the check can see an error: a page with one has it in the console
+	printf '%s\n' '<!DOCTYPE html><html><head><title>x</title></head><body>' \
+		'<script>no_such_function();</script></body></html>' >broken.html
+	browse broken.html
+	tap_like "$(cat console)" 'no_such_function' \
+		"chromium logs a page's script errors (so their absence means something)"
+	browse m.html
+	tap_is 0 $? "chromium loads the crafted page"
+	tap_is "" "$(cat console)" "crafted: no console messages"
+	tap_is ok "$(check dom dom.html m.html)" "crafted: after the script, fold buttons where rows have rows below"
+	if [ -n "$recorded" ]; then
+		browse demo.html
+		tap_is 0 $? "chromium loads the demo's page"
+		tap_is "" "$(cat console)" "demo: no console messages"
+		tap_is ok "$(check dom dom.html demo.html)" \
+			"demo: after the script, fold buttons where rows have rows below"
+		tap_like "$(grep -o 'data-toggles="[0-9]*"' dom.html)" 'data-toggles="[1-9][0-9]*"' \
+			"demo: the sampled tree folds"
+	else
+		tap_skip "the demo was not recorded" 4
+	fi
+fi
+tap_done
