@@ -498,8 +498,8 @@ def node_lines(rec, nid, raw=False, contributors=5):
     slow = rec.slowest(nid)
     if slow:
         c = max(slow, key=lambda c: (c["duration"], -c["start"]))
-        add("  slowest   %s%s%s; 'info variance slowest' lists the %d slowest" % (
-            t(c["duration"]), _when(rec, c, raw), _split_text(rec, c, raw, 1), len(slow)))
+        add("  slowest   %s%s%s" % (t(c["duration"]), _when(rec, c, raw),
+                                      _split_text(rec, c, raw, 1)))
     return lines
 
 
@@ -515,10 +515,9 @@ def path_text(rec, n, raw=False):
 
 
 def _when(rec, c, raw):
-    """ " at +1.23 s on thread 4242" of a slow call."""
-    at = "" if c["offset"] is None else " at +%s" % (
-        format_time(rec, c["offset"], raw) if raw or rec.header["unit"] != UNIT_NS else
-        "%.6f s" % (c["offset"] / 1e9))
+    """ " at +1.23 s on thread 4242" of a slow call (since the recording's
+    first event)."""
+    at = "" if c["offset"] is None else " at +%s" % format_time(rec, c["offset"], raw)
     return "%s on thread %s" % (at, "?" if c["thread"] is None else c["thread"])
 
 

@@ -351,7 +351,7 @@ Usage: info variance slowest [CONTEXT]
 
 Lists the slowest calls that the recording kept of the calling context
 at the selected frame, or of CONTEXT (as for 'info variance histogram'),
-by start: each one's duration, when it started (seconds since the
+by start: each one's duration, when it started (time since the
 recording's first event), its thread, and where its time went: its own
 code and the callees that took the most of that very call."""
 
