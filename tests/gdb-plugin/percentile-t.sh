@@ -32,7 +32,7 @@ FX=$FIXTURES/fx-percentiles
 LOADER=$top_srcdir/gdb-plugin/varperf-gdb.py
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-tap_plan 25
+tap_plan 26
 
 G() {
 	gdb -batch -nx -iex 'set debuginfod enabled off' -x "$LOADER" "$@" 2>&1
@@ -103,8 +103,11 @@ EOF
 	tap_like "$out" '^varperf: 99\.[0-9]% of the 2000 recorded calls were faster; ' \
 		"a stop says how many recorded calls were faster"
 	tap_like "$out" 'exited normally' "and the program runs to its end"
+	out=$(G "$FX" -ex 'varperf load --time=offcpu p.data' -ex 'varperf break heavy --percentile 99')
+	tap_like "$out" "^varperf break: the durations of 'p\.data' are off-CPU time \(--time=offcpu\), which cannot be timed across GDB's stops: load it with --time=wall or --time=cpu, or give --slower-than\$" \
+		"off-CPU durations give no threshold: an error"
 else
-	tap_skip "p.data has no on-CPU times ($(cat err))" 6
+	tap_skip "p.data has no on-CPU times ($(cat err))" 7
 fi
 "$VARPERF" report --format json -i p.data >p.json 2>/dev/null ||
 	tap_bail "varperf report cannot read p.data"

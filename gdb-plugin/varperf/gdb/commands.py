@@ -475,6 +475,8 @@ calling contexts, or over those matching --context):
                      outermost first, '/'-separated, e.g. main/frame/step,
                      and FUNC:LINE also requires the line of the call
 
+With a recording loaded with --time=cpu, calls are timed in on-CPU time,
+as its durations are; one loaded with --time=offcpu gives no threshold.
 On a stop it prints the call's duration and how unusual it is.  Calls
 are timed between a stop at FUNCTION's first instruction and one at its
 return; the time these stops cost is measured on the first calls and
@@ -562,6 +564,12 @@ as any other."""
         if rec is None and slower is None:
             raise gdb.GdbError("varperf break: no recording loaded (use 'varperf load [FILE]', "
                                "or give --slower-than)")
+        if rec is not None and rec.time == "offcpu" and slower is None:
+            # a stopped thread is off the CPU: GDB's stops would be in it
+            raise gdb.GdbError("varperf break: the durations of '%s' are off-CPU time "
+                               "(--time=offcpu), which cannot be timed across GDB's stops: "
+                               "load it with --time=wall or --time=cpu, or give --slower-than"
+                               % _session.path)
         symbol, size, module, stats, ctx_nodes, nodes = func, 0, None, None, None, None
         if rec is not None:
             funcs = rec.funcs_named(func)
