@@ -60,14 +60,18 @@ n = [n for n in d["nodes"] if n["function"] == "heavy"][0]
 print(eval(sys.argv[1]))' "$1"
 }
 calls=$("$AWK" '$1 == "asked" && $2 == "heavy" { sub("count=", "", $3); print $3 }' truth)
+# threshold OUTPUT - the threshold in ns that `varperf break heavy
+# --percentile 99` says it set, with `set variance raw on`
+threshold() {
+	printf '%s\n' "$1" | sed -n "s/^varperf: breakpoint 1 stops at the return of heavy when a call \
+(in any context) takes longer than \([0-9]*\) ns: the measured p99 of 2000 recorded calls.*/\1/p"
+}
 tap_is "2000 2000" "$calls $(J 'n["count"]')" "the fixture and the recording: 2000 calls of heavy"
 
 # ---- varperf break --percentile 99: the measured p99, about 1 % of the calls ----
 out=$(G "$FX" -ex 'varperf load p.data' -ex 'set variance raw on' \
 	-ex 'varperf break heavy --percentile 99')
-thr=$(printf '%s\n' "$out" |
-	sed -n 's/^varperf: breakpoint 1 stops at the return of heavy when a call (in any context) takes longer than \([0-9]*\) ns: the measured p99 of 2000 recorded calls.*/\1/p')
-tap_is "$(J 'n["percentiles"]["p99"]')" "$thr" \
+tap_is "$(J 'n["percentiles"]["p99"]')" "$(threshold "$out")" \
 	"varperf break --percentile 99: the threshold is the report's percentiles.p99 of heavy"
 
 # Counted on on-CPU time (varperf load --time=cpu; the BPF backend records
@@ -86,8 +90,7 @@ end
 EOF
 	out=$(G "$FX" -ex 'varperf load --time=cpu p.data' -ex 'set variance raw on' \
 		-ex 'varperf break heavy --percentile 99' -x count.gdb)
-	thr=$(printf '%s\n' "$out" |
-		sed -n 's/^varperf: breakpoint 1 stops at the return of heavy when a call (in any context) takes longer than \([0-9]*\) ns: the measured p99 of 2000 recorded calls.*/\1/p')
+	thr=$(threshold "$out")
 	tap_is "$(J 'n["percentiles"]["p99"]')" "$thr" \
 		"varperf load --time=cpu: the threshold is report --time=cpu's percentiles.p99"
 	stops=$(printf '%s\n' "$out" | sed -n 's/^stopped \([0-9]*\) times$/\1/p')
@@ -95,17 +98,20 @@ EOF
 		"every stop is one of the breakpoint's"
 	tap_ok "$(test "${stops:-0}" -ge 10 && test "${stops:-0}" -le 40; echo $?)" \
 		"it stops at between 0.5 % and 2 % of the 2000 calls (${stops:-no} stops)"
-	tap_diag "$(printf '%s\n' "$out" |
+	n=$(printf '%s\n' "$out" |
 		sed -n 's/^Breakpoint -[0-9]*, .* in heavy (ns=ns@entry=\([0-9]*\)).*/\1/p' |
-		"$AWK" -v t="$thr" '$1 <= t { n++ } END { print n + 0 }') of the stops were calls that asked for less than $thr ns"
+		"$AWK" -v t="$thr" '$1 <= t { n++ } END { print n + 0 }')
+	tap_diag "$n of the stops were calls that asked for less than $thr ns"
 	tap_like "$out" '^varperf: call [0-9]+ since breakpoint 1 was set; on-CPU time, ' \
 		"timed in on-CPU time, as the recording's durations"
 	tap_like "$out" '^varperf: 99\.[0-9]% of the 2000 recorded calls were faster; ' \
 		"a stop says how many recorded calls were faster"
 	tap_like "$out" 'exited normally' "and the program runs to its end"
-	out=$(G "$FX" -ex 'varperf load --time=offcpu p.data' -ex 'varperf break heavy --percentile 99')
-	tap_like "$out" "^varperf break: the durations of 'p\.data' are off-CPU time \(--time=offcpu\), which cannot be timed across GDB's stops: load it with --time=wall or --time=cpu, or give --slower-than\$" \
-		"off-CPU durations give no threshold: an error"
+	out=$(G "$FX" -ex 'varperf load --time=offcpu p.data' \
+		-ex 'varperf break heavy --percentile 99')
+	want="^varperf break: the durations of 'p\.data' are off-CPU time \(--time=offcpu\), which"
+	want="$want cannot be timed across GDB's stops: load it with --time=wall or --time=cpu, or"
+	tap_like "$out" "$want give --slower-than\$" "off-CPU durations give no threshold: an error"
 else
 	tap_skip "p.data has no on-CPU times ($(cat err))" 7
 fi
@@ -115,20 +121,21 @@ fi
 # --chebyshev: Chebyshev's bound for 99 %, mean + 10 sigma
 out=$(G "$FX" -ex 'varperf load p.data' -ex 'set variance raw on' \
 	-ex 'varperf break heavy --chebyshev 0.99')
-seen=$(printf '%s\n' "$out" | sed -n 's/^varperf: breakpoint 1 .* takes longer than \([0-9.e+]*\) ns: mean + 10 sigma (Chebyshev bound for 99%) of 2000 recorded calls.*/\1/p')
+seen=$(printf '%s\n' "$out" | sed -n \
+	's/^varperf: breakpoint 1 .* longer than \([0-9.e+]*\) ns: mean + 10 sigma (Chebyshev b.*/\1/p')
 tap_within "$(J 'repr(n["mean"] + 10 * n["stddev"])')" "${seen:-0}" 1e-9 \
 	"varperf break --chebyshev 0.99: mean + 10 sigma of the report"
 out=$(G "$FX" -ex 'varperf load p.data' -ex 'varperf break heavy --percentile 99 --chebyshev 99' \
 	-ex 'varperf break heavy --percentile 100' -ex 'varperf break heavy --chebyshev x' \
 	-ex 'varperf break heavy --percentile 99.99' -ex 'echo alive\n')
-tap_like "$out" "^varperf break: options '--percentile' and '--chebyshev' cannot be used together\$" \
-	"--percentile and --chebyshev together: an error"
-tap_like "$out" "^varperf break: invalid percentile '100': must be between 0 and 1 \(0% and 100%\), both excluded\$" \
-	"--percentile 100: an error"
-tap_like "$out" "^varperf break: invalid percentile 'x': expected a probability such as 0\.99 or 99%\$" \
-	"--chebyshev x: an error"
-tap_like "$out" "^warning: the p99\.99 of 2000 calls is their maximum: only a call slower than every recorded one stops\$" \
-	"a percentile that is the maximum: a warning"
+want="^varperf break: options '--percentile' and '--chebyshev' cannot be used together\$"
+tap_like "$out" "$want" "--percentile and --chebyshev together: an error"
+want="^varperf break: invalid percentile '100': must be between 0 and 1 \(0% and 100%\), both"
+tap_like "$out" "$want excluded\$" "--percentile 100: an error"
+want="^varperf break: invalid percentile 'x': expected a probability such as 0\.99 or 99%\$"
+tap_like "$out" "$want" "--chebyshev x: an error"
+want="^warning: the p99\.99 of 2000 calls is their maximum: only a call slower than every"
+tap_like "$out" "$want recorded one stops\$" "a percentile that is the maximum: a warning"
 tap_like "$out" '^alive$' "GDB goes on"
 
 # ---- info variance, histogram, slowest at a stop in heavy() ----
@@ -138,8 +145,8 @@ out=$(G "$FX" -ex 'varperf load p.data' -ex 'break heavy' -ex 'run' -ex 'set var
 field() {
 	printf '%s\n' "$out" | "$AWK" -v k="$1" '$1 == k { print $2; exit }'
 }
-tap_is "$(J '" ".join(str(n["percentiles"][k]) for k in ("p50", "p90", "p99", "p99_9", "max"))')" \
-	"$(field p50) $(field p90) $(field p99) $(field p99.9) $(field max)" \
+want=$(J '" ".join(str(n["percentiles"][k]) for k in ("p50", "p90", "p99", "p99_9", "max"))')
+tap_is "$want" "$(field p50) $(field p90) $(field p99) $(field p99.9) $(field max)" \
 	"info variance prints the report's p50, p90, p99, p99.9 and max of heavy"
 tap_like "$out" '^  path      runs in 1 of 1 calls of main, 1$' \
 	"and how often its caller calls it"
@@ -150,7 +157,8 @@ tap_is 2000 "$(printf '%s\n' "$hist" | "$AWK" '{ n += $6 } END { print n }')" \
 rows=$(printf '%s\n' "$hist" | wc -l)
 tap_ok "$(test "$rows" -ge 10 && test "$rows" -le 24; echo $?)" "in at most 24 rows ($rows)"
 p99=$(J 'n["percentiles"]["p99"]')
-tap_is 1 "$(printf '%s\n' "$hist" | "$AWK" -v p="$p99" '/ p99$/ { n++; if ($1 <= p && p <= $4) ok++ }
+tap_is 1 "$(printf '%s\n' "$hist" | "$AWK" -v p="$p99" '
+	/ p99$/ { n++; if ($1 <= p && p <= $4) ok++ }
 	END { print (n == 1) ? ok + 0 : "rows marked p99: " n + 0 }')" \
 	"one row is marked p99, and it holds the p99 ($p99 ns)"
 slow=$(printf '%s\n' "$out" | sed -n '/^  the 16 slowest of 2000 calls, by start:$/,/^node /p' |

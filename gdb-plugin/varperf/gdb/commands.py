@@ -65,9 +65,10 @@ min, the percentiles p50, p90, p99 and p99.9 (measured: nearest rank,
 within 1/128), max, how often its caller takes this path (runs in N of
 M calls of the caller), its rank among the variance patterns, the
 children that contribute most to its variance with how often it calls
-each, and its slowest recorded call with where that call's time went.  With a recording that holds off-CPU
-times (the BPF backend), also its mean on-CPU and off-CPU time and how
-much of its variance is off-CPU time (preempted, blocked, sleeping).
+each, and its slowest recorded call with where that call's time went.
+With a recording that holds off-CPU times (the BPF backend), also its
+mean on-CPU and off-CPU time and how much of its variance is off-CPU
+time (preempted, blocked, sleeping).
 Frames of functions the recording did not probe are skipped.  When the
 stack differs from every recorded context, the nearest recorded context
 is shown with what differs.
@@ -619,10 +620,10 @@ as any other."""
                           varperf.format_time(rec, stats["max"], settings.raw())))
             if math.ceil(thr.percentile * stats["count"]) >= stats["count"]:
                 # nearest rank: the slowest call's bucket
-                varperf.gdb.warn(["the %s of %d calls is their maximum: only a call slower than "
-                                  "every recorded one stops" % (
+                varperf.gdb.warn(["the %s of %d call%s is their maximum: only a call slower "
+                                  "than every recorded one stops" % (
                                       varperf.percentile_name(thr.percentile),
-                                      stats["count"])])
+                                      stats["count"], "" if stats["count"] == 1 else "s")])
         elif stats and thr.how != "fixed":
             gdb.write("varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
                       "longer than %s: %s of %d recorded calls (mean %s, sigma %s)\n" % (
