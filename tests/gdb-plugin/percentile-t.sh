@@ -134,8 +134,9 @@ want="^varperf break: invalid percentile '100': must be between 0 and 1 \(0% and
 tap_like "$out" "$want excluded\$" "--percentile 100: an error"
 want="^varperf break: invalid percentile 'x': expected a probability such as 0\.99 or 99%\$"
 tap_like "$out" "$want" "--chebyshev x: an error"
-want="^warning: the p99\.99 of 2000 calls is their maximum: only a call slower than every"
-tap_like "$out" "$want recorded one stops\$" "a percentile that is the maximum: a warning"
+want="^warning: with 2000 recorded calls, the p99\.99 is the slowest one: only a call slower"
+tap_like "$out" "$want than every recorded one stops\$" \
+	"a percentile that is the slowest call: a warning"
 tap_like "$out" '^alive$' "GDB goes on"
 
 # ---- info variance, histogram, slowest at a stop in heavy() ----

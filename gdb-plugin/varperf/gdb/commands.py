@@ -615,20 +615,22 @@ as any other."""
             if rec is not None and thr.how != "fixed" else varperf.format_duration(thr.ns)
         if stats and thr.percentile is not None:
             gdb.write("varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
-                      "longer than %s: %s of %d recorded calls (max %s)\n" % (
+                      "longer than %s: %s of %d recorded call%s (max %s)\n" % (
                           sb.entry.number, func, where, limit, thr.how, stats["count"],
+                          "" if stats["count"] == 1 else "s",
                           varperf.format_time(rec, stats["max"], settings.raw())))
             if math.ceil(thr.percentile * stats["count"]) >= stats["count"]:
                 # nearest rank: the slowest call's bucket
-                varperf.gdb.warn(["the %s of %d call%s is their maximum: only a call slower "
-                                  "than every recorded one stops" % (
-                                      varperf.percentile_name(thr.percentile),
-                                      stats["count"], "" if stats["count"] == 1 else "s")])
+                varperf.gdb.warn(["with %d recorded call%s, the %s is the slowest one: only a "
+                                  "call slower than every recorded one stops" % (
+                                      stats["count"], "" if stats["count"] == 1 else "s",
+                                      varperf.percentile_name(thr.percentile))])
         elif stats and thr.how != "fixed":
             gdb.write("varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
-                      "longer than %s: %s of %d recorded calls (mean %s, sigma %s)\n" % (
-                          sb.entry.number, func, where, limit,
-                          thr.how, stats["count"], varperf.format_time(rec, stats["mean"]),
+                      "longer than %s: %s of %d recorded call%s (mean %s, sigma %s)\n" % (
+                          sb.entry.number, func, where, limit, thr.how, stats["count"],
+                          "" if stats["count"] == 1 else "s",
+                          varperf.format_time(rec, stats["mean"]),
                           varperf.format_time(rec, stats["stddev"])))
             if stats["max"] is not None and thr.ns > stats["max"]:
                 varperf.gdb.warn(["%s is more than the recorded maximum of %s: a call slower "
