@@ -280,7 +280,7 @@ static const char *node_label(const struct rec *r, uint32_t id, char *buf, size_
 
 /* ---- argument helpers ---- */
 
-static int check_node(const struct rec *r, unsigned long id)
+int vpmod_check_node(const struct rec *r, unsigned long id)
 {
 	if (id == VP_NODE_ROOT || id >= r->tree->nnodes) {
 		PyErr_Format(PyExc_IndexError, "no node %lu (nodes are 1..%zu)", id,
@@ -811,7 +811,7 @@ static PyObject *rec_node(PyObject *self, PyObject *args)
 	double share;
 	size_t np;
 
-	if (!PyArg_ParseTuple(args, "k:node", &id) || check_node(r, id) < 0)
+	if (!PyArg_ParseTuple(args, "k:node", &id) || vpmod_check_node(r, id) < 0)
 		return NULL;
 	n = &r->tree->nodes[id];
 	d = vpmod_stats(&n->stats);
@@ -846,7 +846,7 @@ static PyObject *rec_node(PyObject *self, PyObject *args)
 	    vpmod_put(d, "share", PyFloat_FromDouble(share)) ||
 	    vpmod_put(d, "children", vpmod_ids(n->children, n->nchildren)) ||
 	    vpmod_put(d, "offcpu", offcpu_dict(r, (uint32_t)id)) ||
-	    vpmod_put(d, "patterns", pats)) {
+	    vpmod_put(d, "patterns", pats) || vpmod_put_distribution(d, r, (uint32_t)id)) {
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -862,7 +862,7 @@ static PyObject *rec_node_path(PyObject *self, PyObject *args)
 	uint32_t *ids, depth = 0;
 	PyObject *l;
 
-	if (!PyArg_ParseTuple(args, "k:node_path", &id) || check_node(r, id) < 0)
+	if (!PyArg_ParseTuple(args, "k:node_path", &id) || vpmod_check_node(r, id) < 0)
 		return NULL;
 	for (uint32_t p = (uint32_t)id; p != VP_NODE_ROOT && p != VP_NO_NODE;
 	     p = r->tree->nodes[p].parent)
@@ -897,7 +897,7 @@ static PyObject *rec_contributors(PyObject *self, PyObject *args)
 	PyObject *l, *ret = NULL;
 	long dim;
 
-	if (!PyArg_ParseTuple(args, "k:contributors", &id) || check_node(r, id) < 0)
+	if (!PyArg_ParseTuple(args, "k:contributors", &id) || vpmod_check_node(r, id) < 0)
 		return NULL;
 	n = &r->tree->nodes[id];
 	if (!n->nchildren || n->cov.dim < 2)
@@ -939,7 +939,7 @@ static PyObject *rec_covariance(PyObject *self, PyObject *args)
 	unsigned long id;
 	PyObject *rows;
 
-	if (!PyArg_ParseTuple(args, "k:covariance", &id) || check_node(r, id) < 0)
+	if (!PyArg_ParseTuple(args, "k:covariance", &id) || vpmod_check_node(r, id) < 0)
 		return NULL;
 	n = &r->tree->nodes[id];
 	if (!n->nchildren || n->cov.dim < 2)
@@ -977,7 +977,7 @@ static PyObject *rec_merge_stats(PyObject *self, PyObject *args)
 		unsigned long id = PyLong_AsUnsignedLong(item);
 
 		Py_DECREF(item);
-		if ((id == (unsigned long)-1 && PyErr_Occurred()) || check_node(r, id) < 0) {
+		if ((id == (unsigned long)-1 && PyErr_Occurred()) || vpmod_check_node(r, id) < 0) {
 			Py_DECREF(it);
 			return NULL;
 		}
@@ -1087,7 +1087,26 @@ static PyMethodDef rec_methods[] = {
 	{ "callsites_where", (PyCFunction)(void (*)(void))rec_callsites_where,
 	  METH_VARARGS | METH_KEYWORDS,
 	  "callsites_where(caller=None, file=None, line=0, module=-1) -> [id]." },
-	{ "node", rec_node, METH_VARARGS, "node(id) -> dict: statistics and flags of a node." },
+	{ "node", rec_node, METH_VARARGS,
+	  "node(id) -> dict: statistics and flags of a node; with 'percentiles'\n"
+	  "({p50, p90, p99, p99_9, max} of its durations, nearest rank within 1/128,\n"
+	  "None without calls), 'path_calls' (calls of its parent that called it)\n"
+	  "and 'path_fraction' (path_calls over the parent's count; None at the top)." },
+	{ "histogram", vpmod_rec_histogram, METH_O,
+	  "histogram(node or [nodes]) -> [(lo, hi, count, bucket)]: the buckets that hold\n"
+	  "durations, as the JSON report's 'histogram' (values lo..hi, both included),\n"
+	  "merged over the nodes when given several; bucket is the index of\n"
+	  "hist_bucket_range()." },
+	{ "quantiles", vpmod_rec_quantiles, METH_VARARGS,
+	  "quantiles(node or [nodes], [q, ...]) -> [ns or None]: nearest-rank quantiles\n"
+	  "(0 <= q <= 1) of the durations, merged over the nodes, within 1/128 of the\n"
+	  "exact ones (exact at 0 and 1); None without calls." },
+	{ "slowest", vpmod_rec_slowest, METH_VARARGS,
+	  "slowest(id) -> [dict]: the node's slowest calls kept (16), by start: 'start'\n"
+	  "(ns, the recording's clock), 'offset' (ns since its first event), 'duration',\n"
+	  "'thread' (tid), 'pid', 'thread_index', and 'parts': [(who, ns)] where its time\n"
+	  "went, adding up to the duration: who is None (its own code), a child node or\n"
+	  "'(N other callees)'." },
 	{ "node_path", rec_node_path, METH_VARARGS,
 	  "node_path(id) -> [node]: its context, outermost first." },
 	{ "contributors", rec_contributors, METH_VARARGS,

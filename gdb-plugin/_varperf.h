@@ -43,6 +43,16 @@ extern PyTypeObject *vpmod_rec_type;
 /* _varperf.c: _varperf.open() and the Recording type for the module. */
 PyObject *vpmod_open(PyObject *module, PyObject *args, PyObject *kw);
 int vpmod_rec_register(PyObject *module);
+/* 0 when @id is a node of @r's tree (not the root), else -1 with IndexError. */
+int vpmod_check_node(const struct rec *r, unsigned long id);
+
+/* durations.c: percentiles, histograms, path fractions, slowest calls. */
+int vpmod_put_distribution(PyObject *d, const struct rec *r, uint32_t id);
+PyObject *vpmod_rec_histogram(PyObject *self, PyObject *arg);
+PyObject *vpmod_rec_quantiles(PyObject *self, PyObject *args);
+PyObject *vpmod_rec_slowest(PyObject *self, PyObject *args);
+PyObject *vpmod_hist_bucket(PyObject *module, PyObject *args);
+PyObject *vpmod_hist_bucket_range(PyObject *module, PyObject *args);
 
 /* match.c: a live call stack against the tree. */
 PyObject *vpmod_rec_lookup(PyObject *self, PyObject *args);

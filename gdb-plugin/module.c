@@ -22,6 +22,13 @@ static PyMethodDef vpmod_methods[] = {
 	  "Raises varperf.Error with core's message when the file cannot be used." },
 	{ "create", vpmod_create, METH_VARARGS,
 	  "create(path, header) -> Writer: write a data file with core's writer." },
+	{ "hist_bucket", vpmod_hist_bucket, METH_VARARGS,
+	  "hist_bucket(ns) -> the index of the histogram bucket holding that duration." },
+	{ "hist_bucket_range", vpmod_hist_bucket_range, METH_VARARGS,
+	  "hist_bucket_range(index) -> (lo, hi): the durations bucket index holds, both\n"
+	  "included.  Buckets are log-linear (128 of 1 ns, then 64 per power of two):\n"
+	  "consecutive indices tile the durations, so a range of indices is one row of\n"
+	  "a histogram drawn on a log scale." },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -70,6 +77,8 @@ PyMODINIT_FUNC PyInit__varperf(void)
 	    add_int(m, "INSN_STEPPED", VP_INSN_STEPPED) ||
 	    add_int(m, "BACKEND_PERF", VP_BACKEND_PERF) ||
 	    add_int(m, "BACKEND_BPF", VP_BACKEND_BPF) ||
+	    add_int(m, "SLOWEST_DEFAULT", VP_SLOWEST_DEFAULT) ||
+	    PyModule_AddObject(m, "HIST_REL_ERROR", PyFloat_FromDouble(VP_HIST_REL_ERROR)) < 0 ||
 	    PyModule_AddStringConstant(m, "VERSION", PACKAGE_VERSION))
 		goto fail;
 	return m;

@@ -53,7 +53,8 @@ __all__ = [
     "Error", "Recording", "Writer", "create", "load", "format_duration", "format_exact",
     "format_time", "parse_duration", "parse_fraction", "chebyshev_k", "Threshold",
     "threshold", "parse_context", "match_context", "chain_label", "node_lines",
-    "pattern_lines", "function_lines", "vcg_lines", "offcpu_lines",
+    "pattern_lines", "function_lines", "vcg_lines", "offcpu_lines", "percentile_name",
+    "path_text", "histogram_lines", "slowest_lines",
     "TIME_NAMES", "find_program",
     "has_build_option", "RecordProcess",
 ]
@@ -295,11 +296,13 @@ def chebyshev_k(p):
 class Threshold:
     """A duration above which an invocation counts as slow, and why."""
 
-    def __init__(self, ns, how, stats=None, k=None):
+    def __init__(self, ns, how, stats=None, k=None, percentile=None, hist=None):
         self.ns = ns
-        self.how = how      # "mean + 3 sigma", "Chebyshev 99%: mean + 10 sigma", "fixed"
+        self.how = how      # "mean + 3 sigma", "the measured p99", "fixed", ...
         self.stats = stats  # statistics it was computed from, or None
         self.k = k
+        self.percentile = percentile  # measured percentile (0.99), or None
+        self.hist = hist    # the recorded histogram [(lo, hi, count, bucket)], or None
 
     def sigmas(self, ns):
         """How many standard deviations @ns lies above the recorded mean."""
@@ -307,23 +310,45 @@ class Threshold:
             return None
         return (ns - self.stats["mean"]) / self.stats["stddev"]
 
+    def faster(self, ns):
+        """The fraction of the recorded calls that certainly took less
+        than @ns (their whole bucket is below it), or None."""
+        if not self.hist:
+            return None
+        total = sum(b[2] for b in self.hist)
+        return sum(b[2] for b in self.hist if b[1] < ns) / total if total else None
 
-def threshold(stats, sigma=None, percentile=None, slower_than=None):
-    """The threshold of `varperf break`: mean + sigma * stddev, the
-    Chebyshev bound mean + sigma/sqrt(1 - p) for percentile p, or a fixed
-    duration in ns.  @stats may be None only with @slower_than."""
+
+def percentile_name(p):
+    """0.99 -> "p99", 0.999 -> "p99.9", as the reports name them."""
+    return "p%s" % ("%.10g" % (100.0 * p))
+
+
+def threshold(stats, sigma=None, percentile=None, slower_than=None, chebyshev=None, rec=None,
+              nodes=None):
+    """The threshold of `varperf break`: mean + sigma * stddev; the
+    measured @percentile p of the recorded durations of @nodes of @rec
+    (nearest rank from their histogram, as `varperf report --format json`'s
+    percentiles); the Chebyshev bound mean + stddev/sqrt(1 - p) for
+    @chebyshev p; or a fixed duration in ns.  @stats may be None only
+    with @slower_than."""
     if slower_than is not None:
         return Threshold(slower_than, "fixed", stats)
     if not stats or not stats["count"]:
         raise ValueError("no invocations were recorded")
+    if percentile is not None:
+        q, = rec.quantiles(nodes, [percentile])
+        hist = rec.histogram(nodes)
+        return Threshold(q, "the measured %s" % percentile_name(percentile), stats,
+                         percentile=percentile, hist=hist)
     if not stats["stddev"] > 0:
         raise ValueError("the recorded durations do not vary (%d invocation%s); "
-                         "use --slower-than" % (stats["count"],
-                                                "" if stats["count"] == 1 else "s"))
-    if percentile is not None:
-        k = chebyshev_k(percentile)
+                         "use --slower-than or --percentile" % (
+                             stats["count"], "" if stats["count"] == 1 else "s"))
+    if chebyshev is not None:
+        k = chebyshev_k(chebyshev)
         how = "mean + %s sigma (Chebyshev bound for %s%%)" % (
-            "%.3g" % k, "%.10g" % (100 * percentile))
+            "%.3g" % k, "%.10g" % (100 * chebyshev))
     else:
         k = sigma
         how = "mean + %s sigma" % ("%.10g" % k)
@@ -440,7 +465,14 @@ def node_lines(rec, nid, raw=False, contributors=5):
     add("  CoV       %s  (%s; CoV %s %s)" % (num(n["cov"]), flag, cmp,
                                            "%.3g" % p["cov_threshold"]))
     add("  min       %s" % t(n["min"]))
+    ps = n.get("percentiles") or {}
+    for key, label in (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9")):
+        if key in ps:
+            add("  %-9s %s" % (label, t(ps[key])))
     add("  max       %s" % t(n["max"]))
+    path = path_text(rec, n, raw)
+    if path:
+        add("  path      %s" % path)
     lines.extend(offcpu_lines(rec, n, raw))
     share = format_exact(n["share"]) if raw else "%.1f%%" % (100.0 * n["share"])
     add("  total     %s, %s of the recorded time" % (t(n["total"]), share))
@@ -463,7 +495,49 @@ def node_lines(rec, nid, raw=False, contributors=5):
         add("  pattern   none of the %d (only high-variance contexts make patterns)"
             % rec.npatterns)
     lines.extend(contributor_lines(rec, nid, raw, contributors))
+    slow = rec.slowest(nid)
+    if slow:
+        c = max(slow, key=lambda c: (c["duration"], -c["start"]))
+        add("  slowest   %s%s%s" % (t(c["duration"]), _when(rec, c, raw),
+                                      _split_text(rec, c, raw, 1)))
     return lines
+
+
+def path_text(rec, n, raw=False):
+    """How often @n's caller takes the path to @n: "runs in 21 of 72 calls
+    of its caller, 29.2%" (None for a top-level context)."""
+    if n["path_fraction"] is None:
+        return None
+    parent = rec.node(n["parent"])
+    share = format_exact(n["path_fraction"]) if raw else "%.1f%%" % (100.0 * n["path_fraction"])
+    return "runs in %d of %d calls of %s, %s" % (
+        n["path_calls"], parent["count"], rec.func(parent["func"])["display"], share)
+
+
+def _when(rec, c, raw):
+    """ " at +1.23 s on thread 4242" of a slow call (since the recording's
+    first event)."""
+    at = "" if c["offset"] is None else " at +%s" % format_time(rec, c["offset"], raw)
+    return "%s on thread %s" % (at, "?" if c["thread"] is None else c["thread"])
+
+
+def _part_label(rec, who, nid):
+    if who is None:
+        return "its own code"
+    if isinstance(who, str):
+        return who
+    return rec.node(who)["label"]
+
+
+def _split_text(rec, c, raw, count=3):
+    """ ", 6.90 ms of it in fallbackSort@blocksort.c:1034" - where the most
+    of slow call @c's time went (its @count largest parts)."""
+    parts = sorted(c["parts"], key=lambda p: -p[1])[:count]
+    if not parts:
+        return ""
+    return ", " + ", ".join("%s%s in %s" % (format_time(rec, ns, raw), " of it" if i == 0 else "",
+                                            _part_label(rec, who, None))
+                            for i, (who, ns) in enumerate(parts))
 
 
 def offcpu_lines(rec, n, raw=False):
@@ -494,6 +568,7 @@ def contributor_lines(rec, nid, raw=False, count=5):
     "Variance contributors": row sums of the covariance matrix."""
     c = rec.contributors(nid)
     name = rec.func(rec.node(nid)["func"])["display"]
+    ncalls = rec.node(nid)["count"]
     if c is None:
         return ["  variance  all its own (no probed function was called from it)"]
     var, rows = c
@@ -507,7 +582,12 @@ def contributor_lines(rec, nid, raw=False, count=5):
         elif isinstance(child, str):
             label = child  # "(N other callees)": the children past the tracked ones
         else:
-            label = rec.node(child)["label"]
+            cn = rec.node(child)
+            label = cn["label"]
+            if cn["path_fraction"] is not None:
+                label += "  (runs in %d of %d calls, %s)" % (
+                    cn["path_calls"], ncalls, format_exact(cn["path_fraction"]) if raw else
+                    "%.1f%%" % (100.0 * cn["path_fraction"]))
         share = format_exact(value / var) if raw else "%6.1f%%" % _pct(value, var)
         lines.append("    %s  %s" % (share, label))
     if len(shown) < len(rows):
@@ -583,6 +663,81 @@ def function_lines(rec, funcs, raw=False):
                 "*" if n["high_variance"] else " ", n["id"], n["count"], t(n["mean"]),
                 t(n["stddev"]), cov, mn, mx, t(n["total"]), pat,
                 chain_label(rec, rec.node_path(n["id"]), collapse=True)))
+    return lines
+
+
+def histogram_lines(rec, nid, width=80, rows=24, raw=False):
+    """The durations of node @nid as an ASCII histogram on a log scale: its
+    buckets (log-linear, 64 per power of two) merged into at most @rows
+    rows of equally many buckets - equal ratios hi/lo - each with its range,
+    its count and a bar scaled to fit @width columns; the rows of the p50
+    and the p99 are marked.  Every call is in exactly one row; more than
+    two empty rows in a row are one line, "0  (N empty rows)"."""
+    t = lambda v: format_time(rec, v, raw)
+    n = rec.node(nid)
+    buckets = rec.histogram(nid)
+    if not buckets:
+        return ["  (no completed call)"]
+    first, last = buckets[0][3], buckets[-1][3]
+    nb = last - first + 1
+    nrows = max(1, min(nb, rows))
+    counts = [0] * nrows
+    for _, _, c, b in buckets:
+        counts[(b - first) * nrows // nb] += c
+    p50, p99 = rec.quantiles(nid, [0.5, 0.99])
+    marks = [[] for _ in range(nrows)]
+    for name, v in (("p50", p50), ("p99", p99)):
+        marks[(min(max(_varperf.hist_bucket(v), first), last) - first) * nrows // nb].append(name)
+    lines = ["  %d call%s from %s to %s; p50 %s, p99 %s" % (
+        n["count"], "" if n["count"] == 1 else "s", t(n["min"]), t(n["max"]), t(p50), t(p99))]
+    cells = []
+    for r in range(nrows):
+        lo = _varperf.hist_bucket_range(first - (-r * nb // nrows))[0]
+        hi = _varperf.hist_bucket_range(first - (-(r + 1) * nb // nrows) - 1)[1]
+        cells.append((t(lo), t(hi), str(counts[r]), " ".join(marks[r])))
+    wl = max(len(c[0]) for c in cells)
+    wh = max(len(c[1]) for c in cells)
+    wc = max(5, max(len(c[2]) for c in cells))
+    wm = max(len(c[3]) for c in cells)
+    room = max(10, width - (2 + wl + 3 + wh + 2 + wc + 2) - (wm + 1 if wm else 0) - 1)
+    top = max(counts)
+    lines.append("  %*s   %-*s  %*s" % (wl, "from", wh, "to", wc, "calls"))
+    r = 0
+    while r < nrows:
+        e = r
+        while e < nrows and not counts[e]:
+            e += 1
+        if e - r > 2:
+            # a gap of the log scale: one line
+            lines.append("  %*s - %-*s  %*s  (%d empty rows)" % (
+                wl, cells[r][0], wh, cells[e - 1][1], wc, "0", e - r))
+            r = e
+            continue
+        lo, hi, c, m = cells[r]
+        bar = "#" * (0 if not counts[r] else max(1, int(round(room * counts[r] / top))))
+        lines.append(("  %*s - %-*s  %*s  %-*s %s" % (wl, lo, wh, hi, wc, c, room, bar, m))
+                     .rstrip())
+        r += 1
+    return lines
+
+
+def slowest_lines(rec, nid, raw=False, parts=3):
+    """The slowest calls of node @nid that the recording kept, by start,
+    each with where its time went (its @parts largest shares: itself,
+    a callee, the other callees)."""
+    t = lambda v: format_time(rec, v, raw)
+    n = rec.node(nid)
+    slow = rec.slowest(nid)
+    if not slow:
+        return ["  (no completed call)" if not n["count"] else "  (no slow call kept)"]
+    lines = ["  the %d slowest of %d call%s, by start:" % (
+        len(slow), n["count"], "" if n["count"] == 1 else "s")]
+    for c in slow:
+        split = ", ".join("%s in %s" % (t(ns), _part_label(rec, who, nid))
+                          for who, ns in sorted(c["parts"], key=lambda p: -p[1])[:parts])
+        more = len(c["parts"]) - parts
+        lines.append("  %9s%s: %s%s" % (t(c["duration"]), _when(rec, c, raw),
+                                         split, ", %d more" % more if more > 0 else ""))
     return lines
 
 

@@ -343,7 +343,7 @@ def same_as_report(rec, opts, what):
         "nodes": [], "patterns": [], "parameters": {}, "totals": {}, "compensated": None}
     is_(doc["compensated"], rec.compensated, "%s: compensated as the report says" % what)
     keys = ("count", "mean", "stddev", "variance", "cov", "total", "min", "max", "vim",
-            "significant", "high_variance", "children")
+            "significant", "high_variance", "children", "percentiles")
     for jn in doc["nodes"]:
         n = rec.node(jn["id"])
         bad = [k for k in keys if jn[k] != n[k]]
@@ -548,7 +548,7 @@ raises(ValueError, lambda: varperf.parse_fraction("100%"), "percentile 100% is r
 close(10.0, varperf.chebyshev_k(0.99), "Chebyshev k for 99% is 10")
 st = {"count": 10, "mean": 100.0, "stddev": 20.0, "max": 150}
 is_(160.0, varperf.threshold(st, sigma=3).ns, "threshold: mean + 3 sigma")
-close(300.0, varperf.threshold(st, percentile=0.99).ns,
+close(300.0, varperf.threshold(st, chebyshev=0.99).ns,
       "threshold: Chebyshev 99% = mean + 10 sigma")
 is_(5e6, varperf.threshold(None, slower_than=5e6).ns, "threshold: fixed without statistics")
 raises(ValueError, lambda: varperf.threshold({"count": 3, "mean": 1.0, "stddev": 0.0}, sigma=3),
@@ -570,6 +570,120 @@ ok(any("work@x.c:20" in line for line in lines), "node_lines lists the contribut
 lines = varperf.pattern_lines(rec)
 ok(lines[0].startswith("Pattern Set (VIM >= 10% of max; k = 5.0)"), "pattern_lines header",
    "\n".join(lines))
+
+# ---- distributions: percentiles, histogram, path fraction, slowest calls ----
+#
+# main calls f 200 times; call i of f spins F[i] ns itself and, when i % 5
+# is 0 or 1 (80 of the 200 calls), calls g, twice when i % 5 is 0, each
+# call of g spinning G[i] ns.  Durations spread over three decades.
+
+
+def nearest_rank(xs, q):
+    xs = sorted(xs)
+    r = max(1, math.ceil(q * len(xs)))
+    return xs[r - 1]
+
+
+dpath = os.path.join(tmp, "dist.data")
+dh = header()
+dh.update(probe_costs=[])
+w = varperf.create(dpath, dh)
+w.thread(0, 4243, 4242)
+for i, cs in enumerate(CALLSITES):
+    w.callsite(i, **cs)
+F = [1000 + (i * 7919) % 50000 + (900000 if i % 37 == 5 else 0) for i in range(200)]
+G = [300 + (i * 104729) % 20000 for i in range(200)]
+t = 5000
+w.event("entry", 0, 0, t, 0x7000, 5)
+fdur, gdur, fparts = [], [], []
+for i in range(200):
+    t += 11
+    t0 = t
+    w.event("entry", 1, 0, t, 0x6f00, 1)
+    t += F[i] // 2
+    ing = 0
+    for _ in range({0: 2, 1: 1}.get(i % 5, 0)):
+        w.event("entry", 2, 0, t, 0x6e00, 2)
+        t += G[i]
+        w.event("exit", 2, 0, t, 0x6e08)
+        gdur.append(G[i])
+        ing += G[i]
+    t += F[i] - F[i] // 2
+    w.event("exit", 1, 0, t, 0x6f08)
+    fdur.append((t0, t - t0, ing))
+w.event("exit", 0, 0, t + 5, 0x7008)
+w.finish(wait_status=0)
+drec = varperf.load(dpath)
+fid = varperf.match_context(drec, [("main", None), ("run", None)])[0]
+gid = varperf.match_context(drec, [("run", None), ("work", None)])[0]
+fn, gn = drec.node(fid), drec.node(gid)
+fd = [d for _, d, _ in fdur]
+eps = varperf._varperf.HIST_REL_ERROR
+is_(0.0078125, eps, "the histogram's relative error is 1/128")
+for key, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999)):
+    want = nearest_rank(fd, q)
+    ok(abs(fn["percentiles"][key] - want) <= eps * want,
+       "node(): %s within 1/128 of the exact nearest rank" % key,
+       "wanted %d, seen %d" % (want, fn["percentiles"][key]))
+is_(max(fd), fn["percentiles"]["max"], "node(): percentiles' max is exact")
+is_([min(fd), max(fd)], drec.quantiles(fid, [0, 1]), "quantiles(): exact at 0 and 1")
+both = fd + gdur
+got = drec.quantiles([fid, gid], [0.25, 0.5, 0.99])
+ok(all(abs(g - nearest_rank(both, q)) <= eps * nearest_rank(both, q)
+       for g, q in zip(got, (0.25, 0.5, 0.99))),
+   "quantiles() of two nodes: of their merged durations", got)
+h = drec.histogram(fid)
+is_(200, sum(c for _, _, c, _ in h), "histogram(): every call counted")
+ok(all(lo <= hi and varperf._varperf.hist_bucket_range(b) == (lo, hi) for lo, hi, _, b in h),
+   "histogram(): (lo, hi, count, bucket) with the bucket's range")
+want = {}
+for d in fd:
+    b = varperf._varperf.hist_bucket(d)
+    want[b] = want.get(b, 0) + 1
+is_(want, {b: c for _, _, c, b in h}, "histogram(): each duration in its bucket")
+is_(sum(c for _, _, c, _ in drec.histogram([fid, gid])), 200 + len(gdur),
+    "histogram() of two nodes: merged")
+raises(ValueError, lambda: drec.quantiles(fid, [1.5]), "quantiles(): q above 1 is refused")
+raises(IndexError, lambda: drec.histogram([fid, drec.nnodes]), "histogram(): node ids checked")
+raises(TypeError, lambda: drec.quantiles(fid, 0.5), "quantiles(): q must be a sequence")
+is_((80, 0.4), (gn["path_calls"], gn["path_fraction"]),
+    "path fraction: g runs in 80 of f's 200 calls (twice in 40 of them)")
+is_((None, 1), (drec.node(fn["parent"])["path_fraction"], fn["path_calls"]),
+    "path fraction: None at the top; f runs in main's one call")
+slow = drec.slowest(fid)
+keep = sorted(sorted(fdur, key=lambda x: (-x[1], x[0]))[:varperf._varperf.SLOWEST_DEFAULT])
+is_([(s0, d) for s0, d, _ in keep], [(c["start"], c["duration"]) for c in slow],
+    "slowest(): the 16 largest durations, by start")
+is_([d for _, d, _ in keep], [sum(p[1] for p in c["parts"]) for c in slow],
+    "slowest(): each call's parts add up to its duration")
+is_([ing for _, _, ing in keep], [sum(p[1] for p in c["parts"] if p[0] == gid) for c in slow],
+    "slowest(): the part of g is that call's own time in g")
+is_((4243, 4242, 0), (slow[0]["thread"], slow[0]["pid"], slow[0]["thread_index"]),
+    "slowest(): thread id, process id, thread index")
+is_(slow[0]["start"] - 5000, slow[0]["offset"], "slowest(): offset since the first event")
+is_([], drec.slowest(gid)[:0], "slowest() of a leaf works")
+# what the GDB commands print
+lines = varperf.node_lines(drec, fid, raw=True)
+for key, label in (("p50", "p50"), ("p99_9", "p99.9")):
+    ok(any(line.split()[:2] == [label, str(fn["percentiles"][key])] for line in lines),
+       "node_lines raw: the exact %s" % label, "\n".join(lines))
+ok(any("work@x.c:20  (runs in 80 of 200 calls, 0.4)" in line for line in lines),
+   "node_lines: the callee's path fraction", "\n".join(lines))
+lines = varperf.node_lines(drec, gid)
+ok("  path      runs in 80 of 200 calls of run, 40.0%" in lines, "node_lines: its own path",
+   "\n".join(lines))
+lines = varperf.histogram_lines(drec, fid, width=72)
+rows = lines[2:]
+is_(200, sum(int(r.split()[5]) for r in rows), "histogram_lines: the rows count every call")
+ok(1 < len(rows) <= 24, "histogram_lines: at most 24 rows", len(rows))
+ok(all(len(r) <= 72 for r in lines), "histogram_lines: fits the width", "\n".join(lines))
+p99row = [r for r in rows if r.endswith("p99") or " p99" in r]
+lo, hi = (varperf.parse_duration(x) for x in (" ".join(p99row[0].split()[0:2]),
+                                               " ".join(p99row[0].split()[3:5])))
+ok(len(p99row) == 1 and lo * (1 - 0.01) <= fn["percentiles"]["p99"] <= hi * (1 + 0.01),
+   "histogram_lines: the p99 row holds the p99", "\n".join(lines))
+lines = varperf.slowest_lines(drec, fid)
+is_(17, len(lines), "slowest_lines: a title and 16 calls")
 
 # More children than a node's covariance tracks (256, cct.h): the others
 # are one variable, which contributors() names "(N other callees)" and

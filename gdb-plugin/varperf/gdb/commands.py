@@ -54,15 +54,21 @@ Usage: info variance
        info variance frame N
        info variance patterns [COUNT]
        info variance function NAME
+       info variance histogram [CONTEXT]
+       info variance slowest [CONTEXT]
 
 Without a subcommand: map the call stack, from the selected frame out,
 onto the calling-context tree of the recording that 'varperf load' loaded,
 and print for the innermost frame that has a recorded context its number
 of calls, mean, standard deviation (sigma), coefficient of variation,
-min, max, its rank among the variance patterns and the children that
-contribute most to its variance.  With a recording that holds off-CPU
-times (the BPF backend), also its mean on-CPU and off-CPU time and how
-much of its variance is off-CPU time (preempted, blocked, sleeping).
+min, the percentiles p50, p90, p99 and p99.9 (measured: nearest rank,
+within 1/128), max, how often its caller takes this path (runs in N of
+M calls of the caller), its rank among the variance patterns, the
+children that contribute most to its variance with how often it calls
+each, and its slowest recorded call with where that call's time went.
+With a recording that holds off-CPU times (the BPF backend), also its
+mean on-CPU and off-CPU time and how much of its variance is off-CPU
+time (preempted, blocked, sleeping).
 Frames of functions the recording did not probe are skipped.  When the
 stack differs from every recorded context, the nearest recorded context
 is shown with what differs.
@@ -216,7 +222,11 @@ def _describe_ops(rec, chain, ops):
     return lines
 
 
-def _context_report(cmd, start):
+def _map_stack(cmd, start):
+    """The recorded context of the stack from frame @start outwards:
+    (lines saying how it was found, node id).  The innermost frame whose
+    function has recorded contexts decides; a stack the recording lacks
+    gets the nearest recorded context, with what differs."""
     s = _session
     rec = s.require(cmd)
     varperf.gdb.warn(s.check_program())
@@ -255,8 +265,107 @@ def _context_report(cmd, start):
         lines.append("  " + varperf.chain_label(rec, rec.node_path(nid), collapse=True))
         lines.append("  differences:")
         lines.extend("    " + d for d in _describe_ops(rec, chain[:k + 1], near["ops"]))
-    lines.extend(varperf.node_lines(rec, nid, settings.raw(), settings.contributors()))
+    return lines, nid
+
+
+def _context_report(cmd, start):
+    lines, nid = _map_stack(cmd, start)
+    lines.extend(varperf.node_lines(_session.rec, nid, settings.raw(), settings.contributors()))
     _out(lines)
+
+
+def _context_arg(cmd, arg):
+    """The node that CONTEXT names for @cmd (lines introducing it, node id):
+    nothing - the context of the selected frame; a number - that node, as
+    'info variance' numbers them; else a calling context as 'varperf break
+    --context' takes it (main/frame/step, FUNC:LINE), which must match one
+    recorded context."""
+    rec = _session.require(cmd)
+    argv = gdb.string_to_argv(arg)
+    if len(argv) > 1:
+        raise gdb.GdbError("%s: usage: %s [CONTEXT]" % (cmd, cmd))
+    if not argv:
+        return _map_stack(cmd, _selected_frame(cmd))
+    text = argv[0]
+    if text.isdigit():
+        nid = int(text)
+        if not 0 < nid < rec.nnodes:
+            raise gdb.GdbError("%s: no node %d in '%s' (nodes are 1..%d)"
+                               % (cmd, nid, _session.path, rec.nnodes - 1))
+    else:
+        try:
+            nodes = varperf.match_context(rec, varperf.parse_context(text))
+        except ValueError as e:
+            raise gdb.GdbError("%s: %s" % (cmd, e)) from None
+        if not nodes:
+            raise gdb.GdbError("%s: '%s' matches no recorded context" % (cmd, text))
+        if len(nodes) > 1:
+            raise gdb.GdbError("%s: '%s' matches %d recorded contexts (nodes %s): give a node "
+                               "number or a longer context" % (
+                                   cmd, text, len(nodes), ", ".join(map(str, nodes))))
+        nid = nodes[0]
+    return ["node %d:" % nid,
+            "  " + varperf.chain_label(rec, rec.node_path(nid), collapse=True)], nid
+
+
+def _width():
+    """The columns GDB's output may take (80 when 'set width' is unlimited)."""
+    try:
+        w = gdb.parameter("width")
+    except (gdb.error, RuntimeError):
+        w = None
+    return w if isinstance(w, int) and 40 <= w < 1000 else 80
+
+
+class InfoVarianceHistogram(gdb.Command):
+    """A histogram of the durations of one calling context.
+
+Usage: info variance histogram [CONTEXT]
+
+Draws the recorded durations of the calling context at the selected frame
+(as 'info variance' finds it), or of CONTEXT: a node number as 'info
+variance' prints it, or a calling context as 'varperf break --context'
+takes it (main/frame/step; FUNC:LINE also requires the line of the call),
+which must match one recorded context.  The recording counts every call
+in log-linear buckets (within 1/128 of the values); they are merged into
+at most 24 rows of equal ratio hi/lo (a log scale), each with its range,
+its count of calls and a bar as wide as the terminal allows; the rows
+that hold the p50 and the p99 are marked."""
+
+    def __init__(self):
+        super().__init__("info variance histogram", gdb.COMMAND_STATUS)
+
+    def complete(self, text, word):
+        return _complete_funcs(word)
+
+    def invoke(self, arg, from_tty):
+        self.dont_repeat()
+        lines, nid = _context_arg("info variance histogram", arg)
+        _out(lines + varperf.histogram_lines(_session.rec, nid, width=_width(),
+                                             raw=settings.raw()))
+
+
+class InfoVarianceSlowest(gdb.Command):
+    """The slowest recorded calls of one calling context.
+
+Usage: info variance slowest [CONTEXT]
+
+Lists the slowest calls that the recording kept of the calling context
+at the selected frame, or of CONTEXT (as for 'info variance histogram'),
+by start: each one's duration, when it started (time since the
+recording's first event), its thread, and where its time went: its own
+code and the callees that took the most of that very call."""
+
+    def __init__(self):
+        super().__init__("info variance slowest", gdb.COMMAND_STATUS)
+
+    def complete(self, text, word):
+        return _complete_funcs(word)
+
+    def invoke(self, arg, from_tty):
+        self.dont_repeat()
+        lines, nid = _context_arg("info variance slowest", arg)
+        _out(lines + varperf.slowest_lines(_session.rec, nid, raw=settings.raw()))
 
 
 # ---- varperf ... ----
@@ -266,8 +375,8 @@ class Varperf(gdb.Command):
     """Commands of the varperf variance profiler.
 
 Usage: varperf load [--raw] [--time=wall|cpu|offcpu] [FILE]
-       varperf break FUNCTION [--sigma K | --percentile P | --slower-than TIME]
-                              [--context CHAIN]
+       varperf break FUNCTION [--sigma K | --percentile P | --chebyshev P |
+                              --slower-than TIME] [--context CHAIN]
        varperf record [--duration SECONDS] [-o FILE] [RECORD-OPTIONS...]
 
 See also 'info variance' and 'show variance'."""
@@ -342,25 +451,33 @@ function: 'info variance' and 'varperf break' need probed calls."""
 class VarperfBreak(gdb.Command):
     """Stop when a call of a function takes unusually long.
 
-Usage: varperf break FUNCTION [--sigma K | --percentile P | --slower-than TIME]
-                              [--context CHAIN]
+Usage: varperf break FUNCTION [--sigma K | --percentile P | --chebyshev P |
+                              --slower-than TIME] [--context CHAIN]
 
 Sets a breakpoint that stops at FUNCTION's return, with its frame still
 there to inspect, only when that call ran longer than a threshold taken
-from the loaded recording's statistics of FUNCTION (merged over all its
+from the loaded recording's durations of FUNCTION (merged over all its
 calling contexts, or over those matching --context):
 
   --sigma K          mean + K standard deviations (default: the setting
                      'variance threshold', 3)
-  --percentile P     the Chebyshev bound of percentile P (0.99 or 99%):
-                     since P(X >= mean + k sigma) <= 1/k^2 for any
-                     distribution, k = 1/sqrt(1 - P)
+  --percentile P     the measured P-th percentile (99, 99.9%, 0.99) of
+                     the recorded durations: a call slower than that
+                     many of the recorded ones (a fraction 1 - P of calls
+                     like them stops); nearest rank, from the recording's
+                     histogram, as 'varperf report --format json' prints
+  --chebyshev P      Chebyshev's bound for percentile P: mean + k sigma
+                     with k = 1/sqrt(1 - P), since P(X >= mean + k sigma)
+                     <= 1/k^2 for any distribution; at most a fraction
+                     1 - P stops, usually far fewer (none for most)
   --slower-than TIME a fixed duration (2ms, 500us, 1.5s); works without
                      a recording
   --context CHAIN    only calls in these calling contexts count: CHAIN is
                      outermost first, '/'-separated, e.g. main/frame/step,
                      and FUNC:LINE also requires the line of the call
 
+With a recording loaded with --time=cpu, calls are timed in on-CPU time,
+as its durations are; one loaded with --time=offcpu gives no threshold.
 On a stop it prints the call's duration and how unusual it is.  Calls
 are timed between a stop at FUNCTION's first instruction and one at its
 return; the time these stops cost is measured on the first calls and
@@ -370,7 +487,8 @@ as any other."""
     def __init__(self):
         super().__init__("varperf break", gdb.COMMAND_BREAKPOINTS)
 
-    OPTIONS = ("--sigma", "--percentile", "--slower-than", "--context")
+    OPTIONS = ("--sigma", "--percentile", "--chebyshev", "--slower-than", "--context")
+    THRESHOLDS = ("--sigma", "--percentile", "--chebyshev", "--slower-than")
 
     def complete(self, text, word):
         words = text.split()
@@ -393,7 +511,7 @@ as any other."""
             a = argv[i]
             if a.startswith("--"):
                 name, eq, val = a.partition("=")
-                if name not in ("--sigma", "--percentile", "--slower-than", "--context"):
+                if name not in self.OPTIONS:
                     raise gdb.GdbError("varperf break: unknown option '%s'" % name)
                 if not eq:
                     if i + 1 >= len(argv):
@@ -410,8 +528,9 @@ as any other."""
             i += 1
         if func is None:
             raise gdb.GdbError("varperf break: usage: varperf break FUNCTION [--sigma K | "
-                               "--percentile P | --slower-than TIME] [--context CHAIN]")
-        given = [o for o in ("--sigma", "--percentile", "--slower-than") if o in opts]
+                               "--percentile P | --chebyshev P | --slower-than TIME] "
+                               "[--context CHAIN]")
+        given = [o for o in self.THRESHOLDS if o in opts]
         if len(given) > 1:
             raise gdb.GdbError("varperf break: options '%s' and '%s' cannot be used together"
                                % (given[0], given[1]))
@@ -421,7 +540,7 @@ as any other."""
         slowbreak.reap_calibration()
         self.dont_repeat()
         func, opts = self._parse(gdb.string_to_argv(arg))
-        sigma = percentile = slower = None
+        sigma = percentile = chebyshev = slower = None
         try:
             if "--sigma" in opts:
                 sigma = float(opts["--sigma"])
@@ -430,6 +549,8 @@ as any other."""
                                      "greater than 0" % opts["--sigma"])
             if "--percentile" in opts:
                 percentile = varperf.parse_fraction(opts["--percentile"], "percentile")
+            if "--chebyshev" in opts:
+                chebyshev = varperf.parse_fraction(opts["--chebyshev"], "percentile")
             if "--slower-than" in opts:
                 slower = varperf.parse_duration(opts["--slower-than"])
         except ValueError as e:
@@ -438,13 +559,19 @@ as any other."""
                 msg = "invalid value '%s' for '--sigma': must be a number greater than 0" \
                     % opts["--sigma"]
             raise gdb.GdbError("varperf break: %s" % msg) from None
-        if sigma is None and percentile is None and slower is None:
+        if sigma is None and percentile is None and chebyshev is None and slower is None:
             sigma = settings.threshold()
         rec = _session.rec
         if rec is None and slower is None:
             raise gdb.GdbError("varperf break: no recording loaded (use 'varperf load [FILE]', "
                                "or give --slower-than)")
-        symbol, size, module, stats, ctx_nodes = func, 0, None, None, None
+        if rec is not None and rec.time == "offcpu" and slower is None:
+            # a stopped thread is off the CPU: GDB's stops would be in it
+            raise gdb.GdbError("varperf break: the durations of '%s' are off-CPU time "
+                               "(--time=offcpu), which cannot be timed across GDB's stops: "
+                               "load it with --time=wall or --time=cpu, or give --slower-than"
+                               % _session.path)
+        symbol, size, module, stats, ctx_nodes, nodes = func, 0, None, None, None, None
         if rec is not None:
             funcs = rec.funcs_named(func)
             if funcs:
@@ -462,6 +589,7 @@ as any other."""
                     if not ctx_nodes:
                         raise gdb.GdbError("varperf break: no recorded context of '%s' matches "
                                            "'%s'" % (func, opts["--context"]))
+                    nodes = ctx_nodes
                     stats = rec.merge_stats(ctx_nodes)
                 else:
                     nodes = [n for f in funcs for n in rec.nodes_of(f)]
@@ -476,24 +604,42 @@ as any other."""
             raise gdb.GdbError("varperf break: '--context' needs a recording (use 'varperf "
                                "load [FILE]')")
         try:
-            thr = varperf.threshold(stats, sigma, percentile, slower)
+            thr = varperf.threshold(stats, sigma, percentile, slower, chebyshev, rec, nodes)
         except ValueError as e:
             raise gdb.GdbError("varperf break: '%s': %s" % (func, e)) from None
         varperf.gdb.warn_unprobe()
         sb = slowbreak.SlowBreak(_session, func, symbol, size, module, thr,
                                  set(ctx_nodes) if ctx_nodes else None, opts.get("--context"))
         where = "in context %s" % opts["--context"] if ctx_nodes else "in any context"
-        if stats and thr.how != "fixed":
+        limit = varperf.format_time(rec, thr.ns, settings.raw()) \
+            if rec is not None and thr.how != "fixed" else varperf.format_duration(thr.ns)
+        if stats and thr.percentile is not None:
             gdb.write("varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
-                      "longer than %s: %s of %d recorded calls (mean %s, sigma %s)\n" % (
-                          sb.entry.number, func, where, varperf.format_duration(thr.ns),
-                          thr.how, stats["count"], varperf.format_time(rec, stats["mean"]),
+                      "longer than %s: %s of %d recorded call%s (max %s)\n" % (
+                          sb.entry.number, func, where, limit, thr.how, stats["count"],
+                          "" if stats["count"] == 1 else "s",
+                          varperf.format_time(rec, stats["max"], settings.raw())))
+            if math.ceil(thr.percentile * stats["count"]) >= stats["count"]:
+                # nearest rank: the slowest call's bucket
+                varperf.gdb.warn(["with %d recorded call%s, the %s is the slowest one: only a "
+                                  "call slower than every recorded one stops" % (
+                                      stats["count"], "" if stats["count"] == 1 else "s",
+                                      varperf.percentile_name(thr.percentile))])
+        elif stats and thr.how != "fixed":
+            gdb.write("varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
+                      "longer than %s: %s of %d recorded call%s (mean %s, sigma %s)\n" % (
+                          sb.entry.number, func, where, limit, thr.how, stats["count"],
+                          "" if stats["count"] == 1 else "s",
+                          varperf.format_time(rec, stats["mean"]),
                           varperf.format_time(rec, stats["stddev"])))
+            if stats["max"] is not None and thr.ns > stats["max"]:
+                varperf.gdb.warn(["%s is more than the recorded maximum of %s: a call slower "
+                                  "than every recorded one is needed to stop" % (
+                                      varperf.format_duration(thr.ns),
+                                      varperf.format_time(rec, stats["max"]))])
         else:
             gdb.write("varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
-                      "longer than %s\n" % (sb.entry.number, func, where,
-                                            varperf.format_duration(thr.ns)))
-
+                      "longer than %s\n" % (sb.entry.number, func, where, limit))
 
 
 def register_varperf_commands():
@@ -507,6 +653,8 @@ def register_varperf_commands():
     InfoVarianceFrame()
     InfoVariancePatterns()
     InfoVarianceFunction()
+    InfoVarianceHistogram()
+    InfoVarianceSlowest()
     Varperf()
     VarperfLoad()
     VarperfBreak()

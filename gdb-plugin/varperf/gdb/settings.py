@@ -49,8 +49,8 @@ The default is varperf.data, the file 'varperf record' writes."""
 
 class ThresholdParameter(gdb.Parameter):
     """How many standard deviations above the recorded mean an invocation
-must take for 'varperf break' to stop, when no --sigma, --percentile or
---slower-than is given.  The default is 3."""
+must take for 'varperf break' to stop, when no --sigma, --percentile,
+--chebyshev or --slower-than is given.  The default is 3."""
 
     set_doc = "Set the default threshold of 'varperf break', in standard deviations."
     show_doc = "Show the default threshold of 'varperf break', in standard deviations."

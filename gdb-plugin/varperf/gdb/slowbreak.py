@@ -30,7 +30,11 @@ import varperf
 # The thread's voluntary context switches (/proc/.../status) tell the two
 # cases apart: one stop-and-resume cycle adds a fixed number of them, and a
 # function that blocked adds more.  A call that did not block is timed with
-# the thread's runnable time, otherwise with the host clock.  The overhead
+# the thread's runnable time, otherwise with the host clock.  With a
+# recording loaded with --time=cpu, whose durations are on-CPU time, calls
+# are timed with the thread's on-CPU time alone (the first schedstat
+# field): the same kind of time as the threshold, and the waits for a CPU
+# after each resume, which a busy machine makes long, are not in it.  The overhead
 # of the stop cycle in either clock is measured on the first calls: a third
 # breakpoint two instructions after the entry times a cycle around one
 # instruction; the median of those samples is subtracted.
@@ -45,6 +49,7 @@ class _Calibration:
     def __init__(self):
         self.wall = collections.deque(maxlen=64)
         self.run = collections.deque(maxlen=64)
+        self.cpu = collections.deque(maxlen=64)
         self.vol = collections.deque(maxlen=64)
 
     @staticmethod
@@ -54,14 +59,15 @@ class _Calibration:
         s = sorted(d)
         return s[len(s) // 2]
 
-    def add(self, wall, run, vol):
+    def add(self, wall, run, vol, cpu=None):
         self.wall.append(wall)
         if run is not None:
             self.run.append(run)
             self.vol.append(vol)
+            self.cpu.append(cpu)
 
     def overhead(self, clock):
-        return self._median(self.run if clock == "runnable" else self.wall)
+        return self._median({"runnable": self.run, "on-CPU": self.cpu}.get(clock, self.wall))
 
     def vol_baseline(self):
         return self._median(self.vol)
@@ -79,11 +85,11 @@ if os.environ.get("VARPERF_GDB_TRACE"):
 class _Reading:
     """The clocks of a thread at one stop."""
 
-    __slots__ = ("wall", "run", "vol")
+    __slots__ = ("wall", "run", "vol", "cpu")
 
     def __init__(self, thread, native):
         self.wall = time.monotonic_ns()
-        self.run = self.vol = None
+        self.run = self.vol = self.cpu = None
         if not native:
             return
         pid, lwp = thread.ptid[0], thread.ptid[1]
@@ -94,9 +100,10 @@ class _Reading:
                 data = f.read()
             i = data.index(b"\nvoluntary_ctxt_switches:") + 25
             self.vol = int(data[i:data.index(b"\n", i)])
-            self.run = int(a[0]) + int(a[1])
+            self.cpu = int(a[0])
+            self.run = self.cpu + int(a[1])
         except (OSError, ValueError, IndexError):
-            self.run = self.vol = None
+            self.run = self.vol = self.cpu = None
 
 
 class _Start:
@@ -335,7 +342,8 @@ class SlowBreak:
         if not self.cal_done:
             a = st.reading
             _cal.add(r.wall - a.wall, None if r.run is None or a.run is None else r.run - a.run,
-                     None if r.vol is None or a.vol is None else r.vol - a.vol)
+                     None if r.vol is None or a.vol is None else r.vol - a.vol,
+                     None if r.cpu is None or a.cpu is None else r.cpu - a.cpu)
             if _trace is not None:
                 _trace.write("calibration %s wall %d run %s vol %s\n" % (
                     self.func, _cal.wall[-1], _cal.run[-1] if _cal.run else None,
@@ -387,6 +395,10 @@ class SlowBreak:
 
     def measure(self, a, b):
         """(elapsed ns, clock name, overhead subtracted or None)."""
+        rec = self.session.rec
+        if rec is not None and rec.time == "cpu" and a.cpu is not None and b.cpu is not None:
+            ov = _cal.overhead("on-CPU")
+            return max(0, b.cpu - a.cpu - (ov or 0)), "on-CPU time", ov
         if a.run is not None and b.run is not None:
             base = _cal.vol_baseline()
             if b.vol - a.vol <= (2 if base is None else base):
@@ -410,7 +422,15 @@ class SlowBreak:
             self.func, varperf.format_duration(elapsed), varperf.format_duration(thr.ns),
             thr.how if thr.how != "fixed" else "--slower-than")]
         s = thr.stats
-        if s:
+        if s and thr.percentile is not None:
+            faster = thr.faster(elapsed)
+            out.append("varperf: %s of the %d recorded calls%s were faster; %.2f times the "
+                       "recorded max of %s" % (
+                           "%.1f%%" % (100.0 * faster) if faster is not None else "?",
+                           s["count"],
+                           " (context %s)" % self.context_text if self.context_text else "",
+                           elapsed / s["max"] if s["max"] else float("inf"), t(s["max"])))
+        elif s:
             sig = thr.sigmas(elapsed)
             out.append("varperf: %s the recorded mean of %s (sigma %s, %d calls%s); %.2f times "
                        "the recorded max of %s" % (
