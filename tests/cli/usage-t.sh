@@ -19,6 +19,8 @@ synopsis_compare='usage: varperf compare [<options>] <profile.data> <regression.
 synopsis_record='usage: varperf record [<options>] [--] <program> [<args>...]'
 synopsis_gdb='usage: varperf gdb [<options>] [--] [<program> [<args>...]]'
 synopsis_version='usage: varperf version [--build-options]'
+synopsis_explain='usage: varperf explain [<options>] <task>'
+synopsis_bound='usage: varperf bound [<options>] <task>'
 
 # check CMD MESSAGE ARGS... - varperf CMD ARGS exits 129 and prints
 # exactly "varperf: error: MESSAGE" and CMD's synopsis on stderr,
@@ -34,7 +36,7 @@ $_syn" "$_st $(cat err)" "varperf $_cmd $*"
 	tap_is "" "$(cat out)" "varperf $_cmd $*: nothing on stdout"
 }
 
-for cmd in report compare record gdb version; do
+for cmd in report compare record gdb version explain bound; do
 	check "$cmd" "unknown option '--bogus'" --bogus
 	check "$cmd" "unknown option '--bogus'" --bogus=1
 	check "$cmd" "unknown switch 'Z'" -Z
@@ -61,6 +63,10 @@ check version "unexpected argument 'extra'" extra
 check compare "two data files are needed: the profile and the regression" a.data
 check compare "unexpected argument 'c.data'" a.data b.data c.data
 check record "no program to record" -q
+check explain "no task given: name a probed function" -i x.data
+check bound "unexpected argument 'extra'" physics extra
+check bound "option '--max' requires a value" physics --max
+check explain "unknown option '--train'" physics --train 0.5
 
 # varperf itself, before any command
 "$VARPERF" --bogus >out 2>err
