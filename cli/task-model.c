@@ -220,10 +220,13 @@ static int task_model_parse(int argc, char **argv, struct task_model_opts *o)
 			ret = -1;
 		}
 	}
-	if (!ret && optind >= argc)
-		ret = usage_error(usage, "no task given: name a probed function");
-	else if (!ret && argc - optind > 1)
-		ret = usage_error(usage, "unexpected argument '%s'", argv[optind + 1]);
+	if (!ret && optind >= argc) {
+		usage_error(usage, "no task given: name a probed function");
+		ret = -1;
+	} else if (!ret && argc - optind > 1) {
+		usage_error(usage, "unexpected argument '%s'", argv[optind + 1]);
+		ret = -1;
+	}
 	if (!ret)
 		o->task = argv[optind];
 	return ret;
