@@ -443,7 +443,8 @@ static int fill_terms(const struct fitter *F, const struct fit *f, const size_t 
 	for (i = 0; i < N; i++)
 		tss += (F->y[F->rows[i]] - mean) * (F->y[F->rows[i]] - mean);
 	m->rss = f->rss;
-	m->r2 = tss > 0 ? 1 - f->rss / tss : (f->rss > 0 ? 0 : 1);
+	/* R^2 of a fit with a constant is in [0, 1]: clamp the rounding */
+	m->r2 = tss > 0 ? fmax(0, 1 - f->rss / tss) : (f->rss > 0 ? 0 : 1);
 	m->sigma = sqrt(f->rss / df);
 	m->sigma_plus = sqrt(f->rss / gsl_cdf_chisq_Pinv(o->alpha / 2, df));
 	m->eps_plus = m->sigma_plus * gsl_cdf_ugaussian_Pinv(1 - o->alpha / 2);

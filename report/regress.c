@@ -27,12 +27,25 @@ static const char *const col_reason[] = {
 	[VP_COL_LIMIT] = "N > 5p",
 };
 
-/* "calls(func)" of predictor column @col. */
-static const char *pred_name(const struct report_regress *rr, size_t col, char *buf, size_t len)
+/* "calls(func)" of predictor column @col; "calls(func@file:line)" when
+ * the task calls func from more than one site and @qualify (the tables
+ * have a column for the site). */
+static const char *pred_name(const struct report_regress *rr, size_t col, int qualify, char *buf,
+			     size_t len)
 {
 	const struct vp_cct_node *c = &rr->r->tree->nodes[rr->rows->child[col]];
+	char site[256];
+	size_t j;
 
-	snprintf(buf, len, "calls(%s)", report_func_name(rr->r, c->func));
+	for (j = 0; j < rr->rows->k; j++)
+		if (j != col && rr->r->tree->nodes[rr->rows->child[j]].func == c->func)
+			break;
+	if (qualify && j < rr->rows->k && c->callsite != VP_NO_CALLSITE) {
+		report_callsite_str(rr->r, c->callsite, 1, site, sizeof(site));
+		snprintf(buf, len, "calls(%s@%s)", report_func_name(rr->r, c->func), site);
+	} else {
+		snprintf(buf, len, "calls(%s)", report_func_name(rr->r, c->func));
+	}
 	return buf;
 }
 
@@ -66,7 +79,7 @@ static void text_formula(const struct report_regress *rr)
 
 		fprintf(rr->out, " %s %s \xc3\x97 ", v < 0 ? "-" : "+",
 			report_time(rr->r, fabs(v), b, sizeof(b)));
-		report_put(rr->out, pred_name(rr, m->terms[t].col, n, sizeof(n)));
+		report_put(rr->out, pred_name(rr, m->terms[t].col, 1, n, sizeof(n)));
 	}
 	fputc('\n', rr->out);
 }
@@ -83,7 +96,7 @@ static void text_excluded(const struct report_regress *rr)
 		if (!shown++)
 			fprintf(rr->out, "\nleft out:\n");
 		fprintf(rr->out, "  ");
-		report_put(rr->out, pred_name(rr, j, n, sizeof(n)));
+		report_put(rr->out, pred_name(rr, j, 0, n, sizeof(n)));
 		fprintf(rr->out, " ");
 		report_put(rr->out, pred_site(rr, j, s, sizeof(s)));
 		fprintf(rr->out, ": %s\n", col_reason[m->col[j]]);
@@ -140,7 +153,7 @@ static int text_explain(const struct report_regress *rr)
 		const struct vp_regress_term *T = &m->terms[t];
 
 		if (t) {
-			pred_name(rr, T->col, n, sizeof(n));
+			pred_name(rr, T->col, 0, n, sizeof(n));
 			pred_site(rr, T->col, s, sizeof(s));
 		} else {
 			snprintf(n, sizeof(n), "(constant)");
@@ -180,7 +193,7 @@ static int text_bound(const struct report_regress *rr)
 		const struct vp_regress_term *T = &m->terms[t];
 
 		if (t) {
-			pred_name(rr, T->col, n, sizeof(n));
+			pred_name(rr, T->col, 0, n, sizeof(n));
 			pred_site(rr, T->col, s, sizeof(s));
 		} else {
 			snprintf(n, sizeof(n), "(constant)");
