@@ -24,7 +24,7 @@ fi
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-tap_plan 17
+tap_plan 20
 
 "$VARPERF" record --mode=probe -q -f task -f child1 -f child2 -o r.data -- \
 	"$FIXTURES/fx-regress" >truth 2>err
@@ -101,7 +101,7 @@ print(" ".join(str(b["invocation"]) for b in sorted(json.load(open("o.json"))["b
 	"Cook's distance sets the planted outliers aside, only them"
 
 # the demo: physics' time is its calls of collide
-"$VARPERF" record --mode=probe -q -f physics -f collide -o demo.data -- "$DEMO" 300 \
+"$VARPERF" record --mode=probe -q -f frame -f physics -f collide -o demo.data -- "$DEMO" 300 \
 	>/dev/null 2>err
 tap_is 0 $? "record the demo exits 0"
 "$VARPERF" explain physics -i demo.data >d.txt 2>/dev/null
@@ -110,7 +110,16 @@ tap_ok $? "explain physics names collide's call count"
 grep -qE '^R² 0\.9[0-9]*;' d.txt
 tap_ok $? "with R² above 0.9"
 
+# the context: callers' names down to the task
+"$VARPERF" explain physics --context 'frame;physics' -i demo.data >dc.txt 2>/dev/null
+tap_ok $? "explain --context frame;physics"
+cmp -s d.txt dc.txt
+tap_ok $? "the same model: physics has that one context"
+"$VARPERF" explain physics --context 'main;physics' -i demo.data >out 2>err
+tap_is "1 varperf: error: no calling context 'main;physics' of 'physics' in 'demo.data'" \
+	"$? $(grep -v warning: err)" "a context the task does not have is an error"
+
 # errors
 "$VARPERF" explain nosuch -i r.data >out 2>err
-tap_is "1 varperf: error: no probed function 'nosuch' in 'r.data'" "$? $(cat err)" \
+tap_is "1 varperf: error: no probed function 'nosuch' in 'r.data'" "$? $(grep -v warning: err)" \
 	"an unknown task is an error"
