@@ -134,6 +134,26 @@ static int parse_value(const char *name, const char *arg, double lo, double hi, 
 	return 0;
 }
 
+/* A share: a number or a percentage ("0.5", "50%") in (0, 1), or (0, 1]
+ * with @one. */
+static int parse_share(const char *name, const char *arg, int one, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!errno && end != arg && *end == '%' && !end[1]) {
+		v /= 100;
+		end++;
+	}
+	if (errno || end == arg || *end || !(v > 0) || v > 1 || (!one && v == 1))
+		return error("invalid value '%s' for '--%s': must be greater than 0 and %s 1", arg,
+			     name, one ? "at most" : "less than");
+	*ret = v;
+	return 0;
+}
+
 static int parse_opt(int c, struct task_model_opts *o)
 {
 	switch (c) {
@@ -144,26 +164,13 @@ static int parse_opt(int c, struct task_model_opts *o)
 		o->context = optarg;
 		return 0;
 	case OPT_ALPHA:
-		if (opt_fraction("alpha", optarg, &o->reg.alpha) < 0)
-			return -1;
-		return o->reg.alpha > 0 && o->reg.alpha < 1
-			       ? 0
-			       : error("invalid value '%s' for '--alpha': must be in (0, 1)", optarg);
+		return parse_share("alpha", optarg, 0, &o->reg.alpha);
 	case OPT_ALPHA_SW:
-		if (opt_fraction("alpha-sw", optarg, &o->reg.alpha_sw) < 0)
-			return -1;
-		return o->reg.alpha_sw > 0 && o->reg.alpha_sw < 1
-			       ? 0
-			       : error("invalid value '%s' for '--alpha-sw': must be in (0, 1)",
-				       optarg);
+		return parse_share("alpha-sw", optarg, 0, &o->reg.alpha_sw);
 	case OPT_COOK:
 		return parse_value("cook", optarg, 0, INFINITY, &o->reg.cook);
 	case OPT_TRAIN:
-		if (opt_fraction("train", optarg, &o->reg.train) < 0)
-			return -1;
-		return o->reg.train > 0 && o->reg.train <= 1
-			       ? 0
-			       : error("invalid value '%s' for '--train': must be in (0, 1]", optarg);
+		return parse_share("train", optarg, 1, &o->reg.train);
 	case OPT_SEED: {
 		char *end;
 

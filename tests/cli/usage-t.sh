@@ -68,6 +68,20 @@ check bound "unexpected argument 'extra'" physics extra
 check bound "option '--max' requires a value" physics --max
 check explain "unknown option '--train'" physics --train 0.5
 
+# a wrong value: exit 129, the message naming it (no synopsis)
+value() {
+	_cmd=$1 _msg=$2
+	shift 2
+	"$VARPERF" "$_cmd" "$@" >out 2>err
+	tap_is "129 varperf: error: $_msg" "$? $(cat err)" "varperf $_cmd $*"
+}
+value bound "invalid value '0' for '--train': must be greater than 0 and at most 1" t --train 0
+value bound "invalid value '1' for '--alpha': must be greater than 0 and less than 1" t --alpha 1
+value explain "invalid value '150%' for '--alpha-sw': must be greater than 0 and less than 1" \
+	t --alpha-sw 150%
+value bound "invalid value 'x' for '--max': must be <callsite>=<n>" t --max x
+value bound "invalid value '-1' for '--cook'" t --cook -1
+
 # varperf itself, before any command
 "$VARPERF" --bogus >out 2>err
 tap_is "129 varperf: error: unknown option '--bogus'" "$? $(head -n 1 err)" \
