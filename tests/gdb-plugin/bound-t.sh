@@ -9,6 +9,9 @@
 
 require_root_uprobes
 require_file "$VARPERF" "$FIXTURES/fx-regress"
+if [ -z "$VARPERF_GDB_PLUGIN" ]; then
+	tap_skip_all "VARPERF_GDB_PLUGIN is not set (the GDB plugin is not built)"
+fi
 if [ "$(gdb -batch -nx -ex 'python print(6 * 7)' 2>/dev/null)" != 42 ]; then
 	tap_skip_all "gdb has no Python"
 fi
