@@ -14,7 +14,7 @@ set -euo pipefail
 
 packages=(build-essential g++ autoconf automake libtool pkg-config libelf-dev libdw-dev
 	zlib1g-dev libunwind-dev binutils-dev libiberty-dev libcapstone-dev mandoc gdb python3 graphviz
-	procps lld libbpf-dev clang chromium)
+	procps lld libbpf-dev clang chromium libgsl-dev)
 
 step() {
 	printf '==> %s\n' "$*"

@@ -6,7 +6,9 @@
 #ifndef VARPERF_BUILTIN_H
 #define VARPERF_BUILTIN_H
 
+int cmd_bound(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 int cmd_gdb(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -27,6 +27,11 @@
 #else
 #define HAS_CAPSTONE "off"
 #endif
+#ifdef HAVE_GSL
+#define HAS_GSL "on"
+#else
+#define HAS_GSL "off"
+#endif
 #ifdef HAVE_LIBIBERTY
 #define HAS_LIBIBERTY "on"
 #else
@@ -73,6 +78,7 @@ int cmd_version(int argc, char **argv)
 		printf("libbfd: %s\n", HAS_LIBBFD);
 		printf("capstone: %s\n", HAS_CAPSTONE);
 		printf("libiberty: %s\n", HAS_LIBIBERTY);
+		printf("gsl: %s\n", HAS_GSL);
 	}
 	return 0;
 }

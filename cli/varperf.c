@@ -25,7 +25,10 @@ struct cmd_struct {
 
 /* Sorted by name; bsearch() relies on it. */
 static const struct cmd_struct commands[] = {
+	{ "bound", cmd_bound, "bound a task's time: the regression-based maximal execution time",
+	  NULL },
 	{ "compare", cmd_compare, "compare the Pattern Sets of two recordings", NULL },
+	{ "explain", cmd_explain, "what a task's time depends on: its model on call counts", NULL },
 	{ "gdb", cmd_gdb, "run GDB with the varperf plugin loaded", NULL },
 	{ "record", cmd_record, "run a program, or attach to one, and record where its time goes",
 	  NULL },

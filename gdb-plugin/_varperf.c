@@ -1127,6 +1127,8 @@ static PyMethodDef rec_methods[] = {
 	{ "vcg", (PyCFunction)(void (*)(void))vpmod_rec_vcg, METH_VARARGS | METH_KEYWORDS,
 	  "vcg(tau=0.4, beta=0.1, min_contribution=0.1, once_probability=0.95,\n"
 	  "    max_passes=8) -> dict: the Variance Characterization Graph." },
+	{ "bound", (PyCFunction)(void (*)(void))vpmod_rec_bound, METH_VARARGS | METH_KEYWORDS,
+	  "bound(node, alpha=0.05, train=0.5, seed=1) -> dict: the regression MET." },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -65,4 +65,7 @@ PyObject *vpmod_create(PyObject *module, PyObject *args);
 /* vcgraph.c: the Variance Characterization Graph. */
 PyObject *vpmod_rec_vcg(PyObject *self, PyObject *args, PyObject *kw);
 
+/* bound.c: the regression MET of a context (Poplavko et al. 2016). */
+PyObject *vpmod_rec_bound(PyObject *self, PyObject *args, PyObject *kw);
+
 #endif

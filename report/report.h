@@ -290,4 +290,22 @@ const char *report_program_path(const struct report *r);
 /* Statistics of CCT node @id of @r, NULL for VP_NO_NODE. */
 const struct vp_stats *report_node_stats(const struct report *r, uint32_t id);
 
+/* ---- `varperf explain` and `varperf bound` (regress.c) ---- */
+
+struct vp_regress_model;
+struct vp_task_rows;
+
+struct report_regress {
+	FILE *out;
+	const struct report *r;		  /* names, call sites, time unit */
+	const char *task;		  /* the task's node label */
+	const struct vp_task_rows *rows;  /* its invocations and predictors */
+	const struct vp_regress_model *m; /* the fitted model */
+	int bound;			  /* the MET table (bound), else explain */
+};
+
+/* Both return 0, or -1 when writing failed (the caller reports it). */
+int report_regress_text(const struct report_regress *rr);
+int report_regress_json(const struct report_regress *rr);
+
 #endif

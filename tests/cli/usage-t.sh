@@ -19,6 +19,8 @@ synopsis_compare='usage: varperf compare [<options>] <profile.data> <regression.
 synopsis_record='usage: varperf record [<options>] [--] <program> [<args>...]'
 synopsis_gdb='usage: varperf gdb [<options>] [--] [<program> [<args>...]]'
 synopsis_version='usage: varperf version [--build-options]'
+synopsis_explain='usage: varperf explain [<options>] <task>'
+synopsis_bound='usage: varperf bound [<options>] <task>'
 
 # check CMD MESSAGE ARGS... - varperf CMD ARGS exits 129 and prints
 # exactly "varperf: error: MESSAGE" and CMD's synopsis on stderr,
@@ -34,7 +36,7 @@ $_syn" "$_st $(cat err)" "varperf $_cmd $*"
 	tap_is "" "$(cat out)" "varperf $_cmd $*: nothing on stdout"
 }
 
-for cmd in report compare record gdb version; do
+for cmd in report compare record gdb version explain bound; do
 	check "$cmd" "unknown option '--bogus'" --bogus
 	check "$cmd" "unknown option '--bogus'" --bogus=1
 	check "$cmd" "unknown switch 'Z'" -Z
@@ -64,6 +66,10 @@ check record "no program to record" -q
 # --slowest takes its context after '=' only
 check report "unexpected argument 'main' (a context goes as --slowest=main)" --slowest main
 check report "option '--slowest-count' requires a value" --slowest-count
+check explain "no task given: name a probed function" -i x.data
+check bound "unexpected argument 'extra'" physics extra
+check bound "option '--max' requires a value" physics --max
+check explain "unknown option '--train'" physics --train 0.5
 
 # check_value CMD MESSAGE ARGS... - a wrong value: exit 129 and exactly
 # "varperf: error: MESSAGE" on stderr (no synopsis), nothing on stdout
@@ -91,16 +97,6 @@ the graph" \
 	--slowest=f --format dot
 check_value report "options '--slowest' and '--vcg' cannot be used together" --vcg --slowest
 
-# check_value CMD MESSAGE ARGS... - a bad option value or combination:
-# exit 129 and exactly "varperf: error: MESSAGE" (no synopsis: the
-# option was understood), nothing on stdout
-check_value() {
-	_cmd=$1 _msg=$2
-	shift 2
-	"$VARPERF" "$_cmd" "$@" >out 2>err
-	tap_is "129 varperf: error: $_msg" "$? $(cat err)" "varperf $_cmd $*"
-	tap_is "" "$(cat out)" "varperf $_cmd $*: nothing on stdout"
-}
 check_value report "invalid value 'svg' for '--format': must be 'text', 'json', 'dot', 'chrome', 'folded' or 'html'" \
 	--format svg
 check_value report "invalid value 'calls' for '--folded-value': must be 'time' or 'variance'" \
@@ -111,6 +107,12 @@ check_value report "'--folded-value=variance' cannot be used with '--slowest': t
 check_value report "'--typical' is for '--format folded --slowest': the calls at large next to the slowest" \
 	--format folded --typical
 check_value report "invalid context '': an empty function name" --format chrome --slowest=
+check_value bound "invalid value '0' for '--train': must be greater than 0 and at most 1" t --train 0
+check_value bound "invalid value '1' for '--alpha': must be greater than 0 and less than 1" t --alpha 1
+check_value explain "invalid value '150%' for '--alpha-sw': must be greater than 0 and less than 1" \
+	t --alpha-sw 150%
+check_value bound "invalid value 'x' for '--max': must be <callsite>=<n>" t --max x
+check_value bound "invalid value '-1' for '--cook'" t --cook -1
 
 # varperf itself, before any command
 "$VARPERF" --bogus >out 2>err

@@ -17,7 +17,7 @@ import gdb
 
 import varperf
 import varperf.gdb
-from varperf.gdb import record, settings, slowbreak
+from varperf.gdb import bound, record, settings, slowbreak
 
 # The plugin's Session (varperf/gdb/__init__.py), set by
 # register_varperf_commands().
@@ -660,3 +660,4 @@ def register_varperf_commands():
     VarperfBreak()
     record.VarperfRecord()
     slowbreak.register()
+    bound.register()

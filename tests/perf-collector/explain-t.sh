@@ -1,0 +1,125 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# explain-t.sh - varperf explain and bound against a task whose time is a
+# known linear model of its call counts: fx-regress's task() calls
+# child1() (20 us) and child2() (45 us) a varying number of times and
+# prints the per-call cost it measured around each (probes included).
+# Durations as measured (--raw) must give coefficients whose intervals
+# hold the fixture's measured costs; compensated ones the costs it asked
+# for (within 5 % + 1 us).  bound's maximal model and its MET must hold
+# for >= 95 % of the held-out invocations (the scheduler may stretch a
+# few: the bound is probabilistic), and
+# the paper's probability 1 - (p+2)alpha/2 is printed; planted outliers
+# are set aside by Cook's distance, exactly those; and on the demo,
+# explain names collide's call count.
+
+. "$top_srcdir/tests/lib/test-subr.sh"
+
+require_root_uprobes
+require_cmd python3
+require_file "$VARPERF" "$FIXTURES/fx-regress" "$DEMO"
+if ! "$VARPERF" version --build-options | grep -q '^gsl: on$'; then
+	tap_skip_all "varperf was built without GSL"
+fi
+
+cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
+
+tap_plan 20
+
+"$VARPERF" record --mode=probe -q -f task -f child1 -f child2 -o r.data -- \
+	"$FIXTURES/fx-regress" >truth 2>err
+tap_is 0 $? "record fx-regress exits 0"
+[ -s err ] && tap_diag "$(cat err)"
+"$VARPERF" explain task -i r.data --format json >c.json 2>/dev/null &&
+	"$VARPERF" explain task -i r.data --raw --format json >raw.json 2>/dev/null &&
+	"$VARPERF" bound task -i r.data --format json >b.json 2>/dev/null ||
+	tap_bail "varperf explain or bound cannot read r.data"
+
+# "ok", or what is off
+cat >check.py <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+what, func = sys.argv[2], sys.argv[3]
+truth = {}
+for line in open("truth"):
+    w = line.split()
+    if w[0] == "truth":
+        truth[w[1]] = {k: float(v) for k, v in (x.split("=") for x in w[2:])}
+t = [t for t in j["terms"] if t["function"] == func]
+if not t:
+    print("no term for %s" % func)
+    sys.exit(0)
+t = t[0]
+if what == "measured":
+    # the fixture's own measured per-call cost inside the interval
+    # (widened by 1 % for the clock reads around each call)
+    m = truth[func]["mean_ns"]
+    print("ok" if 0.99 * t["b_minus"] <= m <= 1.01 * t["b_plus"] else
+          "%s: measured %g not in [%g, %g]" % (func, m, t["b_minus"], t["b_plus"]))
+elif what == "asked":
+    a = truth[func]["asked_ns"]
+    print("ok" if abs(t["b"] - a) <= 0.05 * a + 1000 else "%s: b %g, asked %g" % (func, t["b"], a))
+elif what == "xmax":
+    print("ok" if t["x_plus"] == float(sys.argv[4]) else "%s: X+ %g" % (func, t["x_plus"]))
+PY
+
+for f in child1 child2; do
+	tap_is ok "$(python3 check.py raw.json measured $f)" \
+		"explain --raw: calls($f)'s interval holds the fixture's measured cost"
+	tap_is ok "$(python3 check.py c.json asked $f)" \
+		"explain: calls($f) costs what the fixture asked, within 5 % + 1 us"
+done
+tap_is ok "$(python3 -c 'import json
+j = json.load(open("b.json"))
+c = j["test_counts"]
+n = c["over"] + c["under"]
+print("ok" if n == j["test"] and n > 0 and c["over"] >= 0.95 * n and c["above_met"] <= 0.05 * n and
+      j["train"] + j["test"] == j["invocations"] == 400 else
+      "test %d: over %d, under %d, above the MET %d" % (j["test"], c["over"], c["under"],
+                                                      c["above_met"]))')" \
+	"bound: the maximal model and the MET hold for >= 95 % of held-out invocations"
+tap_is "3 0.875" "$(python3 -c 'import json
+j = json.load(open("b.json"))
+print(len(j["terms"]), j["probability"])')" "bound: p = 3, probability 1 - (p+2)alpha/2"
+
+"$VARPERF" bound task -i r.data >b.txt 2>/dev/null
+tap_is 0 $? "bound as text exits 0"
+grep -q '^MET .* with probability >= 0.875 (1 - (p+2)alpha/2, p = 3, alpha = 0.05)$' b.txt
+tap_ok $? "bound prints the MET and its probability"
+"$VARPERF" bound task -i r.data --max child1=50 --format json >m.json 2>/dev/null
+tap_is ok "$(python3 check.py m.json xmax child1 50)" "bound --max child1=50: X+ is 50"
+
+# planted outliers: set aside, exactly those
+"$VARPERF" record --mode=probe -q -f task -f child1 -f child2 -o o.data -- \
+	"$FIXTURES/fx-regress" 400 outliers >otruth 2>err
+tap_is 0 $? "record fx-regress with outliers exits 0"
+"$VARPERF" explain task -i o.data --format json >o.json 2>/dev/null
+tap_is "$(sed -n 's/^outlier invocation=//p' otruth | sort -n | tr '\n' ' ')" \
+	"$(python3 -c 'import json
+print(" ".join(str(b["invocation"]) for b in sorted(json.load(open("o.json"))["bad_samples"],
+                                                      key=lambda b: b["invocation"])), end=" ")')" \
+	"Cook's distance sets the planted outliers aside, only them"
+
+# the demo: physics' time is its calls of collide
+"$VARPERF" record --mode=probe -q -f frame -f physics -f collide -o demo.data -- "$DEMO" 300 \
+	>/dev/null 2>err
+tap_is 0 $? "record the demo exits 0"
+"$VARPERF" explain physics -i demo.data >d.txt 2>/dev/null
+grep -qE '^time ≈ .* \+ [0-9.]+ [mun]?s × calls\(collide\)$' d.txt
+tap_ok $? "explain physics names collide's call count"
+grep -qE '^R² 0\.9[0-9]*;' d.txt
+tap_ok $? "with R² above 0.9"
+
+# the context: callers' names down to the task
+"$VARPERF" explain physics --context 'frame;physics' -i demo.data >dc.txt 2>/dev/null
+tap_ok $? "explain --context frame;physics"
+cmp -s d.txt dc.txt
+tap_ok $? "the same model: physics has that one context"
+"$VARPERF" explain physics --context 'main;physics' -i demo.data >out 2>err
+tap_is "1 varperf: error: no calling context 'main;physics' of 'physics' in 'demo.data'" \
+	"$? $(grep -v warning: err)" "a context the task does not have is an error"
+
+# errors
+"$VARPERF" explain nosuch -i r.data >out 2>err
+tap_is "1 varperf: error: no probed function 'nosuch' in 'r.data'" "$? $(grep -v warning: err)" \
+	"an unknown task is an error"
