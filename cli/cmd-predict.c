@@ -291,9 +291,14 @@ int cmd_predict(int argc, char **argv)
 		goto out;
 	}
 	if (err == -ENODATA) {
-		error("no interval length leaves the shortest recording (%s) 2 intervals: give "
-		      "shorter ones with --intervals",
-		      d.runs[0].name);
+		size_t shortest = 0;
+
+		for (size_t i = 1; i < d.nruns; i++)
+			if (d.runs[i].n < d.runs[shortest].n)
+				shortest = i;
+		error("no interval length leaves the shortest recording (%s, %zu samples) 2 "
+		      "intervals: give shorter ones with --intervals",
+		      d.runs[shortest].name, d.runs[shortest].n);
 		goto out;
 	}
 	if (err < 0) {
