@@ -34,21 +34,22 @@ void predict_render_text(FILE *f, const struct predict_result *p)
 
 	fprintf(f, "recordings:  %zu, %zu samples, %zu functions; %zu kept (%g%% coverage)\n",
 		d->nruns, total_samples(d), d->nfuncs, m->dims, p->opts->coverage * 100);
-	fprintf(f, "model:       intervals of %zu samples, %u phase%s (best score %.4g samples "
-		"of %zu combinations)\n",
+	fprintf(f, "model:       intervals of %zu samples, %u phase%s: the smallest score, %.4g "
+		"samples,\n             of %zu (interval, phases) combinations\n",
 		m->interval, m->k, m->k == 1 ? "" : "s", m->score, m->ncandidates);
-	fprintf(f, "\n  phase  share  intervals  intervals on size             "
-		"representative  sample mean (n)          top function\n");
+	fprintf(f, "\n  phase  share  intervals  intervals at size n representative"
+		"  sample mean +/- sd (n)  top function\n");
 	for (unsigned q = 0; q < m->k; q++) {
 		const struct vp_predict_phase *ph = &m->phases[q];
-		char fit[48];
+		char fit[48], n[16];
 
-		snprintf(fit, sizeof(fit), "%.4g %c %.6g x size", ph->fit.b0,
-			 ph->fit.b1 < 0 ? '-' : '+', fabs(ph->fit.b1));
-		fprintf(f, "  %5u %5.1f%% %10.1f  %-28s  %14s  %-10s +/- %-8s (%zu)  ", q + 1,
+		snprintf(fit, sizeof(fit), "%.3g %c %.4g n", ph->fit.b0, ph->fit.b1 < 0 ? '-' : '+',
+			 fabs(ph->fit.b1));
+		snprintf(n, sizeof(n), "(%zu)", ph->sampled);
+		fprintf(f, "  %5u %5.1f%% %10.1f  %-18s %15s  %8s +/- %-8s %-4s  ", q + 1,
 			ph->weight * 100, ph->intervals, fit, fmt_duration(ph->rep_ns, a, sizeof(a)),
 			fmt_duration(ph->mean_ns, b, sizeof(b)),
-			fmt_duration(ph->sd_ns, c, sizeof(c)), ph->sampled);
+			fmt_duration(ph->sd_ns, c, sizeof(c)), n);
 		if (ph->top < d->nfuncs)
 			fprintf(f, "%s (%.0f%%)", d->names[ph->top], ph->top_share * 100);
 		fputc('\n', f);
