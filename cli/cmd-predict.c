@@ -27,6 +27,7 @@ enum {
 	OPT_COVERAGE,
 	OPT_SEED,
 	OPT_FORMAT,
+	OPT_TIME,
 };
 
 /* Same order as OPTIONS in man/varperf-predict.1. */
@@ -37,6 +38,7 @@ static const struct option cmd_predict_options[] = {
 	{ "phases", required_argument, NULL, OPT_PHASES },
 	{ "coverage", required_argument, NULL, OPT_COVERAGE },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "time", required_argument, NULL, OPT_TIME },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -55,6 +57,9 @@ static const char *const cmd_predict_usage[] = {
 	"                               (default: 99%)",
 	"    --seed <n>                 seed of k-means and of the interval sample",
 	"                               (default: 1)",
+	"    --time <cpu|wall>          a sample stands for its period of CPU time, or for",
+	"                               the wall-clock time since the one before, waits",
+	"                               included (default: cpu)",
 	"    --format <text|json>       output format (default: text)",
 	"    -h, --help                 show this help",
 	NULL,
@@ -73,6 +78,7 @@ struct cmd_predict_opts {
 	size_t nintervals;
 	struct vp_predict_opts p;
 	int json;
+	int wall;
 };
 
 static int parse_size(const char *what, const char *s, double *ret)
@@ -182,6 +188,15 @@ static int cmd_predict_parse(int argc, char **argv, struct cmd_predict_opts *o)
 					    optarg);
 			o->p.seed = seed;
 			break;
+		case OPT_TIME:
+			if (!strcmp(optarg, "cpu"))
+				o->wall = 0;
+			else if (!strcmp(optarg, "wall"))
+				o->wall = 1;
+			else
+				ret = error("invalid value '%s' for '--time': must be 'cpu' or 'wall'",
+					    optarg);
+			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "text"))
 				o->json = 0;
@@ -209,7 +224,7 @@ static int cmd_predict_parse(int argc, char **argv, struct cmd_predict_opts *o)
 }
 
 /* "<file> <size>" per line; blank lines and '#' comments are skipped. */
-static int load_manifest(const char *path, struct vp_predict_data *d)
+static int load_manifest(const char *path, int wall, struct vp_predict_data *d)
 {
 	FILE *f = fopen(path, "r");
 	char line[4096], msg[512];
@@ -240,7 +255,7 @@ static int load_manifest(const char *path, struct vp_predict_data *d)
 			ret = error("%s:%u: bad size", path, lineno);
 			break;
 		}
-		err = vp_predict_load(d, file, 1, size, msg, sizeof(msg));
+		err = vp_predict_load(d, file, 1, size, wall, msg, sizeof(msg));
 		if (err < 0)
 			ret = error("%s", msg);
 	}
@@ -271,10 +286,10 @@ int cmd_predict(int argc, char **argv)
 		die("out of memory");
 	memset(&m, 0, sizeof(m));
 	ret = 1;
-	if (o.manifest && load_manifest(o.manifest, &d) < 0)
+	if (o.manifest && load_manifest(o.manifest, o.wall, &d) < 0)
 		goto out;
 	for (int i = optind; i < argc; i++) {
-		err = vp_predict_load(&d, argv[i], 0, 0, msg, sizeof(msg));
+		err = vp_predict_load(&d, argv[i], 0, 0, o.wall, msg, sizeof(msg));
 		if (err < 0) {
 			error("%s", msg);
 			goto out;
@@ -319,6 +334,7 @@ int cmd_predict(int argc, char **argv)
 	res.has_size = o.has_size;
 	res.size = o.size;
 	res.loo = have_loo ? &loo : NULL;
+	res.wall = o.wall;
 	if (o.has_size)
 		for (int s = 0; s < VP_PREDICT_NSTRATEGIES; s++)
 			vp_predict_at(&m, o.size, s, &res.at[s]);

@@ -128,6 +128,7 @@ struct load_ctx {
 	struct vp_predict_run *run;
 	uint64_t last;
 	int have_last;
+	int wall;
 };
 
 static int on_sample(void *ctx, const struct vp_reader *r, const struct vp_sample *s)
@@ -149,7 +150,8 @@ static int on_sample(void *ctx, const struct vp_reader *r, const struct vp_sampl
 				name = sym->name;
 		}
 	}
-	gap = c->have_last && s->time >= c->last ? (double)(s->time - c->last) : (double)s->period;
+	gap = c->wall && c->have_last && s->time >= c->last ? (double)(s->time - c->last)
+							    : (double)s->period;
 	c->last = s->time;
 	c->have_last = 1;
 	return vp_predict_add_sample(c->d, c->run, name, gap);
@@ -167,10 +169,10 @@ static void msgf(char *msg, size_t len, const char *fmt, ...)
 }
 
 int vp_predict_load(struct vp_predict_data *d, const char *path, int has_size, double size,
-		    char *msg, size_t len)
+		    int wall, char *msg, size_t len)
 {
 	struct vp_reader *r = NULL;
-	struct load_ctx c = { .d = d };
+	struct load_ctx c = { .d = d, .wall = wall };
 	struct vp_event buf[256];
 	const struct vp_header *h;
 	long got;
@@ -180,6 +182,21 @@ int vp_predict_load(struct vp_predict_data *d, const char *path, int has_size, d
 	if (err < 0)
 		return err;
 	h = vp_reader_header(r);
+	/* auto mode samples its phase 1 only: a part of the run, not all */
+	if (h->mode == VP_MODE_AUTO || h->mode == VP_MODE_PROBE) {
+		msgf(msg, len, "'%s' was recorded in %s mode, %s: record it with --mode=sample "
+		     "or --mode=combined", path, h->mode == VP_MODE_AUTO ? "auto" : "probe",
+		     h->mode == VP_MODE_AUTO ? "whose samples cover its first phase only"
+					     : "without samples");
+		err = -EINVAL;
+		goto out;
+	}
+	if (!wall && h->sampling.event == VP_SEV_CYCLES) {
+		msgf(msg, len, "'%s' was sampled on cycles, whose period is no time: use "
+		     "--time=wall", path);
+		err = -EINVAL;
+		goto out;
+	}
 	if (!has_size) {
 		if (!h->has_input_size) {
 			msgf(msg, len, "'%s' has no input size (record it with --input-size)",

@@ -36,8 +36,9 @@ struct vp_predict_run {
 	double size;	   /* input size */
 	size_t n;	   /* samples */
 	uint32_t *func;	   /* per sample: function id (struct vp_predict_data) */
-	double *gap_ns;	   /* per sample: ns since the previous sample (the
-			    * first: its sampling period) */
+	double *gap_ns;	   /* per sample: the ns it stands for: its period of
+			    * CPU time, or the wall-clock ns since the sample
+			    * before (the first: its period) */
 	double span_ns;	   /* sum of gap_ns: the run time the samples cover */
 };
 
@@ -61,12 +62,16 @@ int vp_predict_add_sample(struct vp_predict_data *d, struct vp_predict_run *run,
 /*
  * vp_predict_load - read the samples of the recording @path into a new run
  * of size @size (when @has_size) or of the file's input size (META
- * INPUT_SIZE).  -ENODATA when the file has no samples, -ENOENT (with the
- * message) when it has no input size and none is given; @msg gets the
+ * INPUT_SIZE).  A sample stands for its period of CPU time, or with @wall
+ * for the wall-clock time since the sample before it (time the program
+ * waited included).  -EINVAL for a file of auto or probe mode, or of the
+ * cycles event without @wall (its period is no time), (auto mode samples
+ * the start of the run only), -ENODATA when the file has no samples,
+ * -ENOENT when it has no input size and none is given; @msg gets the
  * reason of any failure.
  */
 int vp_predict_load(struct vp_predict_data *d, const char *path, int has_size, double size,
-		    char *msg, size_t len);
+		    int wall, char *msg, size_t len);
 
 /* ---- the building blocks (exposed for the tests) ---- */
 

@@ -34,6 +34,8 @@ void predict_render_text(FILE *f, const struct predict_result *p)
 
 	fprintf(f, "recordings:  %zu, %zu samples, %zu functions; %zu kept (%g%% coverage)\n",
 		d->nruns, total_samples(d), d->nfuncs, m->dims, p->opts->coverage * 100);
+	fprintf(f, "time:        %s\n", p->wall ? "wall-clock, waits included (--time=wall)"
+						 : "CPU time, a sampling period per sample");
 	fprintf(f, "model:       intervals of %zu samples, %u phase%s: the smallest score, %.4g "
 		"samples,\n             of %zu (interval, phases) combinations\n",
 		m->interval, m->k, m->k == 1 ? "" : "s", m->score, m->ncandidates);
@@ -70,7 +72,9 @@ void predict_render_text(FILE *f, const struct predict_result *p)
 		}
 	}
 	if (!p->loo) {
-		fprintf(f, "\nleave-one-out: 3 recordings or more needed\n");
+		fprintf(f, "\nleave-one-out: not possible (it needs 3 recordings or more, and "
+			"without any one of them\n  2 different sizes left and intervals that "
+			"fit the shortest run)\n");
 		return;
 	}
 	fprintf(f, "\nleave-one-out (each recording predicted from the others):\n");
@@ -108,6 +112,7 @@ void predict_render_json(FILE *f, const struct predict_result *p)
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_str(&j, "time", p->wall ? "wall" : "cpu");
 	json_u64(&j, "functions", d->nfuncs);
 	json_u64(&j, "functions_kept", m->dims);
 	json_double(&j, "coverage", p->opts->coverage);

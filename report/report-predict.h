@@ -19,6 +19,7 @@ struct predict_result {
 	double size;
 	struct vp_prediction at[VP_PREDICT_NSTRATEGIES];
 	const struct vp_predict_loo *loo; /* NULL: fewer than 3 recordings */
+	int wall;			  /* --time=wall */
 };
 
 void predict_render_text(FILE *f, const struct predict_result *p);

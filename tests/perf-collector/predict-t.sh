@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # predict-t.sh - varperf predict against a program that measures itself:
 # fx-phases runs 30 ms of setup, then two phases of 20 us and 10 us per
-# unit of its size argument.  Recorded in sample mode at 5 sizes with
-# --input-size, predict must give the run time the fixture measures at a
-# size it was not recorded with within 10 % (both strategies), with a 95 %
-# interval, and print the leave-one-out table of the 5 recordings; a
-# manifest gives the same model; bad input gets an error, not a model.
+# unit of its size argument, of CPU time (its wall-clock time is the
+# machine's load's).  Recorded in sample mode at 5 sizes with --input-size,
+# predict must give the CPU time the fixture measures at a size it was not
+# recorded with within 10 % (both strategies), with a 95 % interval, and
+# print the leave-one-out table of the 5 recordings; a manifest gives the
+# same model; bad input gets an error, not a model.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
@@ -16,7 +17,7 @@ require_file "$VARPERF" "$FIXTURES/fx-phases"
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-tap_plan 17
+tap_plan 19
 
 ok=0
 for n in 2000 4000 6000 8000 10000; do
@@ -47,12 +48,12 @@ for s in representative sample; do
 import json, sys
 s = sys.argv[1]
 j = json.load(open("p.json"))
-truth = int(open("truth7000").read().split("total_ns=")[1].split()[0])
+truth = int(open("truth7000").read().split("cpu_ns=")[1].split()[0])
 p = j["prediction"][s]
 err = abs(p["ns"] - truth) / truth
 if err > 0.10:
     print("%s: predicted %.0f ns, measured %d ns: %.1f%% off" % (s, p["ns"], truth, err * 100))
-elif not p["low_ns"] < p["ns"] < p["high_ns"]:
+elif not p["low_ns"] <= p["ns"] <= p["high_ns"]:
     print("%s: interval %s does not hold the prediction" % (s, p))
 else:
     print("ok")
@@ -88,12 +89,22 @@ j = json.load(open("p.json"))
 truth = {}
 for line in open("truth"):
     w = dict(x.split("=") for x in line.split()[1:])
-    truth[float(w["size"])] = int(w["total_ns"])
+    truth[float(w["size"])] = int(w["cpu_ns"])
 off = [(r["size"], r["run_time_ns"], truth[r["size"]]) for r in j["recordings"]
        if abs(r["run_time_ns"] - truth[r["size"]]) > 0.05 * truth[r["size"]]]
 print("ok" if not off else off)
 PY
 )" "each recording's sampled run time within 5% of the fixture's"
+
+"$VARPERF" predict --time=wall --size 7000 --format json p*.data >w.json 2>&1
+tap_is ok "$(python3 - <<'PY' 2>&1
+import json
+c, w = json.load(open("p.json")), json.load(open("w.json"))
+cpu = {r["file"]: r["run_time_ns"] for r in c["recordings"]}
+low = [r for r in w["recordings"] if r["run_time_ns"] < 0.99 * cpu[r["file"]]]
+print("ok" if c["time"] == "cpu" and w["time"] == "wall" and not low else (c["time"], w["time"], low))
+PY
+)" "--time=wall: every recording's run time at least its CPU time"
 
 "$VARPERF" predict --size 7000 p*.data >p.txt 2>&1
 tap_like "$(cat p.txt)" '^leave-one-out \(each recording predicted from the others\):' \
@@ -115,9 +126,14 @@ tap_is "1 varperf: error: 'nosize.data' has no input size (record it with --inpu
 tap_is "1 varperf: error: predict needs recordings of at least 2 input sizes, got 1 recording" \
 	"$? $(cat err)" "one recording: error"
 n2000=$(python3 -c 'import json; print([r["samples"] for r in json.load(open("p.json"))["recordings"] if r["size"] == 2000][0])')
-"$VARPERF" predict --intervals 1000 --manifest manifest p2000.data >out 2>err
+"$VARPERF" predict --intervals 100000 --manifest manifest p2000.data >out 2>err
 tap_is "1 varperf: error: no interval length leaves the shortest recording (p2000.data, $n2000 samples) 2 intervals: give shorter ones with --intervals" \
 	"$? $(cat err)" "intervals longer than the runs: error"
+"$VARPERF" record --mode=probe -q -f phase_a --input-size 1000 -o probe.data -- \
+	"$FIXTURES/fx-phases" 1000 >/dev/null 2>&1
+"$VARPERF" predict p2000.data probe.data >out 2>err
+tap_is "1 varperf: error: 'probe.data' was recorded in probe mode, without samples: record it with --mode=sample or --mode=combined" \
+	"$? $(cat err)" "a probe-mode recording: error"
 "$VARPERF" record --input-size -3 -- true >out 2>err
 tap_is "129 varperf: error: invalid input size '-3' (a whole number)" "$? $(cat err)" \
 	"record --input-size -3: usage error"
