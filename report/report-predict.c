@@ -117,7 +117,7 @@ void predict_render_json(FILE *f, const struct predict_result *p)
 	json_u64(&j, "functions_kept", m->dims);
 	json_double(&j, "coverage", p->opts->coverage);
 	json_u64(&j, "interval", m->interval);
-	json_u64(&j, "phases_count", m->k);
+	json_u64(&j, "k", m->k);
 	json_double(&j, "score", m->score);
 	json_u64(&j, "combinations", m->ncandidates);
 	json_arr(&j, "phases");
