@@ -10,6 +10,7 @@ int cmd_bound(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_gdb(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_version(int argc, char **argv);

@@ -57,6 +57,8 @@ static const char *const cmd_record_usage[] = {
 	"        --follow-fork         also record the processes the program forks, until",
 	"                              they exec another program (the default)",
 	"        --no-follow-fork      record the program's own process only",
+	"        --input-size <n>      store the program's input size <n> in the file",
+	"                              (for varperf predict)",
 	"    -m, --buffer-size <size>  ring buffer per CPU, with K/M/G suffix (default: 8M)",
 	"        --list                list the functions that would be probed and exit",
 	"                              (auto: what phase 1 chose; the program is killed)",
@@ -87,6 +89,7 @@ enum {
 	OPT_BACKEND,
 	OPT_FOLLOW_FORK,
 	OPT_NO_FOLLOW_FORK,
+	OPT_INPUT_SIZE,
 };
 
 static const struct option cmd_record_options[] = {
@@ -110,6 +113,7 @@ static const struct option cmd_record_options[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "follow-fork", no_argument, NULL, OPT_FOLLOW_FORK },
 	{ "no-follow-fork", no_argument, NULL, OPT_NO_FOLLOW_FORK },
+	{ "input-size", required_argument, NULL, OPT_INPUT_SIZE },
 	{ "buffer-size", required_argument, NULL, 'm' },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
@@ -362,6 +366,14 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		case OPT_FOLLOW_FORK:
 		case OPT_NO_FOLLOW_FORK:
 			o->follow_fork = c == OPT_FOLLOW_FORK;
+			break;
+		case OPT_INPUT_SIZE:
+			if (parse_uint64(optarg, &v) < 0) {
+				error("invalid input size '%s' (a whole number)", optarg);
+				return USAGE_ERROR;
+			}
+			o->input_size = v;
+			o->has_input_size = 1;
 			break;
 		case OPT_LIST:
 			o->list = 1;

@@ -30,6 +30,8 @@ static const struct cmd_struct commands[] = {
 	{ "compare", cmd_compare, "compare the Pattern Sets of two recordings", NULL },
 	{ "explain", cmd_explain, "what a task's time depends on: its model on call counts", NULL },
 	{ "gdb", cmd_gdb, "run GDB with the varperf plugin loaded", NULL },
+	{ "predict", cmd_predict, "predict the run time for an input size from recordings at others",
+	  NULL },
 	{ "record", cmd_record, "run a program, or attach to one, and record where its time goes",
 	  NULL },
 	{ "report", cmd_report, "show the variance profile of a recorded data file", NULL },

@@ -302,6 +302,11 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 				    "bad OFFCPU value %llu (expected 0 or 1)", (unsigned long long)v);
 		h->offcpu = (uint32_t)v;
 		break;
+	case VP_META_INPUT_SIZE:
+		err = get_u(r, c, &h->input_size, "input size");
+		if (!err)
+			h->has_input_size = 1;
+		break;
 	case VP_META_SAMPLING:
 		err = get_u32(r, c, &h->sampling.event, "sampling event");
 		if (!err)

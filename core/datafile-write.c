@@ -206,6 +206,8 @@ static int build_meta(struct vp_buf *m, const struct vp_header *hdr)
 		KV(VP_META_BACKEND, buf_uleb(&v, hdr->backend));
 	if (hdr->offcpu)
 		KV(VP_META_OFFCPU, buf_uleb(&v, 1));
+	if (hdr->has_input_size)
+		KV(VP_META_INPUT_SIZE, buf_uleb(&v, hdr->input_size));
 #undef KV
 	err = 0;
 out:

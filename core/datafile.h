@@ -19,6 +19,8 @@
  * exit record.  Version 4 adds the PROCESS record (the processes a
  * recording followed: the target's forked children) and the count of
  * children not followed in END.  Files of versions 1 to 3 are still read.
+ * META keys added later without changing what the rest of the file means
+ * (INPUT_SIZE) keep the version: older readers skip unknown keys.
  * A reader stops at the last complete chunk of a truncated file and says
  * so; a chunk with a bad magic, CRC or record is an error naming the file
  * offset.
@@ -98,6 +100,10 @@ enum vp_meta_key {
 	VP_META_BACKEND = 13,	/* u: enum vp_probe_backend (version 3) */
 	VP_META_OFFCPU = 14,	/* u: 1 = every entry/exit record carries the
 				 * thread's off-CPU time (version 3) */
+	VP_META_INPUT_SIZE = 15, /* u: the program's input size as the user
+				  * gave it (record --input-size); optional,
+				  * skipped by older readers, so no new
+				  * version */
 };
 
 /* What placed the probes and collected their events (VP_META_BACKEND). */
@@ -307,6 +313,9 @@ struct vp_header {
 	/* version 3 (0 before) */
 	uint32_t backend; /* enum vp_probe_backend, 0 unknown/none */
 	uint32_t offcpu;  /* 1: events carry offcpu */
+	/* META INPUT_SIZE (any version) */
+	int has_input_size;
+	uint64_t input_size;
 };
 
 /* Decoded trailer (END chunk). */

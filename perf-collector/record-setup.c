@@ -267,6 +267,8 @@ static void fill_header(struct record *rec, int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		h->argv[i] = xstrdup(argv[i]);
 	h->mode = rec->phase.plan_from ? VP_MODE_AUTO : (uint32_t)rec->mode;
+	h->has_input_size = rec->opts.has_input_size;
+	h->input_size = rec->opts.input_size;
 	if (rec->mode != MODE_SAMPLE) {
 		h->backend = rec->probing.bpf_on ? VP_BACKEND_BPF : VP_BACKEND_PERF;
 		/* the BPF programs follow the scheduler: off-CPU time per call */

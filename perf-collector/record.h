@@ -108,6 +108,8 @@ struct record_opts {
 	double phase1_duration; /* auto with -p: seconds of phase 1, 0: default */
 	const char *sampling_given; /* the first sampling option given, or NULL */
 	const char *plan_given;	    /* the first of --cutoff, --overhead, or NULL */
+	int has_input_size;	    /* --input-size, stored in the header */
+	unsigned long long input_size;
 };
 
 /* A map from a 64-bit key to a 32-bit index (record-stream.c); zero-filled

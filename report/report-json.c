@@ -186,6 +186,8 @@ static void json_header(struct json *j, const struct report *r)
 		json_null(j, "start_time");
 	json_str_or_null(j, "host", h->host);
 	json_u64(j, "ncpu", h->ncpu);
+	if (h->has_input_size)
+		json_u64(j, "input_size", h->input_size);
 	vp_header_count_probes(h, &emulated, &moved);
 	json_u64(j, "probed_functions", h->nfuncs);
 	json_u64(j, "probes_emulated", emulated);

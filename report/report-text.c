@@ -187,6 +187,8 @@ static void text_header(const struct report *r)
 	fprintf(f, "  unit:              %s\n", text_unit_clock(r, buf, sizeof(buf)));
 	if (h->mode)
 		fprintf(f, "  mode:              %s\n", text_mode_name(h->mode));
+	if (h->has_input_size)
+		fprintf(f, "  input size:        %" PRIu64 "\n", h->input_size);
 	/* auto mode attached to a process samples it, then probes it */
 	attached = r->trailer->present &&
 		   (r->trailer->flags & (VP_END_DETACHED | VP_END_GONE));

@@ -21,6 +21,7 @@ synopsis_gdb='usage: varperf gdb [<options>] [--] [<program> [<args>...]]'
 synopsis_version='usage: varperf version [--build-options]'
 synopsis_explain='usage: varperf explain [<options>] <task>'
 synopsis_bound='usage: varperf bound [<options>] <task>'
+synopsis_predict='usage: varperf predict [<options>] [--size <n>] <file>...'
 
 # check CMD MESSAGE ARGS... - varperf CMD ARGS exits 129 and prints
 # exactly "varperf: error: MESSAGE" and CMD's synopsis on stderr,
@@ -36,7 +37,7 @@ $_syn" "$_st $(cat err)" "varperf $_cmd $*"
 	tap_is "" "$(cat out)" "varperf $_cmd $*: nothing on stdout"
 }
 
-for cmd in report compare record gdb version explain bound; do
+for cmd in report compare record gdb version explain bound predict; do
 	check "$cmd" "unknown option '--bogus'" --bogus
 	check "$cmd" "unknown option '--bogus'" --bogus=1
 	check "$cmd" "unknown switch 'Z'" -Z
@@ -62,6 +63,12 @@ check report "unexpected argument 'extra'" extra
 check version "unexpected argument 'extra'" extra
 check compare "two data files are needed: the profile and the regression" a.data
 check compare "unexpected argument 'c.data'" a.data b.data c.data
+check predict "no data files given" --size 10
+check predict "invalid value 'x' for '--size': a whole number, K/M/G allowed" --size x a.data
+check predict "invalid value '0-3' for '--phases': <min>-<max> or <n>, 1 to 100" --phases 0-3 a.data
+check predict "invalid value '5,,6' for '--intervals': up to 32 comma-separated lengths of 1 to 1000000 samples" --intervals 5,,6 a.data
+check predict "invalid value '0' for '--coverage': more than 0, at most 100%" --coverage 0 a.data
+check predict "invalid value 'xml' for '--format': must be 'text' or 'json'" --format xml a.data
 check record "no program to record" -q
 # --slowest takes its context after '=' only
 check report "unexpected argument 'main' (a context goes as --slowest=main)" --slowest main

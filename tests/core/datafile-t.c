@@ -1051,6 +1051,68 @@ static void test_processes(void)
 	free(p3);
 }
 
+/*
+ * META INPUT_SIZE (key 15): optional, so written only when given, read
+ * back exactly; and since it changes nothing else, a reader that does not
+ * know the key (here: the key renamed to an unknown one, the CRC fixed)
+ * reads the file all the same, as older readers do.
+ */
+static void test_input_size(const char *good)
+{
+	char err[512], *p = path_of("size.data"), *q = path_of("size-unknown.data");
+	struct vp_header h = { 0 };
+	struct vp_writer *w;
+	struct vp_reader *r;
+	unsigned char *b;
+	size_t len, plen, off;
+	uint32_t crc;
+
+	if (vp_reader_open(good, &r, err, sizeof(err)) == 0) {
+		ok(!vp_reader_header(r)->has_input_size, "input size: absent unless given");
+		vp_reader_free(r);
+	} else {
+		ok(0, "input size: %s", err);
+	}
+	h.unit = VP_UNIT_NS;
+	h.clock = CLOCK_MONOTONIC;
+	h.host = "";
+	h.has_input_size = 1;
+	h.input_size = 300;
+	w = vp_writer_new(p, &h);
+	if (!w || vp_writer_finish(w, &(struct vp_trailer){ .flags = VP_END_EXITED }))
+		sysbail("writing %s", p);
+	if (vp_reader_open(p, &r, err, sizeof(err)) == 0) {
+		ok(vp_reader_header(r)->has_input_size && vp_reader_header(r)->input_size == 300,
+		   "input size: read back");
+		is_int(VP_DATA_VERSION, vp_reader_header(r)->version,
+		       "input size: the version stays");
+		vp_reader_free(r);
+	} else {
+		ok(0, "input size: %s", err);
+		ok(0, "input size: version");
+	}
+	/* key 15, length 2, ULEB 300 = ac 02: the META payload's last bytes */
+	b = read_all(p, &len);
+	plen = (size_t)b[VP_FILE_HEADER_SIZE + 8] | (size_t)b[VP_FILE_HEADER_SIZE + 9] << 8 |
+	       (size_t)b[VP_FILE_HEADER_SIZE + 10] << 16 | (size_t)b[VP_FILE_HEADER_SIZE + 11] << 24;
+	off = VP_FILE_HEADER_SIZE + VP_CHUNK_HEADER_SIZE + plen - 4;
+	ok(!memcmp(b + off, "\x0f\x02\xac\x02", 4), "input size: encoded as key 15, u 300");
+	b[off] = 99;
+	crc = (uint32_t)crc32(0, b + VP_FILE_HEADER_SIZE + VP_CHUNK_HEADER_SIZE, (uInt)plen);
+	for (int i = 0; i < 4; i++)
+		b[VP_FILE_HEADER_SIZE + 12 + i] = (unsigned char)(crc >> (8 * i));
+	write_bytes(q, b, len);
+	if (vp_reader_open(q, &r, err, sizeof(err)) == 0) {
+		ok(!vp_reader_header(r)->has_input_size, "unknown key: skipped, the file reads");
+		vp_reader_free(r);
+	} else {
+		ok(0, "unknown key: %s", err);
+	}
+	free(b);
+	free(p);
+	free(q);
+}
+
 int main(void)
 {
 	struct vp_reader *r = NULL;
@@ -1061,7 +1123,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(48 + 36 + 39 + 5 + 12);
+	plan(48 + 36 + 39 + 5 + 12 + 5);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
@@ -1199,6 +1261,7 @@ int main(void)
 
 	test_version1(good);
 	test_version2(good);
+	test_input_size(good);
 	test_processes();
 	test_samples();
 	test_compensation();

@@ -10,8 +10,8 @@ require_file "$VARPERF"
 
 mandir=$top_srcdir/man
 # "command:page" pairs; an empty command is varperf itself.
-checks=":varperf.1 version:varperf.1 compare:varperf-compare.1 gdb:varperf-gdb.1 record:varperf-record.1 report:varperf-report.1 explain:varperf-explain.1 bound:varperf-bound.1"
-pages="varperf.1 varperf-compare.1 varperf-gdb.1 varperf-record.1 varperf-report.1 varperf-data.5 varperf-explain.1 varperf-bound.1"
+checks=":varperf.1 version:varperf.1 compare:varperf-compare.1 gdb:varperf-gdb.1 predict:varperf-predict.1 record:varperf-record.1 report:varperf-report.1 explain:varperf-explain.1 bound:varperf-bound.1"
+pages="varperf.1 varperf-compare.1 varperf-gdb.1 varperf-predict.1 varperf-record.1 varperf-report.1 varperf-data.5 varperf-explain.1 varperf-bound.1"
 
 # page_text PAGE - the page source with troff escapes that commonly appear
 # inside option names removed: "\-" becomes "-", font changes and "\&"
