@@ -64,4 +64,8 @@ static inline int vp_param_result(const char *what, char *err, size_t errlen)
 /* vp_crc32 - the CRC-32 of a data-file chunk's payload (datafile-write.c). */
 uint32_t vp_crc32(const uint8_t *p, size_t n);
 
+/* A one-line message for a caller's buffer (@msg may be NULL, @len 0):
+ * core returns its errors as text, it never prints them. */
+void vp_msgf(char *msg, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

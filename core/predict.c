@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "datafile.h"
+#include "internal.h"
 #include "predict.h"
 
 struct name_ent {
@@ -157,17 +158,6 @@ static int on_sample(void *ctx, const struct vp_reader *r, const struct vp_sampl
 	return vp_predict_add_sample(c->d, c->run, name, gap);
 }
 
-static void msgf(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!msg || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-}
-
 int vp_predict_load(struct vp_predict_data *d, const char *path, int has_size, double size,
 		    int wall, char *msg, size_t len)
 {
@@ -184,7 +174,7 @@ int vp_predict_load(struct vp_predict_data *d, const char *path, int has_size, d
 	h = vp_reader_header(r);
 	/* auto mode samples its phase 1 only: a part of the run, not all */
 	if (h->mode == VP_MODE_AUTO || h->mode == VP_MODE_PROBE) {
-		msgf(msg, len, "'%s' was recorded in %s mode, %s: record it with --mode=sample "
+		vp_msgf(msg, len, "'%s' was recorded in %s mode, %s: record it with --mode=sample "
 		     "or --mode=combined", path, h->mode == VP_MODE_AUTO ? "auto" : "probe",
 		     h->mode == VP_MODE_AUTO ? "whose samples cover its first phase only"
 					     : "without samples");
@@ -192,14 +182,14 @@ int vp_predict_load(struct vp_predict_data *d, const char *path, int has_size, d
 		goto out;
 	}
 	if (!wall && h->sampling.event == VP_SEV_CYCLES) {
-		msgf(msg, len, "'%s' was sampled on cycles, whose period is no time: use "
+		vp_msgf(msg, len, "'%s' was sampled on cycles, whose period is no time: use "
 		     "--time=wall", path);
 		err = -EINVAL;
 		goto out;
 	}
 	if (!has_size) {
 		if (!h->has_input_size) {
-			msgf(msg, len, "'%s' has no input size (record it with --input-size)",
+			vp_msgf(msg, len, "'%s' has no input size (record it with --input-size)",
 			     path);
 			err = -ENOENT;
 			goto out;
@@ -215,13 +205,13 @@ int vp_predict_load(struct vp_predict_data *d, const char *path, int has_size, d
 	if (got < 0) {
 		err = (int)got;
 		if (err == -ENOMEM)
-			msgf(msg, len, "'%s': %s", path, strerror(ENOMEM));
+			vp_msgf(msg, len, "'%s': %s", path, strerror(ENOMEM));
 		else
-			msgf(msg, len, "%s", vp_reader_error(r));
+			vp_msgf(msg, len, "%s", vp_reader_error(r));
 		goto out;
 	}
 	if (!c.run->n) {
-		msgf(msg, len, "'%s' has no samples (record it with --mode=sample)", path);
+		vp_msgf(msg, len, "'%s' has no samples (record it with --mode=sample)", path);
 		err = -ENODATA;
 		goto out;
 	}

@@ -26,10 +26,7 @@ void vp_recording_opts_default(struct vp_recording_opts *o)
 	o->slowest = VP_SLOWEST_DEFAULT;
 }
 
-static void msgf(char *msg, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void msgf(char *msg, size_t len, const char *fmt, ...)
+void vp_msgf(char *msg, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -72,9 +69,9 @@ static void read_error(const struct vp_recording *rec, int err, char *msg, size_
 	const char *m = vp_reader_error(rec->reader);
 
 	if (m && *m)
-		msgf(msg, len, "%s", m);
+		vp_msgf(msg, len, "%s", m);
 	else
-		msgf(msg, len, "cannot read '%s': %s", rec->path, strerror(-err));
+		vp_msgf(msg, len, "cannot read '%s': %s", rec->path, strerror(-err));
 }
 
 static int set_time(struct vp_recording *rec, enum vp_time_base base, char *msg, size_t len)
@@ -82,10 +79,10 @@ static int set_time(struct vp_recording *rec, enum vp_time_base base, char *msg,
 	int err = vp_reader_set_time(rec->reader, base);
 
 	if (err == -ENODATA)
-		msgf(msg, len, "'%s': no off-CPU times in this recording (they need the BPF "
+		vp_msgf(msg, len, "'%s': no off-CPU times in this recording (they need the BPF "
 		     "backend of varperf record)", rec->path);
 	else if (err < 0)
-		msgf(msg, len, "'%s': cannot use time '%s': %s", rec->path,
+		vp_msgf(msg, len, "'%s': cannot use time '%s': %s", rec->path,
 		     vp_time_base_name(base), strerror(-err));
 	return err;
 }
@@ -109,7 +106,7 @@ static int check_pid(const struct vp_recording *rec, char *msg, size_t len)
 			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%" PRIu32,
 						 used ? ", " : "", pid);
 	}
-	msgf(msg, len, "no process %" PRIu32 " in '%s' (its processes: %s)", rec->pid, rec->path,
+	vp_msgf(msg, len, "no process %" PRIu32 " in '%s' (its processes: %s)", rec->pid, rec->path,
 	     used ? list : "none");
 	return -ESRCH;
 }
@@ -123,7 +120,7 @@ static int build(struct vp_recording *rec, const struct vp_recording_opts *o, ch
 	err = vp_reader_open(rec->path, &rec->reader, msg, len);
 	if (err < 0) {
 		if (!msg || !*msg)
-			msgf(msg, len, "cannot read '%s': %s", rec->path, strerror(-err));
+			vp_msgf(msg, len, "cannot read '%s': %s", rec->path, strerror(-err));
 		return err;
 	}
 	rec->hdr = vp_reader_header(rec->reader);
@@ -133,7 +130,7 @@ static int build(struct vp_recording *rec, const struct vp_recording_opts *o, ch
 	vp_reader_set_pid(rec->reader, o->pid);
 	err = vp_cct_init(&rec->tree);
 	if (err < 0) {
-		msgf(msg, len, "cannot build the calling-context tree: %s", strerror(-err));
+		vp_msgf(msg, len, "cannot build the calling-context tree: %s", strerror(-err));
 		return err;
 	}
 	rec->have_tree = 1;
@@ -142,7 +139,7 @@ static int build(struct vp_recording *rec, const struct vp_recording_opts *o, ch
 	if (o->samples) {
 		err = vp_sampled_init(&rec->sampled_tree);
 		if (err < 0) {
-			msgf(msg, len, "cannot build the sampled tree: %s", strerror(-err));
+			vp_msgf(msg, len, "cannot build the sampled tree: %s", strerror(-err));
 			return err;
 		}
 		rec->have_sampled = 1;
@@ -152,7 +149,7 @@ static int build(struct vp_recording *rec, const struct vp_recording_opts *o, ch
 	}
 	err = vp_reader_compensate(rec->reader, !o->raw);
 	if (err < 0) {
-		msgf(msg, len, "cannot subtract the probe costs: %s", strerror(-err));
+		vp_msgf(msg, len, "cannot subtract the probe costs: %s", strerror(-err));
 		return err;
 	}
 	err = vp_build_file(rec->reader, &rec->tree, &rec->totals);
@@ -161,7 +158,7 @@ static int build(struct vp_recording *rec, const struct vp_recording_opts *o, ch
 		vp_sampled_finish(&rec->sampled_tree);
 	}
 	if (err == -E2BIG) {
-		msgf(msg, len, "'%s': analysing it would take more than max_memory allows "
+		vp_msgf(msg, len, "'%s': analysing it would take more than max_memory allows "
 		     "(%zu bytes)", rec->path, rec->budget.max);
 		return err;
 	}
@@ -302,7 +299,7 @@ static int analyse(struct vp_recording *rec, const struct vp_recording_opts *o, 
 	}
 	return 0;
 fail:
-	msgf(msg, len, "cannot analyse '%s': %s", rec->path, strerror(-err));
+	vp_msgf(msg, len, "cannot analyse '%s': %s", rec->path, strerror(-err));
 	return err;
 }
 
@@ -324,13 +321,13 @@ int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 	}
 	err = vp_analysis_params_check(&o->params, pmsg, sizeof(pmsg));
 	if (err < 0) {
-		msgf(msg, len, "invalid analysis parameters: %s", *pmsg ? pmsg : "out of range");
+		vp_msgf(msg, len, "invalid analysis parameters: %s", *pmsg ? pmsg : "out of range");
 		return err;
 	}
 	rec = calloc(1, sizeof(*rec));
 	if (!rec || !(rec->path = strdup(path))) {
 		free(rec);
-		msgf(msg, len, "cannot read '%s': %s", path, strerror(ENOMEM));
+		vp_msgf(msg, len, "cannot read '%s': %s", path, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	rec->budget.max = o->max_memory;
@@ -338,7 +335,7 @@ int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 	rec->pid = o->pid;
 	rec->raw = o->raw;
 	if (o->slowest > VP_SLOWEST_MAX) {
-		msgf(msg, len, "cannot keep %" PRIu32 " slowest calls per node (at most %d)",
+		vp_msgf(msg, len, "cannot keep %" PRIu32 " slowest calls per node (at most %d)",
 		     o->slowest, VP_SLOWEST_MAX);
 		err = -EINVAL;
 		goto fail;
@@ -364,7 +361,7 @@ int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 	if (!err && rec->sampled)
 		err = sampled_warnings(rec);
 	if (err < 0) {
-		msgf(msg, len, "cannot read '%s': %s", path, strerror(-err));
+		vp_msgf(msg, len, "cannot read '%s': %s", path, strerror(-err));
 		goto fail;
 	}
 	err = analyse(rec, o, msg, len);
@@ -415,19 +412,19 @@ int vp_recording_invocations(struct vp_recording *rec, vp_invocation_fn fn, void
 	vp_reader_set_pid(rec->reader, rec->pid);
 	err = vp_reader_compensate(rec->reader, !rec->raw);
 	if (err < 0) {
-		msgf(msg, len, "cannot subtract the probe costs: %s", strerror(-err));
+		vp_msgf(msg, len, "cannot subtract the probe costs: %s", strerror(-err));
 		return err;
 	}
 	err = vp_cct_init(&tree);
 	if (err < 0) {
-		msgf(msg, len, "cannot build the calling-context tree: %s", strerror(-err));
+		vp_msgf(msg, len, "cannot build the calling-context tree: %s", strerror(-err));
 		return err;
 	}
 	tree.budget = &budget;
 	err = vp_build_file_invocations(rec->reader, &tree, fn, ctx, &totals);
 	vp_cct_release(&tree);
 	if (err == -E2BIG)
-		msgf(msg, len, "'%s': reading it again would take more than max_memory allows "
+		vp_msgf(msg, len, "'%s': reading it again would take more than max_memory allows "
 		     "(%zu bytes)", rec->path, budget.max);
 	else if (err < 0 && vp_reader_error(rec->reader) && *vp_reader_error(rec->reader))
 		read_error(rec, err, msg, len);

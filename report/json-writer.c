@@ -12,6 +12,30 @@
 
 #include "json-writer.h"
 
+/* Length of the well-formed UTF-8 sequence at @p (RFC 3629), 0 if malformed. */
+size_t utf8_seq_len(const unsigned char *p)
+{
+	unsigned char c = *p;
+	size_t n = 0;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f)))
+		return 0;
+	if (n == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f)))
+		return 0;
+	return n;
+}
+
 void json_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -42,20 +66,7 @@ void json_string(FILE *f, const char *s)
 			p++;
 			continue;
 		}
-		/* length of a well-formed sequence (RFC 3629), 0 if malformed */
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 2;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 3;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 4;
-		for (size_t i = 1; i < n; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				n = 0;
-		if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f)))
-			n = 0;
-		if (n == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f)))
-			n = 0;
+		n = utf8_seq_len(p);
 		if (!n) {
 			fputs("\\ufffd", f);
 			p++;

@@ -39,6 +39,9 @@ struct json {
 };
 
 /* @s as a JSON string literal; bytes that are not valid UTF-8 as U+FFFD. */
+/* Length of the well-formed UTF-8 sequence at @p (RFC 3629), 0 if
+ * malformed: JSON and HTML replace what is not UTF-8. */
+size_t utf8_seq_len(const unsigned char *p);
 void json_string(FILE *f, const char *s);
 
 /*

@@ -27,6 +27,7 @@
 #include "core/recording.h"
 #include "core/sampled.h"
 #include "core/vcg.h"
+#include "json-writer.h"
 #include "report.h"
 #include "util/util.h"
 
@@ -215,30 +216,6 @@ int report_html_prepare(const struct report *r, struct vp_recording *rec,
 
 /* ---- escaping ---- */
 
-/* Length of the well-formed UTF-8 sequence at @p (RFC 3629), 0 if malformed. */
-static size_t html_utf8_len(const unsigned char *p)
-{
-	unsigned char c = *p;
-	size_t n = 0;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f)))
-		return 0;
-	if (n == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f)))
-		return 0;
-	return n;
-}
-
 /*
  * @s as HTML text or attribute value, at most @max characters (0: all;
  * a cut one ends in "…"): markup characters as entities, controls as '?'
@@ -251,7 +228,7 @@ static void html_put_max(FILE *f, const char *s, size_t max)
 	size_t chars = 0, len, n;
 
 	for (; *p; p += n, chars++) {
-		len = html_utf8_len(p);
+		len = utf8_seq_len(p);
 		n = len ? len : 1;
 		if (max && chars + 1 == max && p[n]) {
 			fputs("\xe2\x80\xa6", f);

@@ -24,7 +24,7 @@ fi
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-tap_plan 20
+tap_plan 19
 
 "$VARPERF" record --mode=probe -q -f task -f child1 -f child2 -o r.data -- \
 	"$FIXTURES/fx-regress" >truth 2>err
