@@ -75,6 +75,14 @@ def table(path):
         rows.setdefault(func, []).append(cols)
     return names, ctx, rows
 
+def row_of(path, func):
+    """@func's first node line, or exit saying what the table has."""
+    rows = table(path)[2]
+    if func not in rows:
+        raise SystemExit("no node line of %s in %s: %s" % (func, path, [
+            l for l in open(path, encoding="utf-8").read().split("\n") if func in l]))
+    return rows[func][0]
+
 def node(j, func):
     return [n for n in json.load(open(j))["nodes"] if n["function"] == func][0]
 
@@ -91,7 +99,7 @@ KEYS = {"p50": "p50", "p90": "p90", "p99": "p99", "p99.9": "p99_9", "max": "max"
 def same(txt, j, func, keys, compact):
     """The text's columns @keys of @func are the JSON's, written."""
     n = node(j, func)
-    row = table(txt)[2][func][0]
+    row = row_of(txt, func)
     bad = []
     for k in keys:
         want = n["min"] if k == "min" else n["percentiles"][KEYS[k]]
@@ -108,7 +116,7 @@ def cmd_exact(txt, j, tr, func, keys):
     the display's rounding (half a unit of the third digit)."""
     t = truth(tr, "quantiles", func)
     n = node(j, func)
-    row = table(txt)[2][func][0]
+    row = row_of(txt, func)
     bad = []
     for k in keys.split(","):
         exact = t[KEYS.get(k, k).replace(".", "_")]
@@ -122,7 +130,7 @@ def cmd_exact(txt, j, tr, func, keys):
 
 def cmd_asked(txt, tr, func, keys):
     t = truth(tr, "asked", func)
-    row = table(txt)[2][func][0]
+    row = row_of(txt, func)
     bad = []
     for k in keys.split(","):
         want, seen = t[k + "_ns"], parse(row[k])
