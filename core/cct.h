@@ -52,9 +52,11 @@ struct vp_cct_node {
 				* then stats.n), k at most VP_CCT_TRACKED + 1
 				* (see there); empty for leaves */
 	uint64_t unpaired;     /* invocations without a matching exit */
-	/* paired invocations of the parent that called this node at least
-	 * once (whether that call returned or not): over the parent's
-	 * stats.n, how often the parent takes this path */
+	/* invocations of the parent that called this node at least once
+	 * (whether either returned or not): over the parent's stats.n, how
+	 * often the parent takes this path (a parent whose exit was lost
+	 * counts here and not there: a recording without lost exits has the
+	 * exact fraction) */
 	uint64_t path_calls;
 	/* the tree's keep_slowest slowest paired invocations */
 	struct vp_slowest slowest;
