@@ -4,8 +4,8 @@
 # against the fixture's own: fx-percentiles calls bimodal() (100 us, 1 ms
 # one time in twenty) and heavy() (Pareto, 50 us to 5 ms) 2000 times each
 # and prints the nearest-rank p50, p90 and p99 of the spins it asked for.
-# With the probes' costs subtracted, the report's must be within 2 % +
-# 5 us of them (the histogram's own error is 0.78 %), its histogram must
+# With the probes' costs subtracted, the report's must be within 10 % +
+# 5 us of them (the histogram's own error is 0.78 %; a busy host's steal the rest), its histogram must
 # count every call, and --raw must see them later, not sooner.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
