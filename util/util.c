@@ -221,10 +221,15 @@ const char *fmt_duration(double ns, char *buf, size_t len)
 	while (i + 1 < sizeof(units) / sizeof(units[0]) && fabs(ns) >= units[i + 1].scale)
 		i++;
 	v = ns / units[i].scale;
-	/* Three significant digits, but never exponent notation. */
-	if (fabs(v) >= 100 || i == 0)
+	/* Three significant digits, but never exponent notation; decided on
+	 * the rounded value, so that 99.96 us is "100 us", not "100.0 us" */
+	if (i > 0 && fabs(v) >= 999.5 && i + 1 < sizeof(units) / sizeof(units[0])) {
+		i++;
+		v /= 1000;
+	}
+	if (fabs(v) >= 99.95 || i == 0)
 		snprintf(buf, len, "%.0f %s", v, units[i].unit);
-	else if (fabs(v) >= 10)
+	else if (fabs(v) >= 9.995)
 		snprintf(buf, len, "%.1f %s", v, units[i].unit);
 	else
 		snprintf(buf, len, "%.2f %s", v, units[i].unit);

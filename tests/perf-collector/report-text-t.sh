@@ -39,7 +39,10 @@ def fmt(ns, compact):
     while i + 1 < len(UNITS) and abs(ns) >= UNITS[i + 1][0]:
         i += 1
     v = ns / UNITS[i][0]
-    s = "%.0f" % v if abs(v) >= 100 or i == 0 else "%.1f" % v if abs(v) >= 10 else "%.2f" % v
+    if i > 0 and abs(v) >= 999.5 and i + 1 < len(UNITS):
+        i += 1
+        v /= 1000
+    s = "%.0f" % v if abs(v) >= 99.95 or i == 0 else "%.1f" % v if abs(v) >= 9.995 else "%.2f" % v
     return s + ("" if compact else " ") + UNITS[i][1]
 
 def parse(t):
