@@ -97,7 +97,7 @@ tap_is "False False" "$(python3 -c 'import json; c = json.load(open("c.json"))["
 
 # ---- the text, and --strict ----
 "$VARPERF" compare a.data b.data >out 2>err
-tap_like "$(cat out)" '^  kept +1 .* 10\.00 us +10\.00 us .*  work \[prog\.c:7\]$' \
+tap_like "$(cat out)" '^  kept +1 .* 10\.0 us +10\.0 us .*  work \[prog\.c:7\]$' \
 	"text: work's compensated mean in both"
 tap_like "$(cat out)" '^  durations: probe costs subtracted \(--raw: as measured\)$' \
 	"text: the header says the costs were subtracted"
