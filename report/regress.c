@@ -139,6 +139,19 @@ static void text_header(const struct report_regress *rr)
 	fprintf(rr->out, "; candidate predictors: %zu\n\n", m->ncols);
 }
 
+/* Term @t's predictor and call site, "(constant)" and "" for the first. */
+static void term_labels(const struct report_regress *rr, size_t t,
+			const struct vp_regress_term *T, char *n, size_t nlen, char *s, size_t slen)
+{
+	if (t) {
+		pred_name(rr, T->col, 0, n, nlen);
+		pred_site(rr, T->col, s, slen);
+	} else {
+		snprintf(n, nlen, "(constant)");
+		s[0] = 0;
+	}
+}
+
 static int text_explain(const struct report_regress *rr)
 {
 	const struct vp_regress_model *m = rr->m;
@@ -152,13 +165,7 @@ static int text_explain(const struct report_regress *rr)
 	for (t = 0; t < m->nterms; t++) {
 		const struct vp_regress_term *T = &m->terms[t];
 
-		if (t) {
-			pred_name(rr, T->col, 0, n, sizeof(n));
-			pred_site(rr, T->col, s, sizeof(s));
-		} else {
-			snprintf(n, sizeof(n), "(constant)");
-			s[0] = 0;
-		}
+		term_labels(rr, t, T, n, sizeof(n), s, sizeof(s));
 		fprintf(rr->out, "  ");
 		report_put(rr->out, n);
 		fprintf(rr->out, "%*s ", (int)(28 - strlen(n) > 28 ? 0 : 28 - strlen(n)), "");
@@ -192,13 +199,7 @@ static int text_bound(const struct report_regress *rr)
 	for (t = 0; t < p; t++) {
 		const struct vp_regress_term *T = &m->terms[t];
 
-		if (t) {
-			pred_name(rr, T->col, 0, n, sizeof(n));
-			pred_site(rr, T->col, s, sizeof(s));
-		} else {
-			snprintf(n, sizeof(n), "(constant)");
-			s[0] = 0;
-		}
+		term_labels(rr, t, T, n, sizeof(n), s, sizeof(s));
 		fmt_count(T->xmin, xl, sizeof(xl));
 		fmt_count(T->xmax, xh, sizeof(xh));
 		fprintf(rr->out, "  ");
