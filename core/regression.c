@@ -316,8 +316,9 @@ static double fitted(const struct fitter *F, const struct fit *f, const size_t *
 /*
  * Cook's distance of every training row (Poplavko et al. 2016, §3.1):
  * D = e^2 / (p s^2) * h / (1 - h)^2, the leverage h = x' (X'X)^-1 x read
- * from the covariance s^2 (X'X)^-1.  Rows above @theta go to @bad, the
- * training set keeps the others.
+ * from the covariance s^2 (X'X)^-1.  Rows above @theta are appended to
+ * @bad (sized for every row by the caller), the training set keeps the
+ * others.
  */
 static int set_bad_aside(struct fitter *F, const struct fit *f, const size_t *sel, double theta,
 			 struct vp_regress_model *m)
@@ -328,12 +329,6 @@ static int set_bad_aside(struct fitter *F, const struct fit *f, const size_t *se
 
 	if (!xr)
 		return -ENOMEM;
-	m->bad = malloc(N * sizeof(*m->bad));
-	m->bad_cook = malloc(N * sizeof(*m->bad_cook));
-	if (!m->bad || !m->bad_cook) {
-		free(xr);
-		return -ENOMEM;
-	}
 	for (i = 0; i < N; i++) {
 		size_t row = F->rows[i];
 		double h = 0, e = F->y[row] - fitted(F, f, sel, row, NULL), d;
@@ -354,7 +349,18 @@ static int set_bad_aside(struct fitter *F, const struct fit *f, const size_t *se
 		}
 	}
 	F->nrows = kept;
-	/* largest distance first */
+	free(xr);
+	return 0;
+}
+
+/* Cook's distance passes at most: each is a stepwise fit again */
+enum { COOK_PASSES = 8 };
+
+/* The bad samples, largest distance first. */
+static void sort_bad(struct vp_regress_model *m)
+{
+	size_t i, a;
+
 	for (i = 1; i < m->nbad; i++)
 		for (a = i; a > 0 && m->bad_cook[a] > m->bad_cook[a - 1]; a--) {
 			double td = m->bad_cook[a];
@@ -365,8 +371,6 @@ static int set_bad_aside(struct fitter *F, const struct fit *f, const size_t *se
 			m->bad_cook[a - 1] = td;
 			m->bad[a - 1] = tr;
 		}
-	free(xr);
-	return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -482,7 +486,7 @@ int vp_regress_fit(const double *y, const double *x, size_t n, size_t k,
 	struct fitter F = { .y = y, .x = x, .n = n, .k = k };
 	struct vp_regress_model *m = NULL;
 	struct fit f = { 0 };
-	size_t *sel = NULL, nsel = 0, *order = NULL, i;
+	size_t *sel = NULL, nsel = 0, *order = NULL, i, pass;
 	char *is_train = NULL;
 	gsl_rng *rng = NULL;
 	int err = -ENOMEM;
@@ -527,10 +531,25 @@ int vp_regress_fit(const double *y, const double *x, size_t n, size_t k,
 	if (err)
 		goto out;
 	if (opts->cook > 0 && F.nrows > f.p) {
-		err = set_bad_aside(&F, &f, sel, opts->cook, m);
-		if (err)
+		err = -ENOMEM;
+		m->bad = malloc(F.nrows * sizeof(*m->bad));
+		m->bad_cook = malloc(F.nrows * sizeof(*m->bad_cook));
+		if (!m->bad || !m->bad_cook)
 			goto out;
-		if (m->nbad) {
+		/*
+		 * Again on the refitted model until no row is above theta:
+		 * a few bad samples alike mask each other (each one's
+		 * deletion changes little while the others stay), and
+		 * once the first are gone the rest stand out.
+		 */
+		for (pass = 0; pass < COOK_PASSES && F.nrows > f.p; pass++) {
+			size_t before = m->nbad;
+
+			err = set_bad_aside(&F, &f, sel, opts->cook, m);
+			if (err)
+				goto out;
+			if (m->nbad == before)
+				break;
 			fit_release(&f);
 			err = -EDOM;
 			if (F.nrows <= 5)
@@ -539,6 +558,7 @@ int vp_regress_fit(const double *y, const double *x, size_t n, size_t k,
 			if (err)
 				goto out;
 		}
+		sort_bad(m);
 	}
 	err = fill_terms(&F, &f, sel, opts, m);
 	if (!err)

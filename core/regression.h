@@ -6,7 +6,8 @@
  * predictors (counts).  Constant and exactly redundant columns go first
  * (§4.1, the flow-conservation elimination, done here by rank), stepwise
  * selection by partial F at alpha_sw under the N > 5p rule (§5, §5.2),
- * Cook's distance above theta sets bad samples aside (§3.1), an OLS fit
+ * Cook's distance above theta sets bad samples aside (§3.1; again on the
+ * refitted model until none is left, against masking), an OLS fit
  * with parameter confidence bounds b-, b+ (Eq. 3), eps+ from the chi^2(N-p)
  * quantile and the maximal model (Eq. 4), the pragmatic MET with X-/X+
  * (§3.1) and its probability 1 - (p+2)alpha/2 (Eq. 5), and a random
