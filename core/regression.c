@@ -289,11 +289,12 @@ out:
 	return err;
 }
 
-/* Redundancy, then stepwise, on F's rows; the fit of the chosen model. */
+/* Redundancy, then stepwise, on F's rows; the fit of the chosen model.
+ * -EDOM with 5 rows or fewer: nothing to select from. */
 static int select_and_fit(const struct fitter *F, enum vp_regress_col *col, double alpha_sw,
 			  size_t *sel, size_t *nsel, struct fit *ret)
 {
-	int err = mark_redundant(F, col);
+	int err = F->nrows <= 5 ? -EDOM : mark_redundant(F, col);
 
 	if (!err)
 		err = stepwise(F, col, alpha_sw, sel, nsel);
@@ -524,9 +525,6 @@ int vp_regress_fit(const double *y, const double *x, size_t n, size_t k,
 		F.nrows = (size_t)llround(opts->train * (double)n);
 	}
 	F.rows = order;
-	err = -EDOM;
-	if (F.nrows <= 5)
-		goto out;
 	err = select_and_fit(&F, m->col, opts->alpha_sw, sel, &nsel, &f);
 	if (err)
 		goto out;
@@ -551,9 +549,6 @@ int vp_regress_fit(const double *y, const double *x, size_t n, size_t k,
 			if (m->nbad == before)
 				break;
 			fit_release(&f);
-			err = -EDOM;
-			if (F.nrows <= 5)
-				goto out;
 			err = select_and_fit(&F, m->col, opts->alpha_sw, sel, &nsel, &f);
 			if (err)
 				goto out;
