@@ -199,7 +199,9 @@ enum {
 	VP_SAMPLE_BROKEN = 1 << 1,    /* unwinding stopped early for another
 				       * reason (no unwind information) */
 	VP_SAMPLE_KERNEL = 1 << 2,    /* taken in the kernel: the frames are the
-				       * user code that entered it */
+				       * user code that entered it (none when
+				       * the task had no user state left: its
+				       * exit had released its memory) */
 	VP_SAMPLE_PROBE = 1 << 3,     /* the IP was in the [uprobes] page and was
 				       * mapped back to the probed function */
 };

@@ -292,7 +292,9 @@ static int build_path(struct vp_sampled *t, const struct vp_reader *r,
 	int err = 0;
 
 	*len = 0;
-	if (s->flags & (VP_SAMPLE_TRUNCATED | VP_SAMPLE_BROKEN) || !s->nframes)
+	/* (a kernel sample without frames had no user state: [kernel] alone) */
+	if (s->flags & (VP_SAMPLE_TRUNCATED | VP_SAMPLE_BROKEN) ||
+	    (!s->nframes && !(s->flags & VP_SAMPLE_KERNEL)))
 		err = path_push(t, len, VP_SNODE_INCOMPLETE, VP_SNODE_NONE, VP_SNODE_NONE,
 				VP_SNODE_NONE, 0);
 	for (uint32_t i = s->nframes; i-- > 0 && !err;) {

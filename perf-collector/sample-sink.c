@@ -450,7 +450,7 @@ int vp_sample_sink_write(struct vp_sample_sink *ss, const struct vp_raw *r, uint
 		vp_unwinder_add_maps(ss->unw, smp->st.pid, smp->maps);
 	if (ss->shadows.n || ss->probed.n)
 		moved = repair(ss, smp, r->tid);
-	if (smp->st.regs[VP_UREG_IP])
+	if (smp->st.regs[VP_UREG_IP] && !smp->no_user)
 		n = vp_unwind(ss->unw, &smp->st, ss->frames, MAX_FRAMES, &flags);
 	memset(&s, 0, sizeof(s));
 	/*
@@ -487,7 +487,9 @@ int vp_sample_sink_write(struct vp_sample_sink *ss, const struct vp_raw *r, uint
 	s.time = r->time;
 	s.period = smp->period;
 	s.thread = thread;
-	s.flags = flags | moved | (smp->kernel ? VP_SAMPLE_KERNEL : 0) | (n ? 0 : VP_SAMPLE_BROKEN);
+	/* (a task exiting has no user frames left, and lacks none) */
+	s.flags = flags | moved | (smp->kernel ? VP_SAMPLE_KERNEL : 0) |
+		  (n || smp->no_user ? 0 : VP_SAMPLE_BROKEN);
 	s.nframes = (uint32_t)n;
 	s.frames = ss->ids;
 	s.cfas = ss->cfas;

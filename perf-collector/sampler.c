@@ -662,6 +662,7 @@ static int decode_sample(struct vp_sampler *s, const struct perf_event_header *h
 	smp->ip = ip;
 	smp->period = period;
 	smp->kernel = mode != PERF_RECORD_MISC_USER;
+	smp->no_user = smp->kernel && (abi == PERF_SAMPLE_REGS_ABI_NONE || (size && !dyn));
 	smp->maps = NULL;
 	smp->st.pid = (pid_t)(uint32_t)pidtid;
 	memcpy(smp->st.regs, regs, sizeof(regs));
@@ -673,8 +674,8 @@ static int decode_sample(struct vp_sampler *s, const struct perf_event_header *h
 	r->tid = (uint32_t)(pidtid >> 32);
 	r->time = time;
 	r->sample = smp;
-	/* A kernel thread or a task between exec and its first user
-	 * instruction has no user state: nothing to unwind. */
+	/* A kernel thread, or a task whose exit has released its memory,
+	 * has no user state: nothing to unwind. */
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
 		smp->st.regs[VP_UREG_IP] = 0;
 	maybe_read_maps(s, smp, time);

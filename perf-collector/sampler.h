@@ -26,6 +26,10 @@ struct vp_raw_sample {
 	uint64_t ip;	 /* where the sample hit (a kernel address in the kernel) */
 	uint64_t period;
 	int kernel;	 /* hit in the kernel: st is the user state that entered it */
+	int no_user;	 /* in the kernel, with no user state to give: no user
+			  * registers, or not a byte of the user stack (a task
+			  * past exit_mm() in its exit, a kernel thread): no
+			  * frames, and none missing */
 	struct vp_ustack st;
 	/* The process's mappings read from /proc when this sample was
 	 * decoded, its IP being in none known then (NULL mostly): applied

@@ -835,8 +835,9 @@ static uint32_t verdict(struct vp_unwinder *u, const struct uctx *c, size_t n, s
 	 * Truncated: the copy was full and the step that failed, following
 	 * CFI, needed what lay beyond it - a larger copy would have gone on.
 	 * A copy that ended short of its size reached the top of the stack
-	 * (or was empty: a task leaving), and a step without CFI was a
-	 * guess: those samples are broken, whatever the stack size.
+	 * (an empty one in the kernel is a task leaving, never unwound:
+	 * see no_user in sampler.h), and a step without CFI was a guess:
+	 * those samples are broken, whatever the stack size.
 	 */
 	if (st->size && st->len == st->size && ((c->beyond && !c->step_no_cfi) || n == max))
 		flags = VP_SAMPLE_TRUNCATED;

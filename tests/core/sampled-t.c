@@ -39,6 +39,7 @@ static const struct smp samples[] = {
 	{ 0, VP_SAMPLE_KERNEL, 3, { F_WORK, F_FRAME, F_MAIN }, { 100, 200, 300 } },
 	{ 0, VP_SAMPLE_TRUNCATED, 2, { F_WORK, F_FRAME }, { 100, 200 } },
 	{ 1, 0, 3, { F_WORK, F_FRAME, F_MAIN }, { 100, 200, 300 } },
+	{ 2, VP_SAMPLE_KERNEL, 0, { 0 }, { 0 } },
 };
 
 static void write_file(const char *path)
@@ -73,6 +74,7 @@ static void write_file(const char *path)
 		sysbail("vp_writer_new");
 	vp_writer_thread(w, 0, 100, 100);
 	vp_writer_thread(w, 1, 101, 100);
+	vp_writer_thread(w, 2, 102, 100);
 	for (uint32_t i = 0; i < 5; i++) {
 		struct vp_symbol s = { i == S_STEP ? VP_SYM_INLINE : 0, 0, 0x1000 + 0x100 * i, 64,
 				       (char *)names[i], (char *)names[i] };
@@ -121,11 +123,11 @@ static void test_tree(const char *dir)
 	is_int(0, vp_reader_next(r, ev, 4), "the file reads");
 	vp_sampled_finish(&t);
 
-	is_int(7, t.samples, "7 samples folded");
-	is_int(7, t.nodes[0].samples, "root holds all of them");
+	is_int(8, t.samples, "8 samples folded");
+	is_int(8, t.nodes[0].samples, "root holds all of them");
 	is_int(1, t.truncated, "one truncated");
-	is_int(1, t.kernel, "one in the kernel");
-	ok(t.time == 7000 && t.period == 1000, "time is the sum of the periods");
+	is_int(2, t.kernel, "two in the kernel");
+	ok(t.time == 8000 && t.period == 1000, "time is the sum of the periods");
 
 	main_ = find(&t, 0, S_MAIN, VP_SNODE_NONE, VP_SNODE_NONE);
 	frame = find(&t, main_, S_FRAME, F_MAIN, 0);
@@ -149,8 +151,12 @@ static void test_tree(const char *dir)
 			      VP_SNODE_NONE);
 	ifr = inc == VP_SNODE_NONE ? VP_SNODE_NONE
 				   : find(&t, inc, S_FRAME, VP_SNODE_NONE, VP_SNODE_NONE);
-	ok(ifr != VP_SNODE_NONE && t.nodes[ifr].samples == 1,
-	   "the truncated stack hangs under the incomplete node");
+	ok(ifr != VP_SNODE_NONE && t.nodes[ifr].samples == 1 && t.nodes[inc].samples == 1,
+	   "the truncated stack hangs under the incomplete node, alone");
+	kern = vp_sampled_find(&t, 0, VP_SNODE_KERNEL, VP_SNODE_NONE, VP_SNODE_NONE,
+			       VP_SNODE_NONE);
+	ok(kern != VP_SNODE_NONE && t.nodes[kern].self == 1 && !t.broken,
+	   "no user state: [kernel] under the root, not broken");
 	rec1 = find(&t, main_, S_REC, F_MAIN, 0);
 	rec2 = rec1 == VP_SNODE_NONE ? VP_SNODE_NONE : find(&t, rec1, S_REC, F_REC_CALL, 0);
 	ok(rec2 != VP_SNODE_NONE && t.nodes[rec2].depth == 3, "recursion: one node per level");
@@ -446,8 +452,10 @@ int main(void)
 	 *  5: truncated: frame -> work, no main: under the incomplete node;
 	 *     it neither extends nor ends thread 0's invocations
 	 *  6: thread 1: main -> frame -> work (frame:20)
+	 *  7: thread 2: in the kernel without user state (its exit):
+	 *     [kernel] under the root, no incomplete stack
 	 */
-	plan(33 + 11 + 10 + 2);
+	plan(34 + 11 + 10 + 2);
 	dir = test_tmpdir();
 	test_tree(dir);
 	test_invocations(dir);

@@ -150,11 +150,12 @@ static uint32_t thread_in(const char *f, uint64_t probe_off)
 	return tid;
 }
 
-/* Write one sample of @tid: IP, stack and frame pointers, kernel or not. */
+/* Write one sample of @tid: IP, stack and frame pointers, kernel or not;
+ * with @s NULL, one the kernel had no user state for. */
 static void sample(uint32_t tid, const struct stack *s, uint64_t ip, uint64_t sp, uint64_t bp,
 		   int kernel)
 {
-	uint64_t len = TOP - sp;
+	uint64_t len = s ? TOP - sp : 0;
 	struct vp_raw_sample *smp = bcalloc(1, sizeof(*smp) + len);
 	struct vp_raw r;
 
@@ -165,7 +166,9 @@ static void sample(uint32_t tid, const struct stack *s, uint64_t ip, uint64_t sp
 	smp->st.regs[VP_UREG_IP] = ip;
 	smp->st.regs[VP_UREG_SP] = sp;
 	smp->st.regs[VP_UREG_BP] = bp;
-	memcpy(smp->stack, (const char *)s->w + (sp - (TOP - NWORDS * 8)), len);
+	smp->no_user = !s;
+	if (s)
+		memcpy(smp->stack, (const char *)s->w + (sp - (TOP - NWORDS * 8)), len);
 	smp->st.stack = smp->stack;
 	smp->st.len = smp->st.size = len;
 	r.type = VP_RAW_SAMPLE;
@@ -226,7 +229,7 @@ int main(void)
 	ssize_t n;
 	size_t k = 0;
 
-	plan(22);
+	plan(24);
 	pid = getpid();
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
@@ -331,6 +334,11 @@ int main(void)
 	tid = thread_in(sink_moved, ENDBR_LEN);
 	sample(tid, &s, rt(sink_moved, ENDBR_LEN + 1), SP_INNER - 8, SP_MID - 8, 1);
 
+	/* 12: a thread in its exit, past exit_mm(): no user state at all
+	 * (PERF_SAMPLE_REGS_ABI_NONE, the IP 0) */
+	tid = thread_in(sink_inner, 0);
+	sample(tid, NULL, 0, 0, 0, 1);
+
 	vp_sample_sink_free(ss);
 	if (vp_writer_finish(w, &tr))
 		sysbail("vp_writer_finish");
@@ -340,7 +348,7 @@ int main(void)
 	vp_reader_set_sample_handler(rd, on_sample, NULL);
 	while (vp_reader_next(rd, ev, 4) > 0)
 		;
-	is_int(11, (long long)nseen, "11 samples read back");
+	is_int(12, (long long)nseen, "12 samples read back");
 
 #define EXPECT(stack, probe, what)                                                      \
 	do {                                                                            \
@@ -371,6 +379,8 @@ int main(void)
 	       "a moved probe's trap before the handler: the IP moved back onto it");
 	ok(!strcmp(seen[k++], "sink_moved+5/sink_mid+9/sink_outer+9"),
 	   "a moved probe after its push: the IP left past it");
+	is_string("", seen[k], "a task past its exit_mm(): no frames");
+	is_int(VP_SAMPLE_KERNEL, (long long)seen_flags[k], "... in the kernel, and not broken");
 
 	vp_reader_free(rd);
 	munmap(page, PAGE);
