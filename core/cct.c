@@ -98,8 +98,11 @@ static size_t hist_bytes(const struct vp_hist *h)
 /* Add @dur to @n's histogram, its growth charged to the budget. */
 static int hist_add(struct vp_cct *t, struct vp_cct_node *n, uint64_t dur)
 {
-	size_t before = hist_bytes(&n->hist);
+	size_t before;
 
+	if (vp_hist_add_counted(&n->hist, dur))
+		return 0;
+	before = hist_bytes(&n->hist);
 	if (vp_hist_add(&n->hist, dur, 1))
 		return -ENOMEM;
 	if (hist_bytes(&n->hist) != before &&

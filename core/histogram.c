@@ -11,11 +11,6 @@
 
 #include "histogram.h"
 
-enum {
-	EXACT = 1 << VP_HIST_SUB_BITS,		/* values with a bucket each */
-	PER_OCTAVE = 1 << (VP_HIST_SUB_BITS - 1), /* buckets per power of two */
-};
-
 void vp_hist_init(struct vp_hist *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -27,29 +22,18 @@ void vp_hist_release(struct vp_hist *h)
 	vp_hist_init(h);
 }
 
-uint32_t vp_hist_bucket(uint64_t v)
-{
-	int e, shift;
-
-	if (v < EXACT)
-		return (uint32_t)v;
-	e = 63 - __builtin_clzll(v);
-	shift = e - (VP_HIST_SUB_BITS - 1);
-	return (uint32_t)(EXACT + (e - VP_HIST_SUB_BITS) * PER_OCTAVE +
-			  ((v >> shift) - PER_OCTAVE));
-}
-
 void vp_hist_bucket_range(uint32_t b, uint64_t *lo, uint64_t *hi)
 {
 	uint32_t k, e;
 
-	if (b < EXACT) {
+	if (b < VP_HIST_EXACT) {
 		*lo = *hi = b;
 		return;
 	}
-	k = b - EXACT;
-	e = VP_HIST_SUB_BITS + k / PER_OCTAVE;
-	*lo = (uint64_t)(PER_OCTAVE + k % PER_OCTAVE) << (e - (VP_HIST_SUB_BITS - 1));
+	k = b - VP_HIST_EXACT;
+	e = VP_HIST_SUB_BITS + k / VP_HIST_PER_OCTAVE;
+	*lo = (uint64_t)(VP_HIST_PER_OCTAVE + k % VP_HIST_PER_OCTAVE)
+	      << (e - (VP_HIST_SUB_BITS - 1));
 	*hi = *lo + ((uint64_t)1 << (e - (VP_HIST_SUB_BITS - 1))) - 1;
 }
 

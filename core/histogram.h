@@ -22,6 +22,8 @@
 
 enum {
 	VP_HIST_SUB_BITS = 7,
+	VP_HIST_EXACT = 1 << VP_HIST_SUB_BITS,		 /* values with a bucket each */
+	VP_HIST_PER_OCTAVE = 1 << (VP_HIST_SUB_BITS - 1), /* buckets per power of two */
 	/* buckets a uint64_t can fall in (bucket indices are below) */
 	VP_HIST_NBUCKETS = (1 << VP_HIST_SUB_BITS) + (64 - VP_HIST_SUB_BITS) *
 							 (1 << (VP_HIST_SUB_BITS - 1)),
@@ -41,12 +43,43 @@ struct vp_hist {
 void vp_hist_init(struct vp_hist *h);
 void vp_hist_release(struct vp_hist *h);
 
-/* The bucket of @v, and the values [*@lo, *@hi] bucket @b holds. */
-uint32_t vp_hist_bucket(uint64_t v);
+/* The bucket of @v (inline: one per paired call), and the values
+ * [*@lo, *@hi] bucket @b holds. */
+static inline uint32_t vp_hist_bucket(uint64_t v)
+{
+	int e;
+
+	if (v < VP_HIST_EXACT)
+		return (uint32_t)v;
+	e = 63 - __builtin_clzll(v);
+	return (uint32_t)(VP_HIST_EXACT + (e - VP_HIST_SUB_BITS) * VP_HIST_PER_OCTAVE +
+			  ((v >> (e - (VP_HIST_SUB_BITS - 1))) - VP_HIST_PER_OCTAVE));
+}
+
 void vp_hist_bucket_range(uint32_t b, uint64_t *lo, uint64_t *hi);
 
 /* Add @count values @v.  0, or -ENOMEM with @h unchanged. */
 int vp_hist_add(struct vp_hist *h, uint64_t v, uint64_t count);
+
+/*
+ * vp_hist_add_counted - add one value @v when its bucket is counted
+ * already (1), without a call; 0 with @h unchanged when it is not, for
+ * vp_hist_add() to grow @h.
+ */
+static inline int vp_hist_add_counted(struct vp_hist *h, uint64_t v)
+{
+	uint32_t i = vp_hist_bucket(v) - h->first;
+
+	if (i >= h->len)
+		return 0;
+	h->counts[i]++;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->n++;
+	return 1;
+}
 
 /* Add every value of @src to @dst.  0, or -ENOMEM with @dst unchanged. */
 int vp_hist_merge(struct vp_hist *dst, const struct vp_hist *src);
