@@ -122,6 +122,8 @@ static int open_mmap_tracker(struct vp_probes *p, int ci, pid_t pid, size_t buf_
 	attr.watermark = 1;
 	attr.wakeup_watermark = (uint32_t)(buf_size / 4);
 	fd = vp_perf_event_open(&attr, pid, p->cpus[ci], -1);
+	if (fd == -ESRCH)
+		return error("process %d has ended: nothing left to probe", (int)pid);
 	if (fd < 0)
 		return error("cannot open the mmap tracking event on CPU %d: %s", p->cpus[ci],
 			     vp_perf_open_strerror(fd, &attr, why, sizeof(why)));

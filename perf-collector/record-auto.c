@@ -192,13 +192,52 @@ static int stdin_again(off_t off)
 }
 
 /*
- * Auto mode (Kumar et al. 2008, §2.2): sample a first run, then run again
- * probing only what the samples found significant within the budget; or,
- * attached to a running process, sample it for a while, then probe it.
- * Both phases go into the one output file.  Whatever stops phase 2 from
- * happening, phase 1 is kept.
+ * The program ended before phase 2 could probe it, @when ("within phase
+ * 1", "while phase 2 was planned"; @secs: how long phase 1 sampled, or
+ * 0): phase 2 runs it again if its standard input can be read again
+ * (@in_off: where phase 1 began reading it).  0 to go on, or 1 after
+ * saying why not.
  */
-/* Phase 1 left the program running, and there will be no phase 2. */
+static int run_again(const struct record_opts *o, const char *prog, off_t in_off, int status,
+		     const char *when, double secs)
+{
+	char took[32] = "", why[64];
+
+	if (!stdin_again(in_off)) {
+		if (secs > 0)
+			snprintf(took, sizeof(took), " (%.2f s)", secs);
+		snprintf(why, sizeof(why), "the program ended %s", when);
+		keep_phase1(o, why);
+		error("'%s' ended %s%s, and a second run cannot read its standard input again (a "
+		      "pipe): record it with --mode=probe, or give --phase1 a sampling run",
+		      prog, when, took);
+		return 1;
+	}
+	if (!o->quiet)
+		info("'%s' ended %s: running it again for phase 2", prog, when);
+	if (status)
+		warning("phase 1: '%s' exited with status %d; phase 2 must do the same work", prog,
+			status);
+	return 0;
+}
+
+/*
+ * Whether phase 1's program, left running for phase 2 (@pid, our child),
+ * has ended meanwhile: then it is reaped, its exit code in *@code.
+ */
+static int child_ended(pid_t pid, int *code)
+{
+	int status;
+	pid_t got;
+
+	while ((got = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (got != pid)
+		return 0;
+	*code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return 1;
+}
+
 /*
  * --duration ended with phase 1's program still running and phase 2 not
  * begun: end it as the option promises, as Ctrl-C would, then SIGKILL 5 s
@@ -263,6 +302,13 @@ static void *calibrate_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Auto mode (Kumar et al. 2008, §2.2): sample a first run, then run again
+ * probing only what the samples found significant within the budget; or,
+ * attached to a running process, sample it for a while, then probe it.
+ * Both phases go into the one output file.  Whatever stops phase 2 from
+ * happening, phase 1 is kept.
+ */
 int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv)
 {
 	struct calib_job calib = { NULL, 0 };
@@ -271,6 +317,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	struct record r1, r2;
 	int ran_phase1 = 0;
 	uint64_t t0 = record_now_ns();
+	off_t in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
 	int code = 0, p1code = 0, err;
 
 	memset(&r1, 0, sizeof(r1));
@@ -326,8 +373,6 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		}
 	}
 	if (!o->phase1) {
-		off_t in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
-
 		r1.opts = *o;
 		r1.opts.quiet = 1;
 		r1.mode = MODE_SAMPLE;
@@ -398,20 +443,10 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			r2.target.child = 1;
 		} else if (o->list) {
 			/* --list needs no second run: the plan is made */
-		} else if (!o->attach && !stdin_again(in_off)) {
-			keep_phase1(o, "the program ended within phase 1");
-			error("'%s' ended within phase 1 (%.2f s), and a second run cannot read its "
-			      "standard input again (a pipe): record it with --mode=probe, or "
-			      "give --phase1 a sampling run", prog, phase1_window(o));
+		} else if (!o->attach &&
+			   run_again(o, prog, in_off, p1code, "within phase 1", phase1_window(o))) {
 			code = 1;
 			goto out;
-		} else if (!o->attach) {
-			if (!o->quiet)
-				info("'%s' ended within phase 1: running it again for phase 2",
-				     prog);
-			if (p1code)
-				warning("phase 1: '%s' exited with status %d; phase 2 must do the "
-					"same work", prog, p1code);
 		}
 		r2.phase.plan_from = o->output;
 		r2.phase.phase1_stack_size = r1.opts.sampling.stack_size;
@@ -447,6 +482,24 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		while (waitpid(r2.opts.attach, NULL, 0) < 0 && errno == EINTR)
 			;
 		r2.target.gone = 1;
+	}
+	/* the program ran on while phase 2 was planned, and may be over: a
+	 * process gone has nothing to probe (not even an open's ESRCH), so
+	 * run it again as if it had ended within phase 1 */
+	if (!code && !r2.outcome.listed && r2.target.child && child_ended(r2.opts.attach, &p1code)) {
+		record_procs_release(&r2.target.procs);
+		memset(&r2.target.procs, 0, sizeof(r2.target.procs));
+		r2.opts.attach = 0;
+		r2.target.child = 0;
+		if (o->duration > 0 && (double)(record_now_ns() - t0) / 1e9 >= o->duration) {
+			keep_phase1(o, "--duration ended before phase 2");
+			code = p1code;
+			goto out;
+		}
+		if (run_again(o, prog, in_off, p1code, "while phase 2 was planned", 0)) {
+			code = 1;
+			goto out;
+		}
 	}
 	if (!code && !r2.outcome.listed && (o->attach || r2.target.child) && o->duration > 0) {
 		/* what is left of --duration after phase 1 and the planning */
