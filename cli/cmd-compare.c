@@ -126,17 +126,6 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 					    "'json'",
 					    optarg);
 			break;
-		case OPT_CUTOFF:
-		case OPT_PROBABILITY:
-		case OPT_WINDOW:
-		case OPT_COV_THRESHOLD:
-		case OPT_SIMILARITY:
-		case OPT_BETA:
-		case OPT_TIME:
-		case OPT_RAW:
-		case OPT_MAX_MEMORY:
-			ret = analysis_option(c, optarg, &o->rec) < 0 ? -1 : 0;
-			break;
 		case OPT_ALL:
 			o->all = 1;
 			break;
@@ -147,8 +136,11 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 			ret = 1;
 			break;
 		default:
-			usage_getopt_error(c, argv, cmd_compare_options, cmd_compare_usage);
-			ret = -1;
+			/* the analysis options report has too */
+			ret = analysis_option(c, optarg, &o->rec);
+			if (!ret)
+				usage_getopt_error(c, argv, cmd_compare_options, cmd_compare_usage);
+			ret = ret > 0 ? 0 : -1;
 			break;
 		}
 	}

@@ -264,16 +264,6 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 		case OPT_TYPICAL:
 			o->typical = 1;
 			break;
-		case OPT_CUTOFF:
-		case OPT_PROBABILITY:
-		case OPT_WINDOW:
-		case OPT_COV_THRESHOLD:
-		case OPT_SIMILARITY:
-		case OPT_TIME:
-		case OPT_RAW:
-		case OPT_MAX_MEMORY:
-			ret = analysis_option(c, optarg, &o->rec) < 0 ? -1 : 0;
-			break;
 		case OPT_BETA:
 			ret = analysis_option(c, optarg, &o->rec) < 0 ? -1 : 0;
 			/* the same beta trims the graph (Kumar and Pande, §4) */
@@ -330,8 +320,11 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			ret = 1;
 			break;
 		default:
-			usage_getopt_error(c, argv, cmd_report_options, cmd_report_usage);
-			ret = -1;
+			/* the analysis options compare has too */
+			ret = analysis_option(c, optarg, &o->rec);
+			if (!ret)
+				usage_getopt_error(c, argv, cmd_report_options, cmd_report_usage);
+			ret = ret > 0 ? 0 : -1;
 			break;
 		}
 	}
