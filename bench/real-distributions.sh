@@ -40,7 +40,8 @@ trap 'rm -rf "$work"' EXIT INT TERM
 # in.tar's first 6 MB with 1 MB of a repeated 8-byte pattern after each MB
 for i in 0 1 2 3 4 5; do
 	dd if="$input" bs=1M skip=$i count=1 status=none
-	yes abcdefgh | head -c 1048576
+	# (not a pipe: yes dies of SIGPIPE, and pipefail would end the script)
+	head -c 1048576 < <(yes abcdefgh)
 done >"$work/mix"
 
 # seconds CMD...: wall seconds of CMD, its output discarded

@@ -71,7 +71,8 @@ static const struct option bound_options[] = {
 #define TASK_MODEL_COMMON_USAGE                                                               \
 	"    -i, --input <file>         data file to read (default: varperf.data)",              \
 	"    --context <chain>          the task's calling context when its function has",       \
-	"                               several: callers' names and its own, ';'-separated",     \
+	"                               several: callers and the task, '/' or ';' between,",     \
+	"                               each FUNC, FUNC:LINE or FUNC@FILE:LINE",                 \
 	"    --alpha <a>                confidence level 1 - <a> of the intervals (default:",    \
 	"                               0.05)",                                                  \
 	"    --alpha-sw <a>             stepwise regression: a predictor enters and stays",      \
@@ -239,51 +240,74 @@ static int task_model_parse(int argc, char **argv, struct task_model_opts *o)
 	return ret;
 }
 
-/* "main;step;physics" of node @id. */
-static void node_chain(const struct vp_recording *rec, uint32_t id, char *buf, size_t len)
+/*
+ * "main;step@demo.c:12;physics@demo.c:40" of node @id: each function with
+ * the call site it was called from, as --context takes it (contexts may
+ * differ only there).
+ */
+static void node_chain(const struct report *r, uint32_t id, char *buf, size_t len)
 {
-	const struct vp_cct *t = &rec->tree;
+	const struct vp_cct *t = r->tree;
 	uint32_t path[64];
 	size_t n = 0, off = 0;
+	char site[512];
 
 	for (; id != VP_NO_NODE && t->nodes[id].parent != VP_NO_NODE && n < 64;
 	     id = t->nodes[id].parent)
 		path[n++] = id;
 	buf[0] = 0;
-	while (n-- > 0 && off < len)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ";" : "",
-					vp_recording_func_name(rec, t->nodes[path[n]].func));
+	while (n-- > 0 && off < len) {
+		const struct vp_cct_node *nd = &t->nodes[path[n]];
+
+		report_callsite_str(r, nd->callsite, 1, site, sizeof(site));
+		off += (size_t)snprintf(buf + off, len - off, "%s%s%s%s", off ? ";" : "",
+					report_func_name(r, nd->func), *site ? "@" : "", site);
+	}
 }
 
+/*
+ * The task's node: of its function, in the --context given (report/
+ * context.c's rules, those of report --slowest), the only one.
+ */
 static int find_task(const struct task_model_opts *o, const struct vp_recording *rec,
 		     uint32_t *ret)
 {
-	uint32_t *ids;
-	long n = vp_task_find(rec, o->task, o->context, &ids), i;
+	struct report r;
+	struct report_context_elem self = { .name = o->task };
+	struct report_context task = { .e = &self, .n = 1 }, ctx = { 0 };
+	uint32_t *ids = NULL;
+	size_t n = 0, i;
 	char chain[1024];
+	int err = -1;
 
-	if (n < 0)
-		return error("cannot search '%s': %s", o->input, strerror((int)-n));
-	if (n == 0) {
-		if (o->context)
-			return error("no calling context '%s' of '%s' in '%s'", o->context,
-				     o->task, o->input);
-		return error("no probed function '%s' in '%s'", o->task, o->input);
-	}
-	if (n > 1) {
-		error("'%s' has %ld calling contexts in '%s': pick one with --context", o->task, n,
+	report_init(&r, o->input, rec);
+	if (o->context && report_context_parse(o->context, &ctx) < 0)
+		return -1;
+	ids = xcalloc(rec->tree.nnodes, sizeof(*ids));
+	for (i = 1; i < rec->tree.nnodes; i++)
+		if (report_context_match(&r, &task, (uint32_t)i) &&
+		    (!o->context || report_context_match(&r, &ctx, (uint32_t)i)))
+			ids[n++] = (uint32_t)i;
+	if (n == 0 && o->context) {
+		error("no calling context '%s' of '%s' in '%s'", o->context, o->task, o->input);
+	} else if (n == 0) {
+		error("no probed function '%s' in '%s'", o->task, o->input);
+	} else if (n > 1) {
+		error("'%s' has %zu calling contexts in '%s': pick one with --context", o->task, n,
 		      o->input);
 		for (i = 0; i < n && i < 20; i++) {
-			node_chain(rec, ids[i], chain, sizeof(chain));
-			fprintf(stderr, "  %s (%" PRIu64 " invocations)\n", chain,
-				rec->tree.nodes[ids[i]].stats.n);
+			node_chain(&r, ids[i], chain, sizeof(chain));
+			fprintf(stderr, "  %s (%" PRIu64 " invocation%s)\n", chain,
+				rec->tree.nodes[ids[i]].stats.n,
+				rec->tree.nodes[ids[i]].stats.n == 1 ? "" : "s");
 		}
-		free(ids);
-		return -1;
+	} else {
+		*ret = ids[0];
+		err = 0;
 	}
-	*ret = ids[0];
 	free(ids);
-	return 0;
+	report_context_release(&ctx);
+	return err;
 }
 
 /* --max: per predictor column, the user's X+ (NaN: none). */
@@ -350,16 +374,16 @@ static int fit_and_print(const struct task_model_opts *o, struct vp_recording *r
 		err = vp_regress_fit(rows.y, rows.x, rows.n, rows.k, &ro, &m);
 	}
 	if (err == -EDOM) {
-		error("'%s' has %zu paired invocations in '%s': too few for a model (the training "
-		      "set needs more than 5)",
-		      o->task, rows.n, o->input);
+		error("'%s' has %zu paired invocation%s in '%s': too few for a model (the "
+		      "training set needs more than 5)",
+		      o->task, rows.n, rows.n == 1 ? "" : "s", o->input);
 		goto out;
 	}
 	if (err < 0) {
 		error("cannot fit a model of '%s': %s", o->task, strerror(-err));
 		goto out;
 	}
-	node_chain(rec, node, label, sizeof(label));
+	node_chain(&r, node, label, sizeof(label));
 	rr = (struct report_regress){ .out = stdout, .r = &r, .task = label, .rows = &rows,
 				      .m = m, .bound = o->bound };
 	err = o->json ? report_regress_json(&rr) : report_regress_text(&rr);

@@ -12,62 +12,6 @@
 
 #include "regression-task.h"
 
-/* Whether the callers of @id, innermost first, match @chain's names
- * before its last one, from the end. */
-static int chain_matches(const struct vp_recording *rec, uint32_t id, const char *chain)
-{
-	const char *end = chain + strlen(chain), *p;
-	const struct vp_cct_node *n = &rec->tree.nodes[id];
-
-	for (;;) {
-		size_t len;
-
-		for (p = end; p > chain && p[-1] != ';'; p--)
-			;
-		len = (size_t)(end - p);
-		if (n->id == 0 && n->parent == VP_NO_NODE)
-			return 0; /* the root stands for no function */
-		if (strlen(vp_recording_func_name(rec, n->func)) != len ||
-		    strncmp(vp_recording_func_name(rec, n->func), p, len))
-			return 0;
-		if (p == chain)
-			return 1;
-		end = p - 1;
-		if (n->parent == VP_NO_NODE)
-			return 0;
-		n = &rec->tree.nodes[n->parent];
-	}
-}
-
-long vp_task_find(const struct vp_recording *rec, const char *func, const char *chain,
-		  uint32_t **ret)
-{
-	const struct vp_cct *t = &rec->tree;
-	uint32_t *ids = NULL;
-	long n = 0;
-	size_t i;
-
-	*ret = NULL;
-	for (i = 1; i < t->nnodes; i++) {
-		const struct vp_cct_node *nd = &t->nodes[i];
-		uint32_t *p;
-
-		if (strcmp(vp_recording_func_name(rec, nd->func), func))
-			continue;
-		if (chain && !chain_matches(rec, (uint32_t)i, chain))
-			continue;
-		p = realloc(ids, (size_t)(n + 1) * sizeof(*ids));
-		if (!p) {
-			free(ids);
-			return -ENOMEM;
-		}
-		ids = p;
-		ids[n++] = (uint32_t)i;
-	}
-	*ret = ids;
-	return n;
-}
-
 struct rows_ctx {
 	struct vp_task_rows *r;
 	size_t cap;

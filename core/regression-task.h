@@ -25,16 +25,6 @@ struct vp_task_rows {
 };
 
 /**
- * vp_task_find - the nodes of @rec's tree whose function is @func and whose
- * chain of callers ends with @chain (NULL: any), function names separated
- * by ';' from the outermost given to the task itself ("main;step;physics"
- * or "step;physics"; the last must be @func when given).  Returns the
- * number found with *@ret malloc'ed (NULL when 0), or -ENOMEM.
- */
-long vp_task_find(const struct vp_recording *rec, const char *func, const char *chain,
-		  uint32_t **ret);
-
-/**
  * vp_task_rows - read @node's invocations from @rec (a second pass over the
  * file) into @ret.  Returns 0, or a negative errno with a message in @msg.
  * vp_task_rows_release() frees what @ret holds.

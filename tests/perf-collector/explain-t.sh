@@ -25,7 +25,7 @@ fi
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-tap_plan 19
+tap_plan 23
 
 "$VARPERF" record --mode=probe -q -f task -f child1 -f child2 -o r.data -- \
 	"$FIXTURES/fx-regress" >truth 2>err
@@ -128,6 +128,36 @@ tap_ok $? "the same model: physics has that one context"
 "$VARPERF" explain physics --context 'main;physics' -i demo.data >out 2>err
 tap_is "1 varperf: error: no calling context 'main;physics' of 'physics' in 'demo.data'" \
 	"$? $(grep -v warning: err)" "a context the task does not have is an error"
+
+# contexts that differ only by their call sites: fx-callsites calls
+# process() from two lines (200 us; 50-800 us) and step() twice on one
+# line (20 us, then 60 us)
+"$VARPERF" record --mode=probe -q -f main -f process -f step -o cs.data -- \
+	"$FIXTURES/fx-callsites" >cstruth 2>/dev/null
+a=$(sed -n 's/^line site_a //p' cstruth)
+b=$(sed -n 's/^line site_b //p' cstruth)
+"$VARPERF" explain process -i cs.data >out 2>err
+tap_is "1 2" "$? $(grep -c "^  main@[^;]*;process@fx-callsites\.c:\($a\|$b\) (250 invocations)\$" err)" \
+	"two contexts of process: an error listing both with their call sites"
+"$VARPERF" explain process -i cs.data --context "process:$b" --raw --format json >b.json 2>/dev/null
+want=$(sed -n "s|^truth process main/process:$b .*mean_ns=\([0-9.]*\) .*|\1|p" cstruth)
+tap_is ok "$(python3 -c 'import json, sys
+j = json.load(open("b.json")); t = j["terms"][0]; m = float(sys.argv[1])
+print("ok" if j["invocations"] == 250 and t["b_minus"] <= m <= t["b_plus"] else
+      "%d calls, [%g, %g] against %g" % (j["invocations"], t["b_minus"], t["b_plus"], m))' "$want")" \
+	"--context process:$b: site B's calls, their mean in the interval"
+# the two calls of step on one line: what the error lists, pasted back
+"$VARPERF" explain step -i cs.data >out 2>err
+i=0
+for want in 20000 60000; do
+	i=$((i + 1))
+	ctx=$(sed -n "s/^  \(.*\) (250 invocations)\$/\1/p" err | sed -n "${i}p")
+	"$VARPERF" explain step -i cs.data --context "$ctx" --raw --format json >s.json 2>/dev/null
+	tap_is ok "$(python3 -c 'import json, sys
+j = json.load(open("s.json")); b = j["terms"][0]["b"]; w = float(sys.argv[1])
+print("ok" if abs(b - w) <= 0.1 * w + 5000 else "%g against %g" % (b, w))' "$want")" \
+		"step's call $i of one line, by the context the error listed: about $((want / 1000)) us"
+done
 
 # errors
 "$VARPERF" explain nosuch -i r.data >out 2>err
