@@ -122,8 +122,11 @@ void vp_compensator_apply(struct vp_compensator *c, struct vp_event *ev)
 	 * up shortens its call less than the costs say (to 0 at the least),
 	 * which the report must say */
 	if (t < *last || (ev->time <= *debt && ev->time)) {
-		if (ev->kind == VP_EV_EXIT)
+		if (ev->kind == VP_EV_EXIT) {
 			c->clamped++;
+			if (t < *last && *last - t > c->clamped_max)
+				c->clamped_max = *last - t;
+		}
 		if (t < *last)
 			t = *last;
 	}

@@ -21,6 +21,7 @@ struct vp_compensator {
 	uint64_t *in_win, *extra;  /* per function: costs inside and after a call */
 	uint64_t *debt, *last_out; /* per thread: time owed, last time given */
 	uint64_t clamped;	   /* exits moved to keep a thread's time */
+	uint64_t clamped_max;	   /* ... the most one of them was moved */
 };
 
 /*

@@ -682,6 +682,11 @@ uint64_t vp_reader_clamped(const struct vp_reader *r)
 	return r->comp.clamped;
 }
 
+uint64_t vp_reader_clamped_max(const struct vp_reader *r)
+{
+	return r->comp.clamped_max;
+}
+
 void vp_reader_set_sample_handler(struct vp_reader *r, vp_sample_fn fn, void *ctx)
 {
 	r->sample_fn = fn;
@@ -784,6 +789,7 @@ int vp_reader_rewind(struct vp_reader *r)
 	r->pos = r->first_events;
 	r->dropped = 0;
 	r->comp.clamped = 0;
+	r->comp.clamped_max = 0;
 	r->cp = r->cend = NULL;
 	r->done = 0;
 	r->warn[0] = '\0';

@@ -563,6 +563,8 @@ int vp_reader_compensate(struct vp_reader *r, int on);
  * and the call lasts less than the costs say, 0 at the least.
  */
 uint64_t vp_reader_clamped(const struct vp_reader *r);
+/* ... and the most one of them was moved up, in the file's unit. */
+uint64_t vp_reader_clamped_max(const struct vp_reader *r);
 
 /* Which time the event times measure (vp_reader_set_time). */
 enum vp_time_base {

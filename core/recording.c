@@ -210,11 +210,14 @@ static int file_warnings(struct vp_recording *rec)
 			   "program alone",
 			   rec->path, (double)tr->probe_cost_ns / (double)tr->target_cpu_ns * 100,
 			   (double)tr->budget_ppm / 1e4);
+	/* (how much says whether it matters: a fraction of a probe's cost
+	 * when a call returns right after its last probed callee) */
 	if (!err && rec->clamped)
 		err = warn(rec, VP_WARN_CLAMPED, 0,
-			   "'%s': %llu compensated durations were clamped: the probe costs "
-			   "subtracted exceeded the time measured",
-			   rec->path, (unsigned long long)rec->clamped);
+			   "'%s': %llu compensated durations were clamped, by %.2f us at most: "
+			   "the probe costs subtracted exceeded the time measured",
+			   rec->path, (unsigned long long)rec->clamped,
+			   (double)rec->clamped_max / 1000);
 	if (!err && rec->lost)
 		err = warn(rec, VP_WARN_LOST, 0,
 			   "'%s': %llu records were lost while recording; their invocations are "
@@ -347,6 +350,7 @@ int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 	rec->trailer = &rec->trailer_copy;
 	rec->lost = lost_records(rec);
 	rec->clamped = vp_reader_clamped(rec->reader);
+	rec->clamped_max = vp_reader_clamped_max(rec->reader);
 	rec->compensated = !o->raw && rec->hdr->ncosts && rec->hdr->nfuncs &&
 			   o->time != VP_TIME_OFFCPU;
 	/* a sampling run that caught nothing still has its samples: none */

@@ -86,6 +86,7 @@ struct vp_recording {
 	uint32_t *callsite_twins;
 	uint64_t lost;	  /* lost records, the larger of the two counts */
 	uint64_t clamped; /* compensated durations clamped (vp_reader_clamped) */
+	uint64_t clamped_max; /* ... by at most (vp_reader_clamped_max) */
 	int compensated;  /* probe costs were subtracted from the durations */
 	int raw;	  /* opts.raw */
 	enum vp_time_base time;

@@ -297,6 +297,7 @@ void report_init(struct report *r, const char *input, const struct vp_recording 
 	r->an = &rec->an;
 	r->lost = rec->lost;
 	r->clamped = rec->clamped;
+	r->clamped_max = rec->clamped_max;
 	r->compensated = rec->compensated;
 	r->time = rec->time;
 	r->pid = rec->pid;

@@ -247,6 +247,7 @@ static void json_totals(struct json *j, const struct report *r)
 	json_u64(j, "unmatched_exits", bt->unmatched_exits);
 	json_u64(j, "open_at_end", bt->open_at_end);
 	json_u64(j, "clamped", r->clamped);
+	json_u64(j, "clamped_max", r->clamped_max);
 	json_u64(j, "out_of_order", bt->out_of_order);
 	json_u64(j, "threads", bt->threads);
 	if (tr->present)

@@ -866,9 +866,12 @@ static void text_totals(const struct report *r)
 	fprintf(f, "  open at the end:              %" PRIu64 " (of the unpaired; timed up to the "
 		   "last event)\n", bt->open_at_end);
 	fprintf(f, "  unmatched exits:              %" PRIu64 "\n", bt->unmatched_exits);
-	if (r->compensated)
+	if (r->compensated && r->clamped)
 		fprintf(f, "  clamped durations:            %" PRIu64 " (probe costs over the time "
-			   "measured)\n", r->clamped);
+			   "measured; by %s at most)\n", r->clamped,
+			fmt_duration((double)r->clamped_max, buf, sizeof(buf)));
+	else if (r->compensated)
+		fprintf(f, "  clamped durations:            0\n");
 	fprintf(f, "  threads:                      %" PRIu32 "\n", bt->threads);
 	if (tr->present)
 		fprintf(f, "  foreign records not followed: %" PRIu64 "\n", tr->foreign);

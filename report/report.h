@@ -33,6 +33,7 @@ struct report {
 	const struct vp_analysis *an;
 	uint64_t lost;				/* lost records (see report_lost) */
 	uint64_t clamped; /* compensated exits moved to keep time (vp_reader_clamped) */
+	uint64_t clamped_max; /* ... the most one was moved, in ns */
 	int all;				/* --all */
 	int wide;				/* --wide: every column */
 	const struct vp_sources *sources;	/* Step 2: sources of variance */

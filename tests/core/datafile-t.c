@@ -484,11 +484,13 @@ static void test_compensation(void)
 		}
 	ok(same, "compensated: times moved by exactly the calibrated costs");
 	is_int(1, vp_reader_clamped(r), "compensated: the one exit clamped is counted");
+	is_int(200, vp_reader_clamped_max(r), "... moved up by 200: 31300 - 18400 to 13100");
 	vp_reader_rewind(r);
 	is_int(0, vp_reader_compensate(r, 0), "compensation off");
 	n = vp_reader_next(r, got, 16);
 	ok(n == 8 && got[7].time == 100000 && got[3].time == 23000, "raw again after rewind");
 	is_int(0, vp_reader_clamped(r), "raw: nothing clamped");
+	is_int(0, vp_reader_clamped_max(r), "... by nothing");
 	vp_reader_free(r);
 	free(p);
 }
@@ -1123,7 +1125,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(48 + 36 + 39 + 5 + 12 + 5);
+	plan(48 + 36 + 39 + 5 + 12 + 5 + 2);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
