@@ -189,6 +189,31 @@ static int is_zombie(pid_t pid)
 	return end && end[1] == ' ' && end[2] == 'Z';
 }
 
+int vp_proc_start_stack(pid_t pid, uint64_t *ret)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = '\0';
+	/* field 28 (proc(5)); the name, field 2, may hold spaces */
+	p = strrchr(buf, ')');
+	for (field = 2; p && field < 28; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -ENODATA;
+	*ret = strtoull(p + 1, NULL, 10);
+	return *ret ? 0 : -ENODATA;
+}
+
 int vp_attach_check(pid_t pid, char **exe)
 {
 	char path[64], buf[PATH_MAX];

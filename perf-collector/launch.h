@@ -6,6 +6,7 @@
 #ifndef VARPERF_LAUNCH_H
 #define VARPERF_LAUNCH_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 struct vp_launch {
@@ -51,6 +52,9 @@ void vp_launch_abort(struct vp_launch *l);
 int vp_attach_check(pid_t pid, char **exe);
 /* The thread ids of @pid from /proc (malloc'ed); their count or -errno. */
 int vp_task_list(pid_t pid, pid_t **ret);
+/* Where @pid's main stack began at its exec (/proc's startstack: below
+ * its argv, environment and auxv, above every frame): 0, or -errno. */
+int vp_proc_start_stack(pid_t pid, uint64_t *ret);
 /* The command line of @pid: argc and a malloc'ed argv of malloc'ed strings. */
 int vp_proc_cmdline(pid_t pid, char ***ret);
 /* A pidfd for @pid, readable once it exits; or -errno (old kernel). */

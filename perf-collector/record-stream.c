@@ -385,6 +385,28 @@ static int cmp_raw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Whether sample @r's stack copy, full as it is, holds every frame: a copy
+ * of the target's main thread that reaches where its stack began at exec
+ * (startstack: its argv, environment and auxv lie above, no frame).  A
+ * large environment fills any copy of the default size, and the frames
+ * are all in it all the same.
+ */
+static int copy_has_all_frames(struct record *rec, const struct vp_raw *r)
+{
+	const struct vp_ustack *st = &r->sample->st;
+
+	if (r->pid != (uint32_t)rec->target.pid || r->tid != r->pid)
+		return 0;
+	if (!rec->target.start_stack_read) {
+		rec->target.start_stack_read = 1;
+		if (vp_proc_start_stack(rec->target.pid, &rec->target.start_stack) < 0)
+			rec->target.start_stack = 0;
+	}
+	return rec->target.start_stack &&
+	       st->regs[VP_UREG_SP] + st->len >= rec->target.start_stack;
+}
+
 static void push_pending(struct record *rec, const struct vp_raw *r)
 {
 	if (rec->output.npending == rec->output.pending_cap) {
@@ -417,10 +439,12 @@ static void take(struct record *rec, struct vp_raw *r)
 	}
 	push_pending(rec, r);
 	if (ours && r->type == VP_RAW_SAMPLE) {
+		const struct vp_ustack *st = &r->sample->st;
+
 		rec->counts.nsamples++;
 		/* the copy held no more: the stack went on beyond it */
 		rec->counts.full_stacks +=
-			r->sample->st.size && r->sample->st.len >= r->sample->st.size;
+			st->size && st->len >= st->size && !copy_has_all_frames(rec, r);
 	}
 	/* (on BPF the kernel counts them: count_calls()) */
 	if (ours && r->type == VP_RAW_ENTRY && rec->phase.calls && !rec->probing.bpf_on)
