@@ -373,6 +373,8 @@ static void emit(struct record *rec, struct vp_raw *r)
 		  r->tid, (unsigned long long)r->time, (unsigned long long)r->sp,
 		  ev.kind == VP_EV_ENTRY ? "ret" : "ip", (unsigned long long)r->addr);
 	follow_nesting(rec, &ev);
+	if (rec->phase.kept && ev.kind == VP_EV_EXIT)
+		rec->phase.kept[r->func]++;
 	record_write_failed(rec, vp_writer_event(rec->w, &ev));
 }
 
@@ -819,6 +821,34 @@ static void print_measured_cost(const struct record *rec, const struct vp_traile
 		     share, rec->opts.overhead * 100);
 }
 
+/*
+ * ... and the functions still probed that were called, but of which no
+ * call reached the file whole: they came while costlier probes were on
+ * (left out with them), or were under way at the end.  The report would
+ * have no node of theirs, and the user would not know why.
+ */
+static void print_unkept(const struct record *rec)
+{
+	size_t n = 0, first = 0;
+
+	/* (the kernel's counts on BPF: count_calls() has run) */
+	for (size_t f = 0; rec->phase.kept && f < rec->hdr.nfuncs; f++)
+		if (!rec->phase.dropped[f] && rec->phase.calls[f] && !rec->phase.kept[f] &&
+		    !n++)
+			first = f;
+	if (n == 1)
+		warning("phase 2: none of the %llu calls of '%s' was recorded whole: they came "
+			"while costlier probes were on, and were left out with them, or were under "
+			"way at the end; record a longer run, or use --mode=probe",
+			(unsigned long long)rec->phase.calls[first], rec->hdr.funcs[first].display);
+	else if (n)
+		warning("phase 2: none of the calls of '%s' and %zu other function%s was recorded "
+			"whole: they came while costlier probes were on, and were left out with "
+			"them, or were under way at the end; record a longer run, or use "
+			"--mode=probe",
+			rec->hdr.funcs[first].display, n - 1, n == 2 ? "" : "s");
+}
+
 /* Attached: whether to stop now (signal, --duration, the process exited). */
 static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t deadline,
 		       int *flags)
@@ -1196,6 +1226,7 @@ static int run(struct record *rec)
 	rec->outcome.finished = !err;
 	print_summary(rec, &tr);
 	print_measured_cost(rec, &tr);
+	print_unkept(rec);
 	if (rec->opts.attach && !rec->target.child)
 		print_detach(rec);
 	/* attached, or phase 1 that leaves the program running: no status of its own */
@@ -1274,6 +1305,7 @@ void record_release(struct record *rec)
 	vp_output_release(&rec->output.file);
 	vp_plan_release(&rec->phase.plan);
 	free(rec->phase.calls);
+	free(rec->phase.kept);
 	free(rec->phase.dropped);
 	if (rec->target.pidfd > 0)
 		close(rec->target.pidfd);
@@ -1427,6 +1459,7 @@ static int start(struct record *rec, int argc, char **argv)
 		rec->probing.nesting = vp_nesting_new(rec->hdr.nfuncs);
 		if (rec->phase.plan_from) {
 			rec->phase.calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->phase.calls));
+			rec->phase.kept = xcalloc(rec->hdr.nfuncs, sizeof(*rec->phase.kept));
 			rec->phase.dropped = xcalloc(rec->hdr.nfuncs, 1);
 			/* until the watchdog's first look: watchdog() */
 			rec->phase.holding = rec->probing.bpf_on;

@@ -271,7 +271,7 @@ tap_is "" "$(pgrep -f 'fx-watchdog 1000000' || true)" "... and no fx-watchdog le
 # what a busy host or a long plan does by chance; lz4 once met it)
 if command -v gdb >/dev/null; then
 	wait_unprobed
-	gdb -q -batch -x "$top_srcdir/tests/perf-collector/stop-at-plan.py" \
+	HOLD_AT=select_planned gdb -q -batch -x "$top_srcdir/tests/perf-collector/hold-at.py" \
 		--args "$VARPERF" record -o planned.data -- "$DEMO" 400 >out 2>err </dev/null
 	tap_is 0 $? "the demo ended while varperf planned phase 2: record exits 0"
 	tap_like "$(cat err)" "^varperf: '.*vp-demo' ended while phase 2 was planned: running it again for phase 2$" \
@@ -280,7 +280,7 @@ if command -v gdb >/dev/null; then
 	tap_is "False 400" "$(q planned.json "'%s %d' % (j['one_run'], node('frame')[0]['count'])")" \
 		"... and probes the whole second run: exactly 400 frames"
 	wait_unprobed
-	true | gdb -q -batch -x "$top_srcdir/tests/perf-collector/stop-at-plan.py" \
+	true | HOLD_AT=select_planned gdb -q -batch -x "$top_srcdir/tests/perf-collector/hold-at.py" \
 		--args "$VARPERF" record -o planned.data -- "$DEMO" 400 >out 2>err
 	tap_is 1 $? "... its standard input a pipe: record exits 1"
 	tap_like "$(cat err)" "^varperf: error: '.*vp-demo' ended while phase 2 was planned, and a second run cannot read its standard input again \(a pipe\): record it with --mode=probe, or give --phase1 a sampling run$" \

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# stop-at-plan.py - run varperf under GDB and hold it where auto mode plans
-# phase 2 (select_planned()) until the program phase 1 left running has
-# ended: what a busy host or a long plan does by chance, every time.
-# GDB exits with varperf's exit code.
+# hold-at.py - run varperf under GDB and hold it at the function named by
+# $HOLD_AT (its first call) until the processes it started have ended:
+# what a busy host or a slow step does by chance, every time.  GDB exits
+# with varperf's exit code.
 #
-#	gdb -q -batch -x stop-at-plan.py --args varperf record ...
+#	HOLD_AT=select_planned gdb -q -batch -x hold-at.py --args varperf record ...
+import os
 import time
 
 import gdb
@@ -22,11 +23,12 @@ class HoldUntilChildrenEnd(gdb.Breakpoint):
             except OSError:
                 break
             time.sleep(0.05)
+        self.enabled = False
         return False
 
 
 gdb.execute("set pagination off")
-HoldUntilChildrenEnd("select_planned", internal=True)
+HoldUntilChildrenEnd(os.environ["HOLD_AT"], internal=True)
 gdb.execute("run")
 code = gdb.parse_and_eval("$_exitcode")
 gdb.execute("quit %d" % (int(code) if code.type.code != gdb.TYPE_CODE_VOID else 255))
