@@ -266,6 +266,26 @@ tap_like "$(cat err)" "^varperf: warning: --duration ended in phase 1: 'dur\.dat
 tap_unlike "$(cat err)" "running it again" "... no second run past the time asked for"
 tap_is "" "$(pgrep -f 'fx-watchdog 1000000' || true)" "... and no fx-watchdog left running"
 
+# ---- a large environment, or ASLR off: full stack copies, every frame in ----
+# (above the main stack's start lie argv, the environment and auxv: a
+# copy reaching it holds every frame however full; phase 1 took 32 KB,
+# then 64 KB copies for nothing)
+wait_unprobed
+BIG=$(head -c 12000 /dev/zero | tr '\0' x) "$VARPERF" record -o env.data -- "$DEMO" 300 \
+	>out 2>err </dev/null
+tap_is 0 $? "a 12 KB environment: auto mode records the demo"
+tap_unlike "$(cat err)" "samples filled the" "... without taking larger stack copies"
+"$VARPERF" report -i env.data --format json >env.json 2>/dev/null
+tap_is "0 0" "$(q env.json "'%d %d' % (s['truncated'], s['broken'])")" \
+	"... and no stack is cut"
+if command -v setarch >/dev/null && setarch -R true 2>/dev/null; then
+	wait_unprobed
+	setarch -R "$VARPERF" record -o aslr.data -- "$DEMO" 300 >out 2>err </dev/null
+	tap_unlike "$(cat err)" "samples filled the" "ASLR off: no larger stack copies either"
+else
+	tap_skip "no setarch -R"
+fi
+
 # ---- the program ends while phase 2 is planned: it runs again ----
 # (GDB holds varperf where it plans phase 2 until the demo has ended:
 # what a busy host or a long plan does by chance; lz4 once met it)
