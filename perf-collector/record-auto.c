@@ -483,9 +483,9 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 			;
 		r2.target.gone = 1;
 	}
-	/* the program ran on while phase 2 was planned, and may be over: a
-	 * process gone has nothing to probe (not even an open's ESRCH), so
-	 * run it again as if it had ended within phase 1 */
+	/* the program ran on while phase 2 was planned, and may be over:
+	 * a process that has ended has nothing to probe (opening its events
+	 * fails with ESRCH), so run it again as if it had ended in phase 1 */
 	if (!code && !r2.outcome.listed && r2.target.child && child_ended(r2.opts.attach, &p1code)) {
 		record_procs_release(&r2.target.procs);
 		memset(&r2.target.procs, 0, sizeof(r2.target.procs));

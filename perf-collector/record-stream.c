@@ -836,7 +836,12 @@ static void print_unkept(const struct record *rec)
 		if (!rec->phase.dropped[f] && rec->phase.calls[f] && !rec->phase.kept[f] &&
 		    !n++)
 			first = f;
-	if (n == 1)
+	if (n == 1 && rec->phase.calls[first] == 1)
+		warning("phase 2: the one call of '%s' was not recorded whole: it came while "
+			"costlier probes were on, and was left out with them, or was under way at "
+			"the end; record a longer run, or use --mode=probe",
+			rec->hdr.funcs[first].display);
+	else if (n == 1)
 		warning("phase 2: none of the %llu calls of '%s' was recorded whole: they came "
 			"while costlier probes were on, and were left out with them, or were under "
 			"way at the end; record a longer run, or use --mode=probe",
