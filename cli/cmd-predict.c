@@ -235,7 +235,7 @@ static int load_manifest(const char *path, int wall, struct vp_predict_data *d)
 		return error("cannot open manifest '%s': %s", path, strerror(errno));
 	while (!ret && fgets(line, sizeof(line), f)) {
 		char *p = line, *file, *sz, *extra;
-		double size;
+		double size = 0;
 		int err;
 
 		lineno++;
