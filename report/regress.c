@@ -42,7 +42,11 @@ static const char *pred_name(const struct report_regress *rr, size_t col, int qu
 			break;
 	if (qualify && j < rr->rows->k && c->callsite != VP_NO_CALLSITE) {
 		report_callsite_str(rr->r, c->callsite, 1, site, sizeof(site));
-		snprintf(buf, len, "calls(%s@%s)", report_func_name(rr->r, c->func), site);
+		/* a label too long for @buf says it was cut */
+		if (snprintf(buf, len, "calls(%s@%s)", report_func_name(rr->r, c->func), site) >=
+			    (int)len &&
+		    len > 4)
+			memcpy(buf + len - 4, "...", 4);
 	} else {
 		snprintf(buf, len, "calls(%s)", report_func_name(rr->r, c->func));
 	}

@@ -241,7 +241,7 @@ int main(void)
 	struct seen seen = { 0 };
 	uint32_t p, a, bnode;
 	uint64_t with_a = 0, with_b = 0, sa = 0, sb = 0;
-	size_t n, k, i, half;
+	size_t k, i, half;
 
 	plan(18);
 	generate();
