@@ -168,44 +168,46 @@ void vp_launch_abort(struct vp_launch *l)
 		;
 }
 
-/* Whether @pid has exited and waits for its parent to reap it. */
-static int is_zombie(pid_t pid)
+/*
+ * /proc/@pid/stat into @buf: 0 and in *@fields the text after the name,
+ * " S ppid ..." (field 3 on; the name may hold spaces and parentheses),
+ * or -errno.
+ */
+static int read_stat(pid_t pid, char *buf, size_t len, char **fields)
 {
-	char path[64], buf[512], *end;
+	char path[64];
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "pid (comm) S ...": the name may hold spaces and parentheses */
-	end = strrchr(buf, ')');
-	return end && end[1] == ' ' && end[2] == 'Z';
-}
-
-int vp_proc_start_stack(pid_t pid, uint64_t *ret)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return n < 0 ? -errno : -ENODATA;
 	buf[n] = '\0';
-	/* field 28 (proc(5)); the name, field 2, may hold spaces */
-	p = strrchr(buf, ')');
+	*fields = strrchr(buf, ')');
+	return *fields && (*fields)[1] == ' ' ? 0 : -ENODATA;
+}
+
+/* Whether @pid has exited and waits for its parent to reap it. */
+static int is_zombie(pid_t pid)
+{
+	char buf[512], *f;
+
+	return read_stat(pid, buf, sizeof(buf), &f) == 0 && f[2] == 'Z';
+}
+
+int vp_proc_start_stack(pid_t pid, uint64_t *ret)
+{
+	char buf[1024], *p;
+	int field, err = read_stat(pid, buf, sizeof(buf), &p);
+
+	if (err)
+		return err;
+	/* to field 28 (proc(5)) */
 	for (field = 2; p && field < 28; field++)
 		p = strchr(p + 1, ' ');
 	if (!p)
