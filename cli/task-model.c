@@ -243,21 +243,32 @@ static int task_model_parse(int argc, char **argv, struct task_model_opts *o)
 /*
  * "main;step@demo.c:12;physics@demo.c:40" of node @id: each function with
  * the call site it was called from, as --context takes it (contexts may
- * differ only there).
+ * differ only there).  A chain too long for @buf keeps its innermost whole
+ * elements: matched from the end, it still names the node.
  */
 static void node_chain(const struct report *r, uint32_t id, char *buf, size_t len)
 {
 	const struct vp_cct *t = r->tree;
 	uint32_t path[64];
-	size_t n = 0, off = 0;
+	size_t n = 0, keep, total = 0, off = 0;
 	char site[512];
 
 	for (; id != VP_NO_NODE && t->nodes[id].parent != VP_NO_NODE && n < 64;
 	     id = t->nodes[id].parent)
 		path[n++] = id;
+	for (keep = 0; keep < n; keep++) {
+		const struct vp_cct_node *nd = &t->nodes[path[keep]];
+		size_t l;
+
+		report_callsite_str(r, nd->callsite, 1, site, sizeof(site));
+		l = strlen(report_func_name(r, nd->func)) + (*site ? 1 + strlen(site) : 0) + !!keep;
+		if (total + l >= len)
+			break;
+		total += l;
+	}
 	buf[0] = 0;
-	while (n-- > 0 && off < len) {
-		const struct vp_cct_node *nd = &t->nodes[path[n]];
+	while (keep-- > 0) {
+		const struct vp_cct_node *nd = &t->nodes[path[keep]];
 
 		report_callsite_str(r, nd->callsite, 1, site, sizeof(site));
 		off += (size_t)snprintf(buf + off, len - off, "%s%s%s%s", off ? ";" : "",
@@ -374,7 +385,8 @@ static int fit_and_print(const struct task_model_opts *o, struct vp_recording *r
 		err = vp_regress_fit(rows.y, rows.x, rows.n, rows.k, &ro, &m);
 	}
 	if (err == -EDOM) {
-		error("'%s' has %zu paired invocation%s in '%s': too few for a model (the "
+		error("'%s' has %zu paired invocation%s in '%s': too few for a model once the "
+		      "held-out ones (--train) and the bad samples (--cook) are set aside (the "
 		      "training set needs more than 5)",
 		      o->task, rows.n, rows.n == 1 ? "" : "s", o->input);
 		goto out;

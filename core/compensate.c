@@ -123,9 +123,13 @@ void vp_compensator_apply(struct vp_compensator *c, struct vp_event *ev)
 	 * which the report must say */
 	if (t < *last || (ev->time <= *debt && ev->time)) {
 		if (ev->kind == VP_EV_EXIT) {
+			/* moved up to the last time, or from below 0 to it */
+			uint64_t by = (t < *last ? *last - t : 0) +
+				      (ev->time <= *debt ? *debt - ev->time : 0);
+
 			c->clamped++;
-			if (t < *last && *last - t > c->clamped_max)
-				c->clamped_max = *last - t;
+			if (by > c->clamped_max)
+				c->clamped_max = by;
 		}
 		if (t < *last)
 			t = *last;

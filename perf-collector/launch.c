@@ -177,16 +177,17 @@ static int read_stat(pid_t pid, char *buf, size_t len, char **fields)
 {
 	char path[64];
 	ssize_t n;
-	int fd;
+	int fd, err;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, len - 1);
+	err = n < 0 ? -errno : -ENODATA;
 	close(fd);
 	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
+		return err;
 	buf[n] = '\0';
 	*fields = strrchr(buf, ')');
 	return *fields && (*fields)[1] == ' ' ? 0 : -ENODATA;

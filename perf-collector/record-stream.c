@@ -373,8 +373,8 @@ static void emit(struct record *rec, struct vp_raw *r)
 		  r->tid, (unsigned long long)r->time, (unsigned long long)r->sp,
 		  ev.kind == VP_EV_ENTRY ? "ret" : "ip", (unsigned long long)r->addr);
 	follow_nesting(rec, &ev);
-	if (rec->phase.kept && ev.kind == VP_EV_EXIT)
-		rec->phase.kept[r->func]++;
+	if (rec->phase.kept)
+		rec->phase.kept[2 * r->func + (ev.kind == VP_EV_EXIT)]++;
 	record_write_failed(rec, vp_writer_event(rec->w, &ev));
 }
 
@@ -827,14 +827,18 @@ static void print_measured_cost(const struct record *rec, const struct vp_traile
  * (left out with them), or were under way at the end.  The report would
  * have no node of theirs, and the user would not know why.
  */
-static void print_unkept(const struct record *rec)
+static void print_unkept(struct record *rec)
 {
 	size_t n = 0, first = 0;
 
-	/* (the kernel's counts on BPF: count_calls() has run) */
-	for (size_t f = 0; rec->phase.kept && f < rec->hdr.nfuncs; f++)
-		if (!rec->phase.dropped[f] && rec->phase.calls[f] && !rec->phase.kept[f] &&
-		    !n++)
+	if (!rec->phase.kept)
+		return;
+	count_calls(rec);
+	/* no entry kept, or no exit: no call had both (an exit kept whose
+	 * entry was left out is no whole call) */
+	for (size_t f = 0; f < rec->hdr.nfuncs; f++)
+		if (!rec->phase.dropped[f] && rec->phase.calls[f] &&
+		    !(rec->phase.kept[2 * f] && rec->phase.kept[2 * f + 1]) && !n++)
 			first = f;
 	if (n == 1 && rec->phase.calls[first] == 1)
 		warning("phase 2: the one call of '%s' was not recorded whole: it came while "
@@ -1464,7 +1468,7 @@ static int start(struct record *rec, int argc, char **argv)
 		rec->probing.nesting = vp_nesting_new(rec->hdr.nfuncs);
 		if (rec->phase.plan_from) {
 			rec->phase.calls = xcalloc(rec->hdr.nfuncs, sizeof(*rec->phase.calls));
-			rec->phase.kept = xcalloc(rec->hdr.nfuncs, sizeof(*rec->phase.kept));
+			rec->phase.kept = xcalloc(2 * rec->hdr.nfuncs, sizeof(*rec->phase.kept));
 			rec->phase.dropped = xcalloc(rec->hdr.nfuncs, 1);
 			/* until the watchdog's first look: watchdog() */
 			rec->phase.holding = rec->probing.bpf_on;

@@ -247,7 +247,8 @@ struct record_phase {
 	uint32_t phase1_stack_size; /* the stack copy phase 1 ended with (it may
 				     * raise it) */
 	uint64_t *calls;	   /* entries per function so far */
-	uint64_t *kept;		   /* exits per function written to the file */
+	uint64_t *kept;		   /* per function, 2 counts: entries and exits
+				    * written to the file */
 	unsigned char *dropped;	   /* functions no longer probed */
 	uint64_t watched_ns;	   /* when the watchdog last looked */
 	int holding;		   /* on BPF: records held back until the
