@@ -184,7 +184,7 @@ else
 		"... within its budget: record says what the probes cost"
 	tap_unlike "$(cat rep.err)" "over the" "... and report does not warn"
 fi
-tap_unlike "$(cat err)" "was recorded whole" "... and parent's calls were recorded"
+tap_unlike "$(cat err)" "recorded whole" "... and parent's calls were recorded"
 
 # ---- the program ends before the watchdog's first look is applied ----
 # (GDB holds varperf where it leaves out what hot()'s probes stretched

@@ -108,6 +108,10 @@ tap_is "$(sed -n 's/^outlier invocation=//p' otruth | sort -n | tr '\n' ' ')" \
 print(" ".join(str(b["invocation"]) for b in sorted(json.load(open("o.json"))["bad_samples"],
                                                       key=lambda b: b["invocation"])), end=" ")')" \
 	"Cook's distance sets the planted outliers aside, only them"
+tap_diag "bad samples (invocation, on-CPU ns, Cook's distance): $(python3 -c 'import json
+j = json.load(open("o.json"))
+print(" ".join("%d:%d:%.2f" % (b["invocation"], b["duration"], b["cook"]) for b in j["bad_samples"]),
+      "R2 %.3f" % j["r2"])')"
 
 # the demo: physics' time is its calls of collide
 "$VARPERF" record --mode=probe -q -f frame -f physics -f collide -o demo.data -- "$DEMO" 300 \
