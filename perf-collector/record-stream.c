@@ -387,26 +387,48 @@ static int cmp_raw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Where process @pid's main stack began at its exec (0: unknown), read
+ * from /proc once while it is among the last few asked about. */
+static uint64_t stack_start(struct record *rec, uint32_t pid)
+{
+	size_t n = sizeof(rec->target.stack_starts) / sizeof(rec->target.stack_starts[0]), i;
+
+	for (i = 0; i < n; i++)
+		if (rec->target.stack_starts[i].pid == pid)
+			return rec->target.stack_starts[i].start;
+	i = rec->target.next_stack_start++ % n;
+	rec->target.stack_starts[i].pid = pid;
+	if (vp_proc_start_stack((pid_t)pid, &rec->target.stack_starts[i].start) < 0)
+		rec->target.stack_starts[i].start = 0;
+	return rec->target.stack_starts[i].start;
+}
+
+/* An exec gives @pid a stack of its own. */
+static void forget_stack_start(struct record *rec, uint32_t pid)
+{
+	size_t n = sizeof(rec->target.stack_starts) / sizeof(rec->target.stack_starts[0]);
+
+	for (size_t i = 0; i < n; i++)
+		if (rec->target.stack_starts[i].pid == pid)
+			rec->target.stack_starts[i].pid = 0;
+}
+
 /*
  * Whether sample @r's stack copy, full as it is, holds every frame: a copy
- * of the target's main thread that reaches where its stack began at exec
- * (startstack: its argv, environment and auxv lie above, no frame).  A
- * large environment fills any copy of the default size, and the frames
- * are all in it all the same.
+ * of a main thread that reaches where its stack began at exec (startstack:
+ * argv, the environment and auxv lie above, no frame).  A large
+ * environment fills any copy of the default size, and the frames are all
+ * in it all the same; so in the children forked, which share the stack.
  */
 static int copy_has_all_frames(struct record *rec, const struct vp_raw *r)
 {
 	const struct vp_ustack *st = &r->sample->st;
+	uint64_t start;
 
-	if (r->pid != (uint32_t)rec->target.pid || r->tid != r->pid)
+	if (r->tid != r->pid)
 		return 0;
-	if (!rec->target.start_stack_read) {
-		rec->target.start_stack_read = 1;
-		if (vp_proc_start_stack(rec->target.pid, &rec->target.start_stack) < 0)
-			rec->target.start_stack = 0;
-	}
-	return rec->target.start_stack &&
-	       st->regs[VP_UREG_SP] + st->len >= rec->target.start_stack;
+	start = stack_start(rec, r->pid);
+	return start && st->regs[VP_UREG_SP] + st->len >= start;
 }
 
 static void push_pending(struct record *rec, const struct vp_raw *r)
@@ -440,6 +462,8 @@ static void take(struct record *rec, struct vp_raw *r)
 		return;
 	}
 	push_pending(rec, r);
+	if (r->type == VP_RAW_EXEC)
+		forget_stack_start(rec, r->pid);
 	if (ours && r->type == VP_RAW_SAMPLE) {
 		const struct vp_ustack *st = &r->sample->st;
 

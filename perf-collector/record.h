@@ -186,8 +186,13 @@ struct record_target {
 	int left_running;	  /* auto, phase 1 of a program: it runs on */
 	uint64_t start_ns;	  /* when the recording began */
 	uint64_t start_cpu;	  /* CPU time of the target then */
-	uint64_t start_stack;	  /* its main stack's start at exec (0: unknown) */
-	int start_stack_read;	  /* ... read from /proc already */
+	/* where the main stacks of the last processes sampled began at
+	 * their exec (/proc's startstack; 0: unknown), pid 0 for none */
+	struct {
+		uint32_t pid;
+		uint64_t start;
+	} stack_starts[8];
+	unsigned next_stack_start;
 	uint64_t cpu;		  /* ... its CPU time since then, last seen */
 	struct record_procs procs;
 };
