@@ -37,21 +37,22 @@ enum {
 	OPT_ALL,
 };
 
-/* Same order as OPTIONS in man/varperf-explain.1 and varperf-bound.1. */
+/* The options explain and bound both take (the order of --help and the
+ * man pages is their usage text's: getopt needs none). */
 #define TASK_MODEL_COMMON_OPTIONS                                   \
 	{ "input", required_argument, NULL, 'i' },                  \
 	{ "context", required_argument, NULL, OPT_CONTEXT },        \
 	{ "alpha", required_argument, NULL, OPT_ALPHA },            \
 	{ "alpha-sw", required_argument, NULL, OPT_ALPHA_SW },      \
-	{ "cook", required_argument, NULL, OPT_COOK }
+	{ "cook", required_argument, NULL, OPT_COOK },              \
+	{ "format", required_argument, NULL, OPT_FORMAT },          \
+	{ "time", required_argument, NULL, OPT_TIME },              \
+	{ "raw", no_argument, NULL, OPT_RAW },                      \
+	{ "all", no_argument, NULL, OPT_ALL },                      \
+	{ "help", no_argument, NULL, 'h' }
 
 static const struct option explain_options[] = {
 	TASK_MODEL_COMMON_OPTIONS,
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "time", required_argument, NULL, OPT_TIME },
-	{ "raw", no_argument, NULL, OPT_RAW },
-	{ "all", no_argument, NULL, OPT_ALL },
-	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -60,11 +61,6 @@ static const struct option bound_options[] = {
 	{ "train", required_argument, NULL, OPT_TRAIN },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "max", required_argument, NULL, OPT_MAX },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "time", required_argument, NULL, OPT_TIME },
-	{ "raw", no_argument, NULL, OPT_RAW },
-	{ "all", no_argument, NULL, OPT_ALL },
-	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
