@@ -391,12 +391,12 @@ static int cmp_raw(const void *a, const void *b)
  * from /proc once while it is among the last few asked about. */
 static uint64_t stack_start(struct record *rec, uint32_t pid)
 {
-	size_t n = sizeof(rec->target.stack_starts) / sizeof(rec->target.stack_starts[0]), i;
+	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < RECORD_STACK_STARTS; i++)
 		if (rec->target.stack_starts[i].pid == pid)
 			return rec->target.stack_starts[i].start;
-	i = rec->target.next_stack_start++ % n;
+	i = rec->target.next_stack_start++ % RECORD_STACK_STARTS;
 	rec->target.stack_starts[i].pid = pid;
 	if (vp_proc_start_stack((pid_t)pid, &rec->target.stack_starts[i].start) < 0)
 		rec->target.stack_starts[i].start = 0;
@@ -406,9 +406,7 @@ static uint64_t stack_start(struct record *rec, uint32_t pid)
 /* An exec gives @pid a stack of its own. */
 static void forget_stack_start(struct record *rec, uint32_t pid)
 {
-	size_t n = sizeof(rec->target.stack_starts) / sizeof(rec->target.stack_starts[0]);
-
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < RECORD_STACK_STARTS; i++)
 		if (rec->target.stack_starts[i].pid == pid)
 			rec->target.stack_starts[i].pid = 0;
 }
@@ -854,6 +852,8 @@ static void print_measured_cost(const struct record *rec, const struct vp_traile
 static void print_unkept(struct record *rec)
 {
 	size_t n = 0, first = 0;
+	char *what;
+	int one;
 
 	if (!rec->phase.kept)
 		return;
@@ -864,22 +864,23 @@ static void print_unkept(struct record *rec)
 		if (!rec->phase.dropped[f] && rec->phase.calls[f] &&
 		    !(rec->phase.kept[2 * f] && rec->phase.kept[2 * f + 1]) && !n++)
 			first = f;
-	if (n == 1 && rec->phase.calls[first] == 1)
-		warning("phase 2: the one call of '%s' was not recorded whole: it came while "
-			"costlier probes were on, and was left out with them, or was under way at "
-			"the end; record a longer run, or use --mode=probe",
-			rec->hdr.funcs[first].display);
+	if (!n)
+		return;
+	one = n == 1 && rec->phase.calls[first] == 1;
+	if (one)
+		what = xasprintf("the one call of '%s' was not", rec->hdr.funcs[first].display);
 	else if (n == 1)
-		warning("phase 2: none of the %llu calls of '%s' was recorded whole: they came "
-			"while costlier probes were on, and were left out with them, or were under "
-			"way at the end; record a longer run, or use --mode=probe",
-			(unsigned long long)rec->phase.calls[first], rec->hdr.funcs[first].display);
-	else if (n)
-		warning("phase 2: none of the calls of '%s' and %zu other function%s was recorded "
-			"whole: they came while costlier probes were on, and were left out with "
-			"them, or were under way at the end; record a longer run, or use "
-			"--mode=probe",
-			rec->hdr.funcs[first].display, n - 1, n == 2 ? "" : "s");
+		what = xasprintf("none of the %llu calls of '%s' was",
+				 (unsigned long long)rec->phase.calls[first],
+				 rec->hdr.funcs[first].display);
+	else
+		what = xasprintf("none of the calls of '%s' and %zu other function%s was",
+				 rec->hdr.funcs[first].display, n - 1, n == 2 ? "" : "s");
+	warning("phase 2: %s recorded whole: %s came while costlier probes were on, and %s left "
+		"out with them, or %s under way at the end; record a longer run, or use "
+		"--mode=probe",
+		what, one ? "it" : "they", one ? "was" : "were", one ? "was" : "were");
+	free(what);
 }
 
 /* Attached: whether to stop now (signal, --duration, the process exited). */

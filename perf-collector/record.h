@@ -119,6 +119,9 @@ struct idmap {
 	size_t n;
 };
 
+/* Processes whose stack start record-stream.c keeps at once. */
+enum { RECORD_STACK_STARTS = 8 };
+
 /* A process of the recording (record-procs.c). */
 struct record_proc {
 	uint32_t pid, ppid;
@@ -191,7 +194,7 @@ struct record_target {
 	struct {
 		uint32_t pid;
 		uint64_t start;
-	} stack_starts[8];
+	} stack_starts[RECORD_STACK_STARTS];
 	unsigned next_stack_start;
 	uint64_t cpu;		  /* ... its CPU time since then, last seen */
 	struct record_procs procs;
