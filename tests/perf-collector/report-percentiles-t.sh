@@ -3,10 +3,15 @@
 # report-percentiles-t.sh - a node's percentiles in the JSON report
 # against the fixture's own: fx-percentiles calls bimodal() (100 us, 1 ms
 # one time in twenty) and heavy() (Pareto, 50 us to 5 ms) 2000 times each
-# and prints the nearest-rank p50, p90 and p99 of the spins it asked for.
-# With the probes' costs subtracted, the report's must be within 10 % +
-# 5 us of them (the histogram's own error is 0.78 %; a busy host's steal the rest), its histogram must
-# count every call, and --raw must see them later, not sooner.
+# and prints the nearest-rank p50, p90 and p99 of what it measured around
+# each call, and of the spins it asked for.  The fixture's clock reads
+# enclose the probes' timestamps and compensation only subtracts, so the
+# report's percentiles can be above the measured ones by no more than the
+# histogram's error (1/128), whatever a busy host did to the calls; below
+# them by the probes' costs (10 % + 5 us allowed).  The p50, where a busy
+# host's preemptions do not reach, must also be within 10 % + 5 us of the
+# spin asked for.  The histogram must count every call, and --raw must
+# see them later, not sooner.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
@@ -16,7 +21,7 @@ require_file "$VARPERF" "$FIXTURES/fx-percentiles"
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-tap_plan 11
+tap_plan 13
 
 "$VARPERF" record --mode=probe -q -f bimodal -f heavy -o p.data -- "$FIXTURES/fx-percentiles" \
 	>truth 2>err
@@ -31,28 +36,36 @@ cat >check.py <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 func, field = sys.argv[2], sys.argv[3]
-asked = {}
+asked, measured = {}, {}
 for line in open("truth"):
     w = line.split()
-    if w[0] == "asked" and w[1] == func:
-        asked = {k: int(v) for k, v in (x.split("=") for x in w[2:])}
+    if w[0] in ("asked", "percentiles") and w[1] == func:
+        (asked if w[0] == "asked" else measured).update(
+            (k, int(v)) for k, v in (x.split("=") for x in w[2:]))
 n = [n for n in j["nodes"] if n["function"] == func][0]
 if field == "count":
     print("ok" if n["count"] == asked["count"] and
           sum(b[2] for b in n["histogram"]) == asked["count"] else
           "count %d, histogram %d, asked %d" % (n["count"], sum(b[2] for b in n["histogram"]),
                                                 asked["count"]))
-else:
+elif field.startswith("asked-"):
+    field = field[len("asked-"):]
     want, seen = asked[field + "_ns"], n["percentiles"][field]
     print("ok" if abs(seen - want) <= 0.10 * want + 5000 else
-          "%s %s: wanted %d, seen %d" % (func, field, want, seen))
+          "%s %s: asked %d, seen %d" % (func, field, want, seen))
+else:
+    want, seen = measured[field + "_ns"], n["percentiles"][field]
+    print("ok" if want - (0.10 * want + 5000) <= seen <= want * (1 + 1 / 128) + 1 else
+          "%s %s: measured %d, seen %d" % (func, field, want, seen))
 PY
 
 for f in bimodal heavy; do
 	tap_is ok "$(python3 check.py p.json $f count)" "$f: every call counted, in its histogram too"
 	for p in p50 p90 p99; do
-		tap_is ok "$(python3 check.py p.json $f $p)" "$f: $p within 10% + 5 us of the fixture's"
+		tap_is ok "$(python3 check.py p.json $f $p)" \
+			"$f: $p at most the fixture's measured one, within 10% + 5 us"
 	done
+	tap_is ok "$(python3 check.py p.json $f asked-p50)" "$f: p50 within 10% + 5 us of the spin asked"
 done
 tap_is ok "$(python3 -c 'import json, sys
 c = [n for n in json.load(open("p.json"))["nodes"] if n["function"] == "bimodal"][0]["percentiles"]

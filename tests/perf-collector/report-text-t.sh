@@ -10,8 +10,8 @@
 #   times (three significant digits), and main's path fraction of work
 #   exactly the calls the generator made;
 # - fx-percentiles, recorded: the text's percentiles are the JSON's,
-#   written, and within 2 % + 5 us of the fixture's own (probe costs
-#   subtracted, as report-percentiles-t.sh wants of the JSON);
+#   written, and no more than the fixture measured of the same calls
+#   (and less by no more than 10 % + 5 us: the probes' costs);
 # - fx-paths, recorded: the path fraction of rare() and always() in
 #   parent() exactly as the fixture counted them, in JSON and text;
 # - widths: by default every node line's numbers and function name fit
@@ -131,16 +131,21 @@ def cmd_exact(txt, j, tr, func, keys):
             bad.append("text %s %r, exact %d" % (k, row[k], exact))
     print("ok" if not bad else "; ".join(bad))
 
-def cmd_asked(txt, tr, func, keys):
-    t = truth(tr, "asked", func)
+def cmd_measured(txt, tr, func, keys):
+    """@func's percentiles in the text against the fixture's own of the
+    same calls.  The fixture's clock reads enclose the probes' timestamps,
+    and compensation only subtracts, so no call can be seen longer than it
+    measured itself: above that by more than the histogram's 1/128 and the
+    text's rounding (1/200) is wrong, whatever the host did.  Below it by
+    the probes' costs, and their estimate's error: 10 % + 5 us."""
+    t = truth(tr, "percentiles", func)
     row = row_of(txt, func)
     bad = []
     for k in keys.split(","):
         want, seen = t[k + "_ns"], parse(row[k])
-        # the spin it asked for; clock reads, probes and a busy host's
-        # steal add to it (a clean-clone run saw +5.8 %)
-        if seen is None or abs(seen - want) > 0.10 * want + 5000:
-            bad.append("%s: text %r, asked %d" % (k, row[k], want))
+        if seen is None or seen > want * (1 + 1 / 128 + 1 / 200) + 1 or \
+           seen < want - (0.10 * want + 5000):
+            bad.append("%s: text %r, measured %d" % (k, row[k], want))
     print("ok" if not bad else "; ".join(bad))
 
 def cmd_pattern(txt, j, func, wide):
@@ -263,8 +268,8 @@ for f in bimodal heavy; do
 		"fx-percentiles: $f's p50, p99 and max are the JSON's"
 	tap_is ok "$(t same p.wide.txt p.json $f min,p50,p90,p99,p99.9,max spaced)" \
 		"fx-percentiles --wide: $f's min, p50, p90, p99, p99.9 and max too"
-	tap_is ok "$(t asked p.wide.txt p.truth $f p50,p90,p99)" \
-		"fx-percentiles: $f's p50, p90, p99 within 10% + 5 us of the fixture's"
+	tap_is ok "$(t measured p.wide.txt p.truth $f p50,p90,p99)" \
+		"fx-percentiles: $f's p50, p90, p99 at most the fixture's measured ones, within 10% + 5 us"
 done
 
 # fx-paths: parent() calls rare() in some of its calls, always() in all
