@@ -37,7 +37,7 @@ struct vp_bpf_rec {
 	__u64 time;   /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u64 sp;     /* user stack pointer at the probe */
 	__u64 addr;   /* entry: return address (0: unreadable); else the IP */
-	__u64 offcpu; /* the thread's off-CPU ns so far (see on_switch) */
+	__u64 offcpu; /* the thread's off-CPU ns so far (see offcpu_now) */
 	__u32 pid, tid;
 	__u32 func;
 	__u32 kind;   /* enum vp_bpf_kind */
@@ -46,10 +46,9 @@ struct vp_bpf_rec {
 /* Slots of the per-CPU "stats" array. */
 enum vp_bpf_stat {
 	VP_BPF_STAT_LOST = 0,	     /* no room in the ring buffer */
-	VP_BPF_STAT_NO_OFFCPU = 1,   /* a switch the off-CPU table had no room for */
-	VP_BPF_STAT_NO_FOLLOW = 2,   /* children the "followed" table had no room for */
-	VP_BPF_STAT_NO_CHILD = 3,    /* ... or the ring buffer (not linked, not held) */
-	VP_BPF_NSTATS = 4,
+	VP_BPF_STAT_NO_FOLLOW = 1,   /* children the "followed" table had no room for */
+	VP_BPF_STAT_NO_CHILD = 2,    /* ... or the ring buffer (not linked, not held) */
+	VP_BPF_NSTATS = 3,
 };
 
 /* The loader's settings, in .rodata: fixed once loaded. */

@@ -607,7 +607,6 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 	size_t size = ring_size(buf_size);
 	int follow = pid > 0 && (flags & VP_BPF_FOLLOW_FORK);
 	char rel[128];
-	struct bpf_program *sw;
 	int err;
 
 	memset(b, 0, sizeof(*b));
@@ -654,16 +653,6 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 	if (!b->rb) {
 		error("cannot map the BPF ring buffer: %s", strerror(errno));
 		goto out_close;
-	}
-	/* the scheduler's switches only matter for a target */
-	sw = bpf_object__find_program_by_name(b->obj, "vp_switch");
-	if (pid > 0) {
-		b->sw = bpf_program__attach(sw);
-		if (!b->sw) {
-			error("cannot follow the scheduler's switches for off-CPU time: %s",
-			      strerror(errno));
-			goto out_close;
-		}
 	}
 	if (follow) {
 		b->fork = bpf_program__attach(bpf_object__find_program_by_name(
@@ -734,11 +723,6 @@ uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func)
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b)
 {
 	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_LOST);
-}
-
-uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
-{
-	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_OFFCPU);
 }
 
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
@@ -889,8 +873,6 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 		gen_close_parallel(&b->dead);
 		gen_close(&b->live);
 	}
-	if (b->sw)
-		bpf_link__destroy(b->sw);
 	if (b->fork)
 		bpf_link__destroy(b->fork);
 	if (b->exit)
@@ -936,11 +918,6 @@ uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func)
 }
 
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b)
-{
-	return 0;
-}
-
-uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b)
 {
 	return 0;
 }

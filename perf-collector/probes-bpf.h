@@ -44,7 +44,6 @@ struct vp_bpf_child {
 
 struct vp_bpf_probes {
 	struct bpf_object *obj;
-	struct bpf_link *sw;	/* the scheduler switch program (off-CPU time) */
 	struct bpf_link *fork;	/* following forks: adds children */
 	struct bpf_link *exit;	/* forgets followed processes that end */
 	struct ring_buffer *rb;
@@ -124,8 +123,6 @@ long vp_bpf_probes_read(struct vp_bpf_probes *b, void (*fn)(void *ctx, struct vp
 uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func);
 /* Records the buffer had no room for (counted exactly). */
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b);
-/* Context switches whose off-CPU time could not be kept (table full). */
-uint64_t vp_bpf_probes_offcpu_missed(const struct vp_bpf_probes *b);
 /* Following forks: children the kernel's table of followed processes, or
  * the ring buffer, had no room for (their probe hits are not recorded). */
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b);

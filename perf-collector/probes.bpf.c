@@ -3,8 +3,8 @@
  * probes.bpf.c - the BPF side of varperf's probe backend: programs for
  * BPF_TRACE_UPROBE_MULTI links (entries and exit sites in one link per
  * file, returns in another) that write one record per probe hit into a
- * ring buffer, count hits per function in the kernel, and keep each
- * target thread's off-CPU time from the scheduler's switches.  Every
+ * ring buffer with the thread's off-CPU time so far, and count hits per
+ * function in the kernel.  Every
  * link is restricted to one process: the target's own, and following
  * forks, each child's, which varperf makes while the child waits,
  * stopped before its first instruction (on_fork).
@@ -14,6 +14,7 @@
  */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -21,10 +22,27 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* The fields read of the kernel's tasks; CO-RE finds their offsets. */
+/* The fields read of the kernel's structures; CO-RE finds their offsets. */
+struct rq {
+	__u64 clock;
+	__u64 clock_task;
+} __attribute__((preserve_access_index));
+
+/* With group scheduling, which distributions' kernels have. */
+struct cfs_rq {
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
+struct sched_entity {
+	__u64 exec_start;
+	__u64 sum_exec_runtime;
+	struct cfs_rq *cfs_rq; /* its queue on the thread's CPU */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	int tgid;
+	struct sched_entity se;
 } __attribute__((preserve_access_index));
 
 /* Set by the loader before loading. */
@@ -65,19 +83,6 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-struct offcpu {
-	__u64 total;  /* ns spent switched out so far */
-	__u64 out_at; /* when it was switched out, 0 while it runs */
-};
-
-/* Per target thread: its off-CPU time. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct offcpu);
-} offcpu SEC(".maps");
-
 static __always_inline void count(__u32 slot)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
@@ -94,6 +99,39 @@ static __always_inline int is_followed(__u32 tgid)
 	return cfg.follow && bpf_map_lookup_elem(&followed, &tgid);
 }
 
+/*
+ * The current thread's off-CPU time so far, from an origin of its own.
+ * While a thread runs, the scheduler advances its se.exec_start and
+ * se.sum_exec_runtime together; when it is switched back in, exec_start
+ * jumps to that moment and the sum stays: their difference grows by the
+ * time it spent switched out, whatever switched it out or in.  (Tracing
+ * the switches instead misses those that tracing does not see: some
+ * hosts hide their own agent's tasks from it, and a switch from one of
+ * them into the target was lost, milliseconds taken for on-CPU time.)
+ * exec_start is in this CPU's task clock, which stands still for steal
+ * and interrupt time and so differs between CPUs; adding what this CPU's
+ * task clock is behind its clock puts it on the clock all CPUs share.
+ * (The run queue is found through the thread's fair-class queue, on a
+ * kernel with group scheduling; the per-CPU "runqueues" symbol is not
+ * there without CONFIG_KALLSYMS_ALL.  Without either, a thread that
+ * migrates between CPUs gets their difference in steal time.)
+ */
+static __always_inline __u64 offcpu_now(void)
+{
+	/* BTF pointers, read directly: a helper call per field cost 0.1 us a probe */
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 start = t->se.exec_start, sum = t->se.sum_exec_runtime;
+
+	if (bpf_core_field_exists(t->se.cfs_rq)) {
+		struct cfs_rq *q = t->se.cfs_rq;
+		struct rq *rq = q ? q->rq : 0;
+
+		if (rq)
+			start += rq->clock - rq->clock_task;
+	}
+	return start > sum ? start - sum : 0;
+}
+
 static __always_inline int emit(struct pt_regs *ctx, int is_return)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), pid_tgid;
@@ -101,7 +139,6 @@ static __always_inline int emit(struct pt_regs *ctx, int is_return)
 	__u32 kind = is_return ? VP_BPF_RETURN : VP_BPF_COOKIE_KIND(cookie);
 	struct vp_bpf_ctl *c = bpf_map_lookup_elem(&ctl, &key);
 	struct vp_bpf_rec *r;
-	struct offcpu *o;
 	__u64 *n, avail;
 
 	/* a link being replaced: its successor records this call */
@@ -130,8 +167,7 @@ static __always_inline int emit(struct pt_regs *ctx, int is_return)
 	} else {
 		r->addr = PT_REGS_IP(ctx);
 	}
-	o = bpf_map_lookup_elem(&offcpu, &r->tid);
-	r->offcpu = o ? o->total : 0;
+	r->offcpu = offcpu_now();
 	/*
 	 * Wake the reader once, when the backlog crosses the mark (within a
 	 * 4 KiB window, as CPUs reserve concurrently), never per record: a
@@ -154,41 +190,6 @@ SEC("uretprobe")
 int vp_return(struct pt_regs *ctx)
 {
 	return emit(ctx, 1);
-}
-
-/*
- * Off-CPU time of the target's threads: from a switch out to the next
- * switch in, whatever the reason (preempted, blocked, sleeping).  Probes
- * run while their thread is on a CPU, so the total they read is exact.
- */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	__u64 now = bpf_ktime_get_ns();
-	struct offcpu *o;
-	__u32 tid;
-
-	if (is_followed((__u32)prev->tgid)) {
-		tid = prev->pid;
-		o = bpf_map_lookup_elem(&offcpu, &tid);
-		if (o) {
-			o->out_at = now;
-		} else {
-			struct offcpu v = { 0, now };
-
-			if (bpf_map_update_elem(&offcpu, &tid, &v, BPF_NOEXIST))
-				count(VP_BPF_STAT_NO_OFFCPU);
-		}
-	}
-	if (is_followed((__u32)next->tgid)) {
-		tid = next->pid;
-		o = bpf_map_lookup_elem(&offcpu, &tid);
-		if (o && o->out_at) {
-			o->total += now - o->out_at;
-			o->out_at = 0;
-		}
-	}
-	return 0;
 }
 
 enum pid_type { PIDTYPE_PID = 0 };

@@ -115,6 +115,30 @@ static uint32_t thread_index(struct record *rec, const struct vp_raw *r)
 	return *idx;
 }
 
+/*
+ * @off, the off-CPU time a probe read for thread @idx, never below the
+ * last one written: the file's must never decrease, and the scheduler's
+ * clocks of two CPUs, which the BPF side reads on migrating, may differ
+ * by a little.
+ */
+static uint64_t offcpu_of(struct record *rec, uint32_t idx, uint64_t off)
+{
+	if (idx >= rec->noff_last) {
+		size_t n = rec->noff_last ? rec->noff_last * 2 : 64;
+
+		while (n <= idx)
+			n *= 2;
+		rec->off_last = xrealloc(rec->off_last, n * sizeof(*rec->off_last));
+		memset(rec->off_last + rec->noff_last, 0,
+		       (n - rec->noff_last) * sizeof(*rec->off_last));
+		rec->noff_last = n;
+	}
+	if (off < rec->off_last[idx])
+		off = rec->off_last[idx];
+	rec->off_last[idx] = off;
+	return off;
+}
+
 static uint32_t callsite_id(struct record *rec, uint64_t addr)
 {
 	int found;
@@ -355,8 +379,8 @@ static void emit(struct record *rec, struct vp_raw *r)
 	ev.sp = r->sp;
 	ev.func = r->func;
 	ev.kind = r->type == VP_RAW_ENTRY ? VP_EV_ENTRY : VP_EV_EXIT;
-	ev.offcpu = r->offcpu;
 	ev.thread = thread_index(rec, r);
+	ev.offcpu = offcpu_of(rec, ev.thread, r->offcpu);
 	if (ev.kind == VP_EV_ENTRY)
 		ev.callsite = callsite_id(rec, r->addr);
 	if (rec->mode == MODE_COMBINED && ev.kind == VP_EV_ENTRY) {
@@ -1158,7 +1182,6 @@ static void print_nesting(const struct record *rec)
 
 static void print_summary(struct record *rec, const struct vp_trailer *tr)
 {
-	uint64_t missed;
 	struct stat st;
 	long long bytes = stat(rec->opts.output, &st) == 0 ? (long long)st.st_size : -1;
 
@@ -1187,9 +1210,6 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 		info("%llu events from other processes were not recorded (processes not "
 		     "followed)", (unsigned long long)rec->counts.foreign);
 	record_procs_summary(rec);
-	if (rec->probing.bpf_on && (missed = vp_bpf_probes_offcpu_missed(&rec->probing.bpf)))
-		warning("%llu context switches found no room in the off-CPU table: off-CPU "
-			"times are too low", (unsigned long long)missed);
 }
 
 /*
@@ -1346,6 +1366,7 @@ void record_release(struct record *rec)
 	idmap_release(&rec->threads);
 	idmap_release(&rec->callsites);
 	free(rec->tramp);
+	free(rec->off_last);
 	vp_nesting_free(rec->probing.nesting);
 	vp_header_release(&rec->hdr);
 	free(rec->target.path);
