@@ -4,13 +4,16 @@
 # against the fixture's own: fx-percentiles calls bimodal() (100 us, 1 ms
 # one time in twenty) and heavy() (Pareto, 50 us to 5 ms) 2000 times each
 # and prints the nearest-rank p50, p90 and p99 of what it measured around
-# each call, and of the spins it asked for.  The fixture's clock reads
-# enclose the probes' timestamps and compensation only subtracts, so the
-# report's percentiles can be above the measured ones by no more than the
-# histogram's error (1/128), whatever a busy host did to the calls; below
-# them by the probes' costs (10 % + 5 us allowed).  The p50, where a busy
-# host's preemptions do not reach, must also be within 10 % + 5 us of the
-# spin asked for.  The histogram must count every call, and --raw must
+# each call (in wall-clock and in on-CPU time), and of the spins it asked
+# for.  The fixture's CPU clock reads enclose the probes' window and
+# compensation only subtracts, so the report's on-CPU percentiles can be
+# above the fixture's by no more than the histogram's error (1/128),
+# whatever a busy host did to the calls; below them by the probes' costs
+# (10 % + 5 us allowed).  (In wall-clock time a preemption at a probe's
+# trap is in the fixture's bracket and not in the probes' window: beside
+# a CPU hog, heavy's p99 once came out 20 % under the fixture's.)  The
+# wall-clock p50, where a busy host's preemptions do not reach, must be
+# within 10 % + 5 us of the spin asked for.  The histogram must count every call, and --raw must
 # see them later, not sooner.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
@@ -28,7 +31,8 @@ tap_plan 13
 tap_is 0 $? "record exits 0"
 [ -s err ] && tap_diag "$(cat err)"
 "$VARPERF" report --format json -i p.data >p.json 2>/dev/null &&
-	"$VARPERF" report --raw --format json -i p.data >raw.json 2>/dev/null ||
+	"$VARPERF" report --raw --format json -i p.data >raw.json 2>/dev/null &&
+	"$VARPERF" report --time=cpu --format json -i p.data >cpu.json 2>/dev/null ||
 	tap_bail "varperf report cannot read p.data"
 
 # "ok", or what is off: FUNC FIELD wanted seen
@@ -39,7 +43,7 @@ func, field = sys.argv[2], sys.argv[3]
 asked, measured = {}, {}
 for line in open("truth"):
     w = line.split()
-    if w[0] in ("asked", "percentiles") and w[1] == func:
+    if w[0] in ("asked", "cpu") and w[1] == func:
         (asked if w[0] == "asked" else measured).update(
             (k, int(v)) for k, v in (x.split("=") for x in w[2:]))
 n = [n for n in j["nodes"] if n["function"] == func][0]
@@ -56,14 +60,14 @@ elif field.startswith("asked-"):
 else:
     want, seen = measured[field + "_ns"], n["percentiles"][field]
     print("ok" if want - (0.10 * want + 5000) <= seen <= want * (1 + 1 / 128) + 1 else
-          "%s %s: measured %d, seen %d" % (func, field, want, seen))
+          "%s %s: measured %d on-CPU, seen %d" % (func, field, want, seen))
 PY
 
 for f in bimodal heavy; do
 	tap_is ok "$(python3 check.py p.json $f count)" "$f: every call counted, in its histogram too"
 	for p in p50 p90 p99; do
-		tap_is ok "$(python3 check.py p.json $f $p)" \
-			"$f: $p at most the fixture's measured one, within 10% + 5 us"
+		tap_is ok "$(python3 check.py cpu.json $f $p)" \
+			"$f: on-CPU $p at most the fixture's measured one, within 10% + 5 us"
 	done
 	tap_is ok "$(python3 check.py p.json $f asked-p50)" "$f: p50 within 10% + 5 us of the spin asked"
 done
