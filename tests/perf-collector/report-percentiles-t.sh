@@ -13,8 +13,8 @@
 # trap is in the fixture's bracket and not in the probes' window: beside
 # a CPU hog, heavy's p99 once came out 20 % under the fixture's.)  The
 # wall-clock p50, where a busy host's preemptions do not reach, must be
-# within 10 % + 5 us of the spin asked for.  The histogram must count every call, and --raw must
-# see them later, not sooner.
+# within 10 % + 5 us of the spin asked for.  The histogram must count
+# every call, and --raw must see them later, not sooner.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
