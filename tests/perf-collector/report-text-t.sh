@@ -10,9 +10,10 @@
 #   times (three significant digits), and main's path fraction of work
 #   exactly the calls the generator made;
 # - fx-percentiles, recorded: the text's percentiles are the JSON's,
-#   written, and in on-CPU time no more than the fixture measured of the
-#   same calls in its thread's CPU time (and less by no more than 10 % +
-#   5 us: the probes' costs), as report-percentiles-t.sh wants of the JSON;
+#   written, and in on-CPU time no more than what the fixture's thread ran
+#   in its brackets of the same calls (and less than their CPU time by no
+#   more than 10 % + 5 us: the probes' costs), as report-percentiles-t.sh
+#   wants of the JSON;
 # - fx-paths, recorded: the path fraction of rare() and always() in
 #   parent() exactly as the fixture counted them, in JSON and text;
 # - widths: by default every node line's numbers and function name fit
@@ -134,19 +135,22 @@ def cmd_exact(txt, j, tr, func, keys):
 
 def cmd_measured(txt, tr, func, keys):
     """@func's on-CPU percentiles in the text against the fixture's own of
-    the same calls.  The fixture's CPU clock reads enclose the probes'
-    window, and compensation only subtracts, so no call can be seen longer
-    than it measured itself: above that by more than the histogram's 1/128
-    and the text's rounding (1/200) is wrong, whatever the host did.  Below
-    it by the probes' costs, and their estimate's error: 10 % + 5 us."""
-    t = truth(tr, "cpu", func)
+    the same calls.  The fixture's brackets enclose the probes' window,
+    and compensation only subtracts, so no call can be seen longer than
+    the thread ran in its bracket (steal included, which the scheduler
+    folds into on-CPU time until its next tick): above that by more than
+    the histogram's 1/128 and the text's rounding (1/200) is wrong,
+    whatever the host did.  Below the fixture's CPU clock by the probes'
+    costs, and their estimate's error: 10 % + 5 us."""
+    t, r = truth(tr, "cpu", func), truth(tr, "ran", func)
     row = row_of(txt, func)
     bad = []
     for k in keys.split(","):
         want, seen = t[k + "_ns"], parse(row[k])
-        if seen is None or seen > want * (1 + 1 / 128 + 1 / 200) + 1 or \
+        if seen is None or seen > r[k + "_ns"] * (1 + 1 / 128 + 1 / 200) + 1 or \
            seen < want - (0.10 * want + 5000):
-            bad.append("%s: text %r, measured %d" % (k, row[k], want))
+            bad.append("%s: text %r, measured %d on-CPU, %d ran" % (k, row[k], want,
+                                                                 r[k + "_ns"]))
     print("ok" if not bad else "; ".join(bad))
 
 def cmd_pattern(txt, j, func, wide):
