@@ -395,6 +395,11 @@ static uint64_t writer_dtime(struct vp_writer *w, uint64_t time)
 	return d;
 }
 
+uint64_t vp_writer_offcpu(const struct vp_writer *w, uint32_t idx)
+{
+	return w->offcpu && idx < w->nthreads ? w->last_off[idx] : 0;
+}
+
 int vp_writer_event(struct vp_writer *w, const struct vp_event *ev)
 {
 	uint8_t *p = rec_begin(w, 6 * VP_ULEB_MAX);

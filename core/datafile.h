@@ -432,6 +432,8 @@ int vp_writer_lost(struct vp_writer *w, uint32_t cpu, uint64_t count);
  * readers would refuse the file.  Without it @ev->offcpu is ignored.
  */
 int vp_writer_event(struct vp_writer *w, const struct vp_event *ev);
+/* The off-CPU time last written of thread @idx (0 before any). */
+uint64_t vp_writer_offcpu(const struct vp_writer *w, uint32_t idx);
 /*
  * Version 2 records.  Definitions are numbered in order from 0; module ids
  * continue after the header's modules.  A sample's frames must be defined

@@ -115,30 +115,6 @@ static uint32_t thread_index(struct record *rec, const struct vp_raw *r)
 	return *idx;
 }
 
-/*
- * @off, the off-CPU time a probe read for thread @idx, never below the
- * last one written: the file's must never decrease, and the scheduler's
- * clocks of two CPUs, which the BPF side reads on migrating, may differ
- * by a little.
- */
-static uint64_t offcpu_of(struct record *rec, uint32_t idx, uint64_t off)
-{
-	if (idx >= rec->noff_last) {
-		size_t n = rec->noff_last ? rec->noff_last * 2 : 64;
-
-		while (n <= idx)
-			n *= 2;
-		rec->off_last = xrealloc(rec->off_last, n * sizeof(*rec->off_last));
-		memset(rec->off_last + rec->noff_last, 0,
-		       (n - rec->noff_last) * sizeof(*rec->off_last));
-		rec->noff_last = n;
-	}
-	if (off < rec->off_last[idx])
-		off = rec->off_last[idx];
-	rec->off_last[idx] = off;
-	return off;
-}
-
 static uint32_t callsite_id(struct record *rec, uint64_t addr)
 {
 	int found;
@@ -380,7 +356,12 @@ static void emit(struct record *rec, struct vp_raw *r)
 	ev.func = r->func;
 	ev.kind = r->type == VP_RAW_ENTRY ? VP_EV_ENTRY : VP_EV_EXIT;
 	ev.thread = thread_index(rec, r);
-	ev.offcpu = offcpu_of(rec, ev.thread, r->offcpu);
+	/* never below the thread's last one: the file's must not decrease,
+	 * and the scheduler's clocks of two CPUs, which the BPF side reads as
+	 * the thread migrates, may differ by a little */
+	ev.offcpu = r->offcpu;
+	if (ev.offcpu < vp_writer_offcpu(rec->w, ev.thread))
+		ev.offcpu = vp_writer_offcpu(rec->w, ev.thread);
 	if (ev.kind == VP_EV_ENTRY)
 		ev.callsite = callsite_id(rec, r->addr);
 	if (rec->mode == MODE_COMBINED && ev.kind == VP_EV_ENTRY) {
@@ -1366,7 +1347,6 @@ void record_release(struct record *rec)
 	idmap_release(&rec->threads);
 	idmap_release(&rec->callsites);
 	free(rec->tramp);
-	free(rec->off_last);
 	vp_nesting_free(rec->probing.nesting);
 	vp_header_release(&rec->hdr);
 	free(rec->target.path);

@@ -294,8 +294,6 @@ struct record {
 	unsigned char *tramp;	   /* per call site: its return address is the
 				    * uretprobe trampoline (a tail call) */
 	size_t ntramp;
-	uint64_t *off_last;	   /* per thread: the off-CPU time last written */
-	size_t noff_last;
 };
 
 /* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs). */

@@ -547,6 +547,11 @@ static void write_offcpu(const char *path)
 		if (vp_writer_event(w, &ev))
 			sysbail("vp_writer_event %zu", i);
 	}
+	ok(vp_writer_offcpu(w, 0) == off_expect(NOFF - 3).offcpu &&
+		   vp_writer_offcpu(w, 1) == off_expect(NOFF - 2).offcpu &&
+		   vp_writer_offcpu(w, 2) == off_expect(NOFF - 1).offcpu &&
+		   vp_writer_offcpu(w, NOFF_THREADS) == 0,
+	   "off-CPU: the writer gives each thread's last one, across chunks (0: no thread)");
 	if (vp_writer_finish(w, &tr))
 		sysbail("vp_writer_finish");
 }
@@ -630,11 +635,13 @@ static unsigned char *write_one_call(const char *path, size_t *len, size_t *meta
 		sysbail("vp_writer_new");
 	vp_writer_thread(w, 0, 1, 1);
 	vp_writer_callsite(w, 0, &cs);
+	is_int(0, (int)vp_writer_offcpu(w, 0), "off-CPU: 0 before the thread's first event");
 	vp_writer_event(w, &ev);
 	ev = (struct vp_event){ 2000, 0x7008, 0, UINT32_MAX, 0, VP_EV_EXIT, 200 };
 	vp_writer_event(w, &ev);
 	ev.offcpu = 150;
 	is_int(-EINVAL, vp_writer_event(w, &ev), "writer refuses an off-CPU time going back");
+	is_int(200, (int)vp_writer_offcpu(w, 0), "... and keeps the last one it wrote");
 	vp_writer_free(w);
 	/* write it again, without the refused event */
 	w = vp_writer_new(path, &h);
@@ -1125,7 +1132,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(48 + 36 + 39 + 5 + 12 + 5 + 2);
+	plan(48 + 36 + 39 + 5 + 12 + 5 + 2 + 3);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
