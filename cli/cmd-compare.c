@@ -21,7 +21,7 @@
 #include "core/recording.h"
 #include "analysis-opts.h"
 #include "builtin.h"
-#include "perf-collector/output.h"
+#include "util/output.h"
 #include "report/report.h"
 #include "usage.h"
 #include "util/util.h"

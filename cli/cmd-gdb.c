@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "perf-collector/probes.h"
+#include "perf-collector/probes/probes.h"
 #include "usage.h"
 #include "util/util.h"
 

@@ -20,7 +20,7 @@
 #include "core/sampled.h"
 #include "analysis-opts.h"
 #include "builtin.h"
-#include "perf-collector/record.h"
+#include "perf-collector/record/record.h"
 #include "usage.h"
 #include "util/util.h"
 

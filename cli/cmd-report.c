@@ -27,7 +27,7 @@
 #include "core/vcg.h"
 #include "analysis-opts.h"
 #include "builtin.h"
-#include "perf-collector/output.h"
+#include "util/output.h"
 #include "report/report.h"
 #include "textwidth.h"
 #include "usage.h"

@@ -418,7 +418,7 @@ struct vp_writer;
 struct vp_writer *vp_writer_new(const char *path, const struct vp_header *hdr);
 /*
  * vp_writer_new_fd - the same on @fd, open for writing at its start (a
- * file the caller names when it chooses: see perf-collector/output.h).
+ * file the caller names when it chooses: see util/output.h).
  * @fd belongs to the writer from now on, also when this fails.
  */
 struct vp_writer *vp_writer_new_fd(int fd, const struct vp_header *hdr);

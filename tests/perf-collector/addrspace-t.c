@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * addrspace-t.c - tests for the mappings of perf-collector/addrspace.c:
+ * addrspace-t.c - tests for the mappings of perf-collector/symbols/addrspace.c:
  * a new mapping replaces what it overlaps as mmap() does (the part of an
  * old one before and after it stays, at the right file offset), lookups
  * by address, and the reader of /proc/PID/maps against this process.
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perf-collector/addrspace.h"
+#include "perf-collector/symbols/addrspace.h"
 #include "tests/tap/basic.h"
 
 /* Whether @m is (start, end, pgoff, path). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * plan-t.c - tests for perf-collector/plan.c's judge of the overhead
+ * plan-t.c - tests for perf-collector/record/plan.c's judge of the overhead
  * budget while phase 2 runs, vp_plan_over_budget(): what the probes cost,
  * whether that is over the budget beyond a measurement's 10 %, and which
  * functions to stop probing, the most expensive first, until the rest
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/datafile.h"
-#include "perf-collector/plan.h"
+#include "perf-collector/record/plan.h"
 #include "tests/tap/basic.h"
 
 /* a probed call: 1 us on an emulated first instruction, 10 us stepped */

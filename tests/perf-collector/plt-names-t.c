@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * plt-names-t.c - tests for perf-collector/plt-names.c and the call-site
+ * plt-names-t.c - tests for perf-collector/symbols/plt-names.c and the call-site
  * names of symbols.c in a PLT: the stub of tiny() in the fx-plt fixture.
  * Where the stub is comes from the ELF file itself, by the x86-64 psABI's
  * layout: the stub of the i-th .rela.plt relocation is entry i + 1 of .plt
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perf-collector/plt-names.h"
-#include "perf-collector/symbols.h"
+#include "perf-collector/symbols/plt-names.h"
+#include "perf-collector/symbols/symbols.h"
 #include "tests/tap/basic.h"
 
 /* The link-time address of the stub of @name in @path, and of the .plt. */

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "core/datafile.h"
-#include "perf-collector/sample-sink.h"
+#include "perf-collector/sampling/sample-sink.h"
 #include "tests/tap/basic.h"
 
 /*

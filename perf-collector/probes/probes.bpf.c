@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * probes.bpf.c - the BPF side of varperf's probe backend: programs for
+ * BPF_TRACE_UPROBE_MULTI links (entries and exit sites in one link per
+ * file, returns in another) that write one record per probe hit into a
+ * ring buffer with the thread's off-CPU time so far, and count hits per
+ * function in the kernel.  Every
+ * link is restricted to one process: the target's own, and following
+ * forks, each child's, which varperf makes while the child waits,
+ * stopped before its first instruction (on_fork).
+ *
+ * Compiled with clang -target bpf; loaded by probes-bpf.c, which sets the
+ * expected attach type (libbpf 1.1 knows no "uprobe.multi" section).
+ */
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "perf-collector/probes/probes-bpf-abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* The fields read of the kernel's structures; CO-RE finds their offsets. */
+struct rq {
+	__u64 clock;
+	__u64 clock_task;
+} __attribute__((preserve_access_index));
+
+/* With group scheduling, which distributions' kernels have. */
+struct cfs_rq {
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
+struct sched_entity {
+	__u64 exec_start;
+	__u64 sum_exec_runtime;
+	struct cfs_rq *cfs_rq; /* its queue on the thread's CPU */
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct sched_entity se;
+} __attribute__((preserve_access_index));
+
+/* Set by the loader before loading. */
+const volatile struct vp_bpf_cfg cfg = { 0, 0 };
+
+/* Following forks: the processes recorded (the target, its descendants). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} followed SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by the loader */
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vp_bpf_ctl);
+} ctl SEC(".maps");
+
+/* Entries per function, counted even when no record could be written. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized to the number of functions */
+	__type(key, __u32);
+	__type(value, __u64);
+} hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VP_BPF_NSTATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void count(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
+
+	if (v)
+		*v += 1;
+}
+
+/* Whether process @tgid is recorded. */
+static __always_inline int is_followed(__u32 tgid)
+{
+	if (tgid == cfg.target_tgid)
+		return 1;
+	return cfg.follow && bpf_map_lookup_elem(&followed, &tgid);
+}
+
+/*
+ * The current thread's off-CPU time so far, from an origin of its own.
+ * While a thread runs, the scheduler advances its se.exec_start and
+ * se.sum_exec_runtime together; when it is switched back in, exec_start
+ * jumps to that moment and the sum stays: their difference grows by the
+ * time it spent switched out, whatever switched it out or in.  (Tracing
+ * the switches instead misses those that tracing does not see: some
+ * hosts hide their own agent's tasks from it, and a switch from one of
+ * them into the target was lost, milliseconds taken for on-CPU time.)
+ * exec_start is in this CPU's task clock, which stands still for steal
+ * and interrupt time and so differs between CPUs; adding what this CPU's
+ * task clock is behind its clock puts it on the clock all CPUs share.
+ * (The run queue is found through the thread's fair-class queue, on a
+ * kernel with group scheduling; the per-CPU "runqueues" symbol is not
+ * there without CONFIG_KALLSYMS_ALL.  Without either, a thread that
+ * migrates between CPUs gets their difference in steal time.)
+ */
+static __always_inline __u64 offcpu_now(void)
+{
+	/* BTF pointers, read directly: a helper call per field cost 0.1 us a probe */
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 start = t->se.exec_start, sum = t->se.sum_exec_runtime;
+
+	if (bpf_core_field_exists(t->se.cfs_rq)) {
+		struct cfs_rq *q = t->se.cfs_rq;
+		struct rq *rq = q ? q->rq : 0;
+
+		if (rq)
+			start += rq->clock - rq->clock_task;
+	}
+	return start > sum ? start - sum : 0;
+}
+
+static __always_inline int emit(struct pt_regs *ctx, int is_return)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), pid_tgid;
+	__u32 key = 0, func = VP_BPF_COOKIE_FUNC(cookie);
+	__u32 kind = is_return ? VP_BPF_RETURN : VP_BPF_COOKIE_KIND(cookie);
+	struct vp_bpf_ctl *c = bpf_map_lookup_elem(&ctl, &key);
+	struct vp_bpf_rec *r;
+	__u64 *n, avail;
+
+	/* a link being replaced: its successor records this call */
+	if (!c || c->gen != VP_BPF_COOKIE_GEN(cookie))
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	if (kind == VP_BPF_ENTRY || kind == VP_BPF_ENTRY_EXITS) {
+		n = bpf_map_lookup_elem(&hits, &func);
+		if (n)
+			*n += 1;
+	}
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(VP_BPF_STAT_LOST);
+		return 0;
+	}
+	r->time = bpf_ktime_get_ns();
+	r->pid = pid_tgid >> 32;
+	r->tid = (__u32)pid_tgid;
+	r->func = func;
+	r->kind = kind;
+	r->sp = PT_REGS_SP(ctx);
+	if (kind == VP_BPF_ENTRY || kind == VP_BPF_ENTRY_EXITS) {
+		if (bpf_probe_read_user(&r->addr, sizeof(r->addr), (void *)r->sp))
+			r->addr = 0;
+	} else {
+		r->addr = PT_REGS_IP(ctx);
+	}
+	r->offcpu = offcpu_now();
+	/*
+	 * Wake the reader once, when the backlog crosses the mark (within a
+	 * 4 KiB window, as CPUs reserve concurrently), never per record: a
+	 * wake-up costs microseconds, the reader polls on a timer anyway.
+	 */
+	avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(r, avail >= c->wake_bytes && avail - c->wake_bytes < 4096
+				      ? BPF_RB_FORCE_WAKEUP
+				      : BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("uprobe")
+int vp_entry(struct pt_regs *ctx)
+{
+	return emit(ctx, 0);
+}
+
+SEC("uretprobe")
+int vp_return(struct pt_regs *ctx)
+{
+	return emit(ctx, 1);
+}
+
+enum pid_type { PIDTYPE_PID = 0 };
+enum { SIGSTOP_ = 19 };
+
+/* Linux 6.13 on: a signal to another task (a kfunc). */
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				__u64 value) __ksym __weak;
+
+/*
+ * The target's children.  Following forks, a child of a recorded process
+ * is recorded from its first instruction on: with @hold it gets a SIGSTOP
+ * before it ever runs (taken on its way to user space), and varperf,
+ * woken at once by the record written here, links its probes and
+ * continues it (SIGCONT).  Where the ring has no room it runs on
+ * unheld and unprobed (counted).  One that execs another program no
+ * longer runs the probed code.
+ */
+static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child,
+				   int hold)
+{
+	__u32 tgid, ppid;
+	struct vp_bpf_rec *r;
+	__u8 one = 1;
+
+	if (!parent || !child)
+		return 0;
+	tgid = (__u32)child->tgid;
+	ppid = (__u32)parent->tgid;
+	if (tgid == ppid || !is_followed(ppid))
+		return 0;
+	if (bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY)) {
+		count(VP_BPF_STAT_NO_FOLLOW);
+		return 0;
+	}
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(VP_BPF_STAT_NO_CHILD);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->time = bpf_ktime_get_ns();
+	r->pid = tgid;
+	r->tid = ppid;
+	r->kind = VP_BPF_CHILD;
+	/* queued before varperf can read the record: its SIGCONT cancels it
+	 * or ends the stop */
+	if (hold)
+		r->addr = bpf_send_signal_task(child, SIGSTOP_, PIDTYPE_PID, 0) == 0;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/* Linux 6.13 on: the child is held until its links are made. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(vp_fork_hold, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child, 1);
+}
+
+/* Before: its links come as soon as varperf can make them. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(vp_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child, 0);
+}
+
+/* A followed process ended: its pid may name another process soon, and
+ * varperf drops its links. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(vp_exit, struct task_struct *task)
+{
+	__u32 tgid = (__u32)task->tgid;
+	struct vp_bpf_rec *r;
+
+	if (!cfg.follow || task->pid != task->tgid || tgid == cfg.target_tgid ||
+	    !bpf_map_lookup_elem(&followed, &tgid))
+		return 0;
+	bpf_map_delete_elem(&followed, &tgid);
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r)
+		return 0; /* its links go at the end */
+	__builtin_memset(r, 0, sizeof(*r));
+	r->time = bpf_ktime_get_ns();
+	r->pid = tgid;
+	r->kind = VP_BPF_GONE;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * record.h - what the parts of "varperf record" share: its options, the
+ * state of one recording (struct record, in groups) and their steps.
+ *
+ * The parts, from the top; a file calls only files below it, so no two
+ * call each other:
+ *
+ *   cmd-record.c        the command line
+ *   record-auto.c       the driver: one run (record_one()), or auto mode's
+ *                       two phases (record_auto())
+ *   record-stream.c     the target running: buffers, records, the file,
+ *                       and phase 2 kept within the budget plan.c judges
+ *   record-setup.c      what to record: functions, exits, probe costs
+ *   record-procs.c      the processes followed (beside record-setup.c)
+ *   plan.c              phase 2's plan, and what is over the budget now
+ *                       (vp_plan_over_budget())
+ *
+ *   file              may call
+ *   cmd-record.c      record-auto.c, record-stream.c (record_release())
+ *   record-auto.c     record-setup.c, record-stream.c, plan.c
+ *   record-stream.c   record-setup.c (record_header_cmdline()), record-procs.c, plan.c
+ *   record-setup.c    plan.c
+ *   record-procs.c    none of these
+ *   plan.c            none of these
+ *
+ * and any of them the collector's modules (probes, sampling, symbols,
+ * output, ...) and core/.  Where the stream must ask the driver
+ * something, the driver hands it a struct record_ops; the steps return 0
+ * or -errno and leave the rest in struct record_outcome.
+ */
+#ifndef VARPERF_RECORD_H
+#define VARPERF_RECORD_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "core/datafile.h"
+#include "perf-collector/symbols/addrspace.h"
+#include "core/hashtab.h"
+#include "perf-collector/kernel/launch.h"
+#include "perf-collector/symbols/libpath.h"
+#include "util/output.h"
+#include "perf-collector/probes/nesting.h"
+#include "perf-collector/record/plan.h"
+#include "perf-collector/probes/probe-sites.h"
+#include "perf-collector/probes/probes-bpf.h"
+#include "perf-collector/probes/probes.h"
+#include "perf-collector/sampling/sample-sink.h"
+#include "perf-collector/sampling/sampler.h"
+#include "perf-collector/symbols/symbols.h"
+#include "util/util.h"
+
+enum {
+	/* the exit status of a wrong command line */
+	USAGE_ERROR = 129,
+};
+
+struct strvec {
+	char **v;
+	size_t n;
+};
+
+/* --exit-probes */
+enum exit_mode {
+	EXIT_AUTO,
+	EXIT_URETPROBE,
+	EXIT_RET,
+};
+
+/* --backend: how probes are placed */
+enum probe_backend {
+	BACKEND_AUTO = 0, /* BPF where the kernel and the rights allow, else perf */
+	BACKEND_PERF,	  /* perf_event uprobes */
+	BACKEND_BPF,	  /* BPF uprobe_multi links */
+};
+
+/* --mode */
+enum record_mode {
+	MODE_AUTO = VP_MODE_AUTO,
+	MODE_PROBE = VP_MODE_PROBE,
+	MODE_SAMPLE = VP_MODE_SAMPLE,
+	MODE_COMBINED = VP_MODE_COMBINED,
+};
+
+struct record_opts {
+	const char *output;
+	struct strvec funcs, excludes, libs;
+	unsigned long long buf_size;
+	int buf_size_given;	  /* -m: not to be shrunk */
+	int stack_size_given;	  /* --stack-size: not to be raised */
+	int list, quiet, no_calibrate, no_move;
+	int follow_fork;  /* --follow-fork (the default) */
+	enum exit_mode exit_mode;
+	enum record_mode mode;
+	enum probe_backend backend;
+	int backend_given;
+	struct vp_sampling_opts sampling;
+	double precision, confidence;
+	int precision_given;
+	double cutoff, overhead;
+	const char *phase1;
+	pid_t attach;	  /* -p: 0 to run a program */
+	double duration;  /* seconds, 0: none */
+	double phase1_duration; /* auto with -p: seconds of phase 1, 0: default */
+	const char *sampling_given; /* the first sampling option given, or NULL */
+	const char *plan_given;	    /* the first of --cutoff, --overhead, or NULL */
+	int has_input_size;	    /* --input-size, stored in the header */
+	unsigned long long input_size;
+};
+
+/* A map from a 64-bit key to a 32-bit index (record-stream.c); zero-filled
+ * (as struct record is made) it is empty. */
+struct idmap {
+	struct vp_hashtab tab;
+	size_t n;
+};
+
+/* Processes whose stack start record-stream.c keeps at once. */
+enum { RECORD_STACK_STARTS = 8 };
+
+/* A process of the recording (record-procs.c). */
+struct record_proc {
+	uint32_t pid, ppid;
+	uint32_t flags;	  /* VP_PROC_* */
+	int followed;	  /* its events are recorded */
+	int exec_pending; /* exec'd: its next mapping names the program */
+	char *exec;	  /* what it exec'd, or "" */
+	/* its CPU time (ns): when this recording began (followed from an
+	 * earlier phase) and when last read; cpu_gone: no longer readable */
+	uint64_t cpu_base, cpu_last;
+	int cpu_gone;
+};
+
+struct record_procs {
+	struct record_proc *v; /* the target first, then sorted by pid */
+	size_t n, cap;
+	struct record_proc *last; /* the last one found */
+	int follow;		  /* --follow-fork */
+	uint64_t forked;	  /* children followed */
+	uint64_t unfollowed;	  /* children not followed */
+	uint64_t execd;		  /* followed children that exec'd another program */
+};
+
+struct record;
+
+/*
+ * How a recording's steps ended, beyond their return value: they return 0
+ * or a negative errno (-1 when the error was said), and say here what
+ * else the driver must know.
+ */
+struct record_outcome {
+	int listed;	/* --list printed the functions: nothing to record */
+	int usage;	/* the failure was the command line's (USAGE_ERROR) */
+	int finished;	/* record_run() wrote the file to its end */
+	int status;	/* record_run(): the exit status to pass on - the target's,
+			 * 128 + a signal's, 1 when it failed */
+};
+
+/*
+ * What the stream asks its driver while the target runs, every round
+ * (auto mode's phase 1 sets them, see record-auto.c): the stream never
+ * calls the driver by name.
+ */
+struct record_ops {
+	/* after the round's reading: 1 when the events were reopened (new
+	 * buffers to poll) */
+	int (*round)(struct record *rec);
+	/* whether what was read may go into the file yet */
+	int (*may_flush)(const struct record *rec);
+};
+
+/* The target: the program run (or the process attached) and its children. */
+struct record_target {
+	const char *prog;
+	char *path;
+	int argc;		  /* the program's command line */
+	char **argv;
+	struct vp_launch launch;
+	pid_t pid;
+	int pidfd;		  /* readable when the process exits */
+	int child;		  /* "attached" to the program varperf runs (auto
+				   * mode's phase 2 in the same run): reaped, its
+				   * status passed on, signals forwarded */
+	int gone;		  /* attach: the process exited */
+	int left_running;	  /* auto, phase 1 of a program: it runs on */
+	uint64_t start_ns;	  /* when the recording began */
+	uint64_t start_cpu;	  /* CPU time of the target then */
+	/* where the main stacks of the last processes sampled began at
+	 * their exec (/proc's startstack; 0: unknown), pid 0 for none */
+	struct {
+		uint32_t pid;
+		uint64_t start;
+	} stack_starts[RECORD_STACK_STARTS];
+	unsigned next_stack_start;
+	uint64_t cpu;		  /* ... its CPU time since then, last seen */
+	struct record_procs procs;
+};
+
+/* What is probed, how, and the events that bring the records. */
+struct record_probing {
+	struct vp_symfile **symfiles; /* per module of the header */
+	/* Per function how its exits are probed; NULL: return probes. */
+	struct vp_exits *exits;
+	int can_throw;
+	size_t nrecursive;	   /* --exit-probes=auto: functions calling
+				    * themselves, probed at their exit sites */
+	int can_sample_only;	   /* auto: nothing to probe is no error... */
+	char *unprobeable;	   /* ... and this says why (malloc'ed) */
+	int calibrated;		   /* record_calibrate() ran */
+	struct vp_probes probes;   /* perf backend; with BPF only mmap tracking */
+	struct vp_bpf_probes bpf;  /* BPF backend */
+	int bpf_on;		   /* the probes are on the BPF backend */
+	struct vp_sampler sampler; /* sample and combined modes */
+	struct vp_sample_sink *ss;
+	uint64_t *probe_vaddr;	   /* combined: link-time address of each probe */
+	struct vp_ring *rings;	   /* the buffers to read: the probes' or the sampler's */
+	int nrings;
+	struct vp_nesting *nesting; /* the kernel's pending return probes */
+};
+
+/* The records on their way into the file. */
+struct record_output {
+	struct vp_output file;	   /* the file the writer writes, named once the
+				    * run begins */
+	int write_err;
+	/* Records read but not yet written, sorted by time each round. */
+	struct vp_raw *pending;
+	size_t npending, pending_cap;
+	uint64_t seq, max_seen;
+	/* Sample mode: samples and mappings queue up here, to be unwound
+	 * once a second (FLUSH_NS) at the end of a round, not every round. */
+	int defer;
+	struct vp_raw *deferred;
+	size_t ndeferred, deferred_cap, deferred_bytes;
+	uint64_t flushed_ns;	   /* when the file last got what was read */
+};
+
+/* Auto mode: what its driver sets for a phase, and phase 2's measurements. */
+struct record_phase {
+	int announce;		   /* say when attached or waiting, even when quiet */
+	/* phase 1 */
+	uint64_t min_samples;	   /* attached: phase 1 goes on until this many
+				    * samples, after --phase1-duration... */
+	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
+	int waiting_said;
+	uint64_t window_ns;	   /* of a program: leave it running after this
+				    * long (and min_samples) */
+	/* phase 2 */
+	const char *plan_from;	   /* the phase-1 data selecting what to probe */
+	struct vp_plan plan;
+	uint32_t phase1_stack_size; /* the stack copy phase 1 ended with (it may
+				     * raise it) */
+	uint64_t *calls;	   /* entries per function so far */
+	uint64_t *kept;		   /* per function, 2 counts: entries and exits
+				    * written to the file */
+	unsigned char *dropped;	   /* functions no longer probed */
+	uint64_t watched_ns;	   /* when the watchdog last looked */
+	int holding;		   /* on BPF: records held back until the
+				    * watchdog's first look */
+	uint64_t hold_ns;	   /* ... and after it, this long */
+};
+
+/* What was read, lost and left out, for the trailer and the summary. */
+struct record_counts {
+	uint64_t lost, foreign;
+	uint64_t nsamples;	   /* samples read so far */
+	uint64_t full_stacks;	   /* ... whose stack copy was full (truncated,
+				    * or about to be) */
+	uint64_t unwound, unwind_ns; /* samples unwound, and how long it took */
+};
+
+struct record {
+	struct record_opts opts;
+	enum record_mode mode;	   /* of this run: probe, sample or combined */
+	const struct record_ops *ops; /* NULL: the stream asks nothing */
+	struct record_outcome outcome;
+	/* What every part uses: the file's header (modules, functions,
+	 * costs), its writer, and the target's address space. */
+	struct vp_header hdr;
+	struct vp_writer *w;
+	struct vp_addrspace *as;
+	struct record_target target;
+	struct record_probing probing;
+	struct record_output output;
+	struct record_phase phase;
+	struct record_counts counts;
+	/* The file's numbers of threads and call sites (record-stream.c). */
+	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */
+	struct idmap threads, callsites;
+	unsigned char *tramp;	   /* per call site: its return address is the
+				    * uretprobe trampoline (a tail call) */
+	size_t ntramp;
+};
+
+/* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs). */
+extern volatile sig_atomic_t record_signal, record_nsignals;
+
+/* Report a writing error once and remember it (the file is incomplete). */
+static inline void record_write_failed(struct record *rec, int err)
+{
+	if (err && !rec->output.write_err) {
+		rec->output.write_err = err;
+		error("cannot write '%s': %s", rec->opts.output, strerror(-err));
+	}
+}
+
+/* ---- record-setup.c: what to record ---- */
+
+/*
+ * record_prepare_static - what needs no target yet: the program (or the
+ * attached process's), its functions and the probes' prerequisites, so
+ * that auto mode fails before its first run, not after it.  0 (and
+ * outcome.listed when --list printed the functions), or a negative errno
+ * after printing why (outcome.usage: a wrong command line); with nothing
+ * to probe and probing.can_sample_only, probing.unprobeable says why,
+ * unsaid.
+ */
+int record_prepare_static(struct record *rec);
+/*
+ * record_calibrate - the probes' cost on this machine (once; auto mode
+ * measures it while phase 1 runs, so as not to leave its target
+ * unobserved between the phases).  0, or -1 after printing why.
+ */
+int record_calibrate(struct record *rec);
+/*
+ * record_prepare_probes - right before the target runs: the probes' cost,
+ * then --list (outcome.listed) or what is probed how.  0, or -1 after
+ * printing why.
+ */
+int record_prepare_probes(struct record *rec);
+/* The header's command line: @argv for a program, /proc's for -p. */
+void record_header_cmdline(struct record *rec, int argc, char **argv);
+
+/* ---- record-procs.c: the processes followed ---- */
+
+/* The target (rec->target.pid) is followed, no child yet. */
+void record_procs_start(struct record *rec);
+void record_procs_release(struct record_procs *ps);
+/* Whether the events of process @pid are recorded. */
+int record_procs_followed(struct record *rec, uint32_t pid);
+/* In time order: @ppid forked @pid; @pid exec'd; @pid mapped @path. */
+void record_procs_fork(struct record *rec, uint32_t ppid, uint32_t pid);
+void record_procs_exec(struct record *rec, uint32_t pid);
+void record_procs_mapped(struct record *rec, uint32_t pid, const char *path);
+/* Before the END chunk: what is still pending goes into the file. */
+void record_procs_finish(struct record *rec);
+/*
+ * CPU time of process @pid in ns, that of its exited threads included (the
+ * probes' time is charged to it too), or 0 when it cannot be read.
+ */
+uint64_t record_process_cpu_ns(pid_t pid);
+/* The CPU time of the children followed, in this recording (ns): the
+ * probes' cost in them is charged to them. */
+uint64_t record_procs_cpu(struct record *rec);
+/* What record says at the end about children: followed, exec'd, not followed. */
+void record_procs_summary(const struct record *rec);
+
+/* ---- record-stream.c: running the target, writing its events ---- */
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t record_now_ns(void);
+/*
+ * record_run - start the target (or attach), record until it ends, write
+ * the file: 0, or a negative errno when it could not start or the file is
+ * incomplete; either way outcome.status is the exit status to pass on.
+ * Signals from now on mean "stop the target and finish the file".  In
+ * auto mode's phase 2 (phase.calls) it measures what the probes cost and
+ * stops those plan.c finds over the budget (vp_plan_over_budget()).
+ */
+int record_run(struct record *rec, int argc, char **argv);
+/*
+ * record_resample - sample on with a stack copy of @stack_size bytes:
+ * the samples not yet written are dropped, the events reopened on the
+ * target's threads.  0, or -1 after printing why (sampling stopped).
+ */
+int record_resample(struct record *rec, uint32_t stack_size);
+/* Close and free everything @rec holds (a zeroed @rec too). */
+void record_release(struct record *rec);
+
+/* ---- record-auto.c: the driver ---- */
+
+/* One recording (a whole run in probe, sample or combined mode, or one
+ * phase of auto mode): prepare, then record_run(); the exit status. */
+int record_one(struct record *rec, int argc, char **argv);
+/* Kumar et al. 2008's two phases (§2.2), launched or attached; the exit
+ * status. */
+int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv);
+
+#endif
