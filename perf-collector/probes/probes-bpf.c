@@ -922,6 +922,11 @@ uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b)
 	return 0;
 }
 
+uint64_t vp_bpf_probes_unheld(const struct vp_bpf_probes *b)
+{
+	return 0;
+}
+
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
 {
 	return 0;
