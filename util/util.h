@@ -12,6 +12,8 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 extern int verbose; /* number of -v given to varperf */
 
@@ -45,5 +47,19 @@ int parse_double(const char *s, double *ret);
 int parse_uint64(const char *s, unsigned long long *ret);
 /* "12.3 us", "4.56 ms", "1.2 s": @ns nanoseconds in human units. */
 const char *fmt_duration(double ns, char *buf, size_t len);
+
+/* Clock @clk (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, ...) in ns. */
+uint64_t clock_ns(clockid_t clk);
+/* CLOCK_MONOTONIC in ns: the clock every record's time is on. */
+static inline uint64_t monotonic_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/*
+ * A wait status as an exit code, the shell's way: the status of a
+ * process that exited, 128 + the signal of one killed, 1 otherwise.
+ */
+int exit_code_of(int status);
 
 #endif

@@ -114,14 +114,6 @@ struct calib_code {
 	uint64_t ret_off[NCLASSES]; /* ... and of their ret instructions */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int code_file(void)
 {
 	/* MFD_EXEC (Linux 6.3): executable, as kernels since then want to be
@@ -237,10 +229,10 @@ static double time_calls(void (*fn)(void), int n)
 	double v[CALLS];
 
 	for (int i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = monotonic_ns();
 
 		fn();
-		v[i] = (double)(now_ns() - t0);
+		v[i] = (double)(monotonic_ns() - t0);
 	}
 	return central_mean(v, (size_t)n);
 }
@@ -474,10 +466,10 @@ void vp_calibrate_track(void)
 		for (int i = 0; i < TRACK_WARMUP; i++)
 			track.code.fn[c]();
 		for (int i = 0; i < TRACK_CALLS; i++) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = monotonic_ns();
 
 			track.code.fn[c]();
-			track_pool(c, (double)(now_ns() - t0));
+			track_pool(c, (double)(monotonic_ns() - t0));
 		}
 	}
 	/* What the probes recorded is of no use: give the space back. */
@@ -553,7 +545,7 @@ static void track_start(const struct calib_code *cc, const struct calib_probes *
 		track.npool[c] = 0;
 		track.seen[c] = 0;
 	}
-	track.rand = now_ns() | 1;
+	track.rand = monotonic_ns() | 1;
 	track.open = 1;
 }
 

@@ -373,14 +373,6 @@ static int set_ctl(struct vp_bpf_probes *b, uint64_t gen, uint64_t wake_bytes)
 	return bpf_map_update_elem(b->ctl_fd, &key, &c, BPF_ANY) < 0 ? -errno : 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Whether process @pid runs the probed program (not one it exec'd). */
 static int runs_program(const struct vp_bpf_probes *b, pid_t pid)
 {
@@ -466,7 +458,7 @@ static int child_link(struct vp_bpf_probes *b, pid_t pid)
 static void child_start(struct vp_bpf_probes *b, pid_t pid, pid_t ppid, int held,
 			uint64_t start_ns)
 {
-	uint64_t t0 = now_ns(), waited;
+	uint64_t t0 = monotonic_ns(), waited;
 
 	if (b->closing) {
 		/* the recording is over: let it go unprobed */
@@ -485,7 +477,7 @@ static void child_start(struct vp_bpf_probes *b, pid_t pid, pid_t ppid, int held
 			usleep(1000);
 		kill(pid, SIGCONT);
 	}
-	waited = now_ns() - (start_ns < t0 ? start_ns : t0);
+	waited = monotonic_ns() - (start_ns < t0 ? start_ns : t0);
 	if (b->closing)
 		return;
 	if (held) {
@@ -494,7 +486,7 @@ static void child_start(struct vp_bpf_probes *b, pid_t pid, pid_t ppid, int held
 		if (waited > b->held_max_ns)
 			b->held_max_ns = waited;
 		pr_debug("child process %d: probes linked in %.2f ms, held %.2f ms from its fork",
-			 (int)pid, (double)(now_ns() - t0) / 1e6, (double)waited / 1e6);
+			 (int)pid, (double)(monotonic_ns() - t0) / 1e6, (double)waited / 1e6);
 	} else {
 		b->nunheld++;
 		if (waited > b->unheld_max_ns)

@@ -63,7 +63,7 @@ static int phase1_stacks(struct record *rec)
 		     "may end short of main): sampling again with %u bytes",
 		     (unsigned long long)full, (unsigned long long)n, size, bigger);
 	/* the window (and the wait for an idle program) begins anew */
-	elapsed = record_now_ns() - rec->target.start_ns;
+	elapsed = monotonic_ns() - rec->target.start_ns;
 	if (rec->phase.window_ns)
 		rec->phase.window_ns += elapsed;
 	if (rec->phase.until_ns)
@@ -234,7 +234,7 @@ static int child_ended(pid_t pid, int *code)
 		;
 	if (got != pid)
 		return 0;
-	*code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	*code = exit_code_of(status);
 	return 1;
 }
 
@@ -256,7 +256,7 @@ static int interrupt_child(pid_t pid)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return exit_code_of(status);
 }
 
 static void abandon_child(struct record *r1)
@@ -316,7 +316,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	int calibrating = 0;
 	struct record r1, r2;
 	int ran_phase1 = 0;
-	uint64_t t0 = record_now_ns();
+	uint64_t t0 = monotonic_ns();
 	off_t in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
 	int code = 0, p1code = 0, err;
 
@@ -390,7 +390,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		} else {
 			r1.phase.window_ns = (uint64_t)(phase1_window(o) * 1e9);
 			/* an idle program: plan from what there is after a while */
-			r1.phase.until_ns = record_now_ns() + 10 * r1.phase.window_ns;
+			r1.phase.until_ns = monotonic_ns() + 10 * r1.phase.window_ns;
 			if (!o->quiet)
 				info("phase 1 of 2: sampling '%s' for %.2f s, then %s", prog,
 				     phase1_window(o),
@@ -432,7 +432,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		/* --duration ended the program: the time asked for is over, a
 		 * second run would exceed it */
 		if (!r1.target.left_running && !o->attach && o->duration > 0 &&
-		    (double)(record_now_ns() - t0) / 1e9 >= o->duration) {
+		    (double)(monotonic_ns() - t0) / 1e9 >= o->duration) {
 			keep_phase1(o, "--duration ended in phase 1");
 			code = p1code;
 			goto out;
@@ -460,7 +460,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		memset(&r1, 0, sizeof(r1));
 	}
 	if (o->attach && o->duration > 0 &&
-	    (double)(record_now_ns() - t0) / 1e9 >= o->duration) {
+	    (double)(monotonic_ns() - t0) / 1e9 >= o->duration) {
 		keep_phase1(o, "--duration ended in phase 1");
 		code = 0;
 		goto out;
@@ -491,7 +491,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		memset(&r2.target.procs, 0, sizeof(r2.target.procs));
 		r2.opts.attach = 0;
 		r2.target.child = 0;
-		if (o->duration > 0 && (double)(record_now_ns() - t0) / 1e9 >= o->duration) {
+		if (o->duration > 0 && (double)(monotonic_ns() - t0) / 1e9 >= o->duration) {
 			keep_phase1(o, "--duration ended before phase 2");
 			code = p1code;
 			goto out;
@@ -503,7 +503,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	}
 	if (!code && !r2.outcome.listed && (o->attach || r2.target.child) && o->duration > 0) {
 		/* what is left of --duration after phase 1 and the planning */
-		r2.opts.duration = o->duration - (double)(record_now_ns() - t0) / 1e9;
+		r2.opts.duration = o->duration - (double)(monotonic_ns() - t0) / 1e9;
 		if (r2.opts.duration <= 0) {
 			keep_phase1(o, "--duration ended before phase 2");
 			code = 0;
@@ -526,7 +526,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		while (waitpid(r2.opts.attach, &status, 0) < 0 && errno == EINTR)
 			;
 		keep_phase1(o, "phase 2 failed");
-		code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		code = exit_code_of(status);
 		goto out;
 	}
 	if (r2.outcome.listed) {

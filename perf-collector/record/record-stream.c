@@ -161,27 +161,10 @@ static void follow_nesting(struct record *rec, const struct vp_event *ev)
 		vp_nesting_exit(rec->probing.nesting, ev->thread, ev->sp);
 }
 
-uint64_t record_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* CPU time of this thread in ns: what unwinding costs, whatever the load. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Unwind and write what was deferred, in the order it came. */
 static void flush_deferred(struct record *rec)
 {
-	uint64_t t0 = thread_cpu_ns(), nsamples = 0;
+	uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), nsamples = 0;
 
 	if (!rec->output.ndeferred)
 		return;
@@ -204,7 +187,7 @@ static void flush_deferred(struct record *rec)
 	rec->output.ndeferred = 0;
 	rec->output.deferred_bytes = 0;
 	rec->counts.unwound += nsamples;
-	rec->counts.unwind_ns += thread_cpu_ns() - t0;
+	rec->counts.unwind_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 }
 
 /*
@@ -214,7 +197,7 @@ static void flush_deferred(struct record *rec)
  */
 static void flush_file(struct record *rec)
 {
-	uint64_t now = record_now_ns();
+	uint64_t now = monotonic_ns();
 
 	if (now - rec->output.flushed_ns < FLUSH_NS)
 		return;
@@ -535,7 +518,7 @@ static void round_trip(struct record *rec, int all)
 
 	/* auto mode on BPF: the last HOLD_NS stay, for a drop to leave out */
 	if (rec->phase.hold_ns) {
-		uint64_t held = record_now_ns() - rec->phase.hold_ns;
+		uint64_t held = monotonic_ns() - rec->phase.hold_ns;
 
 		if (held < limit)
 			limit = held;
@@ -727,12 +710,12 @@ static void drop_probes(struct record *rec, const struct vp_plan_verdict *v, dou
 			d->cost_ns / cpu * 100, d->total_ns / cpu * 100, rec->opts.overhead * 100);
 	}
 	if (v->ndrop && rec->probing.bpf_on) {
-		uint64_t t0 = record_now_ns();
+		uint64_t t0 = monotonic_ns();
 
 		if (vp_bpf_probes_drop(&rec->probing.bpf, drop, 1) < 0)
 			warning("phase 2: the probes over the budget stay: new links failed");
 		pr_debug("phase 2: links replaced in %.1f ms",
-			 (double)(record_now_ns() - t0) / 1e6);
+			 (double)(monotonic_ns() - t0) / 1e6);
 	}
 	free(drop);
 }
@@ -745,7 +728,7 @@ static void drop_probes(struct record *rec, const struct vp_plan_verdict *v, dou
  */
 static void discard_stretched(struct record *rec)
 {
-	uint64_t t = record_now_ns(), from;
+	uint64_t t = monotonic_ns(), from;
 	char a[32], b[32];
 
 	if (rec->phase.holding) {
@@ -770,7 +753,7 @@ static void discard_stretched(struct record *rec)
 /* Phase 2, every round: stop probing what costs more than the budget. */
 static void watchdog(struct record *rec)
 {
-	uint64_t now = record_now_ns();
+	uint64_t now = monotonic_ns();
 	struct vp_plan_spend s;
 	struct vp_plan_verdict v;
 	double cpu;
@@ -892,7 +875,7 @@ static void print_unkept(struct record *rec)
 static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t deadline,
 		       int *flags)
 {
-	uint64_t now = record_now_ns();
+	uint64_t now = monotonic_ns();
 
 	if (record_nsignals) {
 		*flags |= VP_END_INTERRUPTED;
@@ -926,7 +909,7 @@ static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t 
  */
 static int phase1_window_over(struct record *rec)
 {
-	uint64_t now = record_now_ns();
+	uint64_t now = monotonic_ns();
 
 	if (!rec->phase.window_ns)
 		return 0;
@@ -975,11 +958,11 @@ static int wait_and_read(struct record *rec, int *status)
 				break;
 		} else {
 			forward_signals(rec, &forwarded);
-			if (deadline && !timed_out && record_now_ns() >= deadline) {
+			if (deadline && !timed_out && monotonic_ns() >= deadline) {
 				/* --duration with a program: as if Ctrl-C */
 				kill(rec->target.pid, SIGINT);
 				timed_out = 1;
-			} else if (timed_out == 1 && record_now_ns() >= deadline + GRACE_NS) {
+			} else if (timed_out == 1 && monotonic_ns() >= deadline + GRACE_NS) {
 				warning("'%s' did not stop within %d s of SIGINT: killing it",
 					rec->target.prog, (int)(GRACE_NS / 1000000000));
 				kill(rec->target.pid, SIGKILL);
@@ -1033,15 +1016,6 @@ static int wait_and_read(struct record *rec, int *status)
 	if (forwarded || timed_out)
 		flags |= VP_END_INTERRUPTED;
 	return flags;
-}
-
-static int exit_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
 }
 
 static void print_sampling_summary(struct record *rec, const struct vp_trailer *tr,
@@ -1114,7 +1088,7 @@ static void print_truncated(const struct record *rec, const struct vp_trailer *t
 
 static void print_detach(const struct record *rec)
 {
-	double secs = (double)(record_now_ns() - rec->target.start_ns) / 1e9;
+	double secs = (double)(monotonic_ns() - rec->target.start_ns) / 1e9;
 
 	if (rec->opts.quiet)
 		return;
@@ -1232,7 +1206,7 @@ static int run(struct record *rec)
 		rec->outcome.status = 1;
 		return err;
 	}
-	rec->target.start_ns = record_now_ns();
+	rec->target.start_ns = monotonic_ns();
 	/* attached, the process has a past; launched, it has just exec'd */
 	rec->target.start_cpu = rec->opts.attach ? record_process_cpu_ns(rec->target.pid) : 0;
 	memset(&tr, 0, sizeof(tr));
@@ -1251,7 +1225,7 @@ static int run(struct record *rec)
 	tr.unfollowed = rec->target.procs.unfollowed;
 	if (rec->hdr.ncosts)
 		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
-	tr.end_time = record_now_ns();
+	tr.end_time = monotonic_ns();
 	account_cost(rec, &tr);
 	if (rec->output.write_err)
 		tr.flags |= VP_END_WRITE_ERROR;
@@ -1268,7 +1242,7 @@ static int run(struct record *rec)
 	if ((rec->opts.attach && !rec->target.child) || rec->target.left_running)
 		rec->outcome.status = 0;
 	else
-		rec->outcome.status = exit_code(status);
+		rec->outcome.status = exit_code_of(status);
 	if (rec->output.write_err)
 		rec->outcome.status = 1;
 	return rec->output.write_err;

@@ -361,8 +361,6 @@ void record_procs_summary(const struct record *rec);
 
 /* ---- record-stream.c: running the target, writing its events ---- */
 
-/* CLOCK_MONOTONIC in ns. */
-uint64_t record_now_ns(void);
 /*
  * record_run - start the target (or attach), record until it ends, write
  * the file: 0, or a negative errno when it could not start or the file is

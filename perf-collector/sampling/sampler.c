@@ -126,14 +126,6 @@ int vp_sampling_resolve(struct vp_sampling_opts *o, int quiet)
 	return 0;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int cmp_id(const void *a, const void *b)
 {
 	const struct vp_sample_id *x = a, *y = b;
