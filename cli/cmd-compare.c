@@ -213,6 +213,7 @@ static int cmd_compare_run(const struct cmd_compare_opts *o)
 	struct cmd_compare_side side[2];
 	struct vp_compare_input in[2];
 	struct vp_compare c;
+	struct vp_output out = { .fd = -1 };
 	FILE *f = stdout;
 	int err, ret = EXIT_TROUBLE;
 
@@ -232,22 +233,21 @@ static int cmd_compare_run(const struct cmd_compare_opts *o)
 		warning("'%s' and '%s' record different programs ('%s' and '%s')", o->path[0],
 			o->path[1], report_program_path(&side[0].r),
 			report_program_path(&side[1].r));
+	/* beside the output until whole, as report's (util/output.h) */
 	if (o->output) {
-		f = fopen(o->output, "w");
-		if (!f) {
-			error("cannot open '%s': %s", o->output, strerror(errno));
+		f = vp_output_open(&out, o->output);
+		if (!f)
 			goto out_cmp;
-		}
 	}
 	err = cmd_compare_print(f, o, side, &c) < 0;
 	err = fflush(f) || ferror(f) || err;
-	if (f != stdout && fclose(f))
-		err = 1;
-	if (err) {
+	if (err)
 		error("cannot write '%s': %s", o->output ? o->output : "standard output",
 		      strerror(errno));
+	if (o->output && vp_output_close(&out, !err) < 0)
+		err = 1;
+	if (err)
 		goto out_cmp;
-	}
 	ret = c.verdict == VP_VERDICT_AGREE    ? EXIT_AGREE
 	      : c.verdict == VP_VERDICT_DIFFER ? EXIT_DISAGREE
 					       : EXIT_CANNOT_TELL;

@@ -11,11 +11,9 @@
 #include <inttypes.h>
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/cct.h"
@@ -418,100 +416,10 @@ static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report
 	return ret;
 }
 
-/* The temporary file of -o, removed if a signal ends the report. */
-static char *volatile cmd_report_tmp;
-
-static void cmd_report_on_signal(int sig)
-{
-	char *tmp = cmd_report_tmp;
-
-	if (tmp)
-		unlink(tmp);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void cmd_report_guard(char *tmp)
-{
-	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM, SIGPIPE };
-
-	cmd_report_tmp = tmp;
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], tmp ? cmd_report_on_signal : SIG_DFL);
-}
-
-/*
- * -o: the report goes to a temporary file beside @path, renamed over it
- * once whole, so that a failed report leaves no half file and an old one
- * stays as it was.  A symbolic link keeps pointing at the file it names;
- * a character device (/dev/null) is written directly.  Returns the stream
- * with *@tmp set (NULL: written directly) and *@final the name renamed
- * to, or NULL after an error.
- */
-static FILE *cmd_report_create(const char *path, char **tmp, char **final)
-{
-	struct stat st;
-	mode_t mask, mode = 0666;
-	const char *base;
-	FILE *f = NULL;
-	char *dir;
-	int fd;
-
-	*tmp = NULL;
-	*final = NULL;
-	if (!stat(path, &st)) {
-		if (S_ISDIR(st.st_mode)) {
-			error("cannot write '%s': it is a directory", path);
-			return NULL;
-		}
-		if (S_ISCHR(st.st_mode)) {
-			f = fopen(path, "w");
-			if (!f)
-				error("cannot open '%s': %s", path, strerror(errno));
-			return f;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			error("cannot write '%s': it is %s, not a regular file", path,
-			      S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
-			return NULL;
-		}
-		mode = st.st_mode & 07777;
-		*final = realpath(path, NULL);
-		if (!*final)
-			die("out of memory");
-	} else {
-		*final = xstrdup(path);
-		mask = umask(0);
-		umask(mask);
-		mode &= ~mask;
-	}
-	base = strrchr(*final, '/');
-	dir = xstrdup(*final);
-	dir[base ? base - *final + 1 : 0] = '\0';
-	base = base ? base + 1 : *final;
-	*tmp = xmalloc(strlen(dir) + strlen(base) + 16);
-	sprintf(*tmp, "%s.%s.XXXXXX", dir, base);
-	free(dir);
-	fd = mkstemp(*tmp);
-	if (fd < 0 || fchmod(fd, mode) < 0 || !(f = fdopen(fd, "w"))) {
-		error("cannot open '%s': %s", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(*tmp);
-		}
-		free(*tmp);
-		free(*final);
-		*tmp = *final = NULL;
-		return NULL;
-	}
-	cmd_report_guard(*tmp);
-	return f;
-}
-
 static int cmd_report_print(const struct cmd_report_opts *o, struct report *r,
 			    struct vp_recording *rec)
 {
-	char *tmp = NULL, *final = NULL;
+	struct vp_output out = { .fd = -1 };
 	FILE *f = stdout;
 	int ret;
 
@@ -528,8 +436,9 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r,
 				     o->slowest_context);
 	}
 
+	/* beside the output until whole: a failed report leaves an old one */
 	if (o->output) {
-		f = cmd_report_create(o->output, &tmp, &final);
+		f = vp_output_open(&out, o->output);
 		if (!f)
 			return -1;
 	}
@@ -556,18 +465,11 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r,
 	}
 	if (ret != -2 && (fflush(f) || ferror(f)))
 		ret = -1;
-	if (f != stdout && fclose(f) && ret != -2)
-		ret = -1;
 	if (ret == -1)
 		error("cannot write '%s': %s", o->output ? o->output : "standard output",
 		      strerror(errno));
-	if (tmp && !ret && rename(tmp, final) < 0)
-		ret = error("cannot write '%s': %s", o->output, strerror(errno));
-	if (tmp && ret)
-		unlink(tmp);
-	cmd_report_guard(NULL);
-	free(tmp);
-	free(final);
+	if (o->output && vp_output_close(&out, !ret) < 0)
+		ret = -1;
 	return ret ? -1 : 0;
 }
 

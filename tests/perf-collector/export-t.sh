@@ -117,16 +117,17 @@ tap_is "" "$(ls -A | grep '^\.')" "-o leaves no temporary file behind"
 # -o failures: the exact error, exit 1, and nothing left behind
 mkdir d
 "$VARPERF" report -i b.data -o d >out 2>err
-tap_is "1:varperf: error: cannot write 'd': it is a directory" "$?:$(grep -v warning: err)" \
+tap_is "1:varperf: error: cannot write 'd': it is a directory, not a regular file" \
+	"$?:$(grep -v warning: err)" \
 	"-o DIRECTORY: exit 1 and why"
 tap_is "" "$(ls -A d)" "... nothing written into the directory"
 mkfifo fifo
 "$VARPERF" report -i b.data -o fifo >out 2>err
-tap_is "1:varperf: error: cannot write 'fifo': it is a FIFO, not a regular file" \
-	"$?:$(grep -v warning: err)" "-o FIFO: exit 1 and why, without waiting for a reader"
+tap_is "1:varperf: error: cannot write 'fifo': it is a FIFO that no process reads" \
+	"$?:$(grep -v warning: err)" "-o FIFO nobody reads: exit 1 and why, without waiting"
 tap_ok "$(test -p fifo; echo $?)" "... the FIFO is still one"
 "$VARPERF" report -i b.data -o nodir/r.txt >out 2>err
-tap_is "1:varperf: error: cannot open 'nodir/r.txt': No such file or directory" \
+tap_is "1:varperf: error: cannot create 'nodir/r.txt': No such file or directory" \
 	"$?:$(grep -v warning: err)" "-o in a missing directory: exit 1 and why"
 echo old >old.txt
 chmod 640 old.txt
