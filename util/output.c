@@ -236,7 +236,7 @@ static int try_create(const char *name, void *ctx)
 
 	/* 0666: the kernel applies the umask, as to any new file; O_EXCL
 	 * follows no symbolic link */
-	*fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	*fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	return *fd < 0 ? -1 : 0;
 }
 
@@ -284,7 +284,8 @@ static int create(struct vp_output *o, const char *name, int stream)
 	if (lstat(o->path, &st) == 0 && S_ISREG(st.st_mode))
 		keep_mode = (int)(st.st_mode & 0666);
 	dir = dir_of(o->path);
-	o->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	/* O_RDWR: vp_output_verify()'s check reads the file back */
+	o->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
 	free(dir);
 	/*
 	 * Without O_TMPFILE (EOPNOTSUPP; EISDIR from kernels before 3.11):

@@ -1232,6 +1232,9 @@ static int run(struct record *rec)
 	err = vp_writer_finish(rec->w, &tr);
 	rec->w = NULL;
 	record_write_failed(rec, err);
+	/* the program may have written (or replaced) the file meanwhile */
+	if (!err && vp_output_verify(&rec->output.file, record_file_whole, NULL) < 0)
+		err = rec->output.write_err = -EIO;
 	rec->outcome.finished = !err;
 	print_summary(rec, &tr);
 	print_measured_cost(rec, &tr);

@@ -308,6 +308,10 @@ static inline void record_write_failed(struct record *rec, int err)
 	}
 }
 
+/* record-verify.c: NULL, or what is wrong with the data file at @fd
+ * (for vp_output_verify(): the program may have written it meanwhile) */
+const char *record_file_whole(int fd, void *ctx);
+
 /* ---- record-setup.c: what to record ---- */
 
 /*

@@ -6,13 +6,15 @@
 # (0666 less the umask), phase 1 kept by auto mode too; a varperf killed
 # with SIGKILL leaves what it sampled in the file (and no temporary file);
 # a full disk keeps what was written, and one full from the start leaves
-# an existing file as it was.
+# an existing file as it was; a program that writes (or replaces) the
+# output's path while it is recorded is an error, not a silent loss.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
 require_root_uprobes
 require_cmd python3 mknod mkfifo
-require_file "$VARPERF" "$FIXTURES/fx-shares" "$FIXTURES/fx-stdin" "$FIXTURES/fx-watchdog"
+require_file "$VARPERF" "$FIXTURES/fx-shares" "$FIXTURES/fx-stdin" "$FIXTURES/fx-watchdog" \
+	"$FIXTURES/fx-clobber"
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 umask 002
@@ -155,6 +157,31 @@ print(j["mode"], j["sampled"]["samples"] > 0,
       sum(n["count"] for n in j["nodes"] if n["function"] == "medium") > 0)' k2.data.json)" \
 	"auto mode killed in phase 2: both phases in the file, medium() timed"
 tap_is "" "$(leftovers)" "... and no temporary file left"
+
+# ---- the program writes the output's path: an error, exit 1 ----
+wait_unprobed
+for how in truncate replace; do
+	[ $how = truncate ] && arg= || arg=replace
+	"$VARPERF" record --mode=probe -o own.data -- "$FIXTURES/fx-clobber" own.data 0.6 $arg \
+		>out 2>err
+	rc=$?
+	tap_like "$(cat out)" "^fx-clobber wrote [1-9][0-9]* times" \
+		"fx-clobber ($how) wrote its own -o file while recorded"
+	if [ $how = truncate ]; then
+		why="overwritten while varperf wrote it: it no longer begins with a varperf data file's magic"
+	else
+		why="replaced while varperf wrote it (by another file)"
+	fi
+	tap_is "1 varperf: error: 'own.data' was $why" "$rc $(grep error: err | head -1)" \
+		"... record says so ($how), exit 1"
+	tap_unlike "$(cat err)" "recorded [0-9]* events" "... and claims no recording"
+	tap_like "$(head -c 11 own.data)" "^prog wrote" "... the file holds what the program wrote"
+done
+"$VARPERF" record --mode=probe -o clean.data -- "$FIXTURES/fx-clobber" - 0.3 >out 2>err
+tap_is "0 " "$? $(grep error: err)" "fx-clobber writing nothing: recorded, exit 0"
+"$VARPERF" report -i clean.data --format json >clean.json 2>err
+tap_is 0 $? "... and report reads the file whole"
+tap_is "" "$(leftovers)" "... no temporary file left"
 
 # ---- a full disk ----
 mkdir m
