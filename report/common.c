@@ -18,6 +18,7 @@
 #include "core/recording.h"
 #include "core/sampled.h"
 #include "report.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 const char *report_func_name(const struct report *r, uint32_t func)
@@ -91,13 +92,13 @@ const char *report_time_compact(const struct report *r, double v, char *buf, siz
 }
 
 /*
- * Names come from the recorded binary and its debug information: print
- * control characters as '?' so that a hostile file cannot drive the terminal.
+ * Names come from the recorded binary and its debug information: printed
+ * under the terminal rule of util/escape.h, so that a hostile file cannot
+ * drive the terminal.
  */
 void report_put(FILE *f, const char *s)
 {
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+	vp_term_put(f, s);
 }
 
 static int cmp_process(const void *a, const void *b)

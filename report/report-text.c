@@ -21,6 +21,7 @@
 #include "core/patterns.h"
 #include "core/stats.h"
 #include "report.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 /* Deeper nodes keep the indentation of this depth and show their depth. */
@@ -72,11 +73,13 @@ static void text_shell_word(FILE *f, const char *s)
 		return;
 	}
 	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
+	for (size_t n; *s; s += n) {
+		n = strcspn(s, "'");
+		vp_term_putn(f, s, n);
+		if (s[n] == '\'') {
 			fputs("'\\''", f);
-		else
-			fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+			n++;
+		}
 	}
 	fputc('\'', f);
 }

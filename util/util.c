@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/escape.h"
 #include "util/util.h"
 
 int verbose;
@@ -21,14 +22,14 @@ int verbose;
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[4096];
-	int n;
+	int n, head;
 
 	/* One write() per message, so that the target's output (which shares
 	 * the terminal) cannot land in the middle of a line. */
-	n = snprintf(buf, sizeof(buf), "varperf: %s", prefix);
-	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
-	if (n > (int)sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
+	head = snprintf(buf, sizeof(buf), "varperf: %s", prefix);
+	vsnprintf(buf + head, sizeof(buf) - (size_t)head - 1, fmt, ap);
+	/* names and paths in it come from outside: one line, no control */
+	n = (int)strlen(vp_term_clean(buf + head)) + head;
 	buf[n++] = '\n';
 	fflush(stderr);
 	if (write(STDERR_FILENO, buf, (size_t)n) < 0)

@@ -206,6 +206,19 @@ class RecordProcess:
 
 # ---- numbers ----
 
+# The terminal rule of util/escape.h: the controls C0 (newline, ESC, ...),
+# DEL and C1 (CSI, ...) print as '?', and so does what was no valid UTF-8
+# (decoded as U+FFFD, or from file names as lone surrogates), so that a
+# name from the recording cannot split a line or drive the terminal.
+_TERM_UNSAFE = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0), 0xFFFD, *range(0xD800, 0xE000)],
+                             "?")
+
+
+def term_text(s):
+    """@s as a terminal shows it as text (the rule of util/escape.h)."""
+    return s.translate(_TERM_UNSAFE)
+
+
 def format_duration(ns):
     """ns in human units with three significant digits, as varperf's
     fmt_duration(): "12.3 us", "4.56 ms", "1.20 s"."""

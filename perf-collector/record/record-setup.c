@@ -18,6 +18,7 @@
 
 #include "perf-collector/probes/calibrate.h"
 #include "perf-collector/record/record.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 static int load_modules(struct record *rec)
@@ -235,11 +236,15 @@ static void list_functions(const struct record *rec)
 		const struct vp_func *f = &rec->hdr.funcs[i];
 		char buf[32];
 
-		printf("%#10llx %6llu %-8s %-9s %s", (unsigned long long)f->addr,
+		printf("%#10llx %6llu %-8s %-9s ", (unsigned long long)f->addr,
 		       (unsigned long long)f->size, class_name(f->insn_class),
-		       exits_name(rec, i, buf, sizeof(buf)), f->display);
-		if (f->flags & VP_FUNC_FROM_LIB)
-			printf("  [%s]", rec->hdr.modules[f->module].path);
+		       exits_name(rec, i, buf, sizeof(buf)));
+		vp_term_put(stdout, f->display); /* from the binary: util/escape.h */
+		if (f->flags & VP_FUNC_FROM_LIB) {
+			fputs("  [", stdout);
+			vp_term_put(stdout, rec->hdr.modules[f->module].path);
+			fputc(']', stdout);
+		}
 		printf("\n");
 	}
 }

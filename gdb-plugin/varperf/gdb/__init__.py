@@ -13,6 +13,7 @@ commands that load one.  The commands are in the modules of this package
 """
 
 import bisect
+import functools
 import os
 import struct
 
@@ -245,7 +246,7 @@ class Session:
             try:
                 self._vcg = self.rec.vcg()
             except varperf.Error as e:
-                gdb.write("warning: %s\n" % e.strerror, gdb.STDERR)
+                warn([e.strerror])
                 self._vcg = False
         return self._vcg or None
 
@@ -458,10 +459,31 @@ def get_session():
     return session
 
 
+def write(lines, stream=None):
+    """Print @lines, one a line, under the terminal rule (varperf.term_text):
+    names from the recording cannot split a line or drive the terminal."""
+    text = "".join(varperf.term_text(line) + "\n" for line in lines)
+    if stream is None:
+        gdb.write(text)
+    else:
+        gdb.write(text, stream)
+
+
+def term_errors(invoke):
+    """A command's invoke() whose gdb.GdbError messages follow the terminal
+    rule too (they quote names from the recording)."""
+    @functools.wraps(invoke)
+    def checked(self, arg, from_tty):
+        try:
+            return invoke(self, arg, from_tty)
+        except gdb.GdbError as e:
+            raise gdb.GdbError(varperf.term_text(str(e))) from None
+    return checked
+
+
 def warn(msgs):
     """Print each of @msgs as GDB prints a warning."""
-    for m in msgs:
-        gdb.write("warning: %s\n" % m, gdb.STDERR)
+    write(["warning: %s" % m for m in msgs], gdb.STDERR)
 
 
 def warn_unprobe(since=None):
@@ -496,11 +518,11 @@ def load_recording(cmd, path, raw=False, since=None, time="wall"):
         costs = ""
     if rec.time != "wall":
         costs += "; %s time only" % varperf.TIME_NAMES[rec.time]
-    gdb.write("Loaded '%s': %d calling contexts of %d probed functions, %d calls, "
-              "%d pattern%s (%d in the Pattern Set)%s.\n" % (
-                  path, rec.nnodes - 1, rec.nfuncs, t["invocations"], rec.npatterns,
-                  "" if rec.npatterns == 1 else "s",
-                  sum(1 for p in rec.patterns() if p["in_pattern_set"]), costs))
+    write(["Loaded '%s': %d calling contexts of %d probed functions, %d calls, "
+           "%d pattern%s (%d in the Pattern Set)%s." % (
+               path, rec.nnodes - 1, rec.nfuncs, t["invocations"], rec.npatterns,
+               "" if rec.npatterns == 1 else "s",
+               sum(1 for p in rec.patterns() if p["in_pattern_set"]), costs)])
     warn(s.check_program(force=True))
     warn_unprobe(since)
     return rec

@@ -74,6 +74,7 @@ prints them (Poplavko et al. 2016)."""
     def __init__(self):
         super().__init__("info variance bound", gdb.COMMAND_STATUS, gdb.COMPLETE_NONE)
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         cmd = "info variance bound"
@@ -95,7 +96,7 @@ prints them (Poplavko et al. 2016)."""
         head = "%s context (node %d):" % ("recorded" if exact else "nearest recorded", nid)
         lines = [head, "  " + varperf.chain_label(rec, rec.node_path(nid), collapse=True)]
         lines.extend(bound_lines(rec, nid, alpha))
-        gdb.write("".join(line + "\n" for line in lines))
+        varperf.gdb.write(lines)
 
 
 def register():

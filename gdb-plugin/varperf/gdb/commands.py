@@ -25,7 +25,7 @@ _session = None
 
 
 def _out(lines):
-    gdb.write("".join(line + "\n" for line in lines))
+    varperf.gdb.write(lines)
 
 
 def _func_names(rec):
@@ -80,6 +80,7 @@ listed."""
     def __init__(self):
         super().__init__("info variance", gdb.COMMAND_STATUS, gdb.COMPLETE_NONE, True)
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         if arg.strip():
@@ -100,6 +101,7 @@ outwards instead of from the selected frame."""
     def __init__(self):
         super().__init__("info variance frame", gdb.COMMAND_STATUS, gdb.COMPLETE_NONE)
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         argv = gdb.string_to_argv(arg)
@@ -138,6 +140,7 @@ recording again)."""
     def __init__(self):
         super().__init__("info variance patterns", gdb.COMMAND_STATUS, gdb.COMPLETE_NONE)
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         rec = _session.require("info variance patterns")
@@ -174,6 +177,7 @@ Pattern Set)."""
     def complete(self, text, word):
         return _complete_funcs(word)
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         rec = _session.require("info variance function")
@@ -338,6 +342,7 @@ that hold the p50 and the p99 are marked."""
     def complete(self, text, word):
         return _complete_funcs(word)
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         lines, nid = _context_arg("info variance histogram", arg)
@@ -362,6 +367,7 @@ code and the callees that took the most of that very call."""
     def complete(self, text, word):
         return _complete_funcs(word)
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         lines, nid = _context_arg("info variance slowest", arg)
@@ -409,6 +415,7 @@ function: 'info variance' and 'varperf break' need probed calls."""
     def __init__(self):
         super().__init__("varperf load", gdb.COMMAND_FILES, gdb.COMPLETE_FILENAME)
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         raw = False
@@ -442,10 +449,9 @@ function: 'info variance' and 'varperf break' need probed calls."""
         path = os.path.expanduser(files[0] if files else settings.data_file())
         rec = varperf.gdb.load_recording("varperf load", path, raw, time=time)
         if not rec.nfuncs:
-            gdb.write("'%s' has no probed function, only samples: 'info variance' and "
-                      "'varperf break' need the calls of probed functions (record with "
-                      "--mode=probe; 'varperf report -i %s' shows the samples).\n"
-                      % (path, path))
+            _out(["'%s' has no probed function, only samples: 'info variance' and "
+                  "'varperf break' need the calls of probed functions (record with "
+                  "--mode=probe; 'varperf report -i %s' shows the samples)." % (path, path)])
 
 
 class VarperfBreak(gdb.Command):
@@ -536,6 +542,7 @@ as any other."""
                                % (given[0], given[1]))
         return func, opts
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         slowbreak.reap_calibration()
         self.dont_repeat()
@@ -614,11 +621,11 @@ as any other."""
         limit = varperf.format_time(rec, thr.ns, settings.raw()) \
             if rec is not None and thr.how != "fixed" else varperf.format_duration(thr.ns)
         if stats and thr.percentile is not None:
-            gdb.write("varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
-                      "longer than %s: %s of %d recorded call%s (max %s)\n" % (
-                          sb.entry.number, func, where, limit, thr.how, stats["count"],
-                          "" if stats["count"] == 1 else "s",
-                          varperf.format_time(rec, stats["max"], settings.raw())))
+            _out(["varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
+                  "longer than %s: %s of %d recorded call%s (max %s)" % (
+                      sb.entry.number, func, where, limit, thr.how, stats["count"],
+                      "" if stats["count"] == 1 else "s",
+                      varperf.format_time(rec, stats["max"], settings.raw()))])
             if math.ceil(thr.percentile * stats["count"]) >= stats["count"]:
                 # nearest rank: the slowest call's bucket
                 varperf.gdb.warn(["with %d recorded call%s, the %s is the slowest one: only a "
@@ -626,20 +633,20 @@ as any other."""
                                       stats["count"], "" if stats["count"] == 1 else "s",
                                       varperf.percentile_name(thr.percentile))])
         elif stats and thr.how != "fixed":
-            gdb.write("varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
-                      "longer than %s: %s of %d recorded call%s (mean %s, sigma %s)\n" % (
-                          sb.entry.number, func, where, limit, thr.how, stats["count"],
-                          "" if stats["count"] == 1 else "s",
-                          varperf.format_time(rec, stats["mean"]),
-                          varperf.format_time(rec, stats["stddev"])))
+            _out(["varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
+                  "longer than %s: %s of %d recorded call%s (mean %s, sigma %s)" % (
+                      sb.entry.number, func, where, limit, thr.how, stats["count"],
+                      "" if stats["count"] == 1 else "s",
+                      varperf.format_time(rec, stats["mean"]),
+                      varperf.format_time(rec, stats["stddev"]))])
             if stats["max"] is not None and thr.ns > stats["max"]:
                 varperf.gdb.warn(["%s is more than the recorded maximum of %s: a call slower "
                                   "than every recorded one is needed to stop" % (
                                       varperf.format_duration(thr.ns),
                                       varperf.format_time(rec, stats["max"]))])
         else:
-            gdb.write("varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
-                      "longer than %s\n" % (sb.entry.number, func, where, limit))
+            _out(["varperf: breakpoint %d stops at the return of %s when a call (%s) takes "
+                  "longer than %s" % (sb.entry.number, func, where, limit)])
 
 
 def register_varperf_commands():

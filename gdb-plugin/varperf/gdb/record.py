@@ -128,7 +128,7 @@ def _relay(lines, quiet):
     for line in lines:
         bad = line.startswith(("varperf: error: ", "varperf: warning: "))
         if bad or not quiet:
-            gdb.write(line + "\n", gdb.STDERR if bad else gdb.STDOUT)
+            varperf.gdb.write([line], gdb.STDERR if bad else gdb.STDOUT)
     return lines
 
 
@@ -298,6 +298,7 @@ $VARPERF, else the one installed with the plugin, else varperf from PATH."""
             raise gdb.GdbError("varperf record: the program is running (interrupt it first)")
         return inf.pid
 
+    @varperf.gdb.term_errors
     def invoke(self, arg, from_tty):
         self.dont_repeat()
         o = self._parse(gdb.string_to_argv(arg))
@@ -382,9 +383,9 @@ $VARPERF, else the one installed with the plugin, else varperf from PATH."""
             program, _status_text(status)))
 
     def _record(self, rp, o, stopper, path, since, from_tty):
-        gdb.write("Recording process %d into '%s' until the program stops%s.\n" % (
+        varperf.gdb.write(["Recording process %d into '%s' until the program stops%s." % (
             rp.pid, path, ", at most %g s" % o.duration if o.duration else
-            " (Ctrl-C stops it)"))
+            " (Ctrl-C stops it)")])
         timer = None
         if o.duration:
             timer = threading.Timer(o.duration, stopper.fire, ("duration",))
@@ -426,10 +427,11 @@ $VARPERF, else the one installed with the plugin, else varperf from PATH."""
                 err or "varperf %s" % _status_text(status)))
         rec = varperf.gdb.load_recording("varperf record", path, since=since)
         if not rec.nfuncs:
-            gdb.write("'%s' has samples only, no probed function: 'info variance' and "
-                      "'varperf break' need the calls of probed functions.  Record them with "
-                      "'varperf record --mode=probe' (with -f GLOB to probe only some); "
-                      "'varperf report -i %s' shows the samples.\n" % (path, path))
+            varperf.gdb.write(["'%s' has samples only, no probed function: 'info variance' and "
+                               "'varperf break' need the calls of probed functions.  Record "
+                               "them with 'varperf record --mode=probe' (with -f GLOB to probe "
+                               "only some); 'varperf report -i %s' shows the samples."
+                               % (path, path)])
         if failed is not None:
             raise gdb.GdbError("varperf record: %s" % failed)
 

@@ -13,6 +13,7 @@ import time
 import gdb
 
 import varperf
+import varperf.gdb
 
 # Each call of FUNCTION is timed between two stops: a breakpoint on its
 # first instruction and breakpoints on its return instructions (so GDB stops
@@ -445,7 +446,7 @@ class SlowBreak:
         if after_return:
             out.append("varperf: %s left through a tail call: stopped in its caller, after "
                        "the return" % self.func)
-        gdb.write("".join(x + "\n" for x in out))
+        varperf.gdb.write(out)
 
     def delete(self):
         self.deleted = True
