@@ -8,7 +8,8 @@
 # is refused; and, as root, a symbolic link another user planted in a
 # directory others can write (sticky or not) is not followed, by report,
 # compare or record, while the kernel's protected_symlinks rule still lets
-# through the links it would (the caller's own, the directory owner's).
+# through the links it would (the caller's own, the directory owner's);
+# a report killed by SIGTERM leaves no half file and no temporary one.
 # Needs no recording: gen-crafted writes the data files.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
@@ -105,6 +106,21 @@ tap_is "2:varperf: error: cannot write 'd': it is a directory, not a regular fil
 "$VARPERF" report -i a.data -o nodir/r.txt 2>err
 tap_is "1:varperf: error: cannot create 'nodir/r.txt': No such file or directory" \
 	"$?:$(cat err)" "report -o in a missing directory: exit 1 and why"
+# SIGTERM at some point of a report: no half file, whenever it lands
+"$gen" wide 3000 big.data || tap_bail "gen-crafted cannot write big.data"
+"$VARPERF" report -i big.data --format json >big.std 2>/dev/null
+bad=0
+for delay in 0.02 0.05 0.1 0.15 0.2 0.3 0.5; do
+	rm -f big.json
+	"$VARPERF" report -i big.data --format json -o big.json 2>/dev/null &
+	vp=$!
+	sleep $delay
+	kill -TERM $vp 2>/dev/null
+	wait $vp
+	# killed before the rename: no file; after: the whole report
+	[ ! -e big.json ] || cmp -s big.json big.std || bad=$((bad + 1))
+done
+tap_is 0 "$bad" "report -o killed by SIGTERM at 7 moments: never a half file"
 tap_is "" "$(leftovers)" "no temporary file left behind"
 
 # ---- another user's symbolic link (as root; the user 'nobody') ----
@@ -124,6 +140,10 @@ chmod 700 secret
 chown nobody own
 echo "root-only content" >secret/victim
 chmod 600 secret/victim
+if ! as_nobody test -w sticky; then
+	tap_skip "nobody cannot reach $TMPDIR_T (a private TMPDIR above it?)" 12
+	tap_done
+fi
 refused="it is a symbolic link of another user (uid $nobody_uid) in a directory others can write: not followed"
 for dir in sticky open; do
 	[ $dir = sticky ] && what="sticky world-writable" || what="world-writable, not sticky,"
