@@ -23,6 +23,7 @@
 #include "report/report.h"
 #include "task-model.h"
 #include "usage.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 enum {
@@ -304,7 +305,8 @@ static int find_task(const struct task_model_opts *o, const struct vp_recording 
 		      o->input);
 		for (i = 0; i < n && i < 20; i++) {
 			node_chain(&r, ids[i], chain, sizeof(chain));
-			fprintf(stderr, "  %s (%" PRIu64 " invocation%s)\n", chain,
+			/* names from the recording: the terminal rule */
+			fprintf(stderr, "  %s (%" PRIu64 " invocation%s)\n", vp_term_clean(chain),
 				rec->tree.nodes[ids[i]].stats.n,
 				rec->tree.nodes[ids[i]].stats.n == 1 ? "" : "s");
 		}

@@ -4,11 +4,11 @@
 # function names and DWARF file name hold newlines, tabs, CR, an ESC
 # sequence, DEL, invalid UTF-8 and printf directives (evil-names-mk.py
 # builds it from evil-names-tmpl.c), recorded and shown by every terminal
-# output: record --list, record's plan and warnings, report's text, and
-# the GDB plugin's info variance.  Each follows the one rule of
-# util/escape.h: every control character and every byte of invalid UTF-8
-# prints as '?', so each name stays on its line and no ESC, CR or DEL
-# reaches the terminal.
+# output: record --list, record's plan and warnings, report's text,
+# explain's list of contexts, and the GDB plugin's info variance.  Each
+# follows the one rule of util/escape.h: every control character and every
+# byte of invalid UTF-8 prints as '?', so each name stays on its line and
+# no ESC, CR or DEL reaches the terminal.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
@@ -54,6 +54,20 @@ tap_is 0 $? "report exits 0"
 tap_is 0 "$(($(raw report.out) + $(raw report.err)))" "... no control byte in what it prints"
 tap_like "$(grep -cF "$nl [" report.out)" "^[1-9]" "... '$nl' in the report"
 
+# ---- explain's list of a task's calling contexts ----
+wait_unprobed
+"$VARPERF" record --mode=probe -q -o p.data -- ./evil 100 >/dev/null 2>&1 ||
+	tap_bail "cannot record ./evil in probe mode"
+if "$VARPERF" version --build-options | grep -q '^gsl: on$'; then
+	"$VARPERF" explain -i p.data spin_ns >explain.out 2>explain.err
+	tap_is "1 0" "$? $(raw explain.err)" \
+		"explain of a task in 7 contexts: exit 1, no control byte in the list"
+	tap_is 7 "$(grep -c '^  .* (100 invocations)$' explain.err)" \
+		"... the 7 contexts on 7 lines"
+else
+	tap_skip "varperf was built without GSL" 2
+fi
+
 # ---- the GDB plugin ----
 LOADER=$top_srcdir/gdb-plugin/varperf-gdb.py
 if [ "$(gdb -batch -nx -x "$LOADER" -ex 'python import _varperf; print(6 * 7)' 2>/dev/null)" != 42 ]
@@ -61,8 +75,6 @@ then
 	tap_skip "the GDB plugin is not built, or gdb has no Python" 6
 	tap_done
 fi
-"$VARPERF" record --mode=probe -q -o p.data -- ./evil 100 >/dev/null 2>&1 ||
-	tap_bail "cannot record ./evil in probe mode"
 # only the plugin's output, between markers: GDB's own frame lines are GDB's
 gdb -batch -nx -iex 'set debuginfod enabled off' -x "$LOADER" \
 	-ex 'break spin_ns' -ex 'run 5' -ex 'varperf load p.data' -ex 'echo @@begin\n' \
