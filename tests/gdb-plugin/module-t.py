@@ -707,6 +707,18 @@ lines = varperf.contributor_lines(wrec, wmain, count=3)
 ok(any(line.endswith("%  (1744 other callees)") for line in lines),
    "contributor_lines names the other callees", "\n".join(lines))
 
+# ---- term_text: util/escape.h's rule, for the plugin's output ----
+is_("new?line?tab?cr?[31mred", varperf.term_text("new\nline\ttab\rcr\x1b[31mred"),
+    "term_text: newline, tab, CR and ESC as '?'")
+is_("del? csi?2J c1??", varperf.term_text("del\x7f csi\x9b2J c1\x80\x9f"),
+    "term_text: DEL and C1 (CSI) as '?'")
+bad = b"bad\xff\xc3\x28end".decode("utf-8", "replace")
+is_("bad??(end", varperf.term_text(bad), "term_text: invalid UTF-8 (decoded as U+FFFD) as '?'")
+is_("raw??", varperf.term_text(b"raw\xfe\xff".decode("utf-8", "surrogateescape")),
+    "term_text: a file name's undecodable bytes (lone surrogates) as '?'")
+is_("main \u2192 caf\u00e9 \u00a0q\"'%s", varperf.term_text("main \u2192 caf\u00e9 \u00a0q\"'%s"),
+    "term_text: printable characters pass")
+
 shutil.rmtree(tmp)
 print("1..%d" % _count)
 sys.exit(1 if _failed else 0)
