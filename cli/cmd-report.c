@@ -38,6 +38,7 @@ enum cmd_report_format {
 	FORMAT_CHROME,
 	FORMAT_FOLDED,
 	FORMAT_HTML,
+	FORMAT_PPROF,
 };
 
 enum {
@@ -96,8 +97,11 @@ static const char *const cmd_report_usage[] = {
 	"    --format <fmt>             text (default), json, dot (the Variance",
 	"                               Characterization Graph for Graphviz), chrome",
 	"                               (every call for a trace viewer), folded",
-	"                               (stacks for flame graphs) or html (one",
+	"                               (stacks for flame graphs), html (one",
 	"                               self-contained page with the graph and plots)",
+	"                               or pprof (a gzipped profile.proto for pprof,",
+	"                               Pyroscope, Parca: calls, time and time^2 per",
+	"                               context)",
 	ANALYSIS_USAGE,
 	"    --vcg                      print the Variance Characterization Graph only",
 	"                               (text; JSON always has it, in \"vcg\")",
@@ -201,6 +205,9 @@ static int cmd_report_check_slowest(const struct cmd_report_opts *o)
 	if (o->format == FORMAT_DOT)
 		return error("'--slowest' is for the text report, chrome and folded: --format dot "
 			     "draws the graph");
+	if (o->format == FORMAT_PPROF)
+		return error("'--slowest' is for the text report, chrome and folded: a pprof "
+			     "profile sums every call");
 	if (o->vcg_only)
 		return error("options '--slowest' and '--vcg' cannot be used together");
 	if (o->slowest_context) {
@@ -238,9 +245,11 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 				o->format = FORMAT_FOLDED;
 			} else if (!strcmp(optarg, "html")) {
 				o->format = FORMAT_HTML;
+			} else if (!strcmp(optarg, "pprof")) {
+				o->format = FORMAT_PPROF;
 			} else {
 				ret = error("invalid value '%s' for '--format': must be 'text', "
-					    "'json', 'dot', 'chrome', 'folded' or 'html'",
+					    "'json', 'dot', 'chrome', 'folded', 'html' or 'pprof'",
 					    optarg);
 			}
 			break;
@@ -344,6 +353,17 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 	if (!ret && o->vcg_only && o->format == FORMAT_HTML)
 		ret = error("'--vcg' is for the text report: the HTML report draws the graph at "
 			    "its top");
+	if (!ret && o->vcg_only && o->format == FORMAT_PPROF)
+		ret = error("'--vcg' is for the text report: a pprof profile has no graph");
+#ifndef HAVE_PROTOBUF_C
+	if (!ret && o->format == FORMAT_PPROF)
+		ret = error("'--format pprof' needs protobuf-c: this varperf was built without "
+			    "it (see 'varperf version --build-options')");
+#endif
+	/* a gzipped profile is no text to show */
+	if (!ret && o->format == FORMAT_PPROF && !o->output && isatty(STDOUT_FILENO))
+		ret = error("'--format pprof' writes a binary file: give '-o <file>' or "
+			    "redirect the standard output");
 	if (!ret && optind < argc) {
 		/* getopt takes an optional value only after '=' */
 		if (o->slowest && !o->slowest_context)
@@ -459,6 +479,9 @@ static int cmd_report_print(const struct cmd_report_opts *o, struct report *r,
 	case FORMAT_HTML:
 		ret = report_html(r);
 		break;
+	case FORMAT_PPROF:
+		ret = report_pprof(r);
+		break;
 	default:
 		ret = cmd_report_text_fitted(o, r);
 		break;
@@ -569,7 +592,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	r.folded_value = o->folded_value;
 	r.typical = o->typical;
 	/* the exports need no Dominant Variance Analysis */
-	if (o->format == FORMAT_CHROME || o->format == FORMAT_FOLDED) {
+	if (o->format == FORMAT_CHROME || o->format == FORMAT_FOLDED || o->format == FORMAT_PPROF) {
 		if (!cmd_report_print(o, &r, rec))
 			ret = 0;
 		goto out_rec;

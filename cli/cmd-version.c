@@ -37,11 +37,26 @@
 #else
 #define HAS_LIBIBERTY "off"
 #endif
+#ifdef HAVE_BPF
+#define HAS_BPF "on"
+#else
+#define HAS_BPF "off"
+#endif
+#ifdef HAVE_PROTOBUF_C
+#define HAS_PROTOBUF_C "on"
+#else
+#define HAS_PROTOBUF_C "off"
+#endif
+#ifdef VARPERF_GDB_PLUGIN_DIR
+#define HAS_GDB_PLUGIN "on"
+#else
+#define HAS_GDB_PLUGIN "off"
+#endif
 
 static const char *const cmd_version_usage[] = {
 	"usage: varperf version [--build-options]",
 	"",
-	"    --build-options   also print which optional libraries are built in",
+	"    --build-options   also print which optional features are built in",
 	"-h, --help            show this help",
 	NULL,
 };
@@ -79,6 +94,9 @@ int cmd_version(int argc, char **argv)
 		printf("capstone: %s\n", HAS_CAPSTONE);
 		printf("libiberty: %s\n", HAS_LIBIBERTY);
 		printf("gsl: %s\n", HAS_GSL);
+		printf("bpf: %s\n", HAS_BPF);
+		printf("protobuf-c: %s\n", HAS_PROTOBUF_C);
+		printf("gdb-plugin: %s\n", HAS_GDB_PLUGIN);
 	}
 	return 0;
 }

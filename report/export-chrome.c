@@ -6,7 +6,8 @@
  * on its thread's timeline with what it called.  The events are written
  * as the second pass over the file pairs them (core's
  * vp_recording_invocations), in the order they end: memory does not grow
- * with their number, and the viewers sort them.
+ * with their number, and the viewers sort them.  Their times nest
+ * strictly (chrome_span); each call's exact duration is in its args.
  */
 #include <config.h>
 
@@ -39,6 +40,32 @@ static void chrome_us(FILE *f, const char *key, uint64_t ns)
 	fprintf(f, "\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
 }
 
+/*
+ * "ts" and "dur" of a call at @depth over [@start, @start + @dur): moved
+ * inward by @depth ns at each end, so that the times nest strictly.  A
+ * call ends where its caller ends, or starts where the call before it
+ * ended, whenever the code between took less than the clock's tick (after
+ * compensation, often): viewers that order the begin and end events of
+ * "X" events by time then mis-nest them.  A callee is one level deeper
+ * than its caller, so it ends at least 1 ns before it now, and two calls
+ * that touched are 2 depth ns apart.  A call too short for that shrinks
+ * to its middle.  The exact duration stays in the args ("dur_ns"), and no
+ * statistic is computed from these.
+ */
+static void chrome_span(struct chrome *c, uint32_t depth, uint64_t start, uint64_t dur)
+{
+	if (dur > 2 * (uint64_t)depth) {
+		start += depth;
+		dur -= 2 * (uint64_t)depth;
+	} else {
+		start += dur / 2;
+		dur = 0;
+	}
+	chrome_us(c->f, "ts", start);
+	fputc(',', c->f);
+	chrome_us(c->f, "dur", dur);
+}
+
 static int chrome_event(void *ctx, const struct vp_invocation *inv)
 {
 	struct chrome *c = ctx;
@@ -61,12 +88,12 @@ static int chrome_event(void *ctx, const struct vp_invocation *inv)
 	json_string(c->f, report_func_name(c->r, n->func));
 	fprintf(c->f, ",\"cat\":\"varperf\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",",
 		t ? t->pid : 0, t ? t->tid : inv->thread);
-	chrome_us(c->f, "ts", inv->start >= c->origin ? inv->start - c->origin : 0);
-	fputc(',', c->f);
-	chrome_us(c->f, "dur", inv->duration);
-	fprintf(c->f, ",\"args\":{\"node\":%" PRIu32 ",\"mean_us\":%.3f,\"sigma_us\":%.3f,"
-		"\"z\":%.3f}}",
-		inv->node, mean / 1000, sd / 1000, sd > 0 ? ((double)inv->duration - mean) / sd : 0);
+	chrome_span(c, n->depth, inv->start >= c->origin ? inv->start - c->origin : 0,
+		    inv->duration);
+	fprintf(c->f, ",\"args\":{\"node\":%" PRIu32 ",\"dur_ns\":%" PRIu64
+		",\"mean_us\":%.3f,\"sigma_us\":%.3f,\"z\":%.3f}}",
+		inv->node, inv->duration, mean / 1000, sd / 1000,
+		sd > 0 ? ((double)inv->duration - mean) / sd : 0);
 	return ferror(c->f) ? -EIO : 0;
 }
 

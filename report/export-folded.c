@@ -3,7 +3,9 @@
  * export-folded.c - `varperf report --format folded`: one line
  * "outer;...;inner value" per calling-context node, the folded stacks that
  * flamegraph.pl, its difffolded.pl and speedscope read.  The value is the
- * node's own time (its time less its callees'), or its share of the
+ * node's own time (its time less its callees'; the sampled stacks' own
+ * time follows, under a "[sampled]" frame when there are probed calls
+ * too), or its share of the
  * variance of the high-variance task above it (see folded_variance), or,
  * with --slowest, the own time spent in the slowest calls of the selected
  * nodes (a second pass over the events), or with --typical that of their
@@ -22,6 +24,7 @@
 #include "core/cct.h"
 #include "core/patterns.h"
 #include "core/recording.h"
+#include "core/sampled.h"
 #include "report.h"
 #include "util/util.h"
 
@@ -98,6 +101,41 @@ static double folded_self(const struct vp_cct *t, uint32_t id, int open)
 		v -= open ? (double)vp_cct_node_time(c) : (double)c->stats.total;
 	}
 	return v;
+}
+
+/*
+ * The sampled stacks (phase 1 of auto mode, sample and combined mode): a
+ * line per sampled context with its own samples' time, in ns, under a
+ * "[sampled]" frame of its own when @under (probed lines are in the file
+ * too: the two trees are different measures of the run and must not add
+ * up as one).  Returns the number of lines written.
+ */
+static size_t folded_sampled(const struct report *r, int under)
+{
+	const struct vp_sampled *sd = r->sampled;
+	uint32_t *path = xcalloc(VP_SAMPLED_MAX_DEPTH + 2, sizeof(*path));
+	size_t lines = 0;
+
+	for (uint32_t id = 1; id < sd->nnodes; id++) {
+		const struct vp_snode *n = &sd->nodes[id];
+		size_t depth = 0;
+
+		if (!n->self || llround(n->self_time) <= 0)
+			continue;
+		for (uint32_t a = id; a && a != VP_SNODE_NONE; a = sd->nodes[a].parent)
+			path[depth++] = a;
+		if (under)
+			fputs("[sampled];", r->out);
+		while (depth--) {
+			folded_name(r->out, report_snode_name(r, path[depth]));
+			if (depth)
+				fputc(';', r->out);
+		}
+		fprintf(r->out, " %.0f\n", n->self_time);
+		lines++;
+	}
+	free(path);
+	return lines;
 }
 
 /* The whole run: every node's own time. */
@@ -235,7 +273,7 @@ int report_folded(const struct report *r, struct vp_recording *rec)
 	double *val = xcalloc(t->nnodes ? t->nnodes : 1, sizeof(*val)), negsum;
 	uint8_t *sel = NULL;
 	char msg[512] = "";
-	size_t nsel = 0, neg;
+	size_t nsel = 0, neg, lines;
 	int err = 0;
 
 	if (r->slowest) {
@@ -268,9 +306,14 @@ int report_folded(const struct report *r, struct vp_recording *rec)
 		error("%s", msg[0] ? msg : strerror(-err));
 		goto fail;
 	}
-	if (!folded_write(r, val, &neg, &negsum) && !neg && !(r->slowest && !nsel))
+	lines = folded_write(r, val, &neg, &negsum);
+	/* a time profile has the sampled stacks too: all of a sampled
+	 * recording's flame graph */
+	if (!r->slowest && r->folded_value == FOLDED_TIME && r->sampled && r->sampled->nnodes > 1)
+		lines += folded_sampled(r, lines > 0 || neg > 0);
+	if (!lines && !neg && !(r->slowest && !nsel))
 		warning("'%s': no stacks to fold: %s", r->input,
-			!r->totals->invocations ? "no probed calls (a sampled recording?)" :
+			!r->totals->invocations ? "no probed calls nor sampled stacks" :
 			r->folded_value == FOLDED_VARIANCE && !r->slowest ?
 				"no calling context's calls vary" : "no time in the probed calls");
 	if (neg)

@@ -90,6 +90,11 @@ int report_vcg_dot(const struct report *r);
  */
 int report_chrome(const struct report *r, struct vp_recording *rec);
 int report_folded(const struct report *r, struct vp_recording *rec);
+/*
+ * report_pprof - the recording as a gzipped pprof profile (export-pprof.c);
+ * -1 with errno ENOSYS when varperf was built without protobuf-c.
+ */
+int report_pprof(const struct report *r);
 
 /* ---- export-slow.c: which calls --slowest selects ---- */
 

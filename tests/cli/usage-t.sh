@@ -104,7 +104,7 @@ the graph" \
 	--slowest=f --format dot
 check_value report "options '--slowest' and '--vcg' cannot be used together" --vcg --slowest
 
-check_value report "invalid value 'svg' for '--format': must be 'text', 'json', 'dot', 'chrome', 'folded' or 'html'" \
+check_value report "invalid value 'svg' for '--format': must be 'text', 'json', 'dot', 'chrome', 'folded', 'html' or 'pprof'" \
 	--format svg
 check_value report "invalid value 'calls' for '--folded-value': must be 'time' or 'variance'" \
 	--format folded --folded-value calls

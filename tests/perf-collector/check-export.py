@@ -13,9 +13,10 @@
   chrome-nodes CHROME REPORT     per node, the X events' count, total, min and
                                  max (ns) are the report's, args.mean_us and
                                  sigma_us its mean and stddev, z the call's
-  chrome-nesting CHROME REPORT   on each thread, events nest, and the
-                                 innermost event around one is of its
-                                 parent's node (when its node has a parent)
+  chrome-nesting CHROME REPORT   on each thread, events nest strictly (none
+                                 touches another), and the innermost event
+                                 around one is of its parent's node (when its
+                                 node has a parent)
   chrome-truth CHROME REPORT TRUTH FUNC CONTEXT
                                  as many calls of FUNC in CONTEXT as the
                                  fixture's truth line says, their mean (from
@@ -28,7 +29,10 @@
   folded-time FOLDED REPORT      one line per node with its own time: total
                                  + open_total less its children's; stacks
                                  are calling contexts; the lines add up to
-                                 the outermost nodes' time
+                                 the outermost nodes' time; and the sampled
+                                 stacks, under "[sampled]" when there are
+                                 probed lines: one per sampled context with
+                                 its own samples times the period
   folded-variance FOLDED REPORT [ERR]
                                  the lines add up to N Var of the outermost
                                  nodes with variance (1e-9 relative), less
@@ -78,6 +82,15 @@ def xevents(trace):
     return [e for e in trace["traceEvents"] if e["ph"] == "X"]
 
 
+def true_span(e):
+    """The call's own [start, end) in ns: the drawn span is moved inward by
+    the call's depth at each end (or shrunk to its middle), its exact
+    duration is in args.dur_ns."""
+    d, drawn, ts = e["args"]["dur_ns"], ns(e["dur"]), ns(e["ts"])
+    start = ts - (d - drawn) // 2 if drawn else ts - d // 2
+    return start, start + d
+
+
 def chrome_format(path):
     t = load(path)
     if t.get("displayTimeUnit") not in ("ns", "ms"):
@@ -97,7 +110,7 @@ def chrome_format(path):
                 raise Fail("ts/dur not numbers: %r" % e)
             if e["dur"] < 0 or e["ts"] < 0:
                 raise Fail("negative ts or dur: %r" % e)
-            if set(e["args"]) != {"node", "mean_us", "sigma_us", "z"}:
+            if set(e["args"]) != {"node", "dur_ns", "mean_us", "sigma_us", "z"}:
                 raise Fail("args: %r" % e["args"])
             threads.add((e["pid"], e["tid"]))
             procs.add(e["pid"])
@@ -126,7 +139,7 @@ def chrome_nodes(path, rpath):
         per.setdefault(e["args"]["node"], []).append(e)
     for n in load(rpath)["nodes"]:
         es = per.pop(n["id"], [])
-        d = [ns(e["dur"]) for e in es]
+        d = [e["args"]["dur_ns"] for e in es]
         if len(d) != n["count"]:
             raise Fail("node %d (%s): %d events, count %d" % (n["id"], n["function"],
                                                              len(d), n["count"]))
@@ -143,7 +156,12 @@ def chrome_nodes(path, rpath):
                abs(a["sigma_us"] - n["stddev"] / 1000) > 0.0006:
                 raise Fail("node %d: args %r, mean %g sd %g" % (n["id"], a, n["mean"],
                                                                  n["stddev"]))
-            z = (ns(e["dur"]) - n["mean"]) / n["stddev"] if n["stddev"] > 0 else 0
+            z = (a["dur_ns"] - n["mean"]) / n["stddev"] if n["stddev"] > 0 else 0
+            # the drawn span: inside the call's, by its depth at each end
+            dd = a["dur_ns"] - ns(e["dur"])
+            if dd < 0 or (ns(e["dur"]) and dd != 2 * n["depth"]):
+                raise Fail("node %d: drawn %d ns of a %d ns call at depth %d" %
+                           (n["id"], ns(e["dur"]), a["dur_ns"], n["depth"]))
             if abs(a["z"] - z) > 0.0006:
                 raise Fail("node %d: z %g, wanted %g" % (n["id"], a["z"], z))
     if per:
@@ -152,9 +170,10 @@ def chrome_nodes(path, rpath):
 
 
 def chrome_nesting(path, rpath):
-    """No two calls of one thread overlap without one holding the other,
-    and every call of a node with a parent lies in a call of its parent's
-    node on its thread (calls clamped to no duration may touch others)."""
+    """No two drawn calls of one thread overlap or touch without one
+    holding the other strictly inside, and every call of a node with a
+    parent lies strictly inside a call of its parent's node on its thread
+    (calls drawn with no duration, too short to move inward, may touch)."""
     nodes = nodes_of(load(rpath))
     by_thread, by_node = {}, {}
     for e in xevents(load(path)):
@@ -165,11 +184,17 @@ def chrome_nesting(path, rpath):
     for evs in by_thread.values():
         evs.sort(key=lambda iv: (iv[0], -iv[1]))
         ends = []
+        prev = None
         for s, end in evs:
-            while ends and ends[-1] <= s:
+            if end > s and prev is not None and prev[1] > prev[0] and prev == (s, end):
+                raise Fail("two calls drawn over [%d, %d]" % (s, end))
+            prev = (s, end)
+            while ends and ends[-1] < s:
                 ends.pop()
-            if ends and end > ends[-1]:
-                raise Fail("a call over [%d, %d] overlaps one that ends at %d" %
+            if ends and end > s and ends[-1] == s:
+                raise Fail("a call over [%d, %d] starts where one ends" % (s, end))
+            if ends and end > s and end >= ends[-1]:
+                raise Fail("a call over [%d, %d] overlaps or ends with one that ends at %d" %
                            (s, end, ends[-1]))
             ends.append(end)
     for ivs in by_node.values():
@@ -184,7 +209,9 @@ def chrome_nesting(path, rpath):
         starts = [iv[0] for iv in outer]
         for s, end in ivs:
             i = bisect.bisect_right(starts, s)
-            if not any(outer[j][0] <= s and end <= outer[j][1]
+            strict = end > s
+            if not any((outer[j][0] < s and end < outer[j][1]) if strict else
+                       (outer[j][0] <= s and end <= outer[j][1])
                        for j in range(max(0, i - 3), i)):
                 raise Fail("the call of node %d over [%d, %d] is in no call of node %d" %
                            (node, s, end, parent))
@@ -208,7 +235,7 @@ def chrome_truth(path, rpath, tpath, func, context):
     nodes = nodes_of(load(rpath))
     ids = {i for i in nodes if nodes[i]["function"] == func and
            ("/" + context).endswith("/" + chain(nodes, i).replace(";", "/"))}
-    d = [ns(e["dur"]) for e in xevents(load(path)) if e["args"]["node"] in ids]
+    d = [e["args"]["dur_ns"] for e in xevents(load(path)) if e["args"]["node"] in ids]
     if len(d) != t["count"]:
         raise Fail("%d calls of %s, the fixture made %d" % (len(d), func, t["count"]))
     m, mb = sum(d) / len(d), t["mean_ns"]
@@ -248,13 +275,13 @@ def slow_calls(ev, sel, k):
     """The K slowest events of each selected node: (node, pid, tid, start, end)."""
     calls = []
     for i in sel:
-        es = sorted((e for e in ev if e["args"]["node"] == i), key=lambda e: -e["dur"])[:k]
-        calls += [(i, e["pid"], e["tid"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in es]
+        es = sorted((e for e in ev if e["args"]["node"] == i), key=lambda e: -e["args"]["dur_ns"])[:k]
+        calls += [(i, e["pid"], e["tid"]) + true_span(e) for e in es]
     return calls
 
 
 def key(e):
-    return (e["args"]["node"], e["pid"], e["tid"], ns(e["ts"]), ns(e["dur"]))
+    return (e["args"]["node"], e["pid"], e["tid"]) + true_span(e)
 
 
 def chrome_slowest(apath, spath, rpath, k, context=None):
@@ -270,8 +297,8 @@ def chrome_slowest(apath, spath, rpath, k, context=None):
         bynode.setdefault(c[0], []).append(c)
 
     def inside(e):
-        i, s = e["args"]["node"], ns(e["ts"])
-        end = s + ns(e["dur"])
+        i = e["args"]["node"]
+        s, end = true_span(e)
         while i is not None:
             for c in bynode.get(i, ()):
                 if c[1:3] == (e["pid"], e["tid"]) and c[3] <= s and end <= c[4]:
@@ -299,8 +326,34 @@ def folded_lines(path):
     return lines
 
 
+def sampled_chain(sd, i):
+    n = sd[i]
+    return (sampled_chain(sd, n["parent"]) + ";" if n["parent"] is not None else "") + \
+        n["function"].replace(";", ":")
+
+
+def folded_sampled(lines, report):
+    """The sampled lines: each sampled context's own samples times the
+    period, in ns (a fixed period: the sampler's)."""
+    s = report.get("sampled")
+    want = {}
+    if s:
+        sd = {n["id"]: n for n in s["nodes"]}
+        for i, n in sd.items():
+            if n["self"]:
+                c = sampled_chain(sd, i)
+                want[c] = want.get(c, 0) + n["self"] * s["period"]
+    seen = {}
+    for stack, v in lines:
+        seen[stack] = seen.get(stack, 0) + v
+    if seen != want:
+        extra = sorted(set(seen) ^ set(want))[:3]
+        raise Fail("sampled lines differ from the sampled nodes: %r" % extra)
+
+
 def folded_time(path, rpath):
-    nodes = nodes_of(load(rpath))
+    report = load(rpath)
+    nodes = nodes_of(report)
     want = {}
     # (a caller whose exits were lost or left out has less time than its
     # callees: its line is left out, and the sum falls short by that)
@@ -314,7 +367,15 @@ def folded_time(path, rpath):
         else:
             negative += self
     seen = {}
-    for stack, v in folded_lines(path):
+    lines = folded_lines(path)
+    probed = [(st, v) for st, v in lines if not st.startswith("[sampled];")]
+    sampled = [(st[len("[sampled];"):], v) for st, v in lines if st.startswith("[sampled];")]
+    if not want:
+        probed, sampled = [], lines  # a sampled recording: the stacks alone
+    elif not sampled and report.get("sampled"):
+        raise Fail("no [sampled] lines, and the recording has sampled stacks")
+    folded_sampled(sampled, report)
+    for stack, v in probed:
         if stack not in want:
             raise Fail("stack %r is no calling context of the report" % stack)
         seen[stack] = seen.get(stack, 0) + v

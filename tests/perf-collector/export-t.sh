@@ -63,6 +63,20 @@ for d in b t demo; do
 		"$d: folded --slowest --typical: the time of as many calls at large"
 done
 
+# a sampled recording: its folded stacks are the whole flame graph, from
+# _start down, each context's own samples times the period
+"$VARPERF" record -q --mode=sample -o s.data -- "$DEMO" >/dev/null 2>err
+tap_is 0 $? "record the demo in sample mode exits 0"
+report s --format json >s.json
+report s --format folded >s.folded
+tap_is ok "$($check folded-time s.folded s.json)" \
+	"sample mode: folded: every sampled context's own time, none left out"
+tap_like "$(cat s.folded)" '^_start;.*;main;run_frames;frame;physics;collide' \
+	"sample mode: folded: whole stacks from _start to the leaves"
+# auto mode: the probed contexts, and phase 1's samples beside them
+tap_like "$(cat demo.folded)" '^\[sampled\];_start;.*;main;' \
+	"demo (auto mode): folded: the sampled stacks under [sampled]"
+
 # units and counts against the fixtures' own
 tap_is ok "$($check chrome-truth b.chrome b.json b.truth run main/run)" \
 	"fx-basic: run()'s 400 calls, their mean dur in us the fixture's"
