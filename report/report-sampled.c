@@ -28,6 +28,13 @@ enum {
 	SDUR_MIN_INVOCATIONS = 10,
 	SDUR_MIN_SPAN = 5,
 	MAX_INDENT = 24,
+	/* the default table fits this many columns (--wide: every column) */
+	TABLE_WIDTH = 100,
+	/* its columns after the calling context: two shares with the half
+	 * width of their intervals, then N, mean and CoV (probed) or spans,
+	 * ~CPU/span and ~CoV (sampled) */
+	NUMBERS_WIDTH = 2 * 15 + 27,
+	NAME_WIDTH = TABLE_WIDTH - 2 - NUMBERS_WIDTH,
 };
 
 int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret)
@@ -293,6 +300,94 @@ static void text_row(const struct report *r, uint32_t id, uint32_t depth)
 	fputc('\n', f);
 }
 
+/*
+ * The calling context of a row of the default table, in @w columns: one
+ * column of indentation per level (at most a quarter of @w, then the depth
+ * said), the name, and its call site where it fits; cut with "..." where
+ * the name does not.  Names first: a table of numbers with no name left
+ * on a terminal's line says nothing.
+ */
+static void context_cell(const struct report *r, uint32_t id, uint32_t depth, int w)
+{
+	char site[512], cell[1024], depthbuf[32] = "";
+	const char *name = report_snode_name(r, id);
+	int indent = (int)depth, len;
+
+	if (indent > w / 4) {
+		snprintf(depthbuf, sizeof(depthbuf), "[%" PRIu32 "] ", depth);
+		indent = w / 4;
+	}
+	report_snode_site(r, id, site, sizeof(site));
+	len = snprintf(cell, sizeof(cell), "%s%s%s%s%s%s", depthbuf, name,
+		       report_snode_inlined(r, id) ? " (inlined)" : "", *site ? " [" : "", site,
+		       *site ? "]" : "");
+	if (len < 0)
+		len = 0;
+	if ((size_t)len >= sizeof(cell))
+		len = sizeof(cell) - 1;
+	if (indent + len > w) {
+		/* the site goes first, then the name is cut */
+		len = snprintf(cell, sizeof(cell), "%s%s", depthbuf, name);
+		if ((size_t)len >= sizeof(cell))
+			len = sizeof(cell) - 1;
+		if (indent + len > w) {
+			len = w - indent - 3 > 0 ? w - indent - 3 : 0;
+			/* not inside a UTF-8 sequence */
+			while (len > 0 && ((unsigned char)cell[len] & 0xc0) == 0x80)
+				len--;
+			strcpy(cell + len, "...");
+			len += 3;
+		}
+	}
+	fprintf(r->out, "  %*s", indent, "");
+	report_put(r->out, cell);
+	if (indent + len < w)
+		fprintf(r->out, "%*s", w - indent - len, "");
+}
+
+/* A share with the half width of its interval: " 54.9% +- 3.5~". */
+static void share_cell(const struct report *r, uint64_t k, int blank)
+{
+	struct vp_share sh;
+
+	if (blank) {
+		fprintf(r->out, "%15s", "");
+		return;
+	}
+	vp_share(k, r->sampled->samples, r->z, &sh);
+	fprintf(r->out, " %5.1f%% +-%4.1f%c", sh.p * 100, sh.half * 100,
+		sh.half > r->precision ? '~' : ' ');
+}
+
+/* A row of the default table: within TABLE_WIDTH columns. */
+static void text_row_fitted(const struct report *r, uint32_t id, uint32_t depth)
+{
+	const struct vp_snode *n = &r->sampled->nodes[id];
+	uint32_t pn = r->probed_of ? r->probed_of[id] : VP_NO_NODE;
+	struct vp_sdur d;
+	char a[32];
+	FILE *f = r->out;
+
+	int sdur = pn == VP_NO_NODE && report_sdur(r, id, &d);
+
+	context_cell(r, id, depth, NAME_WIDTH);
+	share_cell(r, n->samples, 0);
+	/* (no blanks at the end of a line) */
+	if (n->self || pn != VP_NO_NODE || sdur)
+		share_cell(r, n->self, !n->self);
+	if (pn != VP_NO_NODE) {
+		const struct vp_cct_node *c = &r->tree->nodes[pn];
+
+		fprintf(f, " P %7" PRIu64 " %9s %5.2f%c", c->stats.n,
+			report_time(r, c->stats.mean, a, sizeof(a)), vp_stats_cov(&c->stats),
+			report_node_unreliable(r, pn) ? '!' : ' ');
+	} else if (sdur) {
+		fprintf(f, " ~ %7" PRIu64 " %9s %5.2f", d.invocations,
+			report_time(r, d.mean, a, sizeof(a)), d.cov);
+	}
+	fputc('\n', f);
+}
+
 static const struct vp_sampled *sort_tree;
 
 static int cmp_samples(const void *a, const void *b)
@@ -325,8 +420,10 @@ static void text_tree(const struct report *r)
 
 		if (id && !shown(r, id))
 			continue;
-		if (id)
+		if (id && r->wide)
 			text_row(r, id, s->depth - 1);
+		else if (id)
+			text_row_fitted(r, id, s->depth - 1);
 		if (!s->nchildren)
 			continue;
 		if (n + s->nchildren > cap) {
@@ -358,8 +455,8 @@ void report_sampled_text(const struct report *r)
 	size_t wide;
 	char a[32];
 
-	fprintf(f, "Sampled calling contexts (%" PRIu64 " samples of %s every %s; shares with "
-		   "%g%% intervals, Schneider's \"Analysis\"):\n",
+	fprintf(f, "Sampled calling contexts: %" PRIu64 " samples of %s every %s, %g%% "
+		   "intervals (Schneider)\n",
 		t->samples, vp_sample_event_name(sm->event),
 		sm->period && !t->period_varies ? report_time(r, (double)sm->period, a, sizeof(a))
 						: "(varying period)",
@@ -368,18 +465,34 @@ void report_sampled_text(const struct report *r)
 		fprintf(f, "  (no samples)\n");
 		return;
 	}
-	if (r->tree && r->tree->nnodes > 1)
-		fprintf(f, "  P: probed, exact (N, mean, CoV%s)\n",
-			r->compensated ? ", probe cost subtracted" : ", probe cost included");
-	/* (a cycles event in frequency mode gives no durations: see report_sdur) */
-	fprintf(f, "  spans, ~CPU/span, ~CoV: sample-derived, not invocations (a span is a frame "
-		   "seen from one sample to the next, calls back to back make one; its CPU time "
-		   "+/-1 period, CoV less what whole periods add)\n");
-	fprintf(f, "  ~: the share's interval is wider than +/-%g%%\n", r->precision * 100);
-	fprintf(f, "   total  %4g%% interval    self  %4g%% interval     N      mean   CoV   "
-		   "spans ~CPU/span  ~CoV  calling context%s\n",
-		r->confidence * 100, r->confidence * 100, r->all ? "" : " (shares >= 0.5%)");
-	text_tree(r);
+	if (!r->wide) {
+		/* every line within TABLE_WIDTH columns */
+		fprintf(f, "  total and self: the share of the samples, +- half its interval; "
+			   "~: wider than +-%g%%\n", r->precision * 100);
+		if (r->tree && r->tree->nnodes > 1)
+			fprintf(f, "  P: probed, exact N, mean, CoV (%s)\n",
+				r->compensated ? "probe cost subtracted" : "probe cost included");
+		fprintf(f, "  ~: sample-derived spans, ~CPU/span, ~CoV: not invocations "
+			   "(--wide says more)\n");
+		fprintf(f, "  %-*s %13s  %13s  %9s %9s %5s\n", NAME_WIDTH,
+			r->all ? "calling context" : "calling context (shares >= 0.5%)", "total",
+			"self", "N", "mean", "CoV");
+		text_tree(r);
+	} else {
+		if (r->tree && r->tree->nnodes > 1)
+			fprintf(f, "  P: probed, exact (N, mean, CoV%s)\n",
+				r->compensated ? ", probe cost subtracted" : ", probe cost included");
+		/* (a cycles event in frequency mode gives no durations: see report_sdur) */
+		fprintf(f, "  spans, ~CPU/span, ~CoV: sample-derived, not invocations (a span is a "
+			   "frame seen from one sample to the next, calls back to back make one; its "
+			   "CPU time +/-1 period, CoV less what whole periods add)\n");
+		fprintf(f, "  ~: the share's interval is wider than +/-%g%%\n", r->precision * 100);
+		fprintf(f, "   total  %4g%% interval    self  %4g%% interval     N      mean   CoV   "
+			   "spans ~CPU/span  ~CoV  calling context%s\n",
+			r->confidence * 100, r->confidence * 100,
+			r->all ? "" : " (shares >= 0.5%)");
+		text_tree(r);
+	}
 	if (t->cut)
 		fprintf(f, "  %" PRIu64 " sample%s deeper than %d levels: cut, under "
 			   "[deeper levels cut]\n",

@@ -90,7 +90,7 @@ tap_is True "$(q auto.json "any(n['function'] == 'spin_us' and n['inlined'] and
 	"the inlined spin_us() has sampled shares only"
 "$VARPERF" report -i auto.data >auto.txt 2>&1
 nphys=$(q auto.json "big('physics')['count']")
-tap_like "$(cat auto.txt)" "^ +[0-9.]+% \[ *[0-9.]+, *[0-9.]+\][ ~] .*P +$nphys +[0-9.]+ [mu]s +[0-9.]+ +physics \[vp-demo\.c:[0-9]+\]$" \
+tap_like "$(cat auto.txt)" "^ +physics \[vp-demo\.c:[0-9]+\] +[0-9.]+% \+- *[0-9.]+[ ~] .*P +$nphys +[0-9.]+ [mu]s +[0-9.]+.?$" \
 	"the text report marks physics probed, with exact N"
 
 # ---- --phase1 ----
