@@ -394,6 +394,10 @@ static void cmd_report_sampled_warnings(const struct report *r)
 	double max_half;
 	size_t wide;
 
+	/* auto mode's samples only chose what phase 2 probed: their
+	 * precision is no result, and no option of record's would change it */
+	if (r->hdr->mode == VP_MODE_AUTO)
+		return;
 	wide = report_sampled_wide(r, &max_half);
 	if (wide)
 		warning("'%s': %zu sampled share%s wider than +/-%g%% at %g%% confidence (up to "
