@@ -520,7 +520,10 @@ static int compare_patterns(struct vp_compare *c, struct strtab *st, const struc
 				continue;
 			vp_stats_merge(&cp->b, &tb->nodes[node].stats);
 			cp->bnodes++;
-			covered[node] = 1;
+			/* an unreliable pattern of A is in no Pattern Set: what
+			 * B's set holds there is new */
+			if (!pa->unreliable)
+				covered[node] = 1;
 		}
 		cp->vim_b = an->k * vp_stats_stddev(&cp->b) * (double)cp->b.n;
 		/* the largest over the patterns the Pattern Set may hold */

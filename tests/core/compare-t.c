@@ -326,6 +326,21 @@ static void test_profile_regression(void)
 		is_uint(c.nset_a, c.ncommon, "all of them common");
 		ok(c.agree && c.verdict == VP_VERDICT_AGREE, "A against A: agree");
 		vp_compare_release(&c);
+		/* B, whose physics is reliable and in its set: new there */
+		vp_compare_run(&c, &a.in, &b.in, &p);
+		{
+			int found = 0;
+
+			for (size_t i = 0; i < c.nnew; i++) {
+				const struct vp_pattern *nb = &b.a.patterns[c.new_b[i]];
+				uint32_t fi = nb->chain[nb->len - 1].func;
+
+				found |= !strcmp(vp_reader_header(b.r)->funcs[fi].name,
+						 names[F_PHYSICS]);
+			}
+			ok(found, "physics unreliable in A, in B's set: new in B (%zu new)", c.nnew);
+		}
+		vp_compare_release(&c);
 		memset(flags, 1, a.t.nnodes);
 		vp_analysis_set_unreliable(&a.a, flags, a.t.nnodes);
 		vp_compare_run(&c, &a.in, &a.in, &p);
