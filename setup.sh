@@ -98,7 +98,8 @@ sanitized_check() {
 				CFLAGS="-O1 -g -fno-omit-frame-pointer $san" LDFLAGS="$san" &&
 			make -s -j2 || exit 1
 		make -s -j2 check TESTS="$(make -s print-core-tests) tests/fuzz/replay-t.sh \
-			tests/perf-collector/report-crafted-t.sh" || failed=1
+			tests/perf-collector/report-crafted-t.sh tests/report/task-model-files-t.sh \
+			tests/report/compare-self-t.sh tests/report/predict-files-t.sh" || failed=1
 		# chained after the recording tests in the Makefile: run alone
 		for t in tests/perf-collector/report-errors-t.sh; do
 			top_srcdir=$PWD top_builddir=$PWD VARPERF=$PWD/cli/varperf \

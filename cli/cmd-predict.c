@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/predict.h"
 #include "builtin.h"
@@ -223,23 +224,62 @@ static int cmd_predict_parse(int argc, char **argv, struct cmd_predict_opts *o)
 	return 0;
 }
 
+/* A manifest's longest line: a path and a size. */
+#define MANIFEST_LINE_MAX 4096
+
+/*
+ * Line @lineno of manifest @f into @buf: 1, 0 at its end, -1 said.  A
+ * manifest is text: a NUL byte or a line longer than @len (/dev/zero, a
+ * binary file named by mistake) is refused with the line's number instead
+ * of read forever; the CR of a CRLF line end (a file written on Windows)
+ * is dropped.
+ */
+static int manifest_line(FILE *f, const char *path, unsigned lineno, char *buf, size_t len)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF && c != '\n') {
+		if (!c)
+			return error("%s:%u: a NUL byte: a manifest is text, lines '<file> <size>'",
+				     path, lineno);
+		if (n + 1 == len)
+			return error("%s:%u: a line longer than %zu bytes: a manifest is text, "
+				     "lines '<file> <size>'",
+				     path, lineno, len - 1);
+		buf[n++] = (char)c;
+	}
+	if (ferror(f))
+		return error("cannot read manifest '%s': %s", path, strerror(errno));
+	if (c == EOF && !n)
+		return 0;
+	if (n && buf[n - 1] == '\r')
+		n--;
+	buf[n] = 0;
+	return 1;
+}
+
 /* "<file> <size>" per line; blank lines and '#' comments are skipped. */
 static int load_manifest(const char *path, int wall, struct vp_predict_data *d)
 {
 	FILE *f = fopen(path, "r");
-	char line[4096], msg[512];
+	char line[MANIFEST_LINE_MAX], msg[512];
 	unsigned lineno = 0;
-	int ret = 0;
+	size_t listed = 0;
+	struct stat st;
+	int ret = 0, more = 0;
 
 	if (!f)
 		return error("cannot open manifest '%s': %s", path, strerror(errno));
-	while (!ret && fgets(line, sizeof(line), f)) {
+	/* a directory opens, and reads as nothing */
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return error("cannot read manifest '%s': %s", path, strerror(EISDIR));
+	}
+	while (!ret && (more = manifest_line(f, path, ++lineno, line, sizeof(line))) > 0) {
 		char *p = line, *file, *sz, *extra;
-		double size = 0;
-		int err;
+		unsigned long long size;
 
-		lineno++;
-		line[strcspn(line, "\n")] = 0;
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (!*p || *p == '#')
@@ -248,18 +288,24 @@ static int load_manifest(const char *path, int wall, struct vp_predict_data *d)
 		sz = strtok(NULL, " \t");
 		extra = strtok(NULL, " \t");
 		if (!sz || extra) {
-			ret = error("%s:%u: expected '<file> <size>'", path, lineno);
+			ret = error("%s:%u: expected '<file> <size>', found %s", path, lineno,
+				    !sz ? "no size" : "more than two fields");
 			break;
 		}
-		if (parse_size("size", sz, &size) < 0) {
-			ret = error("%s:%u: bad size", path, lineno);
+		if (parse_uint64(sz, &size) < 0) {
+			ret = error("%s:%u: invalid size '%s': a whole number, K/M/G allowed", path,
+				    lineno, sz);
 			break;
 		}
-		err = vp_predict_load(d, file, 1, size, wall, msg, sizeof(msg));
-		if (err < 0)
-			ret = error("%s", msg);
+		listed++;
+		if (vp_predict_load(d, file, 1, (double)size, wall, msg, sizeof(msg)) < 0)
+			ret = error("%s:%u: %s", path, lineno, msg);
 	}
+	if (more < 0)
+		ret = -1;
 	fclose(f);
+	if (!ret && !listed)
+		warning("manifest '%s' lists no recordings", path);
 	return ret;
 }
 

@@ -520,10 +520,14 @@ static int compare_patterns(struct vp_compare *c, struct strtab *st, const struc
 				continue;
 			vp_stats_merge(&cp->b, &tb->nodes[node].stats);
 			cp->bnodes++;
-			covered[node] = 1;
+			/* an unreliable pattern of A is in no Pattern Set: what
+			 * B's set holds there is new */
+			if (!pa->unreliable)
+				covered[node] = 1;
 		}
 		cp->vim_b = an->k * vp_stats_stddev(&cp->b) * (double)cp->b.n;
-		if (cp->vim_b > c->max_vim_b)
+		/* the largest over the patterns the Pattern Set may hold */
+		if (!pa->unreliable && cp->vim_b > c->max_vim_b)
 			c->max_vim_b = cp->vim_b;
 		cp->mean = vp_welch_test(&pa->stats, &cp->b);
 		cp->var = vp_f_test(&pa->stats, &cp->b);
@@ -685,7 +689,9 @@ static int pattern_sets(struct vp_compare *c, const struct vp_compare_input *a,
 	for (size_t i = 0; i < c->npatterns; i++) {
 		struct vp_compare_pattern *cp = &c->patterns[i];
 
-		cp->in_set_b = c->max_vim_b > 0.0 && cp->vim_b >= a->an->params.beta * c->max_vim_b;
+		/* A's rule, A's reliability: the pattern is the same either side */
+		cp->in_set_b = vp_pattern_in_set(&a->an->params, a->an->patterns[cp->a].unreliable,
+						 cp->vim_b, c->max_vim_b);
 		c->nset_a += cp->in_set_a != 0;
 		c->nset_b += cp->in_set_b != 0;
 		c->ncommon += cp->in_set_a && cp->in_set_b;

@@ -92,7 +92,8 @@ struct vp_compare_pattern {
 	size_t bnodes;	   /* B's nodes matched */
 	double vim_b;	   /* k sigma N in B */
 	int in_set_a;	   /* in A's Pattern Set */
-	int in_set_b;	   /* in the regression Pattern Set (VIM_B >= beta max) */
+	int in_set_b;	   /* in the regression Pattern Set: vp_pattern_in_set() of
+			    * VIM_B, A's reliability and max_vim_b */
 	struct vp_test mean; /* Welch's t test on the means */
 	struct vp_test var;  /* F test on the variances */
 };
@@ -101,7 +102,7 @@ struct vp_compare {
 	struct vp_compare_params params;
 	size_t npatterns;
 	struct vp_compare_pattern *patterns; /* one per pattern of A, same order */
-	double max_vim_b;
+	double max_vim_b; /* the largest VIM_B of A's reliable patterns */
 	size_t nset_a;	/* |A|: A's Pattern Set */
 	size_t nset_b;	/* |B|: the regression Pattern Set */
 	size_t ncommon; /* |A and B| */

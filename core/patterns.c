@@ -703,6 +703,12 @@ static int make_chains(struct vp_analysis *a, const struct vp_cct *t)
 	return 0;
 }
 
+int vp_pattern_in_set(const struct vp_analysis_params *p, int unreliable, double vim,
+		      double max_vim)
+{
+	return !unreliable && max_vim > 0.0 && vim >= p->beta * max_vim;
+}
+
 /* Sort reliable patterns by VIM before unreliable ones; mark the Set. */
 static void rank_patterns(struct vp_analysis *a)
 {
@@ -712,8 +718,8 @@ static void rank_patterns(struct vp_analysis *a)
 		qsort(a->patterns, a->npatterns, sizeof(*a->patterns), cmp_pattern);
 	a->max_vim = a->npatterns && !a->patterns[0].unreliable ? a->patterns[0].vim : 0.0;
 	for (i = 0; i < a->npatterns; i++)
-		a->patterns[i].in_pattern_set = !a->patterns[i].unreliable && a->max_vim > 0.0 &&
-						a->patterns[i].vim >= a->params.beta * a->max_vim;
+		a->patterns[i].in_pattern_set = vp_pattern_in_set(
+			&a->params, a->patterns[i].unreliable, a->patterns[i].vim, a->max_vim);
 }
 
 int vp_analysis_set_unreliable(struct vp_analysis *a, const uint8_t *unreliable, size_t n)

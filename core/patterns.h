@@ -94,6 +94,16 @@ int vp_analysis_run(struct vp_analysis *a, const struct vp_cct *tree, size_t nfu
 void vp_analysis_release(struct vp_analysis *a);
 
 /*
+ * vp_pattern_in_set - the one rule of the Pattern Set (Kumar et al. 2008,
+ * §3.4): a pattern that is not unreliable with a VIM of at least beta
+ * times @max_vim, the largest VIM of the reliable patterns (none when 0).
+ * The analysis marks its patterns with it, and compare's regression side
+ * judges B's VIMs with it, so that a file compared with itself agrees.
+ */
+int vp_pattern_in_set(const struct vp_analysis_params *p, int unreliable, double vim,
+		      double max_vim);
+
+/*
  * vp_analysis_set_unreliable - take the patterns all of whose nodes are
  * flagged in @unreliable[node] (a duration mostly probe cost, say) out of
  * the ranking: they go last, keep their VIM, and the Pattern Set and

@@ -872,43 +872,74 @@ void vp_predict_at(const struct vp_predict_model *m, double size, enum vp_predic
 	p->half = vp_linfit_halfwidth(f, size, extra);
 }
 
+/* Runs by size, then by index: the folds' order. */
+struct sized {
+	double size;
+	size_t run;
+};
+
+static int cmp_sized(const void *a, const void *b)
+{
+	const struct sized *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->run < y->run ? -1 : x->run > y->run;
+}
+
 int vp_predict_loo(const struct vp_predict_data *d, const struct vp_predict_opts *o,
 		   struct vp_predict_loo *l)
 {
 	unsigned char *use = NULL;
+	size_t *fold = NULL;
+	struct sized *order = NULL;
 	int err = -EDOM;
 
 	memset(l, 0, sizeof(*l));
 	if (d->nruns < 3)
 		return err;
 	use = malloc(d->nruns);
+	fold = malloc(d->nruns * sizeof(*fold));
+	order = malloc(d->nruns * sizeof(*order));
 	l->rows = calloc(d->nruns, sizeof(*l->rows));
-	if (!use || !l->rows) {
+	if (!use || !fold || !order || !l->rows) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t j = 0; j < d->nruns; j++) {
-		struct vp_predict_loo_row *row = &l->rows[j];
+	l->folds = d->nruns <= VP_PREDICT_MAX_FOLDS ? d->nruns : VP_PREDICT_MAX_FOLDS;
+	for (size_t j = 0; j < d->nruns; j++)
+		order[j] = (struct sized){ d->runs[j].size, j };
+	qsort(order, d->nruns, sizeof(*order), cmp_sized);
+	/* each fold spans the sizes; one run each when they are few */
+	for (size_t i = 0; i < d->nruns; i++)
+		fold[order[i].run] = l->folds == d->nruns ? order[i].run : i % l->folds;
+	for (size_t f = 0; f < l->folds; f++) {
 		struct vp_predict_model m;
 
-		memset(use, 1, d->nruns);
-		use[j] = 0;
+		for (size_t j = 0; j < d->nruns; j++)
+			use[j] = fold[j] != f;
 		err = vp_predict_fit(d, use, o, &m);
 		if (err < 0)
 			goto out;
-		row->size = d->runs[j].size;
-		row->actual_ns = d->runs[j].span_ns;
-		row->interval = m.interval;
-		row->k = m.k;
-		for (int s = 0; s < VP_PREDICT_NSTRATEGIES; s++) {
-			struct vp_prediction p;
+		for (size_t j = 0; j < d->nruns; j++) {
+			struct vp_predict_loo_row *row = &l->rows[j];
 
-			vp_predict_at(&m, row->size, s, &p);
-			row->predicted_ns[s] = p.ns;
-			row->rel_err[s] = fabs(p.ns - row->actual_ns) / row->actual_ns;
+			if (use[j])
+				continue;
+			row->size = d->runs[j].size;
+			row->actual_ns = d->runs[j].span_ns;
+			row->interval = m.interval;
+			row->k = m.k;
+			for (int s = 0; s < VP_PREDICT_NSTRATEGIES; s++) {
+				struct vp_prediction p;
+
+				vp_predict_at(&m, row->size, s, &p);
+				row->predicted_ns[s] = p.ns;
+				row->rel_err[s] = fabs(p.ns - row->actual_ns) / row->actual_ns;
+			}
+			l->n++;
 		}
 		vp_predict_model_release(&m);
-		l->n++;
 	}
 	for (int s = 0; s < VP_PREDICT_NSTRATEGIES; s++) {
 		double sum = 0, ss = 0;
@@ -924,6 +955,8 @@ int vp_predict_loo(const struct vp_predict_data *d, const struct vp_predict_opts
 	err = 0;
 out:
 	free(use);
+	free(fold);
+	free(order);
 	if (err < 0)
 		vp_predict_loo_release(l);
 	return err;

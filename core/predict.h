@@ -166,7 +166,15 @@ struct vp_prediction {
 void vp_predict_at(const struct vp_predict_model *m, double size,
 		   enum vp_predict_strategy s, struct vp_prediction *p);
 
-/* Leave-one-out: each run predicted by a model fitted on the others. */
+/*
+ * Leave-one-out: each run predicted by a model fitted on the others.
+ * Beyond VP_PREDICT_MAX_FOLDS runs, cross-validation in that many folds
+ * instead (the runs ranked by size, every VP_PREDICT_MAX_FOLDS-th in one
+ * fold): leaving each out refits the model once per run, and each fit
+ * grows with the runs, so 400 recordings took minutes.
+ */
+#define VP_PREDICT_MAX_FOLDS 20
+
 struct vp_predict_loo_row {
 	double size, actual_ns;
 	double predicted_ns[VP_PREDICT_NSTRATEGIES];
@@ -176,6 +184,7 @@ struct vp_predict_loo_row {
 };
 struct vp_predict_loo {
 	size_t n;
+	size_t folds; /* models fitted: n (leave-one-out) or VP_PREDICT_MAX_FOLDS */
 	struct vp_predict_loo_row *rows;
 	double mean[VP_PREDICT_NSTRATEGIES], sd[VP_PREDICT_NSTRATEGIES];
 };

@@ -64,7 +64,9 @@ int vp_task_rows(struct vp_recording *rec, uint32_t node, struct vp_task_rows *r
 	ret->child = malloc((ret->k ? ret->k : 1) * sizeof(*ret->child));
 	if (!ret->child)
 		return -ENOMEM;
-	memcpy(ret->child, nd->children, ret->k * sizeof(*ret->child));
+	/* a leaf task has no children array at all: memcpy wants a pointer */
+	if (ret->k)
+		memcpy(ret->child, nd->children, ret->k * sizeof(*ret->child));
 	err = vp_recording_invocations(rec, on_invocation, &c, msg, len);
 	if (err < 0) {
 		if (err == -ENOMEM && msg && !*msg)

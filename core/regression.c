@@ -499,6 +499,13 @@ int vp_regress_fit(const double *y, const double *x, size_t n, size_t k,
 	}
 	if (check_opts(opts))
 		return -EINVAL;
+	/*
+	 * Too few rows for even the constant model: refuse before the split,
+	 * as select_and_fit would after it (gsl_ran_shuffle takes n - 1
+	 * without a check: with no row it wraps and writes below the array).
+	 */
+	if (n <= 5 || llround(opts->train * (double)n) <= 5)
+		return -EDOM;
 	/* core never aborts: GSL's default handler would */
 	gsl_set_error_handler_off();
 	m = calloc(1, sizeof(*m));

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "core/cct.h"
 #include "core/compare.h"
@@ -305,4 +307,48 @@ void report_init(struct report *r, const char *input, const struct vp_recording 
 	r->sampled = rec->sampled;
 	r->probe_cost = rec->probe_cost;
 	r->callsite_twins = rec->callsite_twins;
+}
+
+/* "7.8 GB": @bytes in decimal units, as df -H and ls -lh --si say them. */
+static const char *report_bytes(double bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "bytes", "kB", "MB", "GB", "TB", "PB" };
+	int u = 0;
+
+	while (u < 5 && bytes >= 1000) {
+		bytes /= 1000;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+	return buf;
+}
+
+int report_output_size(const struct report *r, const char *what, double bytes)
+{
+	struct stat in, out;
+	struct statvfs vfs;
+	char want[32], room[32];
+	int fd = r->out ? fileno(r->out) : -1;
+	int big_input = stat(r->input, &in) == 0 && S_ISREG(in.st_mode);
+
+	/* a file that cannot hold it: before a byte is written */
+	if (fd >= 0 && fstat(fd, &out) == 0 && S_ISREG(out.st_mode) && fstatvfs(fd, &vfs) == 0 &&
+	    bytes > (double)vfs.f_bavail * (double)vfs.f_frsize) {
+		error("'%s': the %s would take about %s, more than the %s free where it goes",
+		      r->input, what, report_bytes(bytes, want, sizeof(want)),
+		      report_bytes((double)vfs.f_bavail * (double)vfs.f_frsize, room, sizeof(room)));
+		return -2;
+	}
+	if (bytes > REPORT_OUTPUT_LARGE ||
+	    (bytes > REPORT_OUTPUT_LARGE / 16 && big_input &&
+	     bytes > REPORT_OUTPUT_RATIO * (double)in.st_size)) {
+		if (big_input && in.st_size > 0)
+			warning("'%s': the %s will take about %s, %.0f times the data file", r->input,
+				what, report_bytes(bytes, want, sizeof(want)),
+				bytes / (double)in.st_size);
+		else
+			warning("'%s': the %s will take about %s", r->input, what,
+				report_bytes(bytes, want, sizeof(want)));
+	}
+	return 0;
 }

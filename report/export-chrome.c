@@ -144,6 +144,26 @@ static void chrome_metadata(struct chrome *c)
 	free(pv);
 }
 
+/*
+ * About the bytes of the trace: per invocation an event of its function's
+ * name and CHROME_EVENT_BYTES more (keys, ids, times: 155 in recordings of
+ * a second or less, more in longer ones).  --slowest writes fewer.
+ */
+#define CHROME_EVENT_BYTES 155
+
+static double chrome_bytes(const struct report *r)
+{
+	double sum = 0;
+
+	for (uint32_t id = 1; id < r->tree->nnodes; id++) {
+		const struct vp_cct_node *n = &r->tree->nodes[id];
+
+		sum += (double)n->stats.n *
+		       (CHROME_EVENT_BYTES + (double)strlen(report_func_name(r, n->func)));
+	}
+	return sum;
+}
+
 int report_chrome(const struct report *r, struct vp_recording *rec)
 {
 	struct chrome c = { .r = r, .f = r->out, .origin = r->totals->first_time };
@@ -161,6 +181,10 @@ int report_chrome(const struct report *r, struct vp_recording *rec)
 			return -2;
 		}
 		c.sel = sel;
+	}
+	if (!r->slowest && report_output_size(r, "chrome trace", chrome_bytes(r)) < 0) {
+		free(sel);
+		return -2;
 	}
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"varperf "
 	      PACKAGE_VERSION "\",\"time\":", r->out);

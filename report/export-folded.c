@@ -267,6 +267,55 @@ static void folded_typical(const struct report *r, const uint8_t *sel, double *v
 	free(scale);
 }
 
+/*
+ * The bytes folded_write() will write for @val: each line's stack is its
+ * parent's, a ';' and its own name (folded_name keeps the length), then
+ * the value and a newline.
+ */
+static double folded_bytes(const struct report *r, const double *val)
+{
+	const struct vp_cct *t = r->tree;
+	double *stack = xcalloc(t->nnodes ? t->nnodes : 1, sizeof(*stack)), sum = 0;
+	char num[64];
+
+	/* a parent's id is below its children's */
+	for (uint32_t id = 1; id < t->nnodes; id++) {
+		uint32_t p = t->nodes[id].parent;
+		double above = p != VP_NODE_ROOT && p < id ? stack[p] + 1 : 0;
+
+		stack[id] = above + (double)strlen(report_func_name(r, t->nodes[id].func));
+		if (isnan(val[id]) || llround(val[id]) <= 0)
+			continue;
+		sum += stack[id] + 2 + snprintf(num, sizeof(num), "%.0f", val[id]);
+	}
+	free(stack);
+	return sum;
+}
+
+/* The same for the sampled lines (folded_sampled) when they are written. */
+static double folded_sampled_bytes(const struct report *r)
+{
+	const struct vp_sampled *sd = r->sampled;
+	double *stack, sum = 0;
+	char num[64];
+
+	if (r->slowest || r->folded_value != FOLDED_TIME || !sd || sd->nnodes < 2)
+		return 0;
+	stack = xcalloc(sd->nnodes, sizeof(*stack));
+	/* a node is made after its parent: its id is above the parent's */
+	for (uint32_t id = 1; id < sd->nnodes; id++) {
+		uint32_t p = sd->nodes[id].parent;
+		double above = p && p < id ? stack[p] + 1 : sizeof("[sampled];") - 1;
+
+		stack[id] = above + (double)strlen(report_snode_name(r, id));
+		if (sd->nodes[id].self && llround(sd->nodes[id].self_time) > 0)
+			sum += stack[id] + 2 +
+			       snprintf(num, sizeof(num), "%.0f", sd->nodes[id].self_time);
+	}
+	free(stack);
+	return sum;
+}
+
 int report_folded(const struct report *r, struct vp_recording *rec)
 {
 	const struct vp_cct *t = r->tree;
@@ -306,6 +355,9 @@ int report_folded(const struct report *r, struct vp_recording *rec)
 		error("%s", msg[0] ? msg : strerror(-err));
 		goto fail;
 	}
+	if (report_output_size(r, "folded stacks",
+			       folded_bytes(r, val) + folded_sampled_bytes(r)) < 0)
+		goto fail;
 	lines = folded_write(r, val, &neg, &negsum);
 	/* a time profile has the sampled stacks too: all of a sampled
 	 * recording's flame graph */

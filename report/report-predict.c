@@ -77,7 +77,13 @@ void predict_render_text(FILE *f, const struct predict_result *p)
 			"fit the shortest run)\n");
 		return;
 	}
-	fprintf(f, "\nleave-one-out (each recording predicted from the others):\n");
+	if (p->loo->folds < p->loo->n)
+		fprintf(f, "\ncross-validation in %zu folds (each recording predicted from the "
+			"others outside its fold;\n  the recordings ranked by size, every %zuth in "
+			"one fold: leave-one-out takes a fit per recording):\n",
+			p->loo->folds, p->loo->folds);
+	else
+		fprintf(f, "\nleave-one-out (each recording predicted from the others):\n");
 	fprintf(f, "  %12s  %10s  %14s %7s  %10s %7s  %5s %2s\n", "size", "measured",
 		"representative", "error", "sample", "error", "I", "k");
 	for (size_t j = 0; j < p->loo->n; j++) {
@@ -158,6 +164,7 @@ void predict_render_json(FILE *f, const struct predict_result *p)
 	}
 	if (p->loo) {
 		json_obj(&j, "leave_one_out");
+		json_u64(&j, "folds", p->loo->folds);
 		json_arr(&j, "runs");
 		for (size_t r = 0; r < p->loo->n; r++) {
 			const struct vp_predict_loo_row *row = &p->loo->rows[r];

@@ -95,6 +95,18 @@ int report_folded(const struct report *r, struct vp_recording *rec);
  * -1 with errno ENOSYS when varperf was built without protobuf-c.
  */
 int report_pprof(const struct report *r);
+/*
+ * report_output_size - before an export writes about @bytes (its @what,
+ * "chrome trace"): an error naming both sizes (-2) when r->out is a file
+ * on a file system with less room, else 0, with a warning naming the size
+ * when it is over REPORT_OUTPUT_LARGE, or over REPORT_OUTPUT_LARGE / 16 and
+ * REPORT_OUTPUT_RATIO times the data file: a few kilobytes of deep
+ * contexts fold into hundreds of megabytes, a large recording into
+ * gigabytes of trace.
+ */
+#define REPORT_OUTPUT_LARGE 1e9
+#define REPORT_OUTPUT_RATIO 100
+int report_output_size(const struct report *r, const char *what, double bytes);
 
 /* ---- export-slow.c: which calls --slowest selects ---- */
 

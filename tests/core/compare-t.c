@@ -299,6 +299,58 @@ static void test_profile_regression(void)
 	   e ? e->mean.p : -1, e ? e->var.p : -1);
 	vp_compare_release(&c);
 
+	/*
+	 * Unreliable patterns (durations mostly probe cost) are in neither
+	 * Pattern Set: the regression side once counted them, and a file
+	 * with them differed from itself.  First physics alone, then all.
+	 */
+	{
+		uint8_t *flags = calloc(a.t.nnodes, 1);
+		size_t nset = c.nset_a;
+
+		if (!flags)
+			bail("calloc");
+		for (uint32_t id = 1; id < a.t.nnodes; id++)
+			flags[id] = !strcmp(vp_reader_header(a.r)->funcs[a.t.nodes[id].func].name,
+					    names[F_PHYSICS]);
+		vp_compare_run(&c, &a.in, &a.in, &p);
+		nset = c.nset_a;
+		vp_compare_release(&c);
+		is_int(0, vp_analysis_set_unreliable(&a.a, flags, a.t.nnodes),
+		       "physics marked unreliable");
+		vp_compare_run(&c, &a.in, &a.in, &p);
+		e = entry(&c, &a, F_PHYSICS);
+		ok(e && !e->in_set_a && !e->in_set_b, "unreliable physics: in neither set");
+		is_uint(nset - 1, c.nset_a, "A's set lost physics");
+		is_uint(c.nset_a, c.nset_b, "the regression set has as many patterns");
+		is_uint(c.nset_a, c.ncommon, "all of them common");
+		ok(c.agree && c.verdict == VP_VERDICT_AGREE, "A against A: agree");
+		vp_compare_release(&c);
+		/* B, whose physics is reliable and in its set: new there */
+		vp_compare_run(&c, &a.in, &b.in, &p);
+		{
+			int found = 0;
+
+			for (size_t i = 0; i < c.nnew; i++) {
+				const struct vp_pattern *nb = &b.a.patterns[c.new_b[i]];
+				uint32_t fi = nb->chain[nb->len - 1].func;
+
+				found |= !strcmp(vp_reader_header(b.r)->funcs[fi].name,
+						 names[F_PHYSICS]);
+			}
+			ok(found, "physics unreliable in A, in B's set: new in B (%zu new)", c.nnew);
+		}
+		vp_compare_release(&c);
+		memset(flags, 1, a.t.nnodes);
+		vp_analysis_set_unreliable(&a.a, flags, a.t.nnodes);
+		vp_compare_run(&c, &a.in, &a.in, &p);
+		ok(c.nset_a == 0 && c.nset_b == 0, "all unreliable: both sets empty (%zu, %zu)",
+		   c.nset_a, c.nset_b);
+		ok(c.agree && c.verdict == VP_VERDICT_AGREE, "all unreliable: A against A agrees");
+		vp_compare_release(&c);
+		free(flags);
+	}
+
 	unload(&a);
 	unload(&b);
 	free(pa);

@@ -214,6 +214,16 @@ static void test_errors(void)
 
 	is_int(-EDOM, vp_regress_fit(y, x, 5, K, NULL, &m), "5 rows are too few");
 	ok(m == NULL, "and no model");
+	/* a task with no completed call: gsl_ran_shuffle once took n - 1 of
+	 * n = 0 and wrote below the array */
+	vp_regress_opts_default(&o);
+	o.train = 0.5;
+	m = (void *)1;
+	is_int(-EDOM, vp_regress_fit(y, x, 0, K, &o, &m), "no row, half to train: too few");
+	ok(m == NULL, "and no model");
+	is_int(-EDOM, vp_regress_fit(y, x, 1, K, &o, &m), "one row, half to train: too few");
+	is_int(-EDOM, vp_regress_fit(y, x, 10, K, &o, &m), "10 rows, 5 to train: too few");
+	is_int(-EDOM, vp_regress_fit(y, x, 0, 0, NULL, &m), "no row, no predictor: too few");
 	vp_regress_opts_default(&o);
 	o.alpha = 1.5;
 	is_int(-EINVAL, vp_regress_fit(y, x, N, K, &o, &m), "alpha out of range");

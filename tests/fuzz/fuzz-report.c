@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * fuzz-report.c - a data file through everything `varperf report` does
- * with it in core: the reader, the calling-context tree, the sampled tree,
- * the analysis of Kumar et al. 2008, the sources of variance and the
- * graph.  Any input must end in an error or a result, within the memory
- * budget.
+ * fuzz-report.c - a data file through everything the commands that read
+ * one do with it: core's reader, the calling-context tree, the sampled
+ * tree, the analysis of Kumar et al. 2008, the sources of variance and the
+ * graph; then as a recording (core/recording.c: compensation, time bases)
+ * through every renderer of `varperf report` (text, JSON, Graphviz, HTML,
+ * the slowest calls, the chrome and folded exports), `varperf compare` of
+ * the file with itself (which must agree), `explain` and `bound` of its
+ * first tasks (core/regression.c) and `predict` of it at three sizes.  Any
+ * input must end in an error or a result, within the memory budget.
  *
  * Built two ways from this one file: with clang's -fsanitize=fuzzer as the
  * libFuzzer target of `make fuzz`, and with -DFUZZ_REPLAY as
@@ -25,11 +29,19 @@
 
 #include "core/budget.h"
 #include "core/cct.h"
+#include "core/compare.h"
 #include "core/datafile.h"
 #include "core/patterns.h"
+#include "core/predict.h"
+#include "core/recording.h"
+#include "core/regression.h"
+#include "core/regression-task.h"
 #include "core/sampled.h"
 #include "core/sources.h"
 #include "core/vcg.h"
+#include "report/report-predict.h"
+#include "report/report.h"
+#include "util/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -106,6 +118,216 @@ out_reader:
 	vp_reader_free(r);
 }
 
+/* Where the renderers write: nothing is kept, everything is formatted. */
+static FILE *sink(void)
+{
+	static FILE *f;
+
+	if (!f)
+		f = fopen("/dev/null", "w");
+	if (!f)
+		abort();
+	return f;
+}
+
+/* Tasks explain and bound fit, at most: each is a pass over the events. */
+enum { FUZZ_TASKS = 3 };
+
+/* explain and bound of the first FUZZ_TASKS nodes with invocations. */
+static void regress(struct vp_recording *rec, const struct report *r)
+{
+	size_t done = 0;
+
+	if (!vp_regress_available())
+		return;
+	for (uint32_t id = 1; id < rec->tree.nnodes && done < FUZZ_TASKS; id++) {
+		struct vp_task_rows rows;
+
+		if (!rec->tree.nodes[id].stats.n)
+			continue;
+		done++;
+		if (vp_task_rows(rec, id, &rows, NULL, 0) < 0)
+			continue;
+		for (int bound = 0; bound < 2; bound++) {
+			struct vp_regress_opts o;
+			struct vp_regress_model *m = NULL;
+
+			vp_regress_opts_default(&o);
+			o.train = bound ? 0.5 : 1.0;
+			if (vp_regress_fit(rows.y, rows.x, rows.n, rows.k, &o, &m) == 0) {
+				struct report_regress rr = { sink(), r,	 "task", &rows,
+							     m,	     bound };
+
+				report_regress_text(&rr);
+				report_regress_json(&rr);
+			}
+			vp_regress_model_free(m);
+		}
+		vp_task_rows_release(&rows);
+	}
+}
+
+/* compare of the recording with itself: it must agree. */
+static void compare_self(struct vp_recording *rec, const struct report *r, const char *path)
+{
+	struct vp_compare_input in = { &rec->tree, rec->hdr, rec->reader, &rec->an };
+	struct vp_compare_params p;
+	struct vp_compare c;
+	struct report_compare rc;
+
+	vp_compare_params_default(&p);
+	if (vp_compare_run(&c, &in, &in, &p) < 0)
+		return;
+	if (!c.agree)
+		abort(); /* a file differs from itself */
+	rc = (struct report_compare){ .out = sink(), .path = { path, path }, .side = { r, r },
+				      .c = &c, .params = &rec->an.params, .time = rec->time };
+	report_compare_text(&rc);
+	report_compare_json(&rc);
+	vp_compare_release(&c);
+}
+
+/* predict over the file at sizes 1, 2 and 3: load, fit, evaluate, print. */
+static void predict(const char *path)
+{
+	struct vp_predict_data d;
+	struct vp_predict_opts o;
+	struct vp_predict_model m;
+	struct vp_predict_loo loo;
+	struct predict_result res = { 0 };
+	char msg[512];
+	int have_loo;
+
+	if (vp_predict_data_init(&d) < 0)
+		return;
+	vp_predict_opts_init(&o);
+	for (int i = 1; i <= 3; i++)
+		if (vp_predict_load(&d, path, 1, i, i == 3, msg, sizeof(msg)) < 0)
+			goto out;
+	if (vp_predict_fit(&d, NULL, &o, &m) < 0)
+		goto out;
+	have_loo = vp_predict_loo(&d, &o, &loo) == 0;
+	res.data = &d;
+	res.opts = &o;
+	res.model = &m;
+	res.has_size = 1;
+	res.size = 4;
+	res.loo = have_loo ? &loo : NULL;
+	for (int s = 0; s < VP_PREDICT_NSTRATEGIES; s++)
+		vp_predict_at(&m, 4, s, &res.at[s]);
+	predict_render_text(sink(), &res);
+	predict_render_json(sink(), &res);
+	if (have_loo)
+		vp_predict_loo_release(&loo);
+	vp_predict_model_release(&m);
+out:
+	vp_predict_data_release(&d);
+}
+
+/* What `varperf report` prints after the Dominant Variance Analysis. */
+static void render_analysed(struct report *r, struct vp_recording *rec)
+{
+	struct vp_sources_params sp;
+	struct vp_vcg_params vp;
+	struct vp_sources src;
+	struct vp_vcg vcg;
+	struct report_html *html = NULL;
+	uint32_t *probed_of;
+	uint8_t *labels, *slow;
+	size_t nslow;
+
+	vp_sources_params_default(&sp);
+	vp_vcg_params_default(&vp);
+	if (vp_sources_run(&src, r->tree, r->an, r->reader, &sp) < 0)
+		return;
+	labels = xmalloc(r->tree->nnodes ? r->tree->nnodes : 1);
+	if (vp_vcg_label(r->tree, r->an, &src, labels) < 0 ||
+	    vp_vcg_build(&vcg, r->tree, r->an, &src, &vp) < 0)
+		goto out_src;
+	r->sources = &src;
+	r->vcg = &vcg;
+	r->labels = labels;
+	probed_of = report_match_probed(r);
+	r->probed_of = probed_of;
+	report_text(r);
+	r->all = r->wide = r->contexts = 1;
+	report_text(r);
+	r->vcg_only = 1;
+	report_text(r);
+	r->vcg_only = r->all = r->wide = r->contexts = 0;
+	report_json(r);
+	report_vcg_dot(r);
+	slow = report_slowest_nodes(r, &nslow);
+	if (slow) {
+		r->slowest = 1;
+		report_slowest_text(r);
+		r->slowest = 0;
+		free(slow);
+	}
+	if (report_html_prepare(r, rec, &html) == 0) {
+		r->html = html;
+		report_html(r);
+		r->html = NULL;
+		report_html_free(html);
+	}
+	free(probed_of);
+	r->probed_of = NULL;
+	r->sources = NULL;
+	r->vcg = NULL;
+	r->labels = NULL;
+	vp_vcg_release(&vcg);
+out_src:
+	free(labels);
+	vp_sources_release(&src);
+}
+
+/* The recording in one time base, compensated or raw, through the commands. */
+static void commands_as(const char *path, enum vp_time_base time, int raw)
+{
+	struct vp_recording_opts ro;
+	struct vp_recording *rec;
+	struct report r;
+
+	vp_recording_opts_default(&ro);
+	ro.max_memory = FUZZ_BUDGET;
+	ro.samples = 1;
+	ro.time = time;
+	ro.raw = raw;
+	if (vp_recording_open(path, &ro, &rec, NULL, 0) < 0)
+		return;
+	report_init(&r, path, rec);
+	r.out = sink();
+	r.confidence = 0.95;
+	r.z = 1.959963984540054;
+	r.precision = 0.01;
+	/* the exports, as report runs them: before any analysis of its own */
+	report_chrome(&r, rec);
+	report_folded(&r, rec);
+	r.folded_value = FOLDED_VARIANCE;
+	report_folded(&r, rec);
+	r.folded_value = FOLDED_TIME;
+	r.slowest = 1;
+	report_chrome(&r, rec);
+	report_folded(&r, rec);
+	r.typical = 1;
+	report_folded(&r, rec);
+	r.typical = r.slowest = 0;
+	render_analysed(&r, rec);
+	if (time == VP_TIME_WALL && !raw) {
+		compare_self(rec, &r, path);
+		regress(rec, &r);
+	}
+	vp_recording_free(rec);
+}
+
+static void commands(const char *path)
+{
+	commands_as(path, VP_TIME_WALL, 0);
+	commands_as(path, VP_TIME_WALL, 1);
+	commands_as(path, VP_TIME_CPU, 0);
+	predict(path);
+}
+
 static uint32_t le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -154,6 +376,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
 	/* the reader takes a path: the memory file's */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	run(path);
+	/* the messages of the renderers and the exports: not the fuzzer's */
+	mute_errors(1);
+	commands(path);
+	mute_errors(0);
 out:
 	if (fd >= 0)
 		close(fd);

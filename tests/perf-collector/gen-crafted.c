@@ -28,6 +28,16 @@
  *                                      calling work twice, a sample every
  *                                      tenth; functions, file and command
  *                                      named with markup (<&>"')
+ *   gen-crafted sampled N FILE        sampling: N samples, 1 ms of CPU time
+ *                                      each, 1 ms apart, of main, every
+ *                                      third one in main -> work: a run
+ *                                      of N ms for predict, whose size
+ *                                      a manifest gives
+ *   gen-crafted deep-call N FILE      probing: main calls work, which
+ *                                      calls itself, N levels deep, each
+ *                                      level 1 us of its own: N contexts
+ *                                      whose folded stacks take N^2 / 2
+ *                                      frames
  *   gen-crafted corpus DIR            small files of each shape in DIR
  */
 #include <config.h>
@@ -277,6 +287,44 @@ static int markup(struct vp_writer *w, uint32_t n)
 	return err ? -1 : 0;
 }
 
+static int sampled(struct vp_writer *w, uint32_t n)
+{
+	struct vp_frame_level lv[2] = { { 0, 10, "prog.c" }, { 1, 20, "prog.c" } };
+	int err = vp_writer_thread(w, 0, 100, 100) || symbols(w);
+
+	for (uint32_t i = 0; i < 2 && !err; i++) {
+		struct vp_frame_def f = { 0, 0x1010 + 0x100 * i, 1, &lv[i] };
+
+		err = vp_writer_frame(w, i, &f);
+	}
+	for (uint32_t i = 0; i < n && !err; i++)
+		err = sample(w, 1000000 * (uint64_t)(i + 1), i % 3 ? 1 : 2, 0, 1);
+	return err ? -1 : 0;
+}
+
+static int deep_call(struct vp_writer *w, uint32_t n)
+{
+	struct vp_callsite none = { VP_CS_NONE, 0, 0, "", "", 0 };
+	struct vp_callsite c = { 0, 0, 0x1120, "work", "prog.c", 30 };
+	uint64_t now = 1000000;
+	int err = vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &none) ||
+		  vp_writer_callsite(w, 1, &c);
+
+	for (uint32_t i = 0; i <= n && !err; i++) {
+		struct vp_event in = { now, SP - 64ULL * i, i ? 1 : 0, i ? 1 : 0, 0, VP_EV_ENTRY, 0 };
+
+		err = vp_writer_event(w, &in);
+		now += 1000;
+	}
+	for (uint32_t i = n + 1; i-- > 0 && !err;) {
+		struct vp_event out = { now, SP - 64ULL * i + 8, i ? 1 : 0, 0, 0, VP_EV_EXIT, 0 };
+
+		err = vp_writer_event(w, &out);
+		now += 10;
+	}
+	return err ? -1 : 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -350,6 +398,8 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		{ "costly", VP_MODE_PROBE, 2, costly },
 		{ "quantiles", VP_MODE_PROBE, 2, quantiles },
 		{ "markup", VP_MODE_COMBINED, 2, markup },
+		{ "sampled", VP_MODE_SAMPLE, 0, sampled },
+		{ "deep-call", VP_MODE_PROBE, 2, deep_call },
 	};
 	static char *markup_argv[] = { "/crafted/<prog>", "a&b" };
 	static struct vp_probe_cost cost = { VP_INSN_EMULATED, 300, 700 };
@@ -397,7 +447,7 @@ static int corpus(const char *dir)
 		uint32_t n;
 	} seeds[] = {
 		{ "deep-sample", 48 }, { "inline-frame", 12 }, { "wide", 40 }, { "deep-sample", 1 },
-		{ "wide-var", 300 },
+		{ "wide-var", 300 }, { "sampled", 60 }, { "deep-call", 30 },
 	};
 	char path[4096];
 	int ret = 0;
@@ -418,7 +468,7 @@ int main(int argc, char **argv)
 		return corpus(argv[2]);
 	if (argc != 4) {
 		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var|costly|"
-				"quantiles|markup> N FILE\n"
+				"quantiles|markup|sampled|deep-call> N FILE\n"
 				"       gen-crafted corpus DIR\n");
 		return 129;
 	}
