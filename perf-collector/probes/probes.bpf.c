@@ -7,7 +7,9 @@
  * function in the kernel.  Every
  * link is restricted to one process: the target's own, and following
  * forks, each child's, which varperf makes while the child waits,
- * stopped before its first instruction (on_fork).
+ * stopped before its first instruction (on_fork).  A child stopped is in
+ * the "held" table until it is continued: by varperf, or, if varperf
+ * dies first, by its guard process, which holds that table alone then.
  *
  * Compiled with clang -target bpf; loaded by probes-bpf.c, which sets the
  * expected attach type (libbpf 1.1 knows no "uprobe.multi" section).
@@ -55,6 +57,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } followed SEC(".maps");
+
+/* Following forks: the children stopped (SIGSTOP) and not yet continued. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} held SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -235,10 +245,16 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 	r->pid = tgid;
 	r->tid = ppid;
 	r->kind = VP_BPF_CHILD;
-	/* queued before varperf can read the record: its SIGCONT cancels it
-	 * or ends the stop */
-	if (hold)
+	/*
+	 * Queued before varperf can read the record: its SIGCONT cancels it
+	 * or ends the stop.  In "held" first, so that no stop is ever sent
+	 * that the guard cannot find (where the table is full: not held).
+	 */
+	if (hold && !bpf_map_update_elem(&held, &tgid, &one, BPF_ANY)) {
 		r->addr = bpf_send_signal_task(child, SIGSTOP_, PIDTYPE_PID, 0) == 0;
+		if (!r->addr)
+			bpf_map_delete_elem(&held, &tgid);
+	}
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
@@ -269,6 +285,7 @@ int BPF_PROG(vp_exit, struct task_struct *task)
 	    !bpf_map_lookup_elem(&followed, &tgid))
 		return 0;
 	bpf_map_delete_elem(&followed, &tgid);
+	bpf_map_delete_elem(&held, &tgid); /* killed while stopped */
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r)
 		return 0; /* its links go at the end */
