@@ -1000,8 +1000,6 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 		gen_close_parallel(&b->dead);
 		gen_close(&b->live);
 	}
-	if (b->fork)
-		bpf_link__destroy(b->fork);
 	if (b->exit)
 		bpf_link__destroy(b->exit);
 	ring_buffer__free(b->rb);
