@@ -6,7 +6,11 @@
  * per CPU, because inherit=1 on the uprobe PMU makes the kernel re-read the
  * probe's path pointer from the *child's* memory at clone() and
  * pthread_create() fails with EFAULT.  Each CPU has one ring buffer and
- * every event of that CPU is redirected into it.
+ * every event of that CPU is redirected into it.  So every process that
+ * maps the probed file traps (record warns): an event with pid = the
+ * target and no inherit traps in its process only, but counts its first
+ * thread only (Linux 6.18: 100 000 of two threads' 200 000 calls, both
+ * threads slowed; with inherit=1, pthread_create() failed with EFAULT).
  */
 #include <config.h>
 
