@@ -124,7 +124,7 @@ static struct bpf_object *object_open(void)
 static int object_load(struct bpf_object *obj, pid_t pid, int follow, int hold,
 		       size_t buf_size, size_t nfuncs)
 {
-	struct vp_bpf_cfg cfg = { (uint32_t)pid, (uint32_t)!!follow };
+	struct vp_bpf_cfg cfg = { (uint32_t)pid, (uint32_t)!!follow, (uint32_t)getpid(), 0 };
 	struct bpf_program *prog;
 	struct bpf_map *map;
 	int err;

@@ -41,14 +41,20 @@ struct sched_entity {
 	struct cfs_rq *cfs_rq; /* its queue on the thread's CPU */
 } __attribute__((preserve_access_index));
 
+struct signal_struct {
+	unsigned int flags;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+	unsigned int flags;
 	int pid;
 	int tgid;
 	struct sched_entity se;
+	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
 /* Set by the loader before loading. */
-const volatile struct vp_bpf_cfg cfg = { 0, 0 };
+const volatile struct vp_bpf_cfg cfg = { 0, 0, 0, 0 };
 
 /* Following forks: the processes recorded (the target, its descendants). */
 struct {
@@ -208,6 +214,30 @@ enum { SIGSTOP_ = 19 };
 /* Linux 6.13 on: a signal to another task (a kfunc). */
 extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
 				__u64 value) __ksym __weak;
+/* Linux 6.2 on (the BPF backend wants 6.12): a task by its pid, held. */
+extern struct task_struct *bpf_task_from_pid(__s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+enum { PF_EXITING_ = 0x4, SIGNAL_GROUP_EXIT_ = 0x4 };
+
+/*
+ * Whether varperf still lives to continue a child it holds: neither gone
+ * nor dying.  A SIGKILL marks its signal_struct SIGNAL_GROUP_EXIT as it
+ * is sent, long before the kernel has closed its links (a grace period
+ * each): from then on no child is stopped, and the guard (probes-bpf.c)
+ * has only the ones stopped before to continue.
+ */
+static __always_inline int recorder_alive(void)
+{
+	struct task_struct *t = bpf_task_from_pid((__s32)cfg.recorder_tgid);
+	int alive;
+
+	if (!t)
+		return 0;
+	alive = !(t->flags & PF_EXITING_) && !(t->signal->flags & SIGNAL_GROUP_EXIT_);
+	bpf_task_release(t);
+	return alive;
+}
 
 /*
  * The target's children.  Following forks, a child of a recorded process
@@ -250,7 +280,7 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 	 * or ends the stop.  In "held" first, so that no stop is ever sent
 	 * that the guard cannot find (where the table is full: not held).
 	 */
-	if (hold && !bpf_map_update_elem(&held, &tgid, &one, BPF_ANY)) {
+	if (hold && recorder_alive() && !bpf_map_update_elem(&held, &tgid, &one, BPF_ANY)) {
 		r->addr = bpf_send_signal_task(child, SIGSTOP_, PIDTYPE_PID, 0) == 0;
 		if (!r->addr)
 			bpf_map_delete_elem(&held, &tgid);
