@@ -47,16 +47,34 @@ pid_t vp_detach_fork(const char *name, const int *keep, size_t nkeep)
 {
 	/* sorted before the fork: the helper may not allocate */
 	int *sorted = xcalloc(nkeep ? nkeep : 1, sizeof(*sorted));
+	int done[2], fd;
 	pid_t pid;
-	int fd;
+	char c;
 
 	for (size_t i = 0; i < nkeep; i++)
 		sorted[i] = keep[i];
 	qsort(sorted, nkeep, sizeof(*sorted), cmp_int);
+	if (pipe2(done, O_CLOEXEC) < 0) {
+		free(sorted);
+		return -errno;
+	}
 	pid = fork();
 	if (pid != 0) {
+		int err = errno;
+		ssize_t n;
+
 		free(sorted);
-		return pid < 0 ? -errno : pid;
+		close(done[1]);
+		/*
+		 * Until the helper has run, it is in varperf's directory with
+		 * its descriptors: on a busy host for long enough that an
+		 * umount right after varperf ends fails.  It closes its end
+		 * of the pipe last.
+		 */
+		while (pid > 0 && ((n = read(done[0], &c, 1)) > 0 || (n < 0 && errno == EINTR)))
+			;
+		close(done[0]);
+		return pid < 0 ? -err : pid;
 	}
 	/*
 	 * Let go of the terminal and of any pipe reading varperf's output
@@ -69,11 +87,11 @@ pid_t vp_detach_fork(const char *name, const int *keep, size_t nkeep)
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
-	close_others(sorted, nkeep);
 	if (chdir("/") < 0) {
 		/* no "/" to enter: stay, the rest still holds */
 	}
 	setsid();
 	prctl(PR_SET_NAME, name);
+	close_others(sorted, nkeep); /* done[1] too: varperf goes on */
 	return 0;
 }
