@@ -877,9 +877,10 @@ static void text_totals(const struct report *r)
 		fprintf(f, "  clamped durations:            0\n");
 	fprintf(f, "  threads:                      %" PRIu32 "\n", bt->threads);
 	if (tr->present)
-		fprintf(f, "  foreign records not followed: %" PRIu64 "\n", tr->foreign);
+		fprintf(f, "  foreign records:              %" PRIu64 " (other processes, not "
+			   "recorded)\n", tr->foreign);
 	else
-		fprintf(f, "  foreign records not followed: unknown\n");
+		fprintf(f, "  foreign records:              unknown\n");
 	if (tr->present && tr->unfollowed)
 		fprintf(f, "  child processes not followed: %" PRIu64 "\n", tr->unfollowed);
 	fprintf(f, "  unit:                         %s\n", text_unit_clock(r, buf, sizeof(buf)));

@@ -53,8 +53,10 @@ enum vp_bpf_stat {
 
 /* The loader's settings, in .rodata: fixed once loaded. */
 struct vp_bpf_cfg {
-	__u32 target_tgid; /* the target's process id */
-	__u32 follow;	   /* 1: its children too (the "followed" map) */
+	__u32 target_tgid;   /* the target's process id */
+	__u32 follow;	     /* 1: its children too (the "followed" map) */
+	__u32 recorder_tgid; /* varperf's: no child is held once it dies */
+	__u32 pad;
 };
 
 /* The "ctl" array's one value. */

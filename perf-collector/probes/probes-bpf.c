@@ -10,6 +10,8 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +19,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "perf-collector/probes/detach.h"
 #include "perf-collector/probes/probes-bpf.h"
 #include "util/util.h"
 
@@ -119,7 +124,7 @@ static struct bpf_object *object_open(void)
 static int object_load(struct bpf_object *obj, pid_t pid, int follow, int hold,
 		       size_t buf_size, size_t nfuncs)
 {
-	struct vp_bpf_cfg cfg = { (uint32_t)pid, (uint32_t)!!follow };
+	struct vp_bpf_cfg cfg = { (uint32_t)pid, (uint32_t)!!follow, (uint32_t)getpid(), 0 };
 	struct bpf_program *prog;
 	struct bpf_map *map;
 	int err;
@@ -385,29 +390,156 @@ static int runs_program(const struct vp_bpf_probes *b, pid_t pid)
 	return a.st_dev == e.st_dev && a.st_ino == e.st_ino;
 }
 
-/* Whether @pid is stopped, or has the SIGSTOP pending that will stop it. */
+/*
+ * Whether @pid is stopped, or has the SIGSTOP pending that will stop it.
+ * System calls only: the guard (guard_main) runs it too.
+ */
 static int stop_taken(pid_t pid)
 {
-	char path[64], line[256];
-	int taken = 0;
-	FILE *f;
+	char path[64], buf[2048], *line;
+	int taken = 0, fd;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 1; /* gone */
-	while (!taken && fgets(line, sizeof(line), f)) {
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	for (line = buf; !taken && line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
 		unsigned long long mask;
 		char state;
 
 		if (sscanf(line, "State: %c", &state) == 1)
 			taken = strchr("TtZX", state) != NULL;
-		else if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
-			  sscanf(line, "ShdPnd: %llx", &mask) == 1))
+		else if (sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+			 sscanf(line, "ShdPnd: %llx", &mask) == 1)
 			taken = !!(mask & (1ULL << (SIGSTOP - 1)));
 	}
-	fclose(f);
 	return taken;
+}
+
+/*
+ * Let held child @pid go: once its SIGSTOP is queued (the kernel may
+ * send it late, from irq_work: a SIGCONT before would leave it stopped
+ * for good), continue it, then take it out of the "held" table, in that
+ * order, so that a varperf killed in between leaves it to the guard.
+ */
+static int release_held(int held_fd, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 1000 && !stop_taken(pid); i++)
+		nanosleep(&ms, NULL);
+	kill(pid, SIGCONT);
+	return held_fd >= 0 ? bpf_map_delete_elem(held_fd, &key) : 0;
+}
+
+/* Let every child in the "held" table go. */
+static void release_all_held(int held_fd)
+{
+	uint32_t key;
+
+	while (held_fd >= 0 && bpf_map_get_next_key(held_fd, NULL, &key) == 0)
+		if (release_held(held_fd, (pid_t)key) < 0)
+			break; /* (it would come first again) */
+}
+
+/* How long the guard sweeps after varperf's end (see guard_main). */
+static const uint64_t GUARD_LATE_NS = 250000000;     /* a stop sent late */
+static const uint64_t GUARD_NO_PIDFD_NS = 10000000000ULL;
+static const uint64_t GUARD_MAX_NS = 600000000000ULL; /* a kernel that never lets go */
+
+/*
+ * The guard (VP_UNHOLD_NAME).  A SIGSTOP the fork program sent outlives
+ * varperf: the guard, a detached process holding nothing of varperf's
+ * but the "held" table and the read end of a pipe, continues the children
+ * left in that table once varperf is gone.  A byte on the pipe says that
+ * varperf let them go itself; its end without one, that varperf died
+ * (SIGKILL, a crash, the OOM killer) - its fork program possibly still
+ * attached while the kernel closes its descriptors (a grace period per
+ * link: seconds with many).  The guard sweeps the table until varperf
+ * has ended entirely (its pidfd readable: every descriptor closed, the
+ * program detached), and a quarter second more for a stop sent late.
+ */
+static void guard_main(int gate, int held_fd, pid_t parent)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
+	struct timespec tick = { 0, 5000000 };
+	uint64_t start, gone_at = 0;
+	ssize_t n;
+	char c;
+
+	/* varperf ended before the pidfd was made: its pid may be another's */
+	if (pidfd >= 0 && getppid() != parent) {
+		close(pidfd);
+		pidfd = -1;
+	}
+	while ((n = read(gate, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1) {
+		release_all_held(held_fd); /* (varperf has: nothing left) */
+		_exit(0);
+	}
+	start = monotonic_ns();
+	for (;;) {
+		struct pollfd pf = { pidfd, POLLIN, 0 };
+		uint64_t now;
+
+		release_all_held(held_fd);
+		now = monotonic_ns();
+		if (!gone_at && (pidfd >= 0 ? poll(&pf, 1, 0) == 1
+					    : now - start > GUARD_NO_PIDFD_NS))
+			gone_at = now;
+		if ((gone_at && now - gone_at > GUARD_LATE_NS) || now - start > GUARD_MAX_NS)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	release_all_held(held_fd);
+	_exit(0);
+}
+
+/* Start the guard of the children held: 0, or -1 after printing why. */
+static int guard_start(struct vp_bpf_probes *b)
+{
+	pid_t parent = getpid();
+	int gate[2], keep[2];
+
+	if (pipe2(gate, O_CLOEXEC) < 0)
+		return error("cannot start the guard of held child processes: %s",
+			     strerror(errno));
+	keep[0] = gate[0];
+	keep[1] = b->held_fd;
+	b->guard_pid = vp_detach_fork(VP_UNHOLD_NAME, keep, 2);
+	if (b->guard_pid == 0)
+		guard_main(gate[0], b->held_fd, parent);
+	close(gate[0]);
+	if (b->guard_pid < 0) {
+		close(gate[1]);
+		return error("cannot start the guard of held child processes: %s",
+			     strerror((int)-b->guard_pid));
+	}
+	b->guard_fd = gate[1];
+	return 0;
+}
+
+/* Varperf has let every held child go: the guard may end. */
+static void guard_stop(struct vp_bpf_probes *b)
+{
+	if (b->guard_pid <= 0)
+		return;
+	if (write(b->guard_fd, "q", 1) < 0) {
+		/* the guard is gone: nothing to tell */
+	}
+	close(b->guard_fd);
+	while (waitpid(b->guard_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	b->guard_fd = -1;
+	b->guard_pid = 0;
 }
 
 /* Drop the followed process @pid from the kernel's table. */
@@ -450,10 +582,7 @@ static int child_link(struct vp_bpf_probes *b, pid_t pid)
 
 /*
  * Child @pid of @ppid has started (at @start_ns) and, if @held, stopped
- * itself: link its probes, then let it go.  Its SIGSTOP was queued before
- * this record was written, so SIGCONT either cancels it or ends the stop;
- * where the kernel deferred the signal (irq_work), wait until it is
- * queued, lest the child stop for good after the SIGCONT.
+ * itself: link its probes, then let it go (release_held).
  */
 static void child_start(struct vp_bpf_probes *b, pid_t pid, pid_t ppid, int held,
 			uint64_t start_ns)
@@ -472,11 +601,8 @@ static void child_start(struct vp_bpf_probes *b, pid_t pid, pid_t ppid, int held
 		warning("child process %d is not probed", (int)pid);
 		unfollow(b, pid);
 	}
-	if (held) {
-		for (int i = 0; i < 1000 && !stop_taken(pid); i++)
-			usleep(1000);
-		kill(pid, SIGCONT);
-	}
+	if (held)
+		release_held(b->held_fd, pid);
 	waited = monotonic_ns() - (start_ns < t0 ? start_ns : t0);
 	if (b->closing)
 		return;
@@ -603,6 +729,7 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 
 	memset(b, 0, sizeof(*b));
 	b->entry_fd = b->return_fd = b->ctl_fd = b->hits_fd = b->stats_fd = -1;
+	b->held_fd = b->guard_fd = -1;
 	b->funcs = funcs;
 	b->exits = exits;
 	b->mods = mods;
@@ -646,6 +773,10 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 		error("cannot map the BPF ring buffer: %s", strerror(errno));
 		goto out_close;
 	}
+	/* before the first child can stop: see guard_main() */
+	b->held_fd = bpf_object__find_map_fd_by_name(b->obj, "held");
+	if (b->hold && guard_start(b) < 0)
+		goto out_close;
 	if (follow) {
 		b->fork = bpf_program__attach(bpf_object__find_program_by_name(
 			b->obj, b->hold ? "vp_fork_hold" : "vp_fork"));
@@ -850,6 +981,10 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 		b->reader->b = b;
 		ring_buffer__consume(b->rb);
 	}
+	/* any the ring had no record of (a fork in flight at the detach) */
+	if (b->hold)
+		release_all_held(b->held_fd);
+	guard_stop(b);
 	for (size_t i = 0; i < b->nclosers; i++)
 		pthread_join(b->closers[i], NULL);
 	free(b->closers);
@@ -865,8 +1000,6 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 		gen_close_parallel(&b->dead);
 		gen_close(&b->live);
 	}
-	if (b->fork)
-		bpf_link__destroy(b->fork);
 	if (b->exit)
 		bpf_link__destroy(b->exit);
 	ring_buffer__free(b->rb);
@@ -875,6 +1008,7 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 	free(b->off);
 	memset(b, 0, sizeof(*b));
 	b->entry_fd = b->return_fd = b->ctl_fd = b->hits_fd = b->stats_fd = -1;
+	b->held_fd = b->guard_fd = -1;
 }
 
 #else /* !HAVE_BPF */

@@ -29,6 +29,10 @@ struct bpf_link;
 struct ring_buffer;
 struct vp_bpf_reader;
 
+/* The guard that continues children held at their fork once varperf is
+ * gone, however it ended (SIGKILL too), as ps shows it. */
+static const char VP_UNHOLD_NAME[] = "varperf-unhold";
+
 /* The links of one generation: per module, entries and returns. */
 struct vp_bpf_gen {
 	int *fds;
@@ -50,6 +54,9 @@ struct vp_bpf_probes {
 	struct vp_bpf_reader *reader;
 	int entry_fd, return_fd; /* the programs */
 	int ctl_fd, hits_fd, stats_fd;
+	int held_fd;		/* the children stopped, not yet continued */
+	pid_t guard_pid;	/* holding children: the guard (VP_UNHOLD_NAME) */
+	int guard_fd;		/* ... and the pipe whose end it waits for */
 	int ncpus;		/* possible CPUs: per-CPU map values */
 	uint32_t gen;		/* the generation recording now */
 	struct vp_bpf_gen live;	/* its links */
@@ -96,7 +103,8 @@ int vp_bpf_probes_check(char *why, size_t len);
  * ring buffer of @buf_size bytes.  With VP_BPF_FOLLOW_FORK in @flags the
  * children @pid forks (and theirs) are recorded too: each one stops
  * itself (SIGSTOP) at its start, and vp_bpf_probes_read() links its
- * probes, restricted to it, and continues it (SIGCONT).  No other
+ * probes, restricted to it, and continues it (SIGCONT); a guard process
+ * (VP_UNHOLD_NAME) continues those still stopped if varperf dies.  No other
  * process ever has a probe.  The probes are live on return.  Prints the error and returns -1 on
  * failure (nothing stays attached).  @funcs, @exits and @mods must
  * outlive @b.

@@ -7,7 +7,9 @@
  * function in the kernel.  Every
  * link is restricted to one process: the target's own, and following
  * forks, each child's, which varperf makes while the child waits,
- * stopped before its first instruction (on_fork).
+ * stopped before its first instruction (on_fork).  A child stopped is in
+ * the "held" table until it is continued: by varperf, or, if varperf
+ * dies first, by its guard process, which holds that table alone then.
  *
  * Compiled with clang -target bpf; loaded by probes-bpf.c, which sets the
  * expected attach type (libbpf 1.1 knows no "uprobe.multi" section).
@@ -39,14 +41,20 @@ struct sched_entity {
 	struct cfs_rq *cfs_rq; /* its queue on the thread's CPU */
 } __attribute__((preserve_access_index));
 
+struct signal_struct {
+	unsigned int flags;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+	unsigned int flags;
 	int pid;
 	int tgid;
 	struct sched_entity se;
+	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
 /* Set by the loader before loading. */
-const volatile struct vp_bpf_cfg cfg = { 0, 0 };
+const volatile struct vp_bpf_cfg cfg = { 0, 0, 0, 0 };
 
 /* Following forks: the processes recorded (the target, its descendants). */
 struct {
@@ -55,6 +63,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } followed SEC(".maps");
+
+/* Following forks: the children stopped (SIGSTOP) and not yet continued. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} held SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -198,6 +214,30 @@ enum { SIGSTOP_ = 19 };
 /* Linux 6.13 on: a signal to another task (a kfunc). */
 extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
 				__u64 value) __ksym __weak;
+/* Linux 6.2 on (the BPF backend wants 6.12): a task by its pid, held. */
+extern struct task_struct *bpf_task_from_pid(__s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+enum { PF_EXITING_ = 0x4, SIGNAL_GROUP_EXIT_ = 0x4 };
+
+/*
+ * Whether varperf still lives to continue a child it holds: neither gone
+ * nor dying.  A SIGKILL marks its signal_struct SIGNAL_GROUP_EXIT as it
+ * is sent, long before the kernel has closed its links (a grace period
+ * each): from then on no child is stopped, and the guard (probes-bpf.c)
+ * has only the ones stopped before to continue.
+ */
+static __always_inline int recorder_alive(void)
+{
+	struct task_struct *t = bpf_task_from_pid((__s32)cfg.recorder_tgid);
+	int alive;
+
+	if (!t)
+		return 0;
+	alive = !(t->flags & PF_EXITING_) && !(t->signal->flags & SIGNAL_GROUP_EXIT_);
+	bpf_task_release(t);
+	return alive;
+}
 
 /*
  * The target's children.  Following forks, a child of a recorded process
@@ -235,10 +275,16 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 	r->pid = tgid;
 	r->tid = ppid;
 	r->kind = VP_BPF_CHILD;
-	/* queued before varperf can read the record: its SIGCONT cancels it
-	 * or ends the stop */
-	if (hold)
+	/*
+	 * Queued before varperf can read the record: its SIGCONT cancels it
+	 * or ends the stop.  In "held" first, so that no stop is ever sent
+	 * that the guard cannot find (where the table is full: not held).
+	 */
+	if (hold && recorder_alive() && !bpf_map_update_elem(&held, &tgid, &one, BPF_ANY)) {
 		r->addr = bpf_send_signal_task(child, SIGSTOP_, PIDTYPE_PID, 0) == 0;
+		if (!r->addr)
+			bpf_map_delete_elem(&held, &tgid);
+	}
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
@@ -269,6 +315,7 @@ int BPF_PROG(vp_exit, struct task_struct *task)
 	    !bpf_map_lookup_elem(&followed, &tgid))
 		return 0;
 	bpf_map_delete_elem(&followed, &tgid);
+	bpf_map_delete_elem(&held, &tgid); /* killed while stopped */
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r)
 		return 0; /* its links go at the end */

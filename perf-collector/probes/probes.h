@@ -80,8 +80,9 @@ enum {
  * vp_probes_close_detached - stop the probes recording, then leave their
  * removal to a detached child process, so that varperf need not wait the
  * 60-80 ms per event that the kernel takes to remove a uprobe.  The child
- * holds the last references and exits when every probe is gone; killing it
- * removes them too.  Until a return probe is removed it still replaces
+ * holds the last references (and nothing else of varperf's: see
+ * vp_detach_fork) and exits when every probe is gone; killing it removes
+ * them too.  Until a return probe is removed it still replaces
  * return addresses (a disabled event does not unregister its probe), in
  * every process that runs the code, and a C++ exception through such a
  * frame still ends that process: so the child removes the return probes

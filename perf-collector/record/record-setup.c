@@ -472,6 +472,16 @@ static int fit_buffers(struct record *rec)
 	return 0;
 }
 
+/* perf_event uprobes cannot be restricted to the target (probes.h): say
+ * what they do to every other process before they do it. */
+static void warn_perf_backend(const struct record *rec)
+{
+	warning("perf_event uprobes trap every process that runs the probed code%s, not only "
+		"the program: each probed call there is slowed until they are removed after "
+		"the recording (varperf-unprobe); the BPF backend probes the program only",
+		rec->opts.libs.n ? " (with --lib, every process using the library)" : "");
+}
+
 /*
  * --backend: BPF uprobe_multi links where the kernel and varperf's rights
  * allow (attach and detach in milliseconds, breakpoints in the target
@@ -483,8 +493,12 @@ static int choose_backend(struct record *rec)
 	char why[256] = "";
 
 	rec->probing.bpf_on = 0;
-	if (rec->opts.backend == BACKEND_PERF)
-		return perf_uprobes_allowed(rec, NULL);
+	if (rec->opts.backend == BACKEND_PERF) {
+		if (perf_uprobes_allowed(rec, NULL) < 0)
+			return -1;
+		warn_perf_backend(rec);
+		return 0;
+	}
 	if (vp_bpf_probes_check(why, sizeof(why)) == 0) {
 		rec->probing.bpf_on = 1;
 		return 0;
@@ -495,6 +509,7 @@ static int choose_backend(struct record *rec)
 		return -1;
 	if (!rec->opts.quiet || verbose)
 		info("probing with perf_event uprobes: %s", why);
+	warn_perf_backend(rec);
 	return 0;
 }
 

@@ -1162,8 +1162,9 @@ static void print_summary(struct record *rec, const struct vp_trailer *tr)
 		warning("%llu records were lost: the ring buffers overflowed (try a larger "
 			"--buffer-size)", (unsigned long long)rec->counts.lost);
 	if (rec->counts.foreign)
-		info("%llu events from other processes were not recorded (processes not "
-		     "followed)", (unsigned long long)rec->counts.foreign);
+		info("%llu foreign events were not recorded: processes other than the program and "
+		     "the children it followed ran the probed code",
+		     (unsigned long long)rec->counts.foreign);
 	record_procs_summary(rec);
 }
 
