@@ -123,7 +123,7 @@ static const struct option cmd_record_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* the collector's word for a wrong command line (record.h) is the CLI's */
+/* record.h's older name for util.h's EXIT_USAGE, until record/ drops it */
 _Static_assert((int)USAGE_ERROR == (int)EXIT_USAGE, "one exit status for a usage error");
 
 static void strvec_push(struct strvec *v, char *s)
@@ -260,13 +260,13 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_MODE:
 			if (parse_mode(optarg, &o->mode) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			break;
 		case 'F':
 			if (parse_uint64(optarg, &v) < 0 || v < 1 || v > 100000) {
 				error("invalid frequency '%s' (1 to 100000 samples per second)",
 				      optarg);
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			}
 			o->sampling.freq = v;
 			given(&o->sampling_given, "-F");
@@ -276,7 +276,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			if (parse_uint64(optarg, &v) < 0 || v < 64 || v > VP_STACK_SIZE_MAX || v % 8) {
 				error("invalid stack size '%s' (a multiple of 8, 64 to 65528 "
 				      "bytes)", optarg);
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			}
 			o->sampling.stack_size = (uint32_t)v;
 			o->stack_size_given = 1;
@@ -284,27 +284,27 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case 'e':
 			if (parse_event(optarg, &o->sampling.event) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			given(&o->sampling_given, "--event");
 			break;
 		case OPT_PRECISION:
 			if (opt_fraction("precision", optarg, &o->precision) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			o->precision_given = 1;
 			break;
 		case OPT_CONFIDENCE:
 			if (opt_fraction("confidence", optarg, &o->confidence) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			o->precision_given = 1;
 			break;
 		case OPT_CUTOFF:
 			if (opt_fraction("cutoff", optarg, &o->cutoff) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			given(&o->plan_given, "--cutoff");
 			break;
 		case OPT_OVERHEAD:
 			if (opt_fraction("overhead", optarg, &o->overhead) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			given(&o->plan_given, "--overhead");
 			break;
 		case OPT_PHASE1:
@@ -318,7 +318,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			pid = strtol(optarg, &end, 10);
 			if (!*optarg || *end || errno || pid <= 0 || pid > INT32_MAX) {
 				error("invalid process id '%s'", optarg);
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			}
 			o->attach = (pid_t)pid;
 			break;
@@ -330,7 +330,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			if (parse_double(optarg, d) < 0 || *d <= 0 || strchr(optarg, '%')) {
 				error("invalid value '%s' for --%s (seconds, more than 0)", optarg,
 				      c == OPT_DURATION ? "duration" : "phase1-duration");
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			}
 			break;
 		}
@@ -347,19 +347,19 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			if (parse_exit_mode(optarg, &o->exit_mode) < 0) {
 				error("invalid value '%s' for --exit-probes "
 				      "(auto, uretprobe or ret)", optarg);
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			}
 			break;
 		case OPT_BACKEND:
 			if (parse_backend(optarg, &o->backend) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			o->backend_given = 1;
 			break;
 		case 'm':
 			if (parse_uint64(optarg, &o->buf_size) < 0 || o->buf_size < 4096 ||
 			    o->buf_size > (1ULL << 30)) {
 				error("invalid buffer size '%s' (4K to 1G)", optarg);
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			}
 			o->buf_size_given = 1;
 			break;
@@ -370,7 +370,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		case OPT_INPUT_SIZE:
 			if (parse_uint64(optarg, &v) < 0) {
 				error("invalid input size '%s' (a whole number)", optarg);
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			}
 			o->input_size = v;
 			o->has_input_size = 1;
@@ -395,7 +395,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		}
 	}
 	if (check_options(o, argc - optind) < 0)
-		return USAGE_ERROR;
+		return EXIT_USAGE;
 	if (optind >= argc && !o->attach) {
 		/* --precision alone: say how many samples that takes */
 		if (o->precision_given)
@@ -447,7 +447,7 @@ int cmd_record(int argc, char **argv)
 		code = record_auto(&rec.opts, rec.target.prog, argc - optind, argv + optind);
 		goto out;
 	}
-	rec.mode = rec.opts.mode == MODE_AUTO ? MODE_PROBE : rec.opts.mode;
+	rec.mode = rec.opts.mode;
 	code = record_one(&rec, argc - optind, argv + optind);
 out:
 	record_release(&rec);
