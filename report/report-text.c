@@ -418,12 +418,11 @@ static int text_selected(const struct report *r, uint32_t id)
 	return r->all ? r->an->significant[id] : r->an->high_variance[id];
 }
 
-static const struct vp_cct *text_sort_tree;
-
-static int text_cmp_total(const void *a, const void *b)
+static int text_cmp_total(const void *a, const void *b, void *arg)
 {
-	const struct vp_cct_node *x = &text_sort_tree->nodes[*(const uint32_t *)a];
-	const struct vp_cct_node *y = &text_sort_tree->nodes[*(const uint32_t *)b];
+	const struct vp_cct *tree = arg;
+	const struct vp_cct_node *x = &tree->nodes[*(const uint32_t *)a];
+	const struct vp_cct_node *y = &tree->nodes[*(const uint32_t *)b];
 
 	if (vp_cct_node_time(x) != vp_cct_node_time(y))
 		return vp_cct_node_time(x) < vp_cct_node_time(y) ? 1 : -1;
@@ -439,8 +438,8 @@ static void text_push_children(struct text_tree *t, uint32_t id)
 	for (uint32_t i = 0; i < n->nchildren; i++)
 		if (t->shown[n->children[i]])
 			t->stack[t->sp++] = n->children[i];
-	text_sort_tree = t->r->tree;
-	qsort(t->stack + start, t->sp - start, sizeof(*t->stack), text_cmp_total);
+	qsort_r(t->stack + start, t->sp - start, sizeof(*t->stack), text_cmp_total,
+		(void *)t->r->tree);
 	for (size_t i = start, j = t->sp; i + 1 < j; i++, j--) {
 		uint32_t tmp = t->stack[i];
 
