@@ -158,7 +158,7 @@ static int parse_backend(const char *s, enum probe_backend *ret)
 			return 0;
 		}
 	}
-	return error("invalid value '%s' for --backend (auto, bpf or perf)", s);
+	return error("invalid value '%s' for '--backend': must be 'auto', 'bpf' or 'perf'", s);
 }
 
 static int parse_mode(const char *s, enum record_mode *ret)
@@ -177,7 +177,8 @@ static int parse_mode(const char *s, enum record_mode *ret)
 			return 0;
 		}
 	}
-	return error("invalid value '%s' for --mode (auto, probe, sample or combined)", s);
+	return error("invalid value '%s' for '--mode': must be 'auto', 'probe', 'sample' or "
+		     "'combined'", s);
 }
 
 static int parse_event(const char *s, uint32_t *ret)
@@ -191,8 +192,8 @@ static int parse_event(const char *s, uint32_t *ret)
 			return 0;
 		}
 	}
-	return error("invalid value '%s' for --event (auto, cpu-clock, task-clock or cycles)",
-		     s);
+	return error("invalid value '%s' for '--event': must be 'auto', 'cpu-clock', "
+		     "'task-clock' or 'cycles'", s);
 }
 
 /* Remember @opt in @slot if it is the first of its group given. */
@@ -264,8 +265,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case 'F':
 			if (parse_uint64(optarg, &v) < 0 || v < 1 || v > 100000) {
-				error("invalid frequency '%s' (1 to 100000 samples per second)",
-				      optarg);
+				error("invalid value '%s' for '--freq': must be a whole number of "
+				      "samples per second from 1 to 100000", optarg);
 				return EXIT_USAGE;
 			}
 			o->sampling.freq = v;
@@ -274,8 +275,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		case OPT_STACK_SIZE:
 			/* the kernel takes at most 65528 bytes, in words */
 			if (parse_uint64(optarg, &v) < 0 || v < 64 || v > VP_STACK_SIZE_MAX || v % 8) {
-				error("invalid stack size '%s' (a multiple of 8, 64 to 65528 "
-				      "bytes)", optarg);
+				error("invalid value '%s' for '--stack-size': must be a "
+				      "multiple of 8 from 64 to 65528 (bytes)", optarg);
 				return EXIT_USAGE;
 			}
 			o->sampling.stack_size = (uint32_t)v;
@@ -317,7 +318,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			errno = 0;
 			pid = strtol(optarg, &end, 10);
 			if (!*optarg || *end || errno || pid <= 0 || pid > INT32_MAX) {
-				error("invalid process id '%s'", optarg);
+				error("invalid value '%s' for '--pid': must be a process id",
+				      optarg);
 				return EXIT_USAGE;
 			}
 			o->attach = (pid_t)pid;
@@ -328,7 +330,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			double *d = c == OPT_DURATION ? &o->duration : &o->phase1_duration;
 
 			if (parse_double(optarg, d) < 0 || *d <= 0 || strchr(optarg, '%')) {
-				error("invalid value '%s' for --%s (seconds, more than 0)", optarg,
+				error("invalid value '%s' for '--%s': must be a number of seconds "
+				      "greater than 0", optarg,
 				      c == OPT_DURATION ? "duration" : "phase1-duration");
 				return EXIT_USAGE;
 			}
@@ -345,8 +348,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_EXIT_PROBES:
 			if (parse_exit_mode(optarg, &o->exit_mode) < 0) {
-				error("invalid value '%s' for --exit-probes "
-				      "(auto, uretprobe or ret)", optarg);
+				error("invalid value '%s' for '--exit-probes': must be 'auto', "
+				      "'uretprobe' or 'ret'", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -358,7 +361,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		case 'm':
 			if (parse_uint64(optarg, &o->buf_size) < 0 || o->buf_size < 4096 ||
 			    o->buf_size > (1ULL << 30)) {
-				error("invalid buffer size '%s' (4K to 1G)", optarg);
+				error("invalid value '%s' for '--buffer-size': must be a size "
+				      "from 4K to 1G", optarg);
 				return EXIT_USAGE;
 			}
 			o->buf_size_given = 1;
@@ -369,7 +373,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_INPUT_SIZE:
 			if (parse_uint64(optarg, &v) < 0) {
-				error("invalid input size '%s' (a whole number)", optarg);
+				error("invalid value '%s' for '--input-size': must be a whole "
+				      "number", optarg);
 				return EXIT_USAGE;
 			}
 			o->input_size = v;
