@@ -256,7 +256,7 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 	return (PyObject *)r;
 }
 
-/* ---- labels, as report-text.c prints them ---- */
+/* ---- labels: core's (vp_recording_*), those report/common.c gives the renderers ---- */
 
 static const char *func_name(const struct rec *r, uint32_t func)
 {
@@ -277,16 +277,6 @@ static const char *node_label(const struct rec *r, uint32_t id, char *buf, size_
 }
 
 /* ---- argument helpers ---- */
-
-int vpmod_check_node(const struct rec *r, unsigned long id)
-{
-	if (id == VP_NODE_ROOT || id >= r->tree->nnodes) {
-		PyErr_Format(PyExc_IndexError, "no node %lu (nodes are 1..%zu)", id,
-			     r->tree->nnodes ? r->tree->nnodes - 1 : 0);
-		return -1;
-	}
-	return 0;
-}
 
 static int check_func(const struct rec *r, unsigned long f)
 {
