@@ -498,6 +498,7 @@ static void maybe_read_maps(struct vp_sampler *s, struct vp_raw_sample *smp, uin
 	struct vp_maps *m;
 
 	if (!s->own_rings || smp->st.pid != s->pid || !ip || vp_maps_find(&s->known, ip) ||
+	    vp_maps_in_uprobes(&s->known, ip) ||
 	    (s->maps_read_time && time < s->maps_read_time + maps_read_ns))
 		return;
 	s->maps_read_time = time;
@@ -507,9 +508,7 @@ static void maybe_read_maps(struct vp_sampler *s, struct vp_raw_sample *smp, uin
 		free(m);
 		return;
 	}
-	for (size_t i = 0; i < m->n; i++)
-		vp_maps_insert(&s->known, m->v[i].start, m->v[i].end - m->v[i].start,
-			       m->v[i].pgoff, m->v[i].path);
+	vp_maps_add(&s->known, m);
 	smp->maps = m;
 	pr_debug("sampling: %#llx in no known mapping: read /proc/%d/maps (%zu mappings)",
 		 (unsigned long long)ip, (int)s->pid, m->n);
