@@ -6,7 +6,11 @@
  * others (struct vp_maps); and the call site a runtime address names
  * (struct vp_addrspace).  The call-site namer, the sampler (what it has
  * seen mapped) and the unwinder (where each process has its modules) all
- * keep their address spaces as struct vp_maps.
+ * keep their address spaces as struct vp_maps.  Each holds the target at
+ * its own point of the record stream: the sampler as it decodes (to take
+ * /proc along with a sample at an unknown address), the namer as the
+ * records are written, the unwinder as the samples are unwound (in
+ * sample mode after the target ended, in the order of the records).
  */
 #ifndef VARPERF_ADDRSPACE_H
 #define VARPERF_ADDRSPACE_H
