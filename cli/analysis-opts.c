@@ -68,6 +68,28 @@ static int set(const char *name, const char *arg, double *ret)
 	return opt_fraction(name, arg, ret) < 0 ? -1 : 1;
 }
 
+/* --time: "wall", "cpu" or "offcpu".  0, or -1 after an error naming the value. */
+static int opt_time_base(const char *arg, enum vp_time_base *ret)
+{
+	if (!vp_time_base_parse(arg, ret))
+		return 0;
+	return error("invalid value '%s' for '--time': must be 'wall', 'cpu' or 'offcpu'", arg);
+}
+
+/* --max-memory: a size with an optional K, M, G or T suffix (binary), 0
+ * for no limit.  0, or -1 after an error naming the value. */
+static int opt_max_memory(const char *arg, size_t *ret)
+{
+	unsigned long long v;
+
+	if (parse_uint64(arg, &v) < 0 || v > SIZE_MAX)
+		return error("invalid value '%s' for '--max-memory': must be a size in bytes "
+			     "with an optional K, M, G or T suffix (0: no limit)",
+			     arg);
+	*ret = (size_t)v;
+	return 0;
+}
+
 int analysis_option(int c, const char *arg, struct vp_recording_opts *o)
 {
 	struct vp_analysis_params *p = &o->params;
@@ -95,25 +117,6 @@ int analysis_option(int c, const char *arg, struct vp_recording_opts *o)
 	default:
 		return 0;
 	}
-}
-
-int opt_time_base(const char *arg, enum vp_time_base *ret)
-{
-	if (!vp_time_base_parse(arg, ret))
-		return 0;
-	return error("invalid value '%s' for '--time': must be 'wall', 'cpu' or 'offcpu'", arg);
-}
-
-int opt_max_memory(const char *arg, size_t *ret)
-{
-	unsigned long long v;
-
-	if (parse_uint64(arg, &v) < 0 || v > SIZE_MAX)
-		return error("invalid value '%s' for '--max-memory': must be a size in bytes "
-			     "with an optional K, M, G or T suffix (0: no limit)",
-			     arg);
-	*ret = (size_t)v;
-	return 0;
 }
 
 int analysis_budget_error(const char *path, const struct vp_budget *b)

@@ -79,17 +79,6 @@ int opt_fraction(const char *name, const char *arg, double *ret);
 int analysis_option(int c, const char *arg, struct vp_recording_opts *o);
 
 /*
- * opt_time_base - the value of --time: "wall", "cpu" or "offcpu".  Returns
- * 0, or -1 after an error naming the value.
- */
-int opt_time_base(const char *arg, enum vp_time_base *ret);
-/*
- * opt_max_memory - the value of --max-memory: a size with an optional
- * K, M, G or T suffix (binary), 0 for no limit.  Returns 0, or -1 after an
- * error naming the value.
- */
-int opt_max_memory(const char *arg, size_t *ret);
-/*
  * analysis_budget_error - say that reading the data file @path stopped at
  * the budget @b (-E2BIG from core), in the words of --max-memory.  -1.
  */

@@ -87,8 +87,8 @@ static int parse_size(const char *what, const char *s, double *ret)
 	unsigned long long v;
 
 	if (parse_uint64(s, &v) < 0)
-		return error("invalid value '%s' for '%s': a whole number, K/M/G allowed", s,
-			     what);
+		return error("invalid value '%s' for '%s': must be a whole number, K/M/G "
+			     "allowed", s, what);
 	*ret = (double)v;
 	return 0;
 }
@@ -106,19 +106,19 @@ static int parse_intervals(const char *s, struct cmd_predict_opts *o)
 		v = *p >= '0' && *p <= '9' ? strtoull(p, &end, 10) : 0;
 		if (errno || !v || v > 1000000 || (*end && *end != ',') ||
 		    o->nintervals == sizeof(o->intervals) / sizeof(o->intervals[0]))
-			return error("invalid value '%s' for '--intervals': up to 32 comma-separated "
-				     "lengths of 1 to 1000000 samples",
+			return error("invalid value '%s' for '--intervals': must be up to 32 "
+				     "comma-separated lengths of 1 to 1000000 samples",
 				     s);
 		o->intervals[o->nintervals++] = (size_t)v;
 		p = *end ? end + 1 : end;
 		if (*end && !*p)
-			return error("invalid value '%s' for '--intervals': up to 32 comma-"
-				     "separated lengths of 1 to 1000000 samples",
+			return error("invalid value '%s' for '--intervals': must be up to 32 "
+				     "comma-separated lengths of 1 to 1000000 samples",
 				     s);
 	}
 	if (!o->nintervals)
-		return error("invalid value '' for '--intervals': up to 32 comma-separated "
-			     "lengths of 1 to 1000000 samples");
+		return error("invalid value '' for '--intervals': must be up to 32 "
+			     "comma-separated lengths of 1 to 1000000 samples");
 	return 0;
 }
 
@@ -135,7 +135,8 @@ static int parse_phases(const char *s, struct vp_predict_opts *p)
 		n = -1;
 	}
 	if (n < 0 || !lo || lo > hi || hi > 100 || *s < '0' || *s > '9')
-		return error("invalid value '%s' for '--phases': <min>-<max> or <n>, 1 to 100",
+		return error("invalid value '%s' for '--phases': must be <min>-<max> or "
+			     "<n>, from 1 to 100",
 			     s);
 	p->kmin = lo;
 	p->kmax = hi;
@@ -154,7 +155,8 @@ static int parse_coverage(const char *s, double *ret)
 		end++;
 	}
 	if (errno || end == s || *end || !(v > 0 && v <= 1) || *s < '0' || *s > '9')
-		return error("invalid value '%s' for '--coverage': more than 0, at most 100%%", s);
+		return error("invalid value '%s' for '--coverage': must be greater than 0 "
+			     "and at most 100%%", s);
 	*ret = v;
 	return 0;
 }
@@ -185,8 +187,8 @@ static int cmd_predict_parse(int argc, char **argv, struct cmd_predict_opts *o)
 			break;
 		case OPT_SEED:
 			if (parse_uint64(optarg, &seed) < 0)
-				ret = error("invalid value '%s' for '--seed': a whole number",
-					    optarg);
+				ret = error("invalid value '%s' for '--seed': must be a whole "
+					    "number", optarg);
 			o->p.seed = seed;
 			break;
 		case OPT_TIME:

@@ -125,7 +125,7 @@ static const struct option cmd_record_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* the collector's word for a wrong command line (record.h) is the CLI's */
+/* record.h's older name for util.h's EXIT_USAGE, until record/ drops it */
 _Static_assert((int)USAGE_ERROR == (int)EXIT_USAGE, "one exit status for a usage error");
 
 static void strvec_push(struct strvec *v, char *s)
@@ -160,7 +160,7 @@ static int parse_backend(const char *s, enum probe_backend *ret)
 			return 0;
 		}
 	}
-	return error("invalid value '%s' for --backend (auto, bpf or perf)", s);
+	return error("invalid value '%s' for '--backend': must be 'auto', 'bpf' or 'perf'", s);
 }
 
 static int parse_mode(const char *s, enum record_mode *ret)
@@ -179,7 +179,8 @@ static int parse_mode(const char *s, enum record_mode *ret)
 			return 0;
 		}
 	}
-	return error("invalid value '%s' for --mode (auto, probe, sample or combined)", s);
+	return error("invalid value '%s' for '--mode': must be 'auto', 'probe', 'sample' or "
+		     "'combined'", s);
 }
 
 static int parse_event(const char *s, uint32_t *ret)
@@ -193,8 +194,8 @@ static int parse_event(const char *s, uint32_t *ret)
 			return 0;
 		}
 	}
-	return error("invalid value '%s' for --event (auto, cpu-clock, task-clock or cycles)",
-		     s);
+	return error("invalid value '%s' for '--event': must be 'auto', 'cpu-clock', "
+		     "'task-clock' or 'cycles'", s);
 }
 
 /* Remember @opt in @slot if it is the first of its group given. */
@@ -262,13 +263,13 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_MODE:
 			if (parse_mode(optarg, &o->mode) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			break;
 		case 'F':
 			if (parse_uint64(optarg, &v) < 0 || v < 1 || v > 100000) {
-				error("invalid frequency '%s' (1 to 100000 samples per second)",
-				      optarg);
-				return USAGE_ERROR;
+				error("invalid value '%s' for '--freq': must be a whole number of "
+				      "samples per second from 1 to 100000", optarg);
+				return EXIT_USAGE;
 			}
 			o->sampling.freq = v;
 			given(&o->sampling_given, "-F");
@@ -276,9 +277,9 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		case OPT_STACK_SIZE:
 			/* the kernel takes at most 65528 bytes, in words */
 			if (parse_uint64(optarg, &v) < 0 || v < 64 || v > VP_STACK_SIZE_MAX || v % 8) {
-				error("invalid stack size '%s' (a multiple of 8, 64 to 65528 "
-				      "bytes)", optarg);
-				return USAGE_ERROR;
+				error("invalid value '%s' for '--stack-size': must be a "
+				      "multiple of 8 from 64 to 65528 (bytes)", optarg);
+				return EXIT_USAGE;
 			}
 			o->sampling.stack_size = (uint32_t)v;
 			o->stack_size_given = 1;
@@ -286,27 +287,27 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case 'e':
 			if (parse_event(optarg, &o->sampling.event) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			given(&o->sampling_given, "--event");
 			break;
 		case OPT_PRECISION:
 			if (opt_fraction("precision", optarg, &o->precision) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			o->precision_given = 1;
 			break;
 		case OPT_CONFIDENCE:
 			if (opt_fraction("confidence", optarg, &o->confidence) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			o->precision_given = 1;
 			break;
 		case OPT_CUTOFF:
 			if (opt_fraction("cutoff", optarg, &o->cutoff) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			given(&o->plan_given, "--cutoff");
 			break;
 		case OPT_OVERHEAD:
 			if (opt_fraction("overhead", optarg, &o->overhead) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			given(&o->plan_given, "--overhead");
 			break;
 		case OPT_PHASE1:
@@ -319,8 +320,9 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			errno = 0;
 			pid = strtol(optarg, &end, 10);
 			if (!*optarg || *end || errno || pid <= 0 || pid > INT32_MAX) {
-				error("invalid process id '%s'", optarg);
-				return USAGE_ERROR;
+				error("invalid value '%s' for '--pid': must be a process id",
+				      optarg);
+				return EXIT_USAGE;
 			}
 			o->attach = (pid_t)pid;
 			break;
@@ -330,9 +332,10 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			double *d = c == OPT_DURATION ? &o->duration : &o->phase1_duration;
 
 			if (parse_double(optarg, d) < 0 || *d <= 0 || strchr(optarg, '%')) {
-				error("invalid value '%s' for --%s (seconds, more than 0)", optarg,
+				error("invalid value '%s' for '--%s': must be a number of seconds "
+				      "greater than 0", optarg,
 				      c == OPT_DURATION ? "duration" : "phase1-duration");
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			}
 			break;
 		}
@@ -347,21 +350,22 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_EXIT_PROBES:
 			if (parse_exit_mode(optarg, &o->exit_mode) < 0) {
-				error("invalid value '%s' for --exit-probes "
-				      "(auto, uretprobe or ret)", optarg);
-				return USAGE_ERROR;
+				error("invalid value '%s' for '--exit-probes': must be 'auto', "
+				      "'uretprobe' or 'ret'", optarg);
+				return EXIT_USAGE;
 			}
 			break;
 		case OPT_BACKEND:
 			if (parse_backend(optarg, &o->backend) < 0)
-				return USAGE_ERROR;
+				return EXIT_USAGE;
 			o->backend_given = 1;
 			break;
 		case 'm':
 			if (parse_uint64(optarg, &o->buf_size) < 0 || o->buf_size < 4096 ||
 			    o->buf_size > (1ULL << 30)) {
-				error("invalid buffer size '%s' (4K to 1G)", optarg);
-				return USAGE_ERROR;
+				error("invalid value '%s' for '--buffer-size': must be a size "
+				      "from 4K to 1G", optarg);
+				return EXIT_USAGE;
 			}
 			o->buf_size_given = 1;
 			break;
@@ -371,8 +375,9 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_INPUT_SIZE:
 			if (parse_uint64(optarg, &v) < 0) {
-				error("invalid input size '%s' (a whole number)", optarg);
-				return USAGE_ERROR;
+				error("invalid value '%s' for '--input-size': must be a whole "
+				      "number", optarg);
+				return EXIT_USAGE;
 			}
 			o->input_size = v;
 			o->has_input_size = 1;
@@ -397,7 +402,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		}
 	}
 	if (check_options(o, argc - optind) < 0)
-		return USAGE_ERROR;
+		return EXIT_USAGE;
 	if (optind >= argc && !o->attach) {
 		/* --precision alone: say how many samples that takes */
 		if (o->precision_given)
@@ -449,7 +454,7 @@ int cmd_record(int argc, char **argv)
 		code = record_auto(&rec.opts, rec.target.prog, argc - optind, argv + optind);
 		goto out;
 	}
-	rec.mode = rec.opts.mode == MODE_AUTO ? MODE_PROBE : rec.opts.mode;
+	rec.mode = rec.opts.mode;
 	code = record_one(&rec, argc - optind, argv + optind);
 out:
 	record_release(&rec);

@@ -309,7 +309,8 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 			unsigned long long v;
 
 			if (parse_uint64(optarg, &v) < 0 || !v || v > INT32_MAX)
-				ret = error("invalid process id '%s' for '--pid'", optarg);
+				ret = error("invalid value '%s' for '--pid': must be a process id",
+					    optarg);
 			else
 				o->rec.pid = (uint32_t)v;
 			break;

@@ -119,15 +119,17 @@ struct task_model_opts {
 	size_t nmax;
 };
 
-static int parse_value(const char *name, const char *arg, double lo, double hi, double *ret)
+/* A number from @lo (no upper bound). */
+static int parse_at_least(const char *name, const char *arg, double lo, double *ret)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= lo && v <= hi))
-		return error("invalid value '%s' for '--%s'", arg, name);
+	if (errno || end == arg || *end || !(v >= lo && v < INFINITY))
+		return error("invalid value '%s' for '--%s': must be a number of at least %g", arg,
+			     name, lo);
 	*ret = v;
 	return 0;
 }
@@ -166,7 +168,7 @@ static int parse_opt(int c, struct task_model_opts *o)
 	case OPT_ALPHA_SW:
 		return parse_share("alpha-sw", optarg, 0, &o->reg.alpha_sw);
 	case OPT_COOK:
-		return parse_value("cook", optarg, 0, INFINITY, &o->reg.cook);
+		return parse_at_least("cook", optarg, 0, &o->reg.cook);
 	case OPT_TRAIN:
 		return parse_share("train", optarg, 1, &o->reg.train);
 	case OPT_SEED: {
@@ -175,7 +177,8 @@ static int parse_opt(int c, struct task_model_opts *o)
 		errno = 0;
 		o->reg.seed = strtoull(optarg, &end, 10);
 		if (errno || end == optarg || *end || *optarg == '-')
-			return error("invalid value '%s' for '--seed'", optarg);
+			return error("invalid value '%s' for '--seed': must be a whole number",
+				     optarg);
 		return 0;
 	}
 	case OPT_MAX: {
@@ -332,7 +335,7 @@ static int resolve_max(const struct task_model_opts *o, const struct report *r,
 		size_t len = (size_t)(eq - arg), found = 0;
 		double v;
 
-		if (parse_value("max", eq + 1, 0, INFINITY, &v) < 0)
+		if (parse_at_least("max", eq + 1, 0, &v) < 0)
 			return -1;
 		for (j = 0; j < rows->k; j++) {
 			const struct vp_cct_node *c = &r->tree->nodes[rows->child[j]];

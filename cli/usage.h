@@ -10,8 +10,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-/* The exit status of a wrong command line, every command's (git's). */
-enum { EXIT_USAGE = 129 };
+#include "util/util.h" /* EXIT_USAGE */
 
 /*
  * usage_print - write @usage, NULL-terminated lines, to @f: all of them

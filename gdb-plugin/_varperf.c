@@ -22,12 +22,11 @@ PyTypeObject *vpmod_rec_type; /* varperf.Recording */
 
 /* ---- the Recording object ---- */
 
-static const struct rec *sort_rec; /* qsort has no context argument */
-
-static int cmp_func_addr(const void *a, const void *b)
+static int cmp_func_addr(const void *a, const void *b, void *arg)
 {
-	const struct vp_func *x = &sort_rec->hdr->funcs[*(const uint32_t *)a];
-	const struct vp_func *y = &sort_rec->hdr->funcs[*(const uint32_t *)b];
+	const struct rec *r = arg;
+	const struct vp_func *x = &r->hdr->funcs[*(const uint32_t *)a];
+	const struct vp_func *y = &r->hdr->funcs[*(const uint32_t *)b];
 
 	if (x->module != y->module)
 		return x->module < y->module ? -1 : 1;
@@ -36,10 +35,11 @@ static int cmp_func_addr(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static int cmp_cs_addr(const void *a, const void *b)
+static int cmp_cs_addr(const void *a, const void *b, void *arg)
 {
-	const struct vp_callsite *x = vp_reader_callsite(sort_rec->reader, *(const uint32_t *)a);
-	const struct vp_callsite *y = vp_reader_callsite(sort_rec->reader, *(const uint32_t *)b);
+	const struct rec *r = arg;
+	const struct vp_callsite *x = vp_reader_callsite(r->reader, *(const uint32_t *)a);
+	const struct vp_callsite *y = vp_reader_callsite(r->reader, *(const uint32_t *)b);
 
 	if (x->module != y->module)
 		return x->module < y->module ? -1 : 1;
@@ -99,12 +99,10 @@ static int rec_build_indexes(struct rec *r)
 	}
 	for (size_t i = 0; i < r->ncs; i++)
 		r->cs_by_addr[i] = (uint32_t)i;
-	sort_rec = r;
 	if (h->nfuncs)
-		qsort(r->func_by_addr, h->nfuncs, sizeof(uint32_t), cmp_func_addr);
+		qsort_r(r->func_by_addr, h->nfuncs, sizeof(uint32_t), cmp_func_addr, (void *)r);
 	if (r->ncs)
-		qsort(r->cs_by_addr, r->ncs, sizeof(uint32_t), cmp_cs_addr);
-	sort_rec = NULL;
+		qsort_r(r->cs_by_addr, r->ncs, sizeof(uint32_t), cmp_cs_addr, (void *)r);
 	for (size_t i = 0; i < r->an->nfuncs; i++)
 		if (r->an->funcs[i].func < h->nfuncs)
 			r->fsum_of[r->an->funcs[i].func] = (long)i;
@@ -258,7 +256,7 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 	return (PyObject *)r;
 }
 
-/* ---- labels, as report-text.c prints them ---- */
+/* ---- labels: core's (vp_recording_*), those report/common.c gives the renderers ---- */
 
 static const char *func_name(const struct rec *r, uint32_t func)
 {
@@ -279,16 +277,6 @@ static const char *node_label(const struct rec *r, uint32_t id, char *buf, size_
 }
 
 /* ---- argument helpers ---- */
-
-int vpmod_check_node(const struct rec *r, unsigned long id)
-{
-	if (id == VP_NODE_ROOT || id >= r->tree->nnodes) {
-		PyErr_Format(PyExc_IndexError, "no node %lu (nodes are 1..%zu)", id,
-			     r->tree->nnodes ? r->tree->nnodes - 1 : 0);
-		return -1;
-	}
-	return 0;
-}
 
 static int check_func(const struct rec *r, unsigned long f)
 {

@@ -40,11 +40,24 @@ struct rec {
 
 extern PyTypeObject *vpmod_rec_type;
 
+/*
+ * 0 when @id is a node of @r's tree (not the root), else -1 with
+ * IndexError.  Here, not in _varperf.c: durations.c checks its arguments
+ * with it, and _varperf.c calls durations.c.
+ */
+static inline int vpmod_check_node(const struct rec *r, unsigned long id)
+{
+	if (id == VP_NODE_ROOT || id >= r->tree->nnodes) {
+		PyErr_Format(PyExc_IndexError, "no node %lu (nodes are 1..%zu)", id,
+			     r->tree->nnodes ? r->tree->nnodes - 1 : 0);
+		return -1;
+	}
+	return 0;
+}
+
 /* _varperf.c: _varperf.open() and the Recording type for the module. */
 PyObject *vpmod_open(PyObject *module, PyObject *args, PyObject *kw);
 int vpmod_rec_register(PyObject *module);
-/* 0 when @id is a node of @r's tree (not the root), else -1 with IndexError. */
-int vpmod_check_node(const struct rec *r, unsigned long id);
 
 /* durations.c: percentiles, histograms, path fractions, slowest calls. */
 int vpmod_put_distribution(PyObject *d, const struct rec *r, uint32_t id);

@@ -1035,12 +1035,11 @@ static void html_contrib_node(FILE *f, const struct report *r, uint32_t id)
 	free(c);
 }
 
-static const struct vp_cct *html_sort_cct;
-
-static int html_cmp_variance(const void *a, const void *b)
+static int html_cmp_variance(const void *a, const void *b, void *arg)
 {
-	const struct vp_cct_node *x = &html_sort_cct->nodes[*(const uint32_t *)a];
-	const struct vp_cct_node *y = &html_sort_cct->nodes[*(const uint32_t *)b];
+	const struct vp_cct *tree = arg;
+	const struct vp_cct_node *x = &tree->nodes[*(const uint32_t *)a];
+	const struct vp_cct_node *y = &tree->nodes[*(const uint32_t *)b];
 	double vx = vp_covar_sum(&x->cov), vy = vp_covar_sum(&y->cov);
 
 	if (vx != vy)
@@ -1056,8 +1055,7 @@ static void html_contrib(FILE *f, const struct report *r, const struct vp_vcg_no
 	for (uint32_t i = 0; i < n->ncct; i++)
 		if (r->tree->nodes[n->cct[i]].cov.dim > 1)
 			ids[k++] = n->cct[i];
-	html_sort_cct = r->tree;
-	qsort(ids, k, sizeof(*ids), html_cmp_variance);
+	qsort_r(ids, k, sizeof(*ids), html_cmp_variance, (void *)r->tree);
 	if (!k)
 		fputs("<p class=\"vp-note\">No probed callees: its variance is its own.</p>\n", f);
 	for (uint32_t i = 0; i < k && i < HTML_MAX_CONTEXTS; i++)
@@ -1178,12 +1176,11 @@ static void html_srow(FILE *f, const struct report *r, uint32_t id)
 	fputs("</td></tr>\n", f);
 }
 
-static const struct vp_sampled *html_sort_sampled;
-
-static int html_cmp_samples(const void *a, const void *b)
+static int html_cmp_samples(const void *a, const void *b, void *arg)
 {
-	const struct vp_snode *x = &html_sort_sampled->nodes[*(const uint32_t *)a];
-	const struct vp_snode *y = &html_sort_sampled->nodes[*(const uint32_t *)b];
+	const struct vp_sampled *tree = arg;
+	const struct vp_snode *x = &tree->nodes[*(const uint32_t *)a];
+	const struct vp_snode *y = &tree->nodes[*(const uint32_t *)b];
 
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
@@ -1198,7 +1195,6 @@ static void html_stree(FILE *f, const struct report *r)
 	uint32_t *stack = xmalloc(cap * sizeof(*stack));
 
 	stack[n++] = 0;
-	html_sort_sampled = t;
 	while (n) {
 		uint32_t id = stack[--n];
 		const struct vp_snode *s = &t->nodes[id];
@@ -1217,7 +1213,7 @@ static void html_stree(FILE *f, const struct report *r)
 		first = n;
 		memcpy(stack + n, s->children, s->nchildren * sizeof(*stack));
 		n += s->nchildren;
-		qsort(stack + first, s->nchildren, sizeof(*stack), html_cmp_samples);
+		qsort_r(stack + first, s->nchildren, sizeof(*stack), html_cmp_samples, (void *)t);
 		for (size_t a = first, b = n; a + 1 < b; a++, b--) {
 			uint32_t x = stack[a];
 

@@ -740,12 +740,12 @@ static void json_vcg(struct json *j, const struct report *r)
 }
 
 /* Cumulative samples per function (once per sample), largest first. */
-static const struct vp_sampled *json_sort_tree;
 
-static int json_cmp_sym(const void *a, const void *b)
+static int json_cmp_sym(const void *a, const void *b, void *arg)
 {
-	uint64_t x = json_sort_tree->sym_samples[*(const uint32_t *)a];
-	uint64_t y = json_sort_tree->sym_samples[*(const uint32_t *)b];
+	const struct vp_sampled *tree = arg;
+	uint64_t x = tree->sym_samples[*(const uint32_t *)a];
+	uint64_t y = tree->sym_samples[*(const uint32_t *)b];
 
 	if (x != y)
 		return x > y ? -1 : 1;
@@ -774,8 +774,7 @@ static void json_sampled_functions(struct json *j, const struct report *r)
 	for (uint32_t s = 0; s < nsyms && s < t->nsyms; s++)
 		if (t->sym_samples[s])
 			order[n++] = s;
-	json_sort_tree = t;
-	qsort(order, n, sizeof(*order), json_cmp_sym);
+	qsort_r(order, n, sizeof(*order), json_cmp_sym, (void *)t);
 	json_arr(j, "functions");
 	for (size_t i = 0; i < n; i++) {
 		const struct vp_symbol *s = vp_reader_symbol(r->reader, order[i]);

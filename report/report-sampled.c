@@ -90,12 +90,11 @@ size_t report_sampled_wide(const struct report *r, double *max_half)
 
 /* ---- which probed node a sampled one is ---- */
 
-static const struct vp_func *sort_funcs;
-
-static int cmp_func_addr(const void *a, const void *b)
+static int cmp_func_addr(const void *a, const void *b, void *arg)
 {
-	uint64_t x = sort_funcs[*(const uint32_t *)a].addr;
-	uint64_t y = sort_funcs[*(const uint32_t *)b].addr;
+	const struct vp_func *funcs = arg;
+	uint64_t x = funcs[*(const uint32_t *)a].addr;
+	uint64_t y = funcs[*(const uint32_t *)b].addr;
 
 	return x < y ? -1 : x > y;
 }
@@ -211,8 +210,7 @@ uint32_t *report_match_probed(const struct report *r)
 	by_addr = xmalloc((nfuncs + 1) * sizeof(*by_addr));
 	for (uint32_t f = 0; f < nfuncs; f++)
 		by_addr[f] = f;
-	sort_funcs = r->hdr->funcs;
-	qsort(by_addr, nfuncs, sizeof(*by_addr), cmp_func_addr);
+	qsort_r(by_addr, nfuncs, sizeof(*by_addr), cmp_func_addr, (void *)r->hdr->funcs);
 	nsyms = vp_reader_nsymbols(r->reader);
 	func_of = xmalloc((nsyms + 1) * sizeof(*func_of));
 	for (uint32_t s = 0; s < nsyms; s++)
@@ -388,12 +386,11 @@ static void text_row_fitted(const struct report *r, uint32_t id, uint32_t depth)
 	fputc('\n', f);
 }
 
-static const struct vp_sampled *sort_tree;
-
-static int cmp_samples(const void *a, const void *b)
+static int cmp_samples(const void *a, const void *b, void *arg)
 {
-	const struct vp_snode *x = &sort_tree->nodes[*(const uint32_t *)a];
-	const struct vp_snode *y = &sort_tree->nodes[*(const uint32_t *)b];
+	const struct vp_sampled *tree = arg;
+	const struct vp_snode *x = &tree->nodes[*(const uint32_t *)a];
+	const struct vp_snode *y = &tree->nodes[*(const uint32_t *)b];
 
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
@@ -412,7 +409,6 @@ static void text_tree(const struct report *r)
 	uint32_t *stack = xmalloc(cap * sizeof(*stack));
 
 	stack[n++] = 0;
-	sort_tree = t;
 	while (n) {
 		uint32_t id = stack[--n];
 		const struct vp_snode *s = &t->nodes[id];
@@ -435,7 +431,7 @@ static void text_tree(const struct report *r)
 		first = n;
 		memcpy(stack + n, s->children, s->nchildren * sizeof(*stack));
 		n += s->nchildren;
-		qsort(stack + first, s->nchildren, sizeof(*stack), cmp_samples);
+		qsort_r(stack + first, s->nchildren, sizeof(*stack), cmp_samples, (void *)t);
 		for (size_t a = first, b = n; a + 1 < b; a++, b--) {
 			uint32_t x = stack[a];
 

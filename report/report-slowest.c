@@ -178,13 +178,12 @@ static void slowest_node(const struct report *r, uint32_t id)
 		slowest_call(r, n, &s->calls[i]);
 }
 
-static const struct vp_cct *slowest_sort_tree;
-
 /* Larger total first, as the text report's tree. */
-static int slowest_cmp_total(const void *a, const void *b)
+static int slowest_cmp_total(const void *a, const void *b, void *arg)
 {
-	const struct vp_cct_node *x = &slowest_sort_tree->nodes[*(const uint32_t *)a];
-	const struct vp_cct_node *y = &slowest_sort_tree->nodes[*(const uint32_t *)b];
+	const struct vp_cct *tree = arg;
+	const struct vp_cct_node *x = &tree->nodes[*(const uint32_t *)a];
+	const struct vp_cct_node *y = &tree->nodes[*(const uint32_t *)b];
 
 	if (vp_cct_node_time(x) != vp_cct_node_time(y))
 		return vp_cct_node_time(x) < vp_cct_node_time(y) ? 1 : -1;
@@ -202,7 +201,6 @@ static size_t slowest_walk(const struct report *r, const uint8_t *want)
 
 	if (nnodes)
 		stack[sp++] = VP_NODE_ROOT;
-	slowest_sort_tree = r->tree;
 	while (sp) {
 		const struct vp_cct_node *n = &r->tree->nodes[stack[--sp]];
 		size_t first = sp;
@@ -214,7 +212,8 @@ static size_t slowest_walk(const struct report *r, const uint8_t *want)
 		for (uint32_t i = 0; i < n->nchildren; i++)
 			stack[sp++] = n->children[i];
 		/* the largest pops first */
-		qsort(stack + first, sp - first, sizeof(*stack), slowest_cmp_total);
+		qsort_r(stack + first, sp - first, sizeof(*stack), slowest_cmp_total,
+			(void *)r->tree);
 		for (size_t i = first, j = sp; i + 1 < j; i++, j--) {
 			uint32_t t = stack[i];
 

@@ -19,6 +19,7 @@
 #include "core/datafile.h"
 #include "core/histogram.h"
 #include "core/patterns.h"
+#include "core/recording.h"
 #include "core/stats.h"
 #include "report.h"
 #include "util/escape.h"
@@ -421,12 +422,11 @@ static int text_selected(const struct report *r, uint32_t id)
 	return r->all ? r->an->significant[id] : r->an->high_variance[id];
 }
 
-static const struct vp_cct *text_sort_tree;
-
-static int text_cmp_total(const void *a, const void *b)
+static int text_cmp_total(const void *a, const void *b, void *arg)
 {
-	const struct vp_cct_node *x = &text_sort_tree->nodes[*(const uint32_t *)a];
-	const struct vp_cct_node *y = &text_sort_tree->nodes[*(const uint32_t *)b];
+	const struct vp_cct *tree = arg;
+	const struct vp_cct_node *x = &tree->nodes[*(const uint32_t *)a];
+	const struct vp_cct_node *y = &tree->nodes[*(const uint32_t *)b];
 
 	if (vp_cct_node_time(x) != vp_cct_node_time(y))
 		return vp_cct_node_time(x) < vp_cct_node_time(y) ? 1 : -1;
@@ -442,8 +442,8 @@ static void text_push_children(struct text_tree *t, uint32_t id)
 	for (uint32_t i = 0; i < n->nchildren; i++)
 		if (t->shown[n->children[i]])
 			t->stack[t->sp++] = n->children[i];
-	text_sort_tree = t->r->tree;
-	qsort(t->stack + start, t->sp - start, sizeof(*t->stack), text_cmp_total);
+	qsort_r(t->stack + start, t->sp - start, sizeof(*t->stack), text_cmp_total,
+		(void *)t->r->tree);
 	for (size_t i = start, j = t->sp; i + 1 < j; i++, j--) {
 		uint32_t tmp = t->stack[i];
 
@@ -636,21 +636,6 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 		t->order[t->norder++] = id;
 }
 
-struct text_contrib {
-	size_t var;
-	double value;
-};
-
-static int text_cmp_contrib(const void *a, const void *b)
-{
-	double x = fabs(((const struct text_contrib *)a)->value);
-	double y = fabs(((const struct text_contrib *)b)->value);
-
-	if (x != y)
-		return x < y ? 1 : -1;
-	return ((const struct text_contrib *)a)->var > ((const struct text_contrib *)b)->var;
-}
-
 /* @part in % of @whole, without printing rounding noise as "-0.0". */
 static double text_pct(double part, double whole)
 {
@@ -660,14 +645,14 @@ static double text_pct(double part, double whole)
 }
 
 /*
- * Row sums of the covariance matrix: variable i contributes
- * sum_j C[i][j], and these add up to the node's variance (Kumar and Pande, Eq. 2).
+ * Row sums of the covariance matrix (core's vp_cct_contributors()): they
+ * add up to the node's variance (Kumar and Pande, Eq. 2).
  */
 static void text_contributors(const struct report *r, uint32_t id)
 {
 	const struct vp_cct_node *n = text_node(r, id);
 	size_t dim = n->cov.dim, shown;
-	struct text_contrib *c = xcalloc(dim, sizeof(*c));
+	struct vp_contrib *c;
 	uint32_t *child_of = xcalloc(dim, sizeof(*child_of));
 	double var = vp_covar_sum(&n->cov), rest = 0;
 	char label[600], sigma[32];
@@ -676,12 +661,8 @@ static void text_contributors(const struct report *r, uint32_t id)
 	for (uint32_t i = 0; i < vp_cct_ntracked(n->nchildren); i++)
 		if (vp_cct_var(i) < dim)
 			child_of[vp_cct_var(i)] = n->children[i];
-	for (size_t i = 0; i < dim; i++) {
-		c[i].var = i;
-		for (size_t j = 0; j < dim; j++)
-			c[i].value += vp_covar_get(&n->cov, i, j);
-	}
-	qsort(c, dim, sizeof(*c), text_cmp_contrib);
+	if (vp_cct_contributors(n, &c) < 0)
+		die("out of memory (the covariance row sums of node %" PRIu32 ")", id);
 
 	fputs("  ", r->out);
 	text_put(r->out, report_func_name(r, n->func));

@@ -17,6 +17,10 @@
 
 extern int verbose; /* number of -v given to varperf */
 
+/* The exit status of a wrong command line, every command's (git's);
+ * die() exits with 128. */
+enum { EXIT_USAGE = 129 };
+
 /* "varperf: error: ..." on stderr; returns -1 so callers can return it. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*

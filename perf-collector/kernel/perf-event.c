@@ -239,7 +239,8 @@ int vp_capable(int cap)
 	return cap < 64 && (eff >> cap) & 1;
 }
 
-size_t vp_ring_size_fit(const struct vp_mlock_limit *l, int nbuf, size_t page)
+/* vp_ring_size_limit() from the figures @l. */
+static size_t ring_size_fit(const struct vp_mlock_limit *l, int nbuf, size_t page)
 {
 	unsigned long long total = (l->per_cpu_kb * (unsigned long long)l->ncpus + l->rlimit_kb)
 				   * 1024;
@@ -278,7 +279,7 @@ size_t vp_ring_size_limit(int nbuf, struct vp_mlock_limit *ret)
 		l.ncpus = 1;
 	if (ret)
 		*ret = l;
-	return vp_ring_size_fit(&l, nbuf > 0 ? nbuf : l.ncpus, (size_t)sysconf(_SC_PAGESIZE));
+	return ring_size_fit(&l, nbuf > 0 ? nbuf : l.ncpus, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 int vp_online_cpus(int **ret)

@@ -107,8 +107,6 @@ struct vp_mlock_limit {
  * kernel/events/core.c).  @ret (may be NULL) gets the figures.
  */
 size_t vp_ring_size_limit(int nbuf, struct vp_mlock_limit *ret);
-/* The same from the figures: what vp_ring_size_limit() returns. */
-size_t vp_ring_size_fit(const struct vp_mlock_limit *l, int nbuf, size_t page);
 
 /**
  * vp_online_cpus - the online CPU numbers from sysfs (holes allowed).

@@ -132,7 +132,7 @@ static struct shadow *shadow_of(struct vp_sample_sink *ss, uint32_t tid, int cre
 	if (!create)
 		return NULL;
 	if (vp_hashtab_insert(&ss->shadows, tid_hash(tid), &tid, &p) < 0)
-		die("out of memory (following thread %u)", tid);
+		return NULL; /* no memory: the thread's probed frames go unseen */
 	e = p;
 	e->sh = xcalloc(1, sizeof(*e->sh));
 	e->sh->tid = tid;
@@ -184,6 +184,8 @@ void vp_sample_sink_fork(struct vp_sample_sink *ss, pid_t ppid, uint32_t ptid, p
 	if (!from || !from->n || ptid == tid)
 		return;
 	to = shadow_of(ss, tid, 1);
+	if (!to)
+		return;
 	to->v = xrealloc(to->v, from->n * sizeof(*to->v));
 	memcpy(to->v, from->v, from->n * sizeof(*to->v));
 	to->n = to->cap = from->n;
@@ -195,16 +197,18 @@ int vp_sample_sink_read_maps(struct vp_sample_sink *ss, pid_t pid)
 	return vp_unwinder_read_maps(ss->unw, pid);
 }
 
-/* Remember that an entry probe sits at @vaddr of @path. */
-static void probed_add(struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
+/* Remember that an entry probe sits at @vaddr of @path: 0 or -ENOMEM. */
+static int probed_add(struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
 {
 	struct probed key = { vaddr, path };
 	void *p;
+	int err = vp_hashtab_insert(&ss->probed, vp_hash_mix(vaddr, 0), &key, &p);
 
-	if (vp_hashtab_insert(&ss->probed, vp_hash_mix(vaddr, 0), &key, &p) < 0)
-		die("out of memory (noting a probe)");
+	if (err < 0)
+		return err;
 	((struct probed *)p)->vaddr = vaddr;
 	((struct probed *)p)->path = path;
+	return 0;
 }
 
 /* Whether one sits at @vaddr of @path (any copy of the string). */
@@ -232,9 +236,9 @@ static void shadow_retire(struct shadow *sh, uint64_t sp)
 		sh->n--;
 }
 
-void vp_sample_sink_probe(struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
+int vp_sample_sink_probe(struct vp_sample_sink *ss, const char *path, uint64_t vaddr)
 {
-	probed_add(ss, path, vaddr);
+	return probed_add(ss, path, vaddr);
 }
 
 void vp_sample_sink_entry(struct vp_sample_sink *ss, pid_t pid, uint32_t tid, uint64_t sp,
@@ -246,6 +250,8 @@ void vp_sample_sink_entry(struct vp_sample_sink *ss, pid_t pid, uint32_t tid, ui
 	if (!sp)
 		return;
 	sh = shadow_of(ss, tid, 1);
+	if (!sh)
+		return;
 	sh->has_gone = 0;
 	shadow_retire(sh, sp);
 	if (sh->n == sh->cap) {

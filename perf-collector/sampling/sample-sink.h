@@ -49,9 +49,9 @@ void vp_sample_sink_stats(const struct vp_sample_sink *ss, struct vp_unwind_stat
  * the entry probe (the function's first instruction, or a later one the
  * probe was moved to).  vp_sample_sink_probe() names each probe before
  * recording starts (@path must outlive @ss): a trap is recognised from
- * the first.
+ * the first; it returns 0 or -ENOMEM.
  */
-void vp_sample_sink_probe(struct vp_sample_sink *ss, const char *path, uint64_t vaddr);
+int vp_sample_sink_probe(struct vp_sample_sink *ss, const char *path, uint64_t vaddr);
 void vp_sample_sink_entry(struct vp_sample_sink *ss, pid_t pid, uint32_t tid, uint64_t sp,
 			  uint64_t ret, const char *path, uint64_t vaddr);
 void vp_sample_sink_exit(struct vp_sample_sink *ss, uint32_t tid, uint64_t sp);

@@ -498,6 +498,7 @@ static void maybe_read_maps(struct vp_sampler *s, struct vp_raw_sample *smp, uin
 	struct vp_maps *m;
 
 	if (!s->own_rings || smp->st.pid != s->pid || !ip || vp_maps_find(&s->known, ip) ||
+	    vp_maps_in_uprobes(&s->known, ip) ||
 	    (s->maps_read_time && time < s->maps_read_time + maps_read_ns))
 		return;
 	s->maps_read_time = time;
@@ -507,9 +508,7 @@ static void maybe_read_maps(struct vp_sampler *s, struct vp_raw_sample *smp, uin
 		free(m);
 		return;
 	}
-	for (size_t i = 0; i < m->n; i++)
-		vp_maps_insert(&s->known, m->v[i].start, m->v[i].end - m->v[i].start,
-			       m->v[i].pgoff, m->v[i].path);
+	vp_maps_add(&s->known, m);
 	smp->maps = m;
 	pr_debug("sampling: %#llx in no known mapping: read /proc/%d/maps (%zu mappings)",
 		 (unsigned long long)ip, (int)s->pid, m->n);
@@ -522,7 +521,8 @@ static uint64_t tid_hash(uint32_t tid)
 	return vp_hash_mix(tid, 0);
 }
 
-/* The owner entry of thread @tid, made (NO_RANK) if @create. */
+/* The owner entry of thread @tid, made (NO_RANK) if @create (NULL: no
+ * memory for it). */
 static struct vp_tid_owner *owner_of(struct vp_sampler *s, pid_t tid, int create)
 {
 	uint32_t key = (uint32_t)tid;
@@ -534,7 +534,7 @@ static struct vp_tid_owner *owner_of(struct vp_sampler *s, pid_t tid, int create
 		return vp_hashtab_find(&s->owners, tid_hash(key), &key);
 	ret = vp_hashtab_insert(&s->owners, tid_hash(key), &key, &p);
 	if (ret < 0)
-		die("out of memory (following thread %d)", (int)tid);
+		return NULL;
 	o = p;
 	if (ret)
 		o->rank = NO_RANK;
@@ -563,6 +563,8 @@ static int wanted(struct vp_sampler *s, const struct vp_sample_id *sid, pid_t ti
 	if (t)
 		return time < t->since || time >= t->until;
 	o = owner_of(s, tid, 1);
+	if (!o)
+		return 1; /* no memory to keep its owner: count it */
 	if (o->rank == NO_RANK || sid->rank > o->rank)
 		o->rank = sid->rank;
 	return sid->rank == o->rank;

@@ -68,7 +68,8 @@ struct vp_sampler {
 	uint64_t period;
 	int exclude_kernel;
 	pid_t pid;
-	/* the target's executable mappings as far as seen while reading */
+	/* the target's executable mappings (and [uprobes] page) as far as
+	 * seen while reading */
 	struct vp_maps known;
 	uint64_t maps_read_time; /* of the last /proc read for an unknown IP */
 	uint64_t malformed;	 /* sample records too short for their fields */

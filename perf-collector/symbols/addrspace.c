@@ -26,42 +26,55 @@ static void maps_grow(struct vp_maps *m, size_t n)
 	m->v = xrealloc(m->v, m->cap * sizeof(*m->v));
 }
 
-void vp_maps_insert(struct vp_maps *m, uint64_t start, uint64_t len, uint64_t pgoff,
-		    const char *path)
+struct vp_map *vp_maps_insert(struct vp_maps *m, uint64_t start, uint64_t len, uint64_t pgoff,
+			      const char *path)
 {
 	uint64_t end = start + len;
 	size_t n = 0, i, cap = m->n + 2;
 	struct vp_map *out;
 
+	if (!strcmp(path, "[uprobes]")) {
+		m->uprobes_lo = start;
+		m->uprobes_hi = end;
+		return NULL;
+	}
 	/* past all of them, as /proc lists them: append */
 	if (!m->n || m->v[m->n - 1].end <= start) {
 		maps_grow(m, m->n + 1);
-		m->v[m->n++] = (struct vp_map){ start, end, pgoff, xstrdup(path) };
-		return;
+		m->v[m->n] = (struct vp_map){ start, end, pgoff, xstrdup(path), 0, NULL };
+		return &m->v[m->n++];
 	}
 	out = xcalloc(cap, sizeof(*out));
 	for (i = 0; i < m->n; i++) {
-		struct vp_map o = m->v[i];
+		struct vp_map o = m->v[i], part = o;
 
 		if (o.end <= start || o.start >= end) {
 			out[n++] = o;
 			continue;
 		}
-		if (o.start < start)
-			out[n++] = (struct vp_map){ o.start, start, o.pgoff, xstrdup(o.path) };
-		if (o.end > end)
-			out[n++] = (struct vp_map){ end, o.end, o.pgoff + (end - o.start),
-						    xstrdup(o.path) };
+		if (o.start < start) {
+			part.end = start;
+			part.path = xstrdup(o.path);
+			out[n++] = part;
+		}
+		if (o.end > end) {
+			part = o;
+			part.start = end;
+			part.pgoff = o.pgoff + (end - o.start);
+			part.path = xstrdup(o.path);
+			out[n++] = part;
+		}
 		free(o.path);
 	}
 	for (i = 0; i < n && out[i].start < start; i++)
 		;
 	memmove(&out[i + 1], &out[i], (n - i) * sizeof(*out));
-	out[i] = (struct vp_map){ start, end, pgoff, xstrdup(path) };
+	out[i] = (struct vp_map){ start, end, pgoff, xstrdup(path), 0, NULL };
 	free(m->v);
 	m->v = out;
 	m->n = n + 1;
 	m->cap = cap;
+	return &out[i];
 }
 
 const struct vp_map *vp_maps_find(const struct vp_maps *m, uint64_t addr)
@@ -81,13 +94,33 @@ const struct vp_map *vp_maps_find(const struct vp_maps *m, uint64_t addr)
 	return NULL;
 }
 
+int vp_maps_in_uprobes(const struct vp_maps *m, uint64_t addr)
+{
+	return addr >= m->uprobes_lo && addr < m->uprobes_hi;
+}
+
+void vp_maps_add(struct vp_maps *m, const struct vp_maps *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const struct vp_map *f = &from->v[i];
+		struct vp_map *to = vp_maps_insert(m, f->start, f->end - f->start, f->pgoff,
+						   f->path);
+
+		to->bias = f->bias;
+		to->data = f->data;
+	}
+	if (from->uprobes_hi) {
+		m->uprobes_lo = from->uprobes_lo;
+		m->uprobes_hi = from->uprobes_hi;
+	}
+}
+
 void vp_maps_release(struct vp_maps *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i].path);
 	free(m->v);
-	m->v = NULL;
-	m->n = m->cap = 0;
+	memset(m, 0, sizeof(*m));
 }
 
 int vp_maps_read(pid_t pid, struct vp_maps *ret)
@@ -125,8 +158,7 @@ struct vp_openfile {
 
 struct vp_addrspace {
 	pid_t pid;
-	struct vp_maps maps;
-	uint64_t uprobes_lo, uprobes_hi; /* the kernel's [uprobes] page(s) */
+	struct vp_maps maps; /* the target's file mappings and [uprobes] page */
 	const struct vp_module *mods;
 	size_t nmods;
 	struct vp_openfile *files;
@@ -186,14 +218,14 @@ static void addrspace_read_proc(struct vp_addrspace *as)
 		for (size_t i = 0; i < now.n; i++) {
 			const struct vp_map *m = &now.v[i];
 
-			if (!strcmp(m->path, "[uprobes]")) {
-				as->uprobes_lo = m->start;
-				as->uprobes_hi = m->end;
-			} else if (m->path[0] == '/' && !(vp_maps_find(&as->maps, m->start) &&
-							  vp_maps_find(&as->maps, m->end - 1))) {
+			if (m->path[0] == '/' && !(vp_maps_find(&as->maps, m->start) &&
+						   vp_maps_find(&as->maps, m->end - 1)))
 				vp_maps_insert(&as->maps, m->start, m->end - m->start, m->pgoff,
 					       m->path);
-			}
+		}
+		if (now.uprobes_hi) {
+			as->maps.uprobes_lo = now.uprobes_lo;
+			as->maps.uprobes_hi = now.uprobes_hi;
 		}
 	}
 	vp_maps_release(&now);
@@ -229,7 +261,7 @@ void vp_addrspace_callsite(struct vp_addrspace *as, uint64_t addr, struct vp_cal
 		goto out_empty;
 	}
 	m = vp_maps_find(&as->maps, addr);
-	if (!m && addr >= as->uprobes_lo && addr < as->uprobes_hi)
+	if (!m && vp_maps_in_uprobes(&as->maps, addr))
 		goto out_trampoline;
 	if (!m) {
 		/* Maybe mapped without an MMAP2 record we saw yet, e.g. at exec. */
@@ -239,8 +271,8 @@ void vp_addrspace_callsite(struct vp_addrspace *as, uint64_t addr, struct vp_cal
 	if (!m) {
 		/* The uretprobe trampoline is the first slot of the [uprobes]
 		 * page; once the target is gone only its alignment tells. */
-		if ((addr >= as->uprobes_lo && addr < as->uprobes_hi) ||
-		    (!as->uprobes_hi && !(addr & 0xfff)))
+		if (vp_maps_in_uprobes(&as->maps, addr) ||
+		    (!as->maps.uprobes_hi && !(addr & 0xfff)))
 			goto out_trampoline;
 		cs->flags = VP_CS_UNMAPPED;
 		goto out_empty;

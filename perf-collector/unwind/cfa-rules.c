@@ -30,6 +30,7 @@ struct rule_ent {
 
 struct vp_cfa_rules {
 	struct vp_hashtab tab;
+	struct vp_cfa_rule uncached; /* the last rule the cache had no room for */
 };
 
 /* Whether @ops says "saved at CFA + offset"; the offset into *@ret. */
@@ -99,8 +100,11 @@ const struct vp_cfa_rule *vp_cfa_rules_get(struct vp_cfa_rules *rules, const voi
 	/* addresses without end (JIT, ...): start again */
 	if (rules->tab.n >= RULES_MAX)
 		vp_hashtab_clear(&rules->tab);
-	if (vp_hashtab_insert(&rules->tab, hash, key, &p) < 0)
-		die("out of memory (caching a CFA rule)");
+	if (vp_hashtab_insert(&rules->tab, hash, key, &p) < 0) {
+		/* no memory to cache it: read it each time */
+		rule_read(cfi, addr, &rules->uncached);
+		return &rules->uncached;
+	}
 	e = p;
 	rule_read(cfi, addr, &e->rule);
 	return &e->rule;

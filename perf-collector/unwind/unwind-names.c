@@ -10,6 +10,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
@@ -101,8 +102,11 @@ static uint32_t symbol_id(struct vp_unwind_names *nm, const struct vp_umod *m, u
 	int ret = vp_hashtab_insert(&nm->syms, skey_hash(&key), &key, &entry);
 	uint32_t id;
 
-	if (ret < 0)
-		die("out of memory (naming a symbol)");
+	if (ret < 0) {
+		/* vp_unwind_names_frame() returns the error */
+		sink_error(nm, ret);
+		return 0;
+	}
 	k = entry;
 	if (!ret)
 		return k->id;
@@ -313,7 +317,7 @@ long vp_unwind_names_frame(struct vp_unwind_names *nm, struct vp_umod *m, uint64
 	if (m && define_module(nm, m) < 0)
 		return nm->err;
 	if (vp_hashtab_insert(&nm->frames, hash, &key, &entry) < 0)
-		die("out of memory (naming a frame)");
+		return sink_error(nm, -ENOMEM);
 	k = entry;
 	k->id = id = nm->next_frame++;
 	if (m)

@@ -41,20 +41,16 @@ enum {
 	DW_RSP = 7,
 };
 
-/* A module in a process: link-time address + bias = runtime address. */
-struct uinst {
-	uint64_t lo, hi; /* runtime extent */
-	uint64_t bias;
-	struct vp_umod *mod;
-};
-
+/*
+ * A process's address space: the runtime extent of each module it maps,
+ * with the module as the mapping's data and link-time address + bias =
+ * runtime address; and its [uprobes] page, once seen.
+ */
 struct uproc {
 	pid_t pid;
 	int gone;	     /* exited: /proc/PID is no longer this process */
-	struct uinst *insts; /* sorted by lo */
-	size_t n, cap;
+	struct vp_maps maps;
 	uint64_t maps_tried; /* sample count at the last /proc re-read */
-	uint64_t uprobes_lo, uprobes_hi; /* the [uprobes] page, once seen */
 	Dwfl *dwfl;	     /* runtime layout, for libdw unwinding */
 	int dwfl_stale;
 	struct uctx *dwctx;  /* what the libdw callbacks read */
@@ -76,7 +72,7 @@ struct uctx {
 	int no_cfi_frame; /* the frame that was being unwound then, or -1 */
 	int step_no_cfi;  /* the last step found no CFI (a frame-pointer guess) */
 	struct vp_umod *no_cfi_mod; /* the module of no_cfi */
-	const struct uinst *last;
+	const struct vp_map *last;
 };
 
 struct vp_unwinder {
@@ -98,6 +94,12 @@ struct vp_unwinder {
 };
 
 /* ---- modules ---- */
+
+/* The module whose extent @in is. */
+static struct vp_umod *inst_mod(const struct vp_map *in)
+{
+	return in->data;
+}
 
 /* The module for @path, opened and parsed on first use; NULL if unusable. */
 static struct vp_umod *get_mod(struct vp_unwinder *u, const char *path)
@@ -124,7 +126,7 @@ static struct vp_umod *get_mod(struct vp_unwinder *u, const char *path)
 
 /* ---- processes ---- */
 
-/* The state of process @pid, made if @create. */
+/* The state of process @pid, made if @create (NULL: none, or no memory). */
 static struct uproc *find_proc(struct vp_unwinder *u, pid_t pid, int create)
 {
 	uint64_t key = (uint64_t)(uint32_t)pid;
@@ -139,7 +141,7 @@ static struct uproc *find_proc(struct vp_unwinder *u, pid_t pid, int create)
 	if (!create)
 		return NULL;
 	if (vp_hashtab_insert(&u->procs, vp_hash_mix(key, 0), &key, &p) < 0)
-		die("out of memory (following process %d)", (int)pid);
+		return NULL;
 	e = p;
 	e->p = xcalloc(1, sizeof(*e->p));
 	e->p->pid = pid;
@@ -158,51 +160,32 @@ static void proc_clear(struct uproc *p)
 		dwfl_end(p->dwfl);
 	p->dwfl = NULL;
 	p->dwfl_stale = 0;
-	free(p->insts);
-	p->insts = NULL;
-	p->n = p->cap = 0;
-	/* the new image gets its own [uprobes] page at the first return probe */
-	p->uprobes_lo = p->uprobes_hi = 0;
+	/* (the new image gets its own [uprobes] page at the first return probe) */
+	vp_maps_release(&p->maps);
 	p->maps_tried = 0;
 }
 
-static const struct uinst *find_inst(const struct uproc *p, uint64_t addr)
+/* The module extent of @p at @addr, or NULL. */
+static const struct vp_map *find_inst(const struct uproc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (addr < p->insts[mid].lo)
-			hi = mid;
-		else if (addr >= p->insts[mid].hi)
-			lo = mid + 1;
-		else
-			return &p->insts[mid];
-	}
-	return NULL;
+	return p ? vp_maps_find(&p->maps, addr) : NULL;
 }
 
 static void add_inst(struct vp_unwinder *u, struct uproc *p, struct vp_umod *m, uint64_t bias)
 {
-	struct uinst in = { m->file->lo + bias, m->file->hi + bias, bias, m };
-	size_t i, j;
+	uint64_t lo = m->file->lo + bias, hi = m->file->hi + bias;
+	struct vp_map *in;
 
-	/* A new module over old ones replaces them (dlclose, exec). */
-	for (i = j = 0; i < p->n; i++)
-		if (p->insts[i].hi <= in.lo || p->insts[i].lo >= in.hi)
-			p->insts[j++] = p->insts[i];
-		else if (p->insts[i].mod == m && p->insts[i].bias == bias)
+	for (size_t i = 0; i < p->maps.n; i++) {
+		const struct vp_map *o = &p->maps.v[i];
+
+		if (o->end > lo && o->start < hi && o->data == m && o->bias == bias)
 			return; /* the same module seen again */
-	p->n = j;
-	if (p->n == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 16;
-		p->insts = xrealloc(p->insts, p->cap * sizeof(*p->insts));
 	}
-	for (i = p->n; i > 0 && p->insts[i - 1].lo > in.lo; i--)
-		p->insts[i] = p->insts[i - 1];
-	p->insts[i] = in;
-	p->n++;
+	/* over old ones, it replaces them as mmap() does (dlclose, exec) */
+	in = vp_maps_insert(&p->maps, lo, hi - lo, 0, m->path);
+	in->bias = bias;
+	in->data = m;
 	p->dwfl_stale = 1;
 #ifdef HAVE_LIBUNWIND
 	/* Cached register rules are by address: code moved, forget them. */
@@ -217,12 +200,13 @@ void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t
 {
 	const struct vp_elf_load *seg = NULL;
 	struct vp_umod *m;
+	struct uproc *p;
 
 	if (!strcmp(path, "[uprobes]")) {
 		struct uproc *p = get_proc(u, pid);
 
-		p->uprobes_lo = start;
-		p->uprobes_hi = start + len;
+		if (p)
+			vp_maps_insert(&p->maps, start, len, pgoff, path);
 		return;
 	}
 	if (path[0] != '/' && strcmp(path, "[vdso]"))
@@ -249,8 +233,9 @@ void vp_unwinder_mmap(struct vp_unwinder *u, pid_t pid, uint64_t start, uint64_t
 		if (!seg || (l->exec && !seg->exec))
 			seg = l;
 	}
-	if (seg)
-		add_inst(u, get_proc(u, pid), m, start - pgoff - (seg->vaddr - seg->off));
+	p = seg ? get_proc(u, pid) : NULL;
+	if (p)
+		add_inst(u, p, m, start - pgoff - (seg->vaddr - seg->off));
 }
 
 void vp_unwinder_add_maps(struct vp_unwinder *u, pid_t pid, const struct vp_maps *m)
@@ -258,6 +243,9 @@ void vp_unwinder_add_maps(struct vp_unwinder *u, pid_t pid, const struct vp_maps
 	for (size_t i = 0; i < m->n; i++)
 		vp_unwinder_mmap(u, pid, m->v[i].start, m->v[i].end - m->v[i].start, m->v[i].pgoff,
 				 m->v[i].path);
+	if (m->uprobes_hi)
+		vp_unwinder_mmap(u, pid, m->uprobes_lo, m->uprobes_hi - m->uprobes_lo, 0,
+				 "[uprobes]");
 }
 
 int vp_unwinder_read_maps(struct vp_unwinder *u, pid_t pid)
@@ -286,21 +274,20 @@ void vp_unwinder_fork(struct vp_unwinder *u, pid_t ppid, pid_t pid)
 	if (!parent || pid == ppid)
 		return;
 	child = get_proc(u, pid);
+	if (!child)
+		return;
 	proc_clear(child);
 	child->gone = 0;
-	if (parent->n) {
-		child->insts = xmalloc(parent->n * sizeof(*child->insts));
-		memcpy(child->insts, parent->insts, parent->n * sizeof(*child->insts));
-		child->n = child->cap = parent->n;
-	}
-	child->uprobes_lo = parent->uprobes_lo;
-	child->uprobes_hi = parent->uprobes_hi;
+	vp_maps_add(&child->maps, &parent->maps);
 	child->dwfl_stale = 1;
 }
 
 void vp_unwinder_gone(struct vp_unwinder *u, pid_t pid)
 {
-	get_proc(u, pid)->gone = 1;
+	struct uproc *p = get_proc(u, pid);
+
+	if (p)
+		p->gone = 1;
 }
 
 /* @p's mappings from /proc again, unless its pid may be another's now. */
@@ -313,11 +300,11 @@ static int reread_maps(struct vp_unwinder *u, struct uproc *p)
 }
 
 /* The module instance at @addr, re-reading /proc/PID/maps now and then. */
-static const struct uinst *lookup(struct vp_unwinder *u, struct uproc *p, uint64_t addr)
+static const struct vp_map *lookup(struct vp_unwinder *u, struct uproc *p, uint64_t addr)
 {
-	const struct uinst *in = find_inst(p, addr);
+	const struct vp_map *in = find_inst(p, addr);
 
-	if (!in && u->stats.samples >= p->maps_tried + MAPS_RETRY_SAMPLES &&
+	if (!in && p && u->stats.samples >= p->maps_tried + MAPS_RETRY_SAMPLES &&
 	    reread_maps(u, p) == 0)
 		in = find_inst(p, addr);
 	return in;
@@ -327,16 +314,16 @@ uint64_t vp_unwinder_runtime(struct vp_unwinder *u, pid_t pid, const char *path,
 {
 	struct uproc *p = get_proc(u, pid);
 
-	for (size_t i = 0; i < p->n; i++)
-		if (!strcmp(p->insts[i].mod->path, path))
-			return vaddr + p->insts[i].bias;
+	for (size_t i = 0; p && i < p->maps.n; i++)
+		if (!strcmp(p->maps.v[i].path, path))
+			return vaddr + p->maps.v[i].bias;
 	return 0;
 }
 
 /* The [uprobes] page of @p: it appears at the first return probe. */
 static void find_uprobes(struct vp_unwinder *u, struct uproc *p, uint64_t addr)
 {
-	if (!p->uprobes_hi && !find_inst(p, addr) &&
+	if (p && !p->maps.uprobes_hi && !find_inst(p, addr) &&
 	    u->stats.samples >= p->maps_tried + MAPS_RETRY_SAMPLES / 8)
 		reread_maps(u, p);
 }
@@ -346,26 +333,26 @@ int vp_unwinder_in_uprobes(struct vp_unwinder *u, pid_t pid, uint64_t ip)
 	struct uproc *p = get_proc(u, pid);
 
 	find_uprobes(u, p, ip);
-	if (p->uprobes_hi)
-		return ip >= p->uprobes_lo && ip < p->uprobes_hi;
+	if (p && p->maps.uprobes_hi)
+		return vp_maps_in_uprobes(&p->maps, ip);
 	return !find_inst(p, ip);
 }
 
 const char *vp_unwinder_link_addr(struct vp_unwinder *u, pid_t pid, uint64_t addr,
 				  uint64_t *ret)
 {
-	const struct uinst *in = find_inst(get_proc(u, pid), addr);
+	const struct vp_map *in = find_inst(get_proc(u, pid), addr);
 
 	if (!in)
 		return NULL;
 	*ret = addr - in->bias;
-	return in->mod->path;
+	return in->path;
 }
 
 int vp_unwinder_after_syscall(struct vp_unwinder *u, pid_t pid, uint64_t ip)
 {
-	const struct uinst *in = find_inst(get_proc(u, pid), ip - 2);
-	const unsigned char *insn = in ? vp_umod_ptr(in->mod, ip - 2 - in->bias, 2) : NULL;
+	const struct vp_map *in = find_inst(get_proc(u, pid), ip - 2);
+	const unsigned char *insn = in ? vp_umod_ptr(inst_mod(in), ip - 2 - in->bias, 2) : NULL;
 
 	return insn && insn[0] == 0x0f && insn[1] == 0x05;
 }
@@ -375,7 +362,7 @@ int vp_unwinder_uprobes_page(struct vp_unwinder *u, pid_t pid, uint64_t addr)
 	struct uproc *p = get_proc(u, pid);
 
 	find_uprobes(u, p, addr);
-	return p->uprobes_hi && addr >= p->uprobes_lo && addr < p->uprobes_hi;
+	return p && vp_maps_in_uprobes(&p->maps, addr);
 }
 
 /* ---- memory ---- */
@@ -384,18 +371,18 @@ static int read_word(struct uctx *c, uint64_t addr, uint64_t *val)
 {
 	const struct vp_ustack *st = c->st;
 	uint64_t sp = st->regs[VP_UREG_SP];
-	const struct uinst *in;
+	const struct vp_map *in;
 	const unsigned char *p;
 
 	if (addr >= sp && addr - sp + 8 <= st->len) {
 		memcpy(val, st->stack + (addr - sp), 8);
 		return 0;
 	}
-	in = c->last && addr >= c->last->lo && addr < c->last->hi ? c->last
+	in = c->last && addr >= c->last->start && addr < c->last->end ? c->last
 								    : find_inst(c->proc, addr);
 	if (in) {
 		c->last = in;
-		p = vp_umod_ptr(in->mod, addr - in->bias, 8);
+		p = vp_umod_ptr(inst_mod(in), addr - in->bias, 8);
 		if (p) {
 			memcpy(val, p, 8);
 			return 0;
@@ -435,18 +422,18 @@ static size_t unwind_rules(struct vp_unwinder *u, struct uctx *c, struct vp_ufra
 	size_t n = 0;
 
 	while (ip && n < max) {
-		const struct uinst *in = c->last && ip >= c->last->lo && ip < c->last->hi
+		const struct vp_map *in = c->last && ip >= c->last->start && ip < c->last->end
 						 ? c->last
 						 : find_inst(c->proc, ip);
 		const struct vp_cfa_rule *r;
 		uint64_t cfa;
 
-		if (!in || !in->mod->has_ehdr)
+		if (!in || !inst_mod(in)->has_ehdr)
 			return 0;
 		c->last = in;
 		/* a return address is looked up at its call, which may be the
 		 * last instruction of its function */
-		r = rule_of(u, in->mod, ip - in->bias - (n > 0));
+		r = rule_of(u, inst_mod(in), ip - in->bias - (n > 0));
 		if (r->kind != VP_CFA_SIMPLE)
 			return 0;
 		fr[n].ip = ip;
@@ -477,20 +464,20 @@ static int lu_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
 			     int need_unwind_info, void *arg)
 {
 	struct uctx *c = arg;
-	const struct uinst *in = find_inst(c->proc, ip);
+	const struct vp_map *in = find_inst(c->proc, ip);
 	unw_dyn_info_t di;
 	int ret = -UNW_ENOINFO;
 
-	if (!in || !in->mod->has_ehdr)
+	if (!in || !inst_mod(in)->has_ehdr)
 		goto out_no_cfi;
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-	di.start_ip = in->lo;
-	di.end_ip = in->hi;
-	di.u.rti.segbase = in->mod->ehdr_vaddr + in->bias;
-	di.u.rti.table_data = in->mod->table_vaddr + in->bias;
+	di.start_ip = in->start;
+	di.end_ip = in->end;
+	di.u.rti.segbase = inst_mod(in)->ehdr_vaddr + in->bias;
+	di.u.rti.table_data = inst_mod(in)->table_vaddr + in->bias;
 	/* in words; each entry is two 32-bit offsets */
-	di.u.rti.table_len = in->mod->fde_count * 8 / sizeof(unw_word_t);
+	di.u.rti.table_len = inst_mod(in)->fde_count * 8 / sizeof(unw_word_t);
 	ret = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
 	if (ret != -UNW_ENOINFO)
 		return ret;
@@ -503,7 +490,7 @@ out_no_cfi:
 	c->step_no_cfi = 1;
 	if (in) {
 		c->no_cfi = 1;
-		c->no_cfi_mod = in->mod;
+		c->no_cfi_mod = inst_mod(in);
 	}
 	return ret;
 }
@@ -608,10 +595,10 @@ static unw_accessors_t lu_accessors = {
 static int at_entry(struct uctx *c, const struct vp_uframe *fr, size_t i)
 {
 	uint64_t pc = frame_pc(fr, i);
-	const struct uinst *in = find_inst(c->proc, pc);
+	const struct vp_map *in = find_inst(c->proc, pc);
 
-	return in && in->mod->file->entry && pc - in->bias >= in->mod->file->entry &&
-	       pc - in->bias < in->mod->file->entry + ENTRY_CODE;
+	return in && inst_mod(in)->file->entry && pc - in->bias >= inst_mod(in)->file->entry &&
+	       pc - in->bias < inst_mod(in)->file->entry + ENTRY_CODE;
 }
 
 /*
@@ -732,12 +719,12 @@ static int proc_dwfl(struct uproc *p)
 	if (!p->dwfl)
 		return -ENOMEM;
 	dwfl_report_begin(p->dwfl);
-	for (size_t i = 0; i < p->n; i++) {
-		struct vp_umod *m = p->insts[i].mod;
+	for (size_t i = 0; i < p->maps.n; i++) {
+		struct vp_umod *m = inst_mod(&p->maps.v[i]);
 
 		if (m->mflags & VP_MOD_VDSO)
 			continue;
-		if (dwfl_report_elf(p->dwfl, m->path, m->path, -1, p->insts[i].bias, false) &&
+		if (dwfl_report_elf(p->dwfl, m->path, m->path, -1, p->maps.v[i].bias, false) &&
 		    !elf)
 			elf = m->file->elf;
 	}
@@ -867,11 +854,13 @@ static size_t unwind_any(struct vp_unwinder *u, const struct vp_ustack *st,
 {
 	const struct uctx fresh = { .u = u, .proc = get_proc(u, st->pid), .st = st,
 				    .no_cfi_frame = -1 };
-	const struct uinst *in;
+	const struct vp_map *in;
 	size_t n = 0;
 
 	*ret = fresh;
 	*clean = 0;
+	if (!fresh.proc)
+		return 0; /* no memory to follow the process */
 	n = unwind_rules(u, ret, frames, max);
 	if (n) {
 		*clean = 1;
@@ -885,7 +874,7 @@ static size_t unwind_any(struct vp_unwinder *u, const struct vp_ustack *st,
 		return n;
 	/* Stopped in a module libunwind cannot read: .debug_frame? */
 	in = find_inst(fresh.proc, n ? frame_pc(frames, n - 1) : st->regs[VP_UREG_IP]);
-	if (!n || (in && in->mod->has_debug_frame)) {
+	if (!n || (in && inst_mod(in)->has_debug_frame)) {
 		struct uctx c2 = fresh;
 		int clean2;
 		size_t n2;
@@ -922,17 +911,17 @@ static int syscall_caller(struct vp_unwinder *u, const struct vp_ustack *st, uin
 {
 	struct uproc *p = get_proc(u, st->pid);
 	uint64_t ip = st->regs[VP_UREG_IP], ra, target;
-	const struct uinst *in = find_inst(p, ip), *cin;
+	const struct vp_map *in = find_inst(p, ip), *cin;
 	const unsigned char *insn;
 	int32_t rel;
 
-	if (!in || st->len < 8 || !in->mod->has_ehdr ||
-	    rule_of(u, in->mod, ip - in->bias)->kind != VP_CFA_NONE ||
+	if (!in || st->len < 8 || !inst_mod(in)->has_ehdr ||
+	    rule_of(u, inst_mod(in), ip - in->bias)->kind != VP_CFA_NONE ||
 	    !vp_unwinder_after_syscall(u, st->pid, ip))
 		return 0;
 	memcpy(&ra, st->stack, 8);
 	cin = find_inst(p, ra - 5);
-	insn = cin ? vp_umod_ptr(cin->mod, ra - 5 - cin->bias, 5) : NULL;
+	insn = cin ? vp_umod_ptr(inst_mod(cin), ra - 5 - cin->bias, 5) : NULL;
 	if (!insn || insn[0] != 0xe8) /* call rel32 */
 		return 0;
 	memcpy(&rel, insn + 1, 4);
@@ -992,11 +981,11 @@ size_t vp_unwind(struct vp_unwinder *u, const struct vp_ustack *st, struct vp_uf
 
 long vp_unwinder_frame(struct vp_unwinder *u, pid_t pid, uint64_t ip, int is_ret)
 {
-	const struct uinst *in = lookup(u, get_proc(u, pid), ip);
+	const struct vp_map *in = lookup(u, get_proc(u, pid), ip);
 
 	if (!in)
 		return vp_unwind_names_frame(u->names, NULL, ip, is_ret);
-	return vp_unwind_names_frame(u->names, in->mod, ip - in->bias, is_ret);
+	return vp_unwind_names_frame(u->names, inst_mod(in), ip - in->bias, is_ret);
 }
 
 /* ---- set-up ---- */

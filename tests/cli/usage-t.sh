@@ -64,10 +64,10 @@ check version "unexpected argument 'extra'" extra
 check compare "two data files are needed: the profile and the regression" a.data
 check compare "unexpected argument 'c.data'" a.data b.data c.data
 check predict "no data files given" --size 10
-check predict "invalid value 'x' for '--size': a whole number, K/M/G allowed" --size x a.data
-check predict "invalid value '0-3' for '--phases': <min>-<max> or <n>, 1 to 100" --phases 0-3 a.data
-check predict "invalid value '5,,6' for '--intervals': up to 32 comma-separated lengths of 1 to 1000000 samples" --intervals 5,,6 a.data
-check predict "invalid value '0' for '--coverage': more than 0, at most 100%" --coverage 0 a.data
+check predict "invalid value 'x' for '--size': must be a whole number, K/M/G allowed" --size x a.data
+check predict "invalid value '0-3' for '--phases': must be <min>-<max> or <n>, from 1 to 100" --phases 0-3 a.data
+check predict "invalid value '5,,6' for '--intervals': must be up to 32 comma-separated lengths of 1 to 1000000 samples" --intervals 5,,6 a.data
+check predict "invalid value '0' for '--coverage': must be greater than 0 and at most 100%" --coverage 0 a.data
 check predict "invalid value 'xml' for '--format': must be 'text' or 'json'" --format xml a.data
 check record "no program to record" -q
 # --slowest takes its context after '=' only
@@ -119,7 +119,27 @@ check_value bound "invalid value '1' for '--alpha': must be greater than 0 and l
 check_value explain "invalid value '150%' for '--alpha-sw': must be greater than 0 and less than 1" \
 	t --alpha-sw 150%
 check_value bound "invalid value 'x' for '--max': must be <callsite>=<n>" t --max x
-check_value bound "invalid value '-1' for '--cook'" t --cook -1
+check_value bound "invalid value '-1' for '--cook': must be a number of at least 0" t --cook -1
+check_value bound "invalid value 'x' for '--seed': must be a whole number" t --seed x
+# one wording for every bad value, git's: invalid value 'V' for '--OPTION'
+check_value record "invalid value 'x' for '--mode': must be 'auto', 'probe', 'sample' or 'combined'" \
+	--mode x -- true
+check_value record "invalid value 'x' for '--backend': must be 'auto', 'bpf' or 'perf'" \
+	--backend x -- true
+check_value record "invalid value 'x' for '--event': must be 'auto', 'cpu-clock', 'task-clock' or 'cycles'" \
+	-e x -- true
+check_value record "invalid value '0' for '--freq': must be a whole number of samples per second from 1 to 100000" \
+	-F 0 -- true
+check_value record "invalid value '60' for '--stack-size': must be a multiple of 8 from 64 to 65528 (bytes)" \
+	--stack-size 60 -- true
+check_value record "invalid value '0' for '--pid': must be a process id" -p 0
+check_value record "invalid value 'soon' for '--duration': must be a number of seconds greater than 0" \
+	--duration soon -- true
+check_value record "invalid value '1K' for '--buffer-size': must be a size from 4K to 1G" -m 1K -- true
+check_value record "invalid value 'x' for '--input-size': must be a whole number" \
+	--input-size x -- true
+check_value report "invalid value '0' for '--pid': must be a process id" --pid 0
+check predict "invalid value 'x' for '--seed': must be a whole number" --seed x a.data
 
 # varperf itself, before any command
 "$VARPERF" --bogus >out 2>err

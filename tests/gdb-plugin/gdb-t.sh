@@ -155,7 +155,7 @@ tap_like "$out" '^alive$' "GDB goes on"
 # error, and the program goes on (option errors need no privileges)
 out=$(G "$FX" -ex 'break step' -ex 'run' -ex 'varperf record --mode=bogus' -ex 'delete' \
 	-ex 'continue')
-tap_like "$out" "^varperf record: invalid value 'bogus' for --mode" \
+tap_like "$out" "^varperf record: invalid value 'bogus' for '--mode': must be" \
 	"varperf record relays varperf's error as its own"
 tap_unlike "$out" '^varperf: error:|^usage:' "and prints it once, without varperf's usage"
 tap_like "$out" '^count step 201$' "the program goes on to its end"

@@ -2,8 +2,10 @@
 /*
  * addrspace-t.c - tests for the mappings of perf-collector/symbols/addrspace.c:
  * a new mapping replaces what it overlaps as mmap() does (the part of an
- * old one before and after it stays, at the right file offset), lookups
- * by address, and the reader of /proc/PID/maps against this process.
+ * old one before and after it stays, at the right file offset, with what
+ * its user keeps with it), lookups by address, the [uprobes] page, one
+ * address space copied into another, and the reader of /proc/PID/maps
+ * against this process.
  */
 #include <config.h>
 
@@ -62,6 +64,43 @@ static void test_insert(void)
 	vp_maps_release(&m);
 }
 
+/* What the unwinder keeps: a module's extent, its bias and the module. */
+static void test_data(void)
+{
+	struct vp_maps m = { 0 }, copy = { 0 };
+	int mod_a, mod_b;
+	struct vp_map *a = vp_maps_insert(&m, 0x10000, 0x8000, 0, "/a");
+	const struct vp_map *f;
+
+	a->bias = 0x10000;
+	a->data = &mod_a;
+	vp_maps_insert(&m, 0x12000, 0x1000, 0, "/b")->data = &mod_b;
+	f = vp_maps_find(&m, 0x11000);
+	ok(f && f->data == &mod_a && f->bias == 0x10000,
+	   "the head of a split extent keeps its data");
+	f = vp_maps_find(&m, 0x13000);
+	ok(f && f->data == &mod_a && f->bias == 0x10000 && f->start == 0x13000,
+	   "... and so does its tail");
+	f = vp_maps_find(&m, 0x12800);
+	ok(f && f->data == &mod_b && f->bias == 0, "the new one has its own");
+
+	/* the [uprobes] page is the address space's, no mapping */
+	ok(!vp_maps_insert(&m, 0x7000, 0x1000, 0, "[uprobes]"), "[uprobes] makes no mapping");
+	ok(!vp_maps_find(&m, 0x7000) && vp_maps_in_uprobes(&m, 0x7fff) &&
+	   !vp_maps_in_uprobes(&m, 0x8000), "... it is the [uprobes] page, [start, end)");
+	ok(!vp_maps_in_uprobes(&copy, 0), "an empty address space has no [uprobes] page");
+
+	vp_maps_add(&copy, &m);
+	is_int(3, (long long)copy.n, "copied: every mapping");
+	f = vp_maps_find(&copy, 0x13000);
+	ok(f && f->data == &mod_a && f->bias == 0x10000 && f->path != m.v[2].path &&
+	   !strcmp(f->path, "/a"), "... with its data, and a path of its own");
+	ok(vp_maps_in_uprobes(&copy, 0x7000), "... and the [uprobes] page");
+	vp_maps_release(&copy);
+	vp_maps_release(&m);
+	ok(!m.uprobes_hi, "released: no [uprobes] page either");
+}
+
 static void test_read(void)
 {
 	struct vp_maps m = { 0 };
@@ -82,8 +121,9 @@ static void test_read(void)
 
 int main(void)
 {
-	plan(20);
+	plan(30);
 	test_insert();
+	test_data();
 	test_read();
 	return 0;
 }

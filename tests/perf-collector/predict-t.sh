@@ -135,6 +135,6 @@ tap_is "1 varperf: error: no interval length leaves the shortest recording (p200
 tap_is "1 varperf: error: 'probe.data' was recorded in probe mode, without samples: record it with --mode=sample or --mode=combined" \
 	"$? $(cat err)" "a probe-mode recording: error"
 "$VARPERF" record --input-size -3 -- true >out 2>err
-tap_is "129 varperf: error: invalid input size '-3' (a whole number)" "$? $(cat err)" \
+tap_is "129 varperf: error: invalid value '-3' for '--input-size': must be a whole number" "$? $(cat err)" \
 	"record --input-size -3: usage error"
 tap_done

@@ -64,7 +64,7 @@ tap_is "4" "$(wc -l <"$TMPDIR_T/list" | tr -d ' ')" "-f 'handler(*' -f 'level?' 
 "$VARPERF" record --mode=probe --exit-probes=always -- "$FIXTURES/fx-except" >"$TMPDIR_T/out" 2>&1
 tap_is 129 $? "--exit-probes=always is a usage error"
 tap_like "$(cat "$TMPDIR_T/out")" \
-	"^varperf: error: invalid value 'always' for --exit-probes \\(auto, uretprobe or ret\\)$" \
+	"^varperf: error: invalid value 'always' for '--exit-probes': must be 'auto', 'uretprobe' or 'ret'$" \
 	"and says which values are valid"
 
 # ---- every function, default exit probes: the exceptions pass ----
