@@ -435,6 +435,34 @@ int vp_recording_invocations(struct vp_recording *rec, vp_invocation_fn fn, void
 	return err;
 }
 
+int vp_recording_samples(struct vp_recording *rec, vp_sample_fn fn, void *ctx, char *msg,
+			 size_t len)
+{
+	struct vp_event buf[256];
+	long n;
+	int err;
+
+	if (msg && len)
+		msg[0] = '\0';
+	err = vp_reader_rewind(rec->reader);
+	if (!err)
+		err = set_time(rec, VP_TIME_WALL, msg, len);
+	if (err < 0)
+		return err;
+	vp_reader_set_pid(rec->reader, rec->pid);
+	vp_reader_set_sample_handler(rec->reader, fn, ctx);
+	while ((n = vp_reader_next(rec->reader, buf, sizeof(buf) / sizeof(buf[0]))) > 0)
+		;
+	vp_reader_set_sample_handler(rec->reader, NULL, NULL);
+	err = (int)n;
+	if (err < 0 && vp_reader_error(rec->reader) && *vp_reader_error(rec->reader))
+		read_error(rec, err, msg, len);
+	else if (err < 0)
+		vp_msgf(msg, len, "'%s': cannot read its samples again: %s", rec->path,
+			strerror(-err));
+	return err;
+}
+
 /* ---- labels ---- */
 
 const char *vp_recording_func_name(const struct vp_recording *rec, uint32_t func)

@@ -128,6 +128,17 @@ void vp_recording_free(struct vp_recording *rec);
 int vp_recording_invocations(struct vp_recording *rec, vp_invocation_fn fn, void *ctx,
 			     char *msg, size_t len);
 
+/**
+ * vp_recording_samples - read @rec's file again and call @fn for each
+ * sample of its process (rec->pid, 0: all), in the order they were
+ * written, with the reader that defines their frames; their times are
+ * wall-clock times whatever rec->time.  Returns 0, what @fn returned when
+ * it stopped the pass, or a negative errno with a message naming the file
+ * in @msg (when given).
+ */
+int vp_recording_samples(struct vp_recording *rec, vp_sample_fn fn, void *ctx, char *msg,
+			 size_t len);
+
 /* ---- labels, the same in every renderer ---- */
 
 /* Display name of function @func ("?" for an index the header lacks). */

@@ -13,6 +13,9 @@
   chrome-nodes CHROME REPORT     per node, the X events' count, total, min and
                                  max (ns) are the report's, args.mean_us and
                                  sigma_us its mean and stddev, z the call's
+  chrome-sampled CHROME REPORT   the sampled stacks' spans nest strictly on
+                                 each track, and their samples per calling
+                                 context are the sampled tree's
   chrome-nesting CHROME REPORT   on each thread, events nest strictly (none
                                  touches another), and the innermost event
                                  around one is of its parent's node (when its
@@ -79,7 +82,50 @@ def chain(nodes, i):
 
 
 def xevents(trace):
-    return [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    """The probed calls' X events (the sampled stacks' are chrome_sampled's)."""
+    return [e for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] == "varperf"]
+
+
+def sevents(trace):
+    return [e for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] == "varperf.sampled"]
+
+
+def chrome_sampled(path, rpath):
+    """The sampled stacks' spans nest strictly on each track, and each
+    calling context's samples (the spans' args.samples summed over the
+    spans with that context) are the sampled tree's, context by context."""
+    report = load(rpath)
+    sd = {n["id"]: n for n in report["sampled"]["nodes"]} if report.get("sampled") else {}
+    want = {}
+    for i, n in sd.items():
+        c = sampled_chain(sd, i)
+        want[c] = want.get(c, 0) + n["samples"]
+    by_track = {}
+    for e in sevents(load(path)):
+        s = ns(e["ts"])
+        by_track.setdefault((e["pid"], e["tid"]), []).append((s, s + ns(e["dur"]), e))
+    seen = {}
+    for evs in by_track.values():
+        evs.sort(key=lambda x: (x[0], -x[1]))
+        stack = []
+        for s, end, e in evs:
+            while stack and stack[-1][1] < s:
+                stack.pop()
+            if stack and end > s and (stack[-1][1] == s or end >= stack[-1][1] or
+                                      s <= stack[-1][0]):
+                raise Fail("sampled span %r over [%d, %d] not strictly inside [%d, %d]" %
+                           (e["name"], s, end, stack[-1][0], stack[-1][1]))
+            name = e["name"].replace(";", ":")
+            stack.append((s, end, stack[-1][2] + ";" + name if stack else name))
+            c = stack[-1][2]
+            seen[c] = seen.get(c, 0) + e["args"]["samples"]
+    if not seen:
+        raise Fail("no sampled spans")
+    if seen != want:
+        diff = sorted(k for k in set(seen) | set(want) if seen.get(k) != want.get(k))[:3]
+        raise Fail("samples per context differ from the sampled tree's: %r" %
+                   [(k, seen.get(k), want.get(k)) for k in diff])
+    return "ok %d" % sum(len(v) for v in by_track.values())
 
 
 def true_span(e):
@@ -102,7 +148,7 @@ def chrome_format(path):
             for k in ("name", "cat", "ts", "dur", "pid", "tid", "args"):
                 if k not in e:
                     raise Fail("X event without %s: %r" % (k, e))
-            if not isinstance(e["name"], str) or e["cat"] != "varperf":
+            if not isinstance(e["name"], str) or e["cat"] not in ("varperf", "varperf.sampled"):
                 raise Fail("name or cat: %r" % e)
             if not all(isinstance(e[k], int) for k in ("pid", "tid")):
                 raise Fail("pid/tid not integers: %r" % e)
@@ -110,7 +156,8 @@ def chrome_format(path):
                 raise Fail("ts/dur not numbers: %r" % e)
             if e["dur"] < 0 or e["ts"] < 0:
                 raise Fail("negative ts or dur: %r" % e)
-            if set(e["args"]) != {"node", "dur_ns", "mean_us", "sigma_us", "z"}:
+            if set(e["args"]) != ({"node", "dur_ns", "mean_us", "sigma_us", "z"}
+                                  if e["cat"] == "varperf" else {"samples"}):
                 raise Fail("args: %r" % e["args"])
             threads.add((e["pid"], e["tid"]))
             procs.add(e["pid"])
@@ -463,6 +510,7 @@ COMMANDS = {
     "chrome-format": chrome_format,
     "chrome-nodes": chrome_nodes,
     "chrome-nesting": chrome_nesting,
+    "chrome-sampled": chrome_sampled,
     "chrome-truth": chrome_truth,
     "chrome-slowest": chrome_slowest,
     "folded-time": folded_time,

@@ -76,6 +76,16 @@ tap_like "$(cat s.folded)" '^_start;.*;main;run_frames;frame;physics;collide' \
 # auto mode: the probed contexts, and phase 1's samples beside them
 tap_like "$(cat demo.folded)" '^\[sampled\];_start;.*;main;' \
 	"demo (auto mode): folded: the sampled stacks under [sampled]"
+# chrome: the sampled stacks as spans, on the thread's track in sample
+# mode, on a track of their own beside the probed calls in auto mode
+report s --format chrome >s.chrome
+tap_is ok "$($check chrome-format s.chrome)" "sample mode: chrome: X and M events as the format has them"
+tap_like "$($check chrome-sampled s.chrome s.json)" '^ok [0-9]+$' \
+	"sample mode: chrome: the spans nest strictly, each context's samples the sampled tree's"
+tap_like "$($check chrome-sampled demo.chrome demo.json)" '^ok [0-9]+$' \
+	"demo (auto mode): chrome: phase 1's spans too, each context's samples the tree's"
+tap_like "$(grep thread_name demo.chrome)" 'sampled stacks' \
+	"demo (auto mode): chrome: the spans' track is named as such"
 
 # units and counts against the fixtures' own
 tap_is ok "$($check chrome-truth b.chrome b.json b.truth run main/run)" \
