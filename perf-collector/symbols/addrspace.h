@@ -46,8 +46,8 @@ struct vp_maps {
  * vp_maps_insert - map [@start, @start + @len) of @path (copied) at file
  * offset @pgoff into @m.  The new mapping replaces whatever it overlaps,
  * as a new mmap() does in the process (and as perf keeps its maps).
- * Returns it (bias 0, data NULL), or NULL for the path "[uprobes]", which
- * sets @m's [uprobes] page instead.
+ * Returns it (bias 0, data NULL; valid until the next insertion), or NULL
+ * for the path "[uprobes]", which sets @m's [uprobes] page instead.
  */
 struct vp_map *vp_maps_insert(struct vp_maps *m, uint64_t start, uint64_t len, uint64_t pgoff,
 			      const char *path);
