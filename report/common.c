@@ -329,7 +329,7 @@ int report_output_size(const struct report *r, const char *what, double bytes)
 	struct statvfs vfs;
 	char want[32], room[32];
 	int fd = r->out ? fileno(r->out) : -1;
-	int big_input = stat(r->input, &in) == 0 && S_ISREG(in.st_mode);
+	int input_file = stat(r->input, &in) == 0 && S_ISREG(in.st_mode);
 
 	/* a file that cannot hold it: before a byte is written */
 	if (fd >= 0 && fstat(fd, &out) == 0 && S_ISREG(out.st_mode) && fstatvfs(fd, &vfs) == 0 &&
@@ -340,9 +340,9 @@ int report_output_size(const struct report *r, const char *what, double bytes)
 		return -2;
 	}
 	if (bytes > REPORT_OUTPUT_LARGE ||
-	    (bytes > REPORT_OUTPUT_LARGE / 16 && big_input &&
+	    (bytes > REPORT_OUTPUT_LARGE / 16 && input_file &&
 	     bytes > REPORT_OUTPUT_RATIO * (double)in.st_size)) {
-		if (big_input && in.st_size > 0)
+		if (input_file && in.st_size > 0)
 			warning("'%s': the %s will take about %s, %.0f times the data file", r->input,
 				what, report_bytes(bytes, want, sizeof(want)),
 				bytes / (double)in.st_size);

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # replay-t.sh - the fuzzing corpus through core's reader and analysis,
-# once, as make fuzz's target runs it (tests/fuzz/fuzz-report.c): the
-# checked-in inputs, which once crashed or exhausted memory, and the seeds
-# gen-crafted writes.  Each must end in an error or a result.
+# compensation, every renderer of report, compare (of each file with
+# itself, which must agree), explain, bound and predict, once, as make
+# fuzz's target runs it (tests/fuzz/fuzz-report.c): the checked-in inputs,
+# which once crashed, exhausted memory or differed from themselves, and
+# the seeds gen-crafted writes.  Each must end in an error or a result.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
