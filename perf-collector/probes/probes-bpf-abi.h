@@ -55,6 +55,7 @@ enum vp_bpf_stat {
 struct vp_bpf_cfg {
 	__u32 target_tgid; /* the target's process id */
 	__u32 follow;	   /* 1: its children too (the "followed" map) */
+	__u32 delay_ns;	   /* test aid: spin this long in every hit (HACKING) */
 };
 
 /* The "ctl" array's one value. */
