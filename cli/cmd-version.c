@@ -32,6 +32,11 @@
 #else
 #define HAS_GSL "off"
 #endif
+#ifdef HAVE_BPF
+#define HAS_BPF "on"
+#else
+#define HAS_BPF "off"
+#endif
 #ifdef HAVE_LIBIBERTY
 #define HAS_LIBIBERTY "on"
 #else
@@ -41,7 +46,8 @@
 static const char *const cmd_version_usage[] = {
 	"usage: varperf version [--build-options]",
 	"",
-	"    --build-options   also print which optional libraries are built in",
+	"    --build-options   also print which optional libraries (and the BPF",
+	"                      probe backend) are built in",
 	"-h, --help            show this help",
 	NULL,
 };
@@ -79,6 +85,8 @@ int cmd_version(int argc, char **argv)
 		printf("capstone: %s\n", HAS_CAPSTONE);
 		printf("libiberty: %s\n", HAS_LIBIBERTY);
 		printf("gsl: %s\n", HAS_GSL);
+		/* the BPF probe backend (libbpf and clang's BPF target) */
+		printf("bpf: %s\n", HAS_BPF);
 	}
 	return 0;
 }
