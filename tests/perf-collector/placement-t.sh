@@ -95,7 +95,25 @@ tap_like "$(cat p.txt)" "^  probed functions:  $1; $2 on emulated instructions, 
 	}' probed >times
 read -r ef emax sf smin <times
 tap_diag "slowest emulated: $ef $emax ns; fastest stepped: $sf $smin ns"
-tap_is True "$("$AWK" -v e="$emax" -v s="$smin" 'BEGIN { print (e > 0 && e < s) ? "True" : "False" }')" \
-	"every probed emulated function is faster than every stepped one"
+# Every one where the extra trap of a single-step is a large part of a
+# probe's cost.  Where a probe costs more for what both classes share
+# (VARPERF_TEST_PROBE_DELAY_NS, a slower trap) the gap narrows to the
+# single-step's own cost, and on a busy machine one function's median
+# crosses it: the classes' means keep their order wherever the class
+# means anything, as the calibration's two costs do.
+"$AWK" '$1 == "class" { cls[$2] = $3 }
+	$1 == "time" { t[$2] = $3 }
+	END {
+		for (f in t) {
+			if (cls[f] == "emulated") { es += t[f]; en++ }
+			if (cls[f] == "stepped") { ss += t[f]; sn++ }
+		}
+		printf "%d %d\n", en ? es / en : 0, sn ? ss / sn : 0
+	}' probed >means
+read -r emean smean <means
+tap_diag "emulated: $emean ns on average; stepped: $smean ns"
+tap_is True "$("$AWK" -v e="$emax" -v s="$smin" -v em="$emean" -v sm="$smean" -v d="${VARPERF_TEST_PROBE_DELAY_NS:-0}" \
+	'BEGIN { print (e > 0 && (d > 0 ? em < sm : e < s)) ? "True" : "False" }')" \
+	"every probed emulated function is faster than every stepped one (with dearer probes: on average)"
 
 tap_done
