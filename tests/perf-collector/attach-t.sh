@@ -189,6 +189,14 @@ kill $idle
 wait $idle 2>/dev/null
 sleep 5 &
 idle=$!
+# (until the child has exec'd sleep: on a busy machine it may still be
+# the shell that forked it)
+for _i in $(seq 1 50); do
+	case $(readlink /proc/$idle/exe 2>/dev/null) in
+	*/sleep) break ;;
+	esac
+	sleep 0.1
+done
 "$VARPERF" record -p $idle --duration 0.2 -o stripped.data >out 2>err
 st=$?
 tap_like "$st $(grep warning err)" "^0 varperf: warning: no function symbols in '.*sleep' .*: sampling only$" \
