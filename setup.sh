@@ -5,9 +5,13 @@
 #
 #   ./setup.sh          install, bootstrap, configure, build
 #   ./setup.sh demo     ... then record and report the bundled demo
-#   ./setup.sh check    ... then run make check (prints failing logs), and
-#                       the tests that need no recording again in a copy
-#                       built with ASan and UBSan (build-asan/)
+#   ./setup.sh check    ... then three stages, each run and reported
+#                       whatever the others gave (the run fails at the
+#                       end if any failed): make check (prints failing
+#                       logs); the tests that need no recording again in
+#                       a copy built with ASan and UBSan (build-asan/);
+#                       and a copy built with every optional feature off
+#                       (build-minimal/) running the tests that apply
 #
 # Runs as root: it installs packages, and recording needs the uprobe PMU.
 set -euo pipefail
@@ -121,6 +125,72 @@ sanitized_check() {
 	rm -rf "$dir"
 }
 
+# The logs of the tests in DIR that did not pass.
+show_failed_logs() { # DIR
+	find "$1" -name '*.trs' | sort | while read -r trs; do
+		if grep -qE '^:global-test-result: (FAIL|ERROR|XPASS)' "$trs"; then
+			printf '\n==> %s\n' "${trs%.trs}.log"
+			cat "${trs%.trs}.log"
+		fi
+	done
+}
+
+# Every optional feature off (BPF, libbfd, libunwind, capstone, libiberty,
+# GSL, the GDB plugin): the build where configure's "auto" falls back
+# when a library is missing, which the full build cannot see break.  It
+# runs the unit tests and the tests of what changes without the features:
+# the perf_event probe backend (record-basic, compensate, backend),
+# varperf's own unwinder and PLT names (sample-unwind, sample-plt),
+# recursion without capstone (record-recurse), C++ without libunwind and
+# libiberty (record-except), explain and bound without GSL (explain), the
+# command lines and manual pages.  A test of a missing feature skips and
+# says which.  The other recording tests do not depend on the features
+# and run in make check above; running them again would double the time.
+MINIMAL_TESTS="tests/docs/man-t.sh tests/docs/help-t.sh tests/cli/usage-t.sh
+	tests/perf-collector/report-crafted-t.sh tests/gdb-plugin/imports-t.py"
+# Chained in Makefile.am (make would run the whole chain before them):
+# run one at a time here, as make does.
+MINIMAL_RECORDING_TESTS="record-basic record-recurse record-except sample-unwind
+	sample-plt compensate backend explain"
+minimal_check() {
+	local dir=build-minimal t failed=0
+
+	step "every optional feature off: build and the tests that apply in $dir/"
+	rm -rf "$dir"
+	make -s distdir distdir="$dir" || return 1
+	(
+		cd "$dir" &&
+			./configure -q --with-bpf=no --without-libbfd --without-libunwind \
+				--without-capstone --without-libiberty --without-gsl \
+				--disable-gdb-plugin &&
+			make -s -j2 || exit 1
+		make -s -j2 check TESTS="$(make -s print-core-tests) $MINIMAL_TESTS" || {
+			show_failed_logs tests
+			failed=1
+		}
+		for t in $MINIMAL_RECORDING_TESTS; do
+			t=tests/perf-collector/$t-t.sh
+			if top_srcdir=$PWD top_builddir=$PWD VARPERF=$PWD/cli/varperf \
+				FIXTURES=$PWD/tests/fixtures DEMO=$PWD/demo/vp-demo AWK=awk \
+				sh "$t" >"${t%.sh}.log" 2>&1; then
+				# a whole script skipped says "1..0 # SKIP reason"
+				if grep -q '^1\.\.0 # SKIP' "${t%.sh}.log"; then
+					sed -n "s|^1\.\.0 # SKIP|SKIP: ${t##*/}:|p" "${t%.sh}.log"
+				else
+					echo "PASS: ${t##*/}"
+					grep '# skip' "${t%.sh}.log" | sed "s|^|  ${t##*/}: |"
+				fi
+			else
+				printf 'FAIL: %s\n\n==> %s\n' "${t##*/}" "$dir/${t%.sh}.log"
+				cat "${t%.sh}.log"
+				failed=1
+			fi
+		done
+		exit "$failed"
+	) || return 1
+	rm -rf "$dir"
+}
+
 case "${1:-}" in
 demo)
 	step "record the demo: cli/varperf record -o demo.data -- demo/vp-demo"
@@ -129,6 +199,9 @@ demo)
 	cli/varperf report -i demo.data
 	;;
 check)
+	# Each stage runs and reports whatever the one before gave; the run
+	# fails at the end naming those that failed.
+	failed=()
 	# Makefile.am runs the recording tests one at a time even under -j.
 	step "make check"
 	rc=0
@@ -144,16 +217,16 @@ check)
 	if [ "$rc" != 0 ]; then
 		# Each test's .trs holds its verdict: show the logs of those
 		# that did not pass.
-		find . -name '*.trs' | sort | while read -r trs; do
-			if grep -qE '^:global-test-result: (FAIL|ERROR|XPASS)' "$trs"; then
-				printf '\n==> %s\n' "${trs%.trs}.log"
-				cat "${trs%.trs}.log"
-			fi
-		done
-		fail "make check failed"
+		show_failed_logs tests
+		failed+=("make check")
 	fi
 	export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
-	sanitized_check || fail "make check under ASan and UBSan failed"
+	sanitized_check || failed+=("make check under ASan and UBSan")
+	unset ASAN_OPTIONS UBSAN_OPTIONS
+	minimal_check || failed+=("the build with every optional feature off")
+	if [ ${#failed[@]} -gt 0 ]; then
+		fail "failed: $(printf '%s; ' "${failed[@]}" | sed 's/; $//')"
+	fi
 	;;
 esac
 step "done"

@@ -32,15 +32,15 @@
 #else
 #define HAS_GSL "off"
 #endif
-#ifdef HAVE_LIBIBERTY
-#define HAS_LIBIBERTY "on"
-#else
-#define HAS_LIBIBERTY "off"
-#endif
 #ifdef HAVE_BPF
 #define HAS_BPF "on"
 #else
 #define HAS_BPF "off"
+#endif
+#ifdef HAVE_LIBIBERTY
+#define HAS_LIBIBERTY "on"
+#else
+#define HAS_LIBIBERTY "off"
 #endif
 #ifdef HAVE_PROTOBUF_C
 #define HAS_PROTOBUF_C "on"

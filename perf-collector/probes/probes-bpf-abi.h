@@ -56,7 +56,7 @@ struct vp_bpf_cfg {
 	__u32 target_tgid;   /* the target's process id */
 	__u32 follow;	     /* 1: its children too (the "followed" map) */
 	__u32 recorder_tgid; /* varperf's: no child is held once it dies */
-	__u32 pad;
+	__u32 delay_ns;	     /* test aid: spin this long in every hit (HACKING) */
 };
 
 /* The "ctl" array's one value. */

@@ -148,6 +148,27 @@ static __always_inline __u64 offcpu_now(void)
 	return start > sum ? start - sum : 0;
 }
 
+/* bpf_loop()'s step for delay(): stop once the clock passes *until */
+static long delay_step(__u64 index, void *until)
+{
+	return bpf_ktime_get_ns() >= *(__u64 *)until;
+}
+
+/*
+ * The test suite's dearer probes (VARPERF_TEST_PROBE_DELAY_NS, HACKING):
+ * every hit spins as a slower machine's trap would, before its time is
+ * taken, so that the calibration, which runs these programs too, sees it.
+ */
+static __always_inline void delay(void)
+{
+	__u64 until;
+
+	if (!cfg.delay_ns)
+		return;
+	until = bpf_ktime_get_ns() + cfg.delay_ns;
+	bpf_loop(1 << 23, delay_step, &until, 0);
+}
+
 static __always_inline int emit(struct pt_regs *ctx, int is_return)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), pid_tgid;
@@ -157,6 +178,7 @@ static __always_inline int emit(struct pt_regs *ctx, int is_return)
 	struct vp_bpf_rec *r;
 	__u64 *n, avail;
 
+	delay();
 	/* a link being replaced: its successor records this call */
 	if (!c || c->gen != VP_BPF_COOKIE_GEN(cookie))
 		return 0;

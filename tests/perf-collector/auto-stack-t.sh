@@ -23,9 +23,15 @@ tap_plan 9
 "$VARPERF" record -o a.data -- "$FIXTURES/fx-bigframe" 500 >out 2>err
 tap_is 0 $? "auto mode exits 0"
 tap_is 500 "$(sed -n 's/^count stage //p' out)" "the fixture called stage 500 times"
-tap_like "$(cat err)" "^varperf: phase 1: ([0-9]+) of \\1 samples filled the 8192-byte stack copy \
-\(their stacks may end short of main\): sampling again with 32768 bytes$" \
-	"phase 1 says every sample filled the 8 KiB copy, and raises it to 32 KiB"
+# Nearly every sample: those before main's first stage() call (ld.so and
+# libc's start, a few ms of phase 1's 250, more on a busy machine) or in
+# main between calls have shallow stacks.  Nine in ten at least: leaf is
+# over 99 % of the fixture's time once it runs.
+filled=$(sed -n 's/^varperf: phase 1: \([0-9]*\) of \([0-9]*\) samples filled the 8192-byte stack copy (their stacks may end short of main): sampling again with 32768 bytes$/\1 \2/p' err)
+tap_is "yes" "$(echo "$filled" | "$AWK" 'NF == 2 && $1 >= 0.9 * $2 { print "yes"; exit }
+	{ print "no: " $0 }' | head -n 1)" \
+	"phase 1 says nearly every sample filled the 8 KiB copy, and raises it to 32 KiB"
+[ -n "$filled" ] || tap_diag "$(cat err)"
 # the plan's list: the functions after "phase 2 probes", in its order
 plan=$(sed -n '/^varperf: phase 2 probes/,/^varperf: [^ ]/p' err |
 	sed -n 's/^varperf:   \([a-z]*\) *\([0-9.]*\)%.*/\1 \2/p')
@@ -43,6 +49,14 @@ tap_is "True 0" "$(python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
 print(j["sampled"]["stack_size"] in (32768, 65528), j["sampled"]["truncated"])' a.json 2>&1)" \
 	"the file says the raised copy, and has no truncated sample"
+
+# A truncated stack is what libunwind's reads past the copy tell varperf;
+# libdw, the unwinder of a build without it, stops alike where the copy
+# ended and where the stack cannot be unwound (sample-errors-t.sh).
+if ! "$VARPERF" version --build-options | grep -q '^libunwind: on$'; then
+	tap_skip "varperf was built without libunwind: no truncated/broken distinction" 2
+	tap_done
+fi
 
 # ---- the size the user chose stays; its truncation is a warning ----
 "$VARPERF" record -q --stack-size 4096 -o b.data -- "$FIXTURES/fx-bigframe" 300 >out 2>err

@@ -176,7 +176,9 @@ tap_is True "$(q s2.json "s['samples'] > 500 and s['broken'] <= s['samples'] // 
 wait_unprobed
 if "$VARPERF" record -q --mode=probe --backend=bpf -f frame -o b1.data -- "$DEMO" 10 \
 	>/dev/null 2>err; then
-	tap_is "" "$(ps -o stat= -C varperf-unprobe 2>/dev/null | grep -v '^Z')" \
+	# (this varperf's: another test suite may run on the machine)
+	tap_is "" "$(ps -o stat=,args= -C varperf-unprobe 2>/dev/null | grep -v '^Z' |
+		grep -F "$VARPERF ")" \
 		"BPF backend: no process is left removing probes"
 	"$VARPERF" record --mode=sample -o s3.data -- "$DEMO" 10 >out 2>err
 	tap_unlike "$(cat err)" "waiting for an earlier" "... and a sampling run right after waits for none"
@@ -211,9 +213,12 @@ tap_is True "$(q wd.json "(node('medium')[0]['count'] <= $medium and
 	"medium: every call of phase 2 but those left out (${left:-0} ms); hot: dropped"
 
 # ---- a second run, and the standard input ----
-# From a file, both runs read it whole from where the first began.
+# From a file, both runs read it whole from where the first began.  (A
+# line() is short: where probes cost 7 us, not 2, they take over 5 % of
+# its CPU time and the watchdog stops them; the budget is not what this
+# tests, so it is set at its largest, 999%.)
 seq 1 4000 >in.txt
-"$VARPERF" record --phase1-duration 30 -o in.data -- "$FIXTURES/fx-stdin" <in.txt >out 2>err
+"$VARPERF" record --overhead 999% --phase1-duration 30 -o in.data -- "$FIXTURES/fx-stdin" <in.txt >out 2>err
 tap_is "0 2 1" "$? $(grep -c '^fx-stdin: 4000 lines' out) $(sort -u out | grep -c '^fx-stdin:')" \
 	"stdin a file: both runs read the same 4000 lines"
 "$VARPERF" report -i in.data --format json >in.json 2>/dev/null
@@ -247,13 +252,18 @@ for _i in $(seq 1 50); do
 	sleep 0.1
 done
 sleep 0.5
+# what fx-watchdog ran so far (/proc/PID/task/*/schedstat), in ms
+ran=$(cat /proc/"$(pgrep -P $vp -x fx-watchdog | head -n 1)"/task/*/schedstat 2>/dev/null |
+	"$AWK" '{ s += $1 } END { printf "%d\n", s / 1e6 }')
 kill -INT $vp
 wait $vp
 tap_is 130 $? "Ctrl-C in phase 1: exit 130 (the program's death by SIGINT)"
 tap_like "$(cat err)" "^varperf: warning: interrupted in phase 1: 'int\.data' holds the sampling run \(phase 1\) only$" \
 	"... says what the file holds"
 "$VARPERF" report -i int.data --format json >int.json 2>/dev/null
-tap_is "2 True" "$(q int.json "'%d %s' % (j['mode'], s['samples'] > 100)")" \
+# 1 kHz of cpu-clock: a sample per ms it ran, 500 on a quiet machine;
+# over 100, or half of what it ran where it had less of the CPU
+tap_is "2 True" "$(q int.json "'%d %s' % (j['mode'], s['samples'] > min(100, ${ran:-0} // 2))")" \
 	"... a sampling run with its samples"
 tap_ok "$(! ls int.data.phase1.* >/dev/null 2>&1; echo $?)" "... and no temporary file left"
 
@@ -264,7 +274,8 @@ tap_is 130 $? "--duration 0.1: exit 130 (the program's death by SIGINT)"
 tap_like "$(cat err)" "^varperf: warning: --duration ended in phase 1: 'dur\.data' holds the sampling run \(phase 1\) only$" \
 	"... phase 1 kept, and said so"
 tap_unlike "$(cat err)" "running it again" "... no second run past the time asked for"
-tap_is "" "$(pgrep -f 'fx-watchdog 1000000' || true)" "... and no fx-watchdog left running"
+# (this build's fixture only: another test suite may run on the machine)
+tap_is "" "$(pgrep -f "$FIXTURES/fx-watchdog 1000000" || true)" "... and no fx-watchdog left running"
 
 # ---- a large environment, or ASLR off: full stack copies, every frame in ----
 # (above the main stack's start lie argv, the environment and auxv: a
@@ -291,8 +302,11 @@ fi
 # what a busy host or a long plan does by chance; lz4 once met it)
 if command -v gdb >/dev/null; then
 	wait_unprobed
+	# (the budget at its largest, as above: frame() is short, and where
+	# probes are dear the watchdog would stop probing it)
 	HOLD_AT=select_planned gdb -q -batch -x "$top_srcdir/tests/perf-collector/hold-at.py" \
-		--args "$VARPERF" record -o planned.data -- "$DEMO" 400 >out 2>err </dev/null
+		--args "$VARPERF" record --overhead 999% -o planned.data -- "$DEMO" 400 \
+		>out 2>err </dev/null
 	tap_is 0 $? "the demo ended while varperf planned phase 2: record exits 0"
 	tap_like "$(cat err)" "^varperf: '.*vp-demo' ended while phase 2 was planned: running it again for phase 2$" \
 		"... runs it again, and says so"

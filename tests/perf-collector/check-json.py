@@ -464,10 +464,11 @@ def inv_totals(doc):
 # the scheduler took the CPU away right there.  The fixture measures how
 # much each call exceeded the work it asked for (disturbed_*: mean, RMS and
 # maximum excess), which bounds the second part.  So, with a tolerance of
-# 3 % plus 2 us for the probe cost:
+# 3 % plus the probe cost (2 us, or the recording's calibrated cost of its
+# dearest class where that is more):
 #   mean:  mean_b - tol - disturbed_ns <= mean_v <= mean_b (+ 1 us for the
 #          kernel's fast clock accessor)
-#   sd:    |sd_v - sd_b| <= 2 us + disturbed_rms_ns (Minkowski)
+#   sd:    |sd_v - sd_b| <= that cost + disturbed_rms_ns (Minkowski)
 #   CoV:   between the bounds those imply, widened by 5 %
 #   min:   min_b - tol - disturbed_max_ns <= min_v <= min_b
 #   max:   max_b - tol - disturbed_max_ns <= max_v <= max_b, and where a
@@ -500,22 +501,28 @@ def compare(doc, truth_path, func, ctx, chain):
     dmean = t.get("disturbed_ns", 0.0)
     drms = t.get("disturbed_rms_ns", 0.0)
     dmax = t.get("disturbed_max_ns", 0.0)
+    # What the fixture's bracket holds and the probes' window does not is
+    # part of a probed call's cost: 2 us where the suite was written, the
+    # recording's calibrated cost (its dearest class) where probes cost
+    # more - 6.6-8.3 us on another VM of the same kind.
+    cost = max([MEAN_ABS] + [c.get("full_ns", 0) for c in doc.get("probe_costs") or []])
+    sd_abs = SD_ABS * cost / MEAN_ABS
     note = ("disturbance seen by the fixture: mean %.0f, rms %.0f, max %.0f ns"
             % (dmean, drms, dmax))
-    tol = MEAN_REL * t["mean_ns"] + MEAN_ABS
+    tol = MEAN_REL * t["mean_ns"] + cost
     result(n["count"] == t["count"], "count is %d" % t["count"],
            "wanted: %d" % t["count"], "  seen: %r" % n["count"])
     if dmean > 0:
         print("# " + note)
     result(t["mean_ns"] - tol - dmean <= n["mean"] <= t["mean_ns"] + CLOCK_SLACK,
-           "mean within 3 %% + 2 us below %.0f ns" % t["mean_ns"],
+           "mean within 3 %% + a probe's cost below %.0f ns" % t["mean_ns"],
            "wanted: %.1f - %.1f <= mean <= %.1f" % (t["mean_ns"], tol + dmean,
                                                     t["mean_ns"] + CLOCK_SLACK),
            "  seen: %r" % n["mean"], note)
     mean_t, sd_t = t["mean_ns"], t["stddev_ns"]
     tcov = sd_t / mean_t if mean_t else 0.0
-    lo = max(0.0, sd_t - SD_ABS - drms) / mean_t * (1 - COV_REL)
-    hi = (sd_t + SD_ABS + drms) / max(1.0, mean_t - tol - dmean) * (1 + COV_REL)
+    lo = max(0.0, sd_t - sd_abs - drms) / mean_t * (1 - COV_REL)
+    hi = (sd_t + sd_abs + drms) / max(1.0, mean_t - tol - dmean) * (1 + COV_REL)
     result(lo <= n["cov"] <= hi, "CoV agrees with %.3f" % tcov,
            "wanted: %.4f <= CoV <= %.4f" % (lo, hi), "  seen: %r" % n["cov"], note)
     # The probes fire inside the bracket: never longer, and shorter only

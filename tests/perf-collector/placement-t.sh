@@ -23,16 +23,28 @@ cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 "$FIXTURES/fx-placement" >truth || tap_bail "fx-placement does not run"
 funcs=$("$AWK" '$1 == "class" { print $2 }' truth)
 
+# Classes and moves need capstone to decode the instructions; without it
+# every probe stays on the first instruction, class unknown, and only the
+# counts below apply.
+if "$VARPERF" version --build-options | grep -q '^capstone: on$'; then
+	no_cs=
+else
+	no_cs="varperf was built without capstone: no instruction classes, no probe moved"
+fi
 "$VARPERF" record --list --no-calibrate --mode=probe -f 'p_*' -f 'c_*' -- "$FIXTURES/fx-placement" >list 2>err
 tap_ok $? "record --list"
-for f in $funcs; do
-	tap_is "$("$AWK" -v f="$f" '$1 == "class" && $2 == f { print $3 }' truth)" \
-		"$("$AWK" -v f="$f" '$NF == f { print $3 }' list)" "$f: class"
-done
-"$VARPERF" record --list --no-calibrate --mode=probe --exit-probes=ret -f p_endbr_ret \
-	-- "$FIXTURES/fx-placement" >list-ret 2>>err
-tap_is at-entry "$("$AWK" '$NF == "p_endbr_ret" { print $4 }' list-ret)" \
-	"p_endbr_ret: one probe at its ret records entry and exit"
+if [ -n "$no_cs" ]; then
+	tap_skip "$no_cs" $(($(echo $funcs | wc -w) + 1))
+else
+	for f in $funcs; do
+		tap_is "$("$AWK" -v f="$f" '$1 == "class" && $2 == f { print $3 }' truth)" \
+			"$("$AWK" -v f="$f" '$NF == f { print $3 }' list)" "$f: class"
+	done
+	"$VARPERF" record --list --no-calibrate --mode=probe --exit-probes=ret -f p_endbr_ret \
+		-- "$FIXTURES/fx-placement" >list-ret 2>>err
+	tap_is at-entry "$("$AWK" '$NF == "p_endbr_ret" { print $4 }' list-ret)" \
+		"p_endbr_ret: one probe at its ret records entry and exit"
+fi
 
 # Calibration is not what this tests: no need to wait for it.
 "$VARPERF" record -q --no-calibrate --mode=probe -f 'p_*' -f 'c_*' -o p.data \
@@ -52,6 +64,10 @@ for f in $funcs; do
 		"$("$AWK" -v f="$f" '$1 == f { print $2 }' counts)" "$f: every call, once"
 done
 tap_is 0 "$("$AWK" '$1 == "unpaired" { print $2 }' counts)" "no unpaired events"
+if [ -n "$no_cs" ]; then
+	tap_skip "$no_cs" 3
+	tap_done
+fi
 # Every p_* starts with an endbr64: an emulated one was moved there.
 placed=$("$AWK" '$1 == "class" { n++; e += $3 == "emulated"
 	m += $3 == "emulated" && $2 ~ /^p_/ } END { print n, e, m }' truth)
@@ -79,7 +95,25 @@ tap_like "$(cat p.txt)" "^  probed functions:  $1; $2 on emulated instructions, 
 	}' probed >times
 read -r ef emax sf smin <times
 tap_diag "slowest emulated: $ef $emax ns; fastest stepped: $sf $smin ns"
-tap_is True "$("$AWK" -v e="$emax" -v s="$smin" 'BEGIN { print (e > 0 && e < s) ? "True" : "False" }')" \
-	"every probed emulated function is faster than every stepped one"
+# Every one where the extra trap of a single-step is a large part of a
+# probe's cost.  Where a probe costs more for what both classes share
+# (VARPERF_TEST_PROBE_DELAY_NS, a slower trap) the gap narrows to the
+# single-step's own cost, and on a busy machine one function's median
+# crosses it: the classes' means keep their order wherever the class
+# means anything, as the calibration's two costs do.
+"$AWK" '$1 == "class" { cls[$2] = $3 }
+	$1 == "time" { t[$2] = $3 }
+	END {
+		for (f in t) {
+			if (cls[f] == "emulated") { es += t[f]; en++ }
+			if (cls[f] == "stepped") { ss += t[f]; sn++ }
+		}
+		printf "%d %d\n", en ? es / en : 0, sn ? ss / sn : 0
+	}' probed >means
+read -r emean smean <means
+tap_diag "emulated: $emean ns on average; stepped: $smean ns"
+tap_is True "$("$AWK" -v e="$emax" -v s="$smin" -v em="$emean" -v sm="$smean" -v d="${VARPERF_TEST_PROBE_DELAY_NS:-0}" \
+	'BEGIN { print (e > 0 && (d > 0 ? em < sm : e < s)) ? "True" : "False" }')" \
+	"every probed emulated function is faster than every stepped one (with dearer probes: on average)"
 
 tap_done

@@ -141,8 +141,11 @@ tap_like "$(samples k1.data)" "^2 [1-9][0-9]*$" \
 	"auto mode killed in phase 1: report reads the sampling run"
 tap_is "664 " "$(mode k1.data) $(leftovers)" "... mode 664, and no temporary file left"
 
+# (hot() not probed: where probes cost 7 us, not 2, its 4000 calls a
+# round make the watchdog leave out the first seconds of phase 2, and
+# medium()'s calls in them; the watchdog is auto-t.sh's subject)
 wait_unprobed
-"$VARPERF" record -o k2.data -- "$FIXTURES/fx-watchdog" 5000 >out 2>err &
+"$VARPERF" record --exclude hot -o k2.data -- "$FIXTURES/fx-watchdog" 5000 >out 2>err &
 vp=$!
 for _i in $(seq 1 100); do
 	grep -q 'phase 2 of 2' err && break

@@ -66,9 +66,14 @@ ${max}K per CPU (or run varperf as root)" "$(cat err)" "... says the limit"
 fi
 
 # ---- modes that probe: the missing capabilities, before anything runs ----
-nopriv="perf_event uprobes need CAP_SYS_ADMIN, and loading BPF programs is not permitted (it \
-needs CAP_BPF and CAP_PERFMON, or root); run varperf as root, or record with --mode=sample, \
-which needs no privilege"
+# (a varperf built without BPF gives that reason instead)
+if "$VARPERF" version --build-options | grep -q '^bpf: on$'; then
+	why_not="loading BPF programs is not permitted (it needs CAP_BPF and CAP_PERFMON, or root)"
+else
+	why_not="varperf was built without libbpf and clang's BPF target"
+fi
+nopriv="perf_event uprobes need CAP_SYS_ADMIN, and $why_not; run varperf as root, or record \
+with --mode=sample, which needs no privilege"
 for mode in probe combined auto; do
 	as_nobody "$VARPERF" record -q --mode=$mode -o p.data -- "$FIXTURES/fx-recurse" \
 		>out 2>err

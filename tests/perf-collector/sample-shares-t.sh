@@ -63,8 +63,12 @@ tap_ok "$([ $inside -ge 17 ]; echo $?)" \
 R=r1.json
 tap_is "True 1" "$(q $R "'%s %s' % (fn('gamma_inner')['inlined'], s['period'] // 1000000)")" \
 	"gamma_inner is a node of its own, marked inlined; period 1 ms"
-tap_is "0 0" "$(q $R "'%d %d' % (s['truncated'], s['broken'])")" \
-	"every stack unwound to its outermost frame"
+# A sample taken while the kernel faults in a stack page (ld.so at start)
+# gets no copy, or one that stops at that page, whatever its size: under
+# load one sample now and then (sample-errors-t.sh).  None truncated, 2%
+# at most not unwound.
+tap_is "0 True" "$(q $R "'%d %s' % (s['truncated'], s['broken'] <= s['samples'] // 50)")" \
+	"every stack unwound to its outermost frame (but the odd one a page fault cut)"
 tap_is yes "$(q $R "'yes' if s['samples'] >= 1000 else s['samples']")" \
 	"at least 1000 samples (1 kHz for about 1.7 s)"
 tap_is True "$(q $R "any(n['function'] == 'gamma_inner' and n['inlined'] and
@@ -80,7 +84,9 @@ tap_like "$(cat text)" '^ +(\[[0-9]+\] )?__vdso_clock_gettime( \[[^]]*\])? +[0-9
 tap_like "$(cat err)" "sampled shares are wider than \+/-1% at 95% confidence" \
 	"a warning says the default +/-1% needs more samples"
 "$VARPERF" report -i s1.data --precision 10% >/dev/null 2>err
-tap_is "" "$(cat err)" "no warning when +/-10% is enough"
+# (a sample not unwound, as above, has a warning of its own)
+tap_is "" "$(grep -v 'samples could not be unwound to their outermost frame' err)" \
+	"no warning when +/-10% is enough"
 
 # Schneider, "Analysis": N = Z^2 p q / e^2; 1 % to +/-0.1 % at 95 % takes 38032 samples
 # with the paper's Z = 1.96, 38031 with Z = 1.959964.
