@@ -16,9 +16,16 @@
 # Runs as root: it installs packages, and recording needs the uprobe PMU.
 set -euo pipefail
 
-packages=(build-essential g++ autoconf automake libtool pkg-config libelf-dev libdw-dev
-	zlib1g-dev libunwind-dev binutils-dev libiberty-dev libcapstone-dev mandoc gdb python3 graphviz
-	procps lld libbpf-dev clang chromium libgsl-dev)
+# What building varperf with every optional feature needs (and gdb, whose
+# Python the GDB plugin is built for), then what only the tests use: the
+# fixtures' C++ compiler and linker, the manual pages' linter, Graphviz
+# for the DOT output's check, Chromium for the HTML page's, Go's pprof to
+# read the pprof output.  ./setup.sh and ./setup.sh demo install the
+# first list; ./setup.sh check both.
+packages=(build-essential autoconf automake libtool pkg-config libelf-dev libdw-dev
+	zlib1g-dev libunwind-dev binutils-dev libiberty-dev libcapstone-dev gdb python3
+	libbpf-dev clang libgsl-dev libprotobuf-c-dev protobuf-c-compiler procps)
+test_packages=(g++ lld mandoc graphviz chromium golang-go)
 
 step() {
 	printf '==> %s\n' "$*"
@@ -55,6 +62,9 @@ fi
 
 cd "$(dirname "$0")"
 
+if [ "${1:-}" = check ]; then
+	packages+=("${test_packages[@]}")
+fi
 # A package counts as installed only when dpkg says "install ok installed".
 missing=()
 for p in "${packages[@]}"; do
@@ -65,10 +75,18 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
 	step "installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q
-	apt-get install -y -q --no-install-recommends "${missing[@]}"
+	# A fresh machine's unattended upgrades may hold the package manager's
+	# locks for minutes: wait for them (apt says whose they are), rather
+	# than fail at once with exit 100.
+	lock_wait=(-o DPkg::Lock::Timeout=900)
+	if ! apt-get "${lock_wait[@]}" update -q; then
+		fail "apt-get update failed (see above): no package was installed"
+	fi
+	if ! apt-get "${lock_wait[@]}" install -y -q --no-install-recommends "${missing[@]}"; then
+		fail "apt-get could not install ${missing[*]} (see above)"
+	fi
 else
-	step "all build dependencies are installed"
+	step "all ${1:-build} dependencies are installed"
 fi
 
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
@@ -103,7 +121,8 @@ sanitized_check() {
 			make -s -j2 || exit 1
 		make -s -j2 check TESTS="$(make -s print-core-tests) tests/fuzz/replay-t.sh \
 			tests/perf-collector/report-crafted-t.sh tests/report/task-model-files-t.sh \
-			tests/report/compare-self-t.sh tests/report/predict-files-t.sh" || failed=1
+			tests/report/compare-self-t.sh tests/report/predict-files-t.sh \
+			tests/report/pprof-t.sh" || failed=1
 		# chained after the recording tests in the Makefile: run alone
 		for t in tests/perf-collector/report-errors-t.sh; do
 			top_srcdir=$PWD top_builddir=$PWD VARPERF=$PWD/cli/varperf \
@@ -136,7 +155,7 @@ show_failed_logs() { # DIR
 }
 
 # Every optional feature off (BPF, libbfd, libunwind, capstone, libiberty,
-# GSL, the GDB plugin): the build where configure's "auto" falls back
+# GSL, protobuf-c, the GDB plugin): the build where configure's "auto" falls back
 # when a library is missing, which the full build cannot see break.  It
 # runs the unit tests and the tests of what changes without the features:
 # the perf_event probe backend (record-basic, compensate, backend),
@@ -147,7 +166,8 @@ show_failed_logs() { # DIR
 # says which.  The other recording tests do not depend on the features
 # and run in make check above; running them again would double the time.
 MINIMAL_TESTS="tests/docs/man-t.sh tests/docs/help-t.sh tests/cli/usage-t.sh
-	tests/perf-collector/report-crafted-t.sh tests/gdb-plugin/imports-t.py"
+	tests/perf-collector/report-crafted-t.sh tests/gdb-plugin/imports-t.py
+	tests/report/pprof-t.sh"
 # Chained in Makefile.am (make would run the whole chain before them):
 # run one at a time here, as make does.
 MINIMAL_RECORDING_TESTS="record-basic record-recurse record-except sample-unwind
@@ -162,7 +182,7 @@ minimal_check() {
 		cd "$dir" &&
 			./configure -q --with-bpf=no --without-libbfd --without-libunwind \
 				--without-capstone --without-libiberty --without-gsl \
-				--disable-gdb-plugin &&
+				--without-protobuf-c --disable-gdb-plugin &&
 			make -s -j2 || exit 1
 		make -s -j2 check TESTS="$(make -s print-core-tests) $MINIMAL_TESTS" || {
 			show_failed_logs tests
