@@ -5,7 +5,7 @@
  * entries and exits of probed functions, or - by default - both, a
  * sampling phase that finds the functions that matter and, in the same
  * run where it can, probes that time only those.  This file reads the command line; the
- * steps are in record-setup.c, record-stream.c and record-auto.c.
+ * steps are in record-setup.c, record-run.c and record-auto.c.
  */
 #include <config.h>
 

@@ -15,7 +15,7 @@
  * out of any budget; so the plan is optimistic, and the recorder measures
  * the real cost while phase 2 runs and stops probing the most expensive
  * functions when the budget is exceeded: vp_plan_over_budget() decides
- * what, record-stream.c applies it.
+ * what, record-budget.c applies it.
  */
 #include <config.h>
 
