@@ -31,6 +31,8 @@ enum {
 	PHASE1_MIN_SAMPLES = 200,
 	/* phase 1 judges its stack copy after this many samples */
 	STACK_CHECK_SAMPLES = 50,
+	/* fewer calls timed than this give no statistics worth a report */
+	FEW_CALLS = 30,
 };
 
 /*
@@ -193,36 +195,6 @@ static int stdin_again(off_t off)
 }
 
 /*
- * The program ended before phase 2 could probe it, @when ("within phase
- * 1", "while phase 2 was planned"; @secs: how long phase 1 sampled, or
- * 0): phase 2 runs it again if its standard input can be read again
- * (@in_off: where phase 1 began reading it).  0 to go on, or 1 after
- * saying why not.
- */
-static int run_again(const struct record_opts *o, const char *prog, off_t in_off, int status,
-		     const char *when, double secs)
-{
-	char took[32] = "", why[64];
-
-	if (!stdin_again(in_off)) {
-		if (secs > 0)
-			snprintf(took, sizeof(took), " (%.2f s)", secs);
-		snprintf(why, sizeof(why), "the program ended %s", when);
-		keep_phase1(o, why);
-		error("'%s' ended %s%s, and a second run cannot read its standard input again (a "
-		      "pipe): record it with --mode=probe, or give --phase1 a sampling run",
-		      prog, when, took);
-		return 1;
-	}
-	if (!o->quiet)
-		info("'%s' ended %s: running it again for phase 2", prog, when);
-	if (status)
-		warning("phase 1: '%s' exited with status %d; phase 2 must do the same work", prog,
-			status);
-	return 0;
-}
-
-/*
  * Whether phase 1's program, left running for phase 2 (@pid, our child),
  * has ended meanwhile: then it is reaped, its exit code in *@code.
  */
@@ -307,8 +279,15 @@ struct auto_run {
 	pthread_t calib_thread;
 	int calibrating, calib_err;
 	int ran_phase1;	     /* phase 1's file was made */
+	int planned;	     /* r2's functions are the plan's... */
+	double *est_calls;   /* ... and per function, the calls it expects */
 	int plan_failed;     /* no phase 2 (said): only its end remains */
 	int p1code;	     /* the exit code of phase 1's program, if it ended */
+	uint64_t r1_start_ns; /* when phase 1's program started */
+	/* from phase 1's end to phase 2's start, the same run: when phase 1
+	 * left the program running, wrote its file, and phase 2 was planned */
+	uint64_t p1_end_ns, p1_done_ns, planned_ns;
+	double run_secs;     /* how long it ran, when it ended in phase 1 */
 	int code;	     /* record's exit status once a step ends it */
 };
 
@@ -336,6 +315,131 @@ static int auto_end(struct auto_run *a, int code)
 {
 	a->code = code;
 	return 1;
+}
+
+/* @line and one more word of a shell command, @s, quoted unless plain. */
+static char *shell_word(char *line, const char *s)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_./=:,+-%@";
+	char *next, *q;
+	size_t k = 0;
+
+	if (*s && strspn(s, plain) == strlen(s)) {
+		next = xasprintf("%s %s", line, s);
+	} else {
+		q = xmalloc(4 * strlen(s) + 3);
+		q[k++] = '\'';
+		for (const char *c = s; *c; c++) {
+			if (*c == '\'') {
+				memcpy(q + k, "'\\''", 4);
+				k += 4;
+			} else {
+				q[k++] = *c;
+			}
+		}
+		q[k++] = '\'';
+		q[k] = 0;
+		next = xasprintf("%s %s", line, q);
+		free(q);
+	}
+	free(line);
+	return next;
+}
+
+/*
+ * The command that records the functions of phase 2's plan (those left in
+ * a->r2's header) for the whole of one run: "varperf record --mode=probe
+ * -f ... -o ... -- program args" (or "-p pid").
+ */
+static char *probe_command(const struct auto_run *a)
+{
+	const struct record *r2 = &a->r2;
+	char *line = xstrdup("varperf record --mode=probe"), *next;
+
+	for (size_t i = 0; i < r2->hdr.nfuncs; i++) {
+		/* (not those phase 2 found too costly to probe) */
+		if (r2->phase.dropped && r2->phase.dropped[i])
+			continue;
+		line = shell_word(line, "-f");
+		line = shell_word(line, r2->hdr.funcs[i].name);
+	}
+	line = shell_word(line, "-o");
+	line = shell_word(line, a->o->output);
+	if (a->o->attach) {
+		next = xasprintf("%s -p %d", line, (int)a->o->attach);
+		free(line);
+		return next;
+	}
+	line = shell_word(line, "--");
+	for (int i = 0; i < a->argc; i++)
+		line = shell_word(line, a->argv[i]);
+	return line;
+}
+
+/*
+ * The program ended before anything was probed, and --rerun was not
+ * given: a program that writes files, a database or a socket must not
+ * run twice behind the user's back.  The file holds the sampled profile;
+ * say so, and how to get a complete recording: the plan's functions
+ * probed from the start, or a shorter phase 1 (a quarter of the run).
+ */
+static int no_second_run(struct auto_run *a, const char *when, double run_secs)
+{
+	const struct record_opts *o = a->o;
+	struct record *r2 = &a->r2;
+	char *cmd = NULL, why[64];
+	double p1 = run_secs / 4 >= 0.01 ? run_secs / 4 : 0.01;
+
+	r2->opts.quiet = 1; /* no plan printed: no phase 2 follows */
+	r2->phase.plan_from = o->output;
+	mute_errors(1);
+	if (a->planned || (!record_calibrate(r2) && !select_planned(r2)))
+		cmd = probe_command(a);
+	mute_errors(0);
+	snprintf(why, sizeof(why), "the program ended %s", when);
+	keep_phase1(o, why);
+	error("nothing was timed: '%s' ended %s, after %.2f s, and runs once unless --rerun is "
+	      "given", a->prog, when, run_secs);
+	if (cmd)
+		info("to time the %zu function%s phase 2 would probe, over a whole run: %s",
+		     r2->hdr.nfuncs, r2->hdr.nfuncs == 1 ? "" : "s", cmd);
+	info("or probe sooner with --phase1-duration %.2f, or let record run the program "
+	     "again with --rerun (if running it twice does no harm)", p1);
+	free(cmd);
+	return auto_end(a, a->p1code ? a->p1code : 1);
+}
+
+/*
+ * The program ended before phase 2 could probe it, @when ("within phase
+ * 1", "while phase 2 was planned"; @secs: how long phase 1 sampled, or
+ * 0; @run_secs: how long it ran): with --rerun, phase 2 runs it again if
+ * its standard input can be read again.  0 to go on, or 1 when record
+ * ends (said).
+ */
+static int run_again(struct auto_run *a, const char *when, double secs, double run_secs)
+{
+	const struct record_opts *o = a->o;
+	char took[32] = "", why[64];
+
+	if (!o->rerun)
+		return no_second_run(a, when, run_secs);
+	if (!stdin_again(a->in_off)) {
+		if (secs > 0)
+			snprintf(took, sizeof(took), " (%.2f s)", secs);
+		snprintf(why, sizeof(why), "the program ended %s", when);
+		keep_phase1(o, why);
+		error("'%s' ended %s%s, and a second run cannot read its standard input again (a "
+		      "pipe): record it with --mode=probe, or give --phase1 a sampling run",
+		      a->prog, when, took);
+		return auto_end(a, 1);
+	}
+	if (!o->quiet)
+		info("'%s' ended %s: running it again for phase 2", a->prog, when);
+	if (a->p1code)
+		warning("phase 1: '%s' exited with status %d; phase 2 must do the same work",
+			a->prog, a->p1code);
+	return 0;
 }
 
 static void *calibrate_main(void *arg)
@@ -483,10 +587,9 @@ static int phase1_hand_over(struct auto_run *a)
 		r2->target.procs = r1->target.procs;
 		memset(&r1->target.procs, 0, sizeof(r1->target.procs));
 	} else if (!o->list && !o->attach &&
-		   run_again(o, a->prog, a->in_off, a->p1code, "within phase 1",
-			     phase1_window(o))) {
+		   run_again(a, "within phase 1", phase1_window(o), a->run_secs)) {
 		/* (--list needs no second run: the plan is made) */
-		return auto_end(a, 1);
+		return 1;
 	}
 	r2->phase.plan_from = o->output;
 	r2->phase.phase1_stack_size = r1->opts.sampling.stack_size;
@@ -512,9 +615,26 @@ static int auto_phase1(struct auto_run *a)
 	phase1_init(a);
 	a->p1code = record_one(&a->r1, a->argc, a->argv);
 	a->ran_phase1 = a->r1.output.file.committed;
+	a->r1_start_ns = a->r1.target.start_ns;
+	a->p1_end_ns = a->r1.phase.ended_ns;
+	a->p1_done_ns = monotonic_ns();
+	a->run_secs = (double)(monotonic_ns() - a->r1_start_ns) / 1e9;
 	if (phase1_outcome(a))
 		return 1;
 	return phase1_hand_over(a);
+}
+
+/* Per function kept by select_planned() (in its order), the calls the
+ * plan expects in a run. */
+static double *planned_calls(const struct vp_plan *p, size_t n)
+{
+	double *calls = xcalloc(n ? n : 1, sizeof(*calls));
+	size_t j = 0;
+
+	for (size_t i = 0; i < p->nfuncs && j < n; i++)
+		if (p->funcs[i].why == VP_PLAN_PROBED)
+			calls[j++] = p->funcs[i].calls;
+	return calls;
 }
 
 /* Phase 2's plan: what to probe, from phase 1's file (and --list); a
@@ -533,8 +653,12 @@ static int auto_plan(struct auto_run *a)
 	err = record_calibrate(r2);
 	if (!err)
 		err = select_planned(r2);
+	a->planned = !err;
+	if (a->planned)
+		a->est_calls = planned_calls(&r2->phase.plan, r2->hdr.nfuncs);
 	if (!err)
 		err = record_prepare_probes(r2);
+	a->planned_ns = monotonic_ns();
 	if (r2->outcome.listed && r2->target.child) {
 		/* --list: no phase 2, and phase 1's program has served its turn */
 		kill(r2->opts.attach, SIGKILL);
@@ -571,8 +695,9 @@ static int auto_phase2_ready(struct auto_run *a)
 			keep_phase1(o, "--duration ended before phase 2");
 			return auto_end(a, a->p1code);
 		}
-		if (run_again(o, a->prog, a->in_off, a->p1code, "while phase 2 was planned", 0))
-			return auto_end(a, 1);
+		if (run_again(a, "while phase 2 was planned", 0,
+			      (double)(monotonic_ns() - a->r1_start_ns) / 1e9))
+			return 1;
 	}
 	if (!o->attach && !r2->target.child)
 		return 0;
@@ -589,6 +714,94 @@ static int auto_phase2_ready(struct auto_run *a)
 	return auto_end(a, interrupt_child(r2->opts.attach));
 }
 
+/*
+ * The functions phase 2 timed too few calls of (FEW_CALLS) though the plan
+ * expected more, listed for a message ("'f' (3 of ~400 calls)"), and how
+ * many; NULL when none.
+ */
+static char *few_calls(const struct auto_run *a, size_t *nfew)
+{
+	const struct record *r2 = &a->r2;
+	char *list = NULL, *next;
+
+	*nfew = 0;
+	for (size_t f = 0; r2->phase.kept && f < r2->hdr.nfuncs; f++) {
+		uint64_t whole = r2->phase.kept[2 * f] < r2->phase.kept[2 * f + 1]
+					 ? r2->phase.kept[2 * f]
+					 : r2->phase.kept[2 * f + 1];
+
+		if (r2->phase.dropped[f] || whole >= FEW_CALLS || a->est_calls[f] < FEW_CALLS)
+			continue;
+		if (++*nfew > 3)
+			continue;
+		next = xasprintf("%s%s'%s' (%llu of ~%.0f calls)", list ? list : "",
+				 list ? ", " : "", r2->hdr.funcs[f].display,
+				 (unsigned long long)whole, a->est_calls[f]);
+		free(list);
+		list = next;
+	}
+	return list;
+}
+
+/*
+ * After phase 2: a recording that timed nothing is no recording of the
+ * program's calls - said, with the command that records them, and record
+ * exits non-zero; one that timed few calls of a function the plan chose,
+ * or covered less than half of the run, says so.
+ */
+static int check_timed(struct auto_run *a, int code)
+{
+	const struct record *r2 = &a->r2;
+	uint64_t now = monotonic_ns();
+	double run = (double)(now - a->r1_start_ns) / 1e9;
+	double probed = (double)(now - r2->target.start_ns) / 1e9;
+	char *cmd, *few;
+	size_t nfew;
+
+	if (!r2->outcome.finished || r2->output.write_err)
+		return code;
+	cmd = probe_command(a);
+	if (!r2->outcome.events) {
+		error("nothing was timed: no call of the %zu function%s probed was recorded in "
+		      "phase 2 (%.2f s); '%s' holds the sampled profile only", r2->hdr.nfuncs,
+		      r2->hdr.nfuncs == 1 ? "" : "s", probed, a->o->output);
+		info("to time them over a whole run: %s", cmd);
+		free(cmd);
+		return code ? code : 1;
+	}
+	few = few_calls(a, &nfew);
+	if (few)
+		warning("phase 2 timed few calls of %zu function%s the plan chose: %s%s; so few "
+			"calls make poor statistics (a whole run: %s)", nfew, nfew == 1 ? "" : "s",
+			few, nfew > 3 ? ", ..." : "", cmd);
+	else if (r2->target.child && a->r1_start_ns && probed < run / 2)
+		warning("phase 2 probed %.2f s of the program's %.2f s (%.0f%%): the calls before "
+			"are in the samples only (a whole run: %s)", probed, run,
+			100 * probed / run, cmd);
+	free(few);
+	free(cmd);
+	return code;
+}
+
+/*
+ * -v: how long the program ran unobserved between the phases, the same
+ * run - phase 1's file written (its samples unwound and named), the plan
+ * made, the probes placed - against the 50 ms aimed at.
+ */
+static void print_latency(const struct auto_run *a)
+{
+	const struct record *r2 = &a->r2;
+
+	if (!verbose || !a->p1_end_ns || !r2->target.child || !r2->target.start_ns)
+		return;
+	info("phase 2 began %.1f ms after phase 1 ended: %.1f ms writing phase 1 (its samples "
+	     "unwound and named), %.1f ms planning, %.1f ms placing the probes",
+	     (double)(r2->target.start_ns - a->p1_end_ns) / 1e6,
+	     (double)(a->p1_done_ns - a->p1_end_ns) / 1e6,
+	     (double)(a->planned_ns - a->p1_done_ns) / 1e6,
+	     (double)(r2->target.start_ns - a->planned_ns) / 1e6);
+}
+
 /* Phase 2: probe, and the exit status - phase 1 kept if it did not start. */
 static int auto_phase2(struct auto_run *a)
 {
@@ -599,9 +812,10 @@ static int auto_phase2(struct auto_run *a)
 	if (!a->plan_failed && !record_nsignals) {
 		record_run(r2, a->argc, a->argv);
 		code = r2->outcome.status;
+		print_latency(a);
 	}
 	if (r2->outcome.finished || r2->output.file.committed)
-		return auto_end(a, code);
+		return auto_end(a, check_timed(a, code));
 	if (r2->target.child && !r2->target.gone) {
 		/* phase 2 never started: the program still runs its course */
 		while (waitpid(r2->opts.attach, &status, 0) < 0 && errno == EINTR)
@@ -644,5 +858,6 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 		pthread_join(a.calib_thread, NULL);
 	record_release(&a.r1);
 	record_release(&a.r2);
+	free(a.est_calls);
 	return a.code;
 }

@@ -224,6 +224,7 @@ static int wait_and_read(struct record *rec, int *status)
 			}
 			if (phase1_window_over(rec)) {
 				rec->target.left_running = 1;
+				rec->phase.ended_ns = monotonic_ns();
 				break;
 			}
 		}
@@ -329,6 +330,7 @@ static int run(struct record *rec)
 	rec->output.w = NULL;
 	record_write_failed(&rec->output, err);
 	rec->outcome.finished = !err;
+	rec->outcome.events = tr.events;
 	record_summary_print(rec, &tr);
 	record_budget_print(rec, &tr);
 	if (rec->opts.attach && !rec->target.child)

@@ -119,6 +119,7 @@ struct record_opts {
 	double phase1_duration; /* auto with -p: seconds of phase 1, 0: default */
 	const char *sampling_given; /* the first sampling option given, or NULL */
 	const char *plan_given;	    /* the first of --cutoff, --overhead, or NULL */
+	int rerun;		    /* auto: a program that ended may run again */
 	int has_input_size;	    /* --input-size, stored in the header */
 	unsigned long long input_size;
 };
@@ -167,6 +168,7 @@ struct record_outcome {
 	int listed;	/* --list printed the functions: nothing to record */
 	int usage;	/* the failure was the command line's (USAGE_ERROR) */
 	int finished;	/* record_run() wrote the file to its end */
+	uint64_t events; /* ... with this many entries and exits */
 	int status;	/* record_run(): the exit status to pass on - the target's,
 			 * 128 + a signal's, 1 when it failed */
 };
@@ -262,6 +264,7 @@ struct record_phase {
 	int waiting_said;
 	uint64_t window_ns;	   /* of a program: leave it running after this
 				    * long (and min_samples) */
+	uint64_t ended_ns;	   /* when it left the program running */
 	/* phase 2 */
 	const char *plan_from;	   /* the phase-1 data selecting what to probe */
 	struct vp_plan plan;
