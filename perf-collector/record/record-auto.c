@@ -287,6 +287,9 @@ struct auto_run {
 	/* from phase 1's end to phase 2's start, the same run: when phase 1
 	 * left the program running, wrote its file, and phase 2 was planned */
 	uint64_t p1_end_ns, p1_done_ns, planned_ns;
+	/* varperf's own CPU time (all its threads) when record began, and
+	 * the target's in phase 1 of the same run */
+	uint64_t self_cpu0, p1_cpu;
 	double run_secs;     /* how long it ran, when it ended in phase 1 */
 	int code;	     /* record's exit status once a step ends it */
 };
@@ -593,6 +596,8 @@ static int phase1_hand_over(struct auto_run *a)
 	}
 	r2->phase.plan_from = o->output;
 	r2->phase.phase1_stack_size = r1->opts.sampling.stack_size;
+	if (r1->target.left_running)
+		a->p1_cpu = r1->target.cpu;
 	/* its sampling events and buffers are of no more use */
 	record_release(r1);
 	memset(r1, 0, sizeof(*r1));
@@ -802,6 +807,26 @@ static void print_latency(const struct auto_run *a)
 	     (double)(r2->target.start_ns - a->planned_ns) / 1e6);
 }
 
+/*
+ * At the end of one run probed in phase 2: varperf's own CPU time, all its
+ * threads (sampling, unwinding and naming, planning, reading the probes'
+ * records), against the program's - what record cost beyond the probes,
+ * which the probes' budget does not cover.
+ */
+static void print_own_cost(const struct auto_run *a)
+{
+	const struct record *r2 = &a->r2;
+	uint64_t own = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - a->self_cpu0;
+	uint64_t target = a->p1_cpu + r2->target.cpu;
+	char x[32], y[32];
+
+	if (a->o->quiet || !r2->target.child || !r2->outcome.finished || !target)
+		return;
+	info("varperf's own CPU time: %s, %.1f%% of the program's %s (beyond the probes' "
+	     "cost in it)", fmt_duration((double)own, x, sizeof(x)),
+	     100.0 * (double)own / (double)target, fmt_duration((double)target, y, sizeof(y)));
+}
+
 /* Phase 2: probe, and the exit status - phase 1 kept if it did not start. */
 static int auto_phase2(struct auto_run *a)
 {
@@ -813,6 +838,7 @@ static int auto_phase2(struct auto_run *a)
 		record_run(r2, a->argc, a->argv);
 		code = r2->outcome.status;
 		print_latency(a);
+		print_own_cost(a);
 	}
 	if (r2->outcome.finished || r2->output.file.committed)
 		return auto_end(a, check_timed(a, code));
@@ -821,7 +847,8 @@ static int auto_phase2(struct auto_run *a)
 		while (waitpid(r2->opts.attach, &status, 0) < 0 && errno == EINTR)
 			;
 		keep_phase1(o, "phase 2 failed");
-		return auto_end(a, exit_code_of(status));
+		/* nothing was timed: no success, whatever the program did */
+		return auto_end(a, exit_code_of(status) ? exit_code_of(status) : 1);
 	}
 	if (!a->ran_phase1)
 		return auto_end(a, code);
@@ -851,6 +878,7 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	a.argv = argv;
 	a.t0 = monotonic_ns();
 	a.in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
+	a.self_cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	recording_init(&a.r2, &a, MODE_PROBE);
 	if (!auto_prepare(&a) && !auto_phase1(&a) && !auto_plan(&a) && !auto_phase2_ready(&a))
 		auto_phase2(&a);

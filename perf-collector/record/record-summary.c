@@ -18,26 +18,13 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
 				   long long bytes)
 {
 	const struct vp_sampling *sm = &rec->hdr.sampling;
-	struct vp_unwind_stats us = { 0 };
 	uint64_t n = tr->samples;
 	char a[32];
 
-	if (rec->probing.ss)
-		vp_sample_sink_stats(rec->probing.ss, &us);
 	info("recorded %llu samples of %s every %s in '%s' (%lld bytes), %zu thread%s",
 	     (unsigned long long)n, vp_sample_event_name(sm->event),
 	     sm->period ? fmt_duration((double)sm->period, a, sizeof(a)) : "(frequency mode)",
 	     rec->opts.output, bytes, rec->ids.threads.n, rec->ids.threads.n == 1 ? "" : "s");
-	if (tr->broken && us.no_cfi_module[0])
-		warning("%llu of %llu samples (%.1f%%) could not be unwound past code of '%s', "
-			"which has no .eh_frame or .debug_frame (rebuild it with "
-			"-fasynchronous-unwind-tables, or keep frame pointers)",
-			(unsigned long long)tr->broken, (unsigned long long)n,
-			100.0 * (double)tr->broken / (double)n, us.no_cfi_module);
-	else if (tr->broken)
-		warning("%llu of %llu samples (%.1f%%) could not be unwound to their outermost "
-			"frame", (unsigned long long)tr->broken, (unsigned long long)n,
-			100.0 * (double)tr->broken / (double)n);
 	if (rec->probing.sampler.exclude_kernel)
 		info("user mode only: time in the kernel is not sampled (it needs root or "
 		     "kernel.perf_event_paranoid <= 1)");
@@ -61,6 +48,34 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
  * every mode, quiet or not (auto mode's phase 1 is quiet; it raised the
  * copy already if it could, see phase1_stacks() in record-auto.c).
  */
+/*
+ * Samples not unwound past code without unwind information, or not to
+ * their outermost frame: said in every mode, quiet or not, as truncated
+ * stacks are (auto mode's phase 1 is quiet, and its plan leaves them
+ * out, see plan.c).
+ */
+static void print_broken(struct vp_sample_sink *ss, int phase1, const struct vp_trailer *tr)
+{
+	struct vp_unwind_stats us = { 0 };
+	uint64_t n = tr->samples;
+	const char *phase = phase1 ? "phase 1: " : "";
+
+	if (!tr->broken)
+		return;
+	if (ss)
+		vp_sample_sink_stats(ss, &us);
+	if (us.no_cfi_module[0])
+		warning("%s%llu of %llu samples (%.1f%%) could not be unwound past code of '%s', "
+			"which has no .eh_frame or .debug_frame (rebuild it with "
+			"-fasynchronous-unwind-tables, or keep frame pointers)", phase,
+			(unsigned long long)tr->broken, (unsigned long long)n,
+			100.0 * (double)tr->broken / (double)n, us.no_cfi_module);
+	else
+		warning("%s%llu of %llu samples (%.1f%%) could not be unwound to their outermost "
+			"frame", phase, (unsigned long long)tr->broken, (unsigned long long)n,
+			100.0 * (double)tr->broken / (double)n);
+}
+
 static void print_truncated(uint32_t size, int phase1, const struct vp_trailer *tr)
 {
 	uint64_t n = tr->samples;
@@ -140,8 +155,10 @@ void record_summary_print(struct record *rec, const struct vp_trailer *tr)
 		return;
 	}
 	print_nesting(rec->probing.nesting, &rec->hdr, rec->opts.exit_mode);
-	if (rec->mode != MODE_PROBE)
+	if (rec->mode != MODE_PROBE) {
 		print_truncated(rec->opts.sampling.stack_size, rec->phase.min_samples != 0, tr);
+		print_broken(rec->probing.ss, rec->phase.min_samples != 0, tr);
+	}
 	if (rec->opts.quiet)
 		return;
 	if (rec->mode != MODE_SAMPLE)
