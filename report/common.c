@@ -94,6 +94,14 @@ const char *report_time_compact(const struct report *r, double v, char *buf, siz
  * Names come from the recorded binary and its debug information: print
  * control characters as '?' so that a hostile file cannot drive the terminal.
  */
+const char *report_no_calls(const struct report *r)
+{
+	if (!r->totals || r->totals->invocations)
+		return NULL;
+	return r->sampled ? "no call was timed, the recording holds samples only"
+			  : "no call was timed";
+}
+
 void report_put(FILE *f, const char *s)
 {
 	for (; *s; s++)

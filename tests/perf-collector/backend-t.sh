@@ -202,8 +202,11 @@ if command -v gdb >/dev/null; then
 		"... warns that no call of parent() was recorded whole"
 	"$VARPERF" report -i held.data --format json >held.json 2>/dev/null
 	tap_is 0 "$(j held.json "len(node('parent'))")" "... which the report has no node of"
+	"$VARPERF" report -i held.data >held.txt 2>/dev/null
+	tap_is "2 0" "$(grep -c '^  (none: no call was timed, the recording holds samples only)$' held.txt) $(grep -c 'no significant node' held.txt)" \
+		"... and whose patterns say no call was timed, not 'no significant node'"
 else
-	tap_skip "no gdb" 3
+	tap_skip "no gdb" 4
 fi
 
 tap_done
