@@ -5,7 +5,7 @@
  * entries and exits of probed functions, or - by default - both, a
  * sampling phase that finds the functions that matter and, in the same
  * run where it can, probes that time only those.  This file reads the command line; the
- * steps are in record-setup.c, record-stream.c and record-auto.c.
+ * steps are in record-setup.c, record-run.c and record-auto.c.
  */
 #include <config.h>
 
@@ -30,8 +30,7 @@ static const char *const cmd_record_usage[] = {
 	"",
 	"    -o, --output <file>       write the data to <file> (default: varperf.data)",
 	"        --mode <mode>         auto (default: sample, then probe what matters in",
-	"                              the same run; a program that ends within the",
-	"                              sampling runs again), probe, sample or combined",
+	"                              the same run), probe, sample or combined",
 	"    -F, --freq <hz>           samples per second (default: 1000)",
 	"        --stack-size <bytes>  user stack copied per sample (default: 8192)",
 	"    -e, --event <event>       sampling event: auto, cpu-clock, task-clock or cycles",
@@ -43,8 +42,10 @@ static const char *const cmd_record_usage[] = {
 	"        --phase1 <file>       auto: reuse the sampling run recorded in <file>",
 	"        --phase1-duration <secs>",
 	"                              auto: sample <secs> seconds before probing (default:",
-	"                              0.25 for a program, which runs again if it ends",
-	"                              sooner; with -p 2, or a quarter of --duration)",
+	"                              0.25 for a program; with -p 2, or a quarter of",
+	"                              --duration)",
+	"        --rerun               auto: a program that ends before it is probed may",
+	"                              run again for phase 2 (default: it runs once)",
 	"    -p, --pid <pid>           attach to the running process <pid>",
 	"        --duration <secs>     stop after <secs> seconds",
 	"    -f, --function <glob>     probe only the functions matching <glob> (repeatable)",
@@ -92,6 +93,7 @@ enum {
 	OPT_FOLLOW_FORK,
 	OPT_NO_FOLLOW_FORK,
 	OPT_INPUT_SIZE,
+	OPT_RERUN,
 };
 
 static const struct option cmd_record_options[] = {
@@ -106,6 +108,7 @@ static const struct option cmd_record_options[] = {
 	{ "overhead", required_argument, NULL, OPT_OVERHEAD },
 	{ "phase1", required_argument, NULL, OPT_PHASE1 },
 	{ "phase1-duration", required_argument, NULL, OPT_PHASE1_DURATION },
+	{ "rerun", no_argument, NULL, OPT_RERUN },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "function", required_argument, NULL, 'f' },
@@ -223,6 +226,8 @@ static int check_options(struct record_opts *o, int nargs)
 		return error("--phase1 reuses a run of a program: it cannot go with -p");
 	if (o->phase1_duration > 0 && (o->mode != MODE_AUTO || o->phase1))
 		return error("--phase1-duration is for --mode=auto without --phase1");
+	if (o->rerun && (o->mode != MODE_AUTO || o->attach))
+		return error("--rerun is for --mode=auto with a program to run");
 	/* Phase 2's plan turns samples into time: cycles are not time, and
 	 * in frequency mode each sample weighs a different number of them. */
 	if (o->mode == MODE_AUTO && o->sampling.event == VP_SEV_CYCLES)
@@ -384,6 +389,9 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_LIST:
 			o->list = 1;
+			break;
+		case OPT_RERUN:
+			o->rerun = 1;
 			break;
 		case OPT_NO_CALIBRATE:
 			o->no_calibrate = 1;

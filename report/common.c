@@ -98,6 +98,14 @@ const char *report_time_compact(const struct report *r, double v, char *buf, siz
  * under the terminal rule of util/escape.h, so that a hostile file cannot
  * drive the terminal.
  */
+const char *report_no_calls(const struct report *r)
+{
+	if (!r->totals || r->totals->invocations)
+		return NULL;
+	return r->sampled ? "no call was timed, the recording holds samples only"
+			  : "no call was timed";
+}
+
 void report_put(FILE *f, const char *s)
 {
 	vp_term_put(f, s);

@@ -653,6 +653,10 @@ static void html_vcg(FILE *f, const struct report *r)
 		   "contexts; a Task's box leads to its plots.</p>\n",
 		g->npatterns, g->npatterns == 1 ? "" : "s", g->nnodes, g->nnodes == 1 ? "" : "s",
 		g->nsegments, g->nsegments == 1 ? "" : "s", g->params.tau, g->params.beta);
+	if (!g->npatterns && report_no_calls(r)) {
+		fprintf(f, "<p>(none: %s)</p>\n</section>\n", report_no_calls(r));
+		return;
+	}
 	if (!g->npatterns) {
 		fprintf(f, "<p>(none: no significant node has CoV &ge; %g)</p>\n</section>\n",
 			r->an->cov_threshold);

@@ -366,6 +366,10 @@ static void text_patterns(const struct report *r)
 
 	for (size_t i = 0; i < an->npatterns; i++)
 		nset += an->patterns[i].in_pattern_set != 0;
+	if (!an->npatterns && report_no_calls(r)) {
+		fprintf(f, "  (none: %s)\n", report_no_calls(r));
+		return;
+	}
 	if (!an->npatterns) {
 		fprintf(f, "  (none: no significant node has CoV >= %g)\n", an->cov_threshold);
 		return;

@@ -192,6 +192,10 @@ void report_vcg_text(const struct report *r)
 		g->merges, g->merges == 1 ? "" : "s", g->trimmed_patterns,
 		g->trimmed_patterns == 1 ? "" : "s", g->trimmed_nodes,
 		g->trimmed_nodes == 1 ? "" : "s");
+	if (!g->npatterns && report_no_calls(r)) {
+		fprintf(f, "  (none: %s)\n", report_no_calls(r));
+		return;
+	}
 	if (!g->npatterns) {
 		fprintf(f, "  (none: no significant node has CoV >= %g)\n", r->an->cov_threshold);
 		return;

@@ -270,6 +270,10 @@ const char *report_time_compact(const struct report *r, double v, char *buf, siz
 const char *report_snode_name(const struct report *r, uint32_t id);
 int report_snode_inlined(const struct report *r, uint32_t id);
 const char *report_snode_site(const struct report *r, uint32_t id, char *buf, size_t len);
+/* Why a recording has no pattern when it timed no call at all (an auto
+ * recording whose phase 2 timed nothing: samples only), else NULL - not
+ * "no significant node has CoV >= ...", which reads as no variance. */
+const char *report_no_calls(const struct report *r);
 /* Write @s with control characters as '?' (names come from the binary). */
 void report_put(FILE *f, const char *s);
 /*

@@ -15,7 +15,7 @@
  * out of any budget; so the plan is optimistic, and the recorder measures
  * the real cost while phase 2 runs and stops probing the most expensive
  * functions when the budget is exceeded: vp_plan_over_budget() decides
- * what, record-stream.c applies it.
+ * what, record-budget.c applies it.
  */
 #include <config.h>
 
@@ -95,11 +95,64 @@ static int read_phase1(struct vp_plan *p, const char *path)
 	return 0;
 }
 
-/* The least depth at which each symbol was sampled (UINT32_MAX: never). */
+/* Per node of the sampled tree: whether it is of samples whose stack was
+ * not unwound to its outermost frame (under the INCOMPLETE node). */
+static unsigned char *incomplete_nodes(const struct vp_plan *p)
+{
+	unsigned char *inc = xcalloc(p->tree.nnodes + 1, 1);
+
+	/* (a node comes after its parent) */
+	for (size_t i = 1; i < p->tree.nnodes; i++) {
+		const struct vp_snode *n = &p->tree.nodes[i];
+
+		inc[i] = n->kind == VP_SNODE_INCOMPLETE || (n->parent < i && inc[n->parent]);
+	}
+	return inc;
+}
+
+/*
+ * The samples to plan from: those unwound whole, and per symbol how many
+ * hold it - all the samples holding it, less the incomplete ones: a
+ * sample counts once under the first node of the symbol on its path, so
+ * the incomplete samples holding it are those of such first nodes in the
+ * incomplete part of the tree.
+ */
+static void complete_samples(struct vp_plan *p, size_t nsyms)
+{
+	unsigned char *inc = incomplete_nodes(p);
+
+	p->sym_samples = xcalloc(nsyms + 1, sizeof(*p->sym_samples));
+	for (size_t s = 0; s < nsyms && s < p->tree.nsyms; s++)
+		p->sym_samples[s] = p->tree.sym_samples[s];
+	p->incomplete = 0;
+	for (size_t i = 1; i < p->tree.nnodes; i++) {
+		const struct vp_snode *n = &p->tree.nodes[i];
+		uint32_t a;
+
+		if (!inc[i])
+			continue;
+		if (n->kind == VP_SNODE_INCOMPLETE)
+			p->incomplete += n->samples;
+		if (n->kind != VP_SNODE_FUNC || n->symbol >= nsyms)
+			continue;
+		for (a = n->parent; a != VP_SNODE_NONE && a < i; a = p->tree.nodes[a].parent)
+			if (p->tree.nodes[a].kind == VP_SNODE_FUNC &&
+			    p->tree.nodes[a].symbol == n->symbol)
+				break;
+		if ((a == VP_SNODE_NONE || a >= i) && p->sym_samples[n->symbol] >= n->samples)
+			p->sym_samples[n->symbol] -= n->samples;
+	}
+	p->samples = p->tree.samples > p->incomplete ? p->tree.samples - p->incomplete : 0;
+	free(inc);
+}
+
+/* The least depth at which each symbol was sampled (UINT32_MAX: never),
+ * in the stacks unwound whole. */
 static uint32_t *symbol_depths(const struct vp_plan *p, size_t nsyms)
 {
 	uint32_t *node = xcalloc(p->tree.nnodes + 1, sizeof(*node));
 	uint32_t *sym = xmalloc((nsyms + 1) * sizeof(*sym));
+	unsigned char *inc = incomplete_nodes(p);
 
 	for (size_t s = 0; s <= nsyms; s++)
 		sym[s] = UINT32_MAX;
@@ -108,24 +161,30 @@ static uint32_t *symbol_depths(const struct vp_plan *p, size_t nsyms)
 		const struct vp_snode *n = &p->tree.nodes[i];
 
 		node[i] = n->parent < i ? node[n->parent] + 1 : 1;
-		if (n->kind == VP_SNODE_FUNC && n->symbol < nsyms && node[i] < sym[n->symbol])
+		if (n->kind == VP_SNODE_FUNC && !inc[i] && n->symbol < nsyms &&
+		    node[i] < sym[n->symbol])
 			sym[n->symbol] = node[i];
 	}
+	free(inc);
 	free(node);
 	return sym;
 }
 
-/* Calls of each symbol: invocations seen and the samples they spanned. */
+/* Calls of each symbol: invocations seen and the samples they spanned,
+ * in the stacks unwound whole. */
 static void symbol_spans(const struct vp_plan *p, double *inv, double *spanned)
 {
+	unsigned char *inc = incomplete_nodes(p);
+
 	for (size_t i = 1; i < p->tree.nnodes; i++) {
 		const struct vp_snode *n = &p->tree.nodes[i];
 
-		if (n->kind != VP_SNODE_FUNC || n->symbol >= vp_reader_nsymbols(p->r))
+		if (n->kind != VP_SNODE_FUNC || inc[i] || n->symbol >= vp_reader_nsymbols(p->r))
 			continue;
 		inv[n->symbol] += (double)n->span.n;
 		spanned[n->symbol] += n->span.mean * (double)n->span.n;
 	}
+	free(inc);
 }
 
 static void estimate(struct vp_plan *p, uint32_t sym, const double *inv, const double *spanned,
@@ -134,13 +193,13 @@ static void estimate(struct vp_plan *p, uint32_t sym, const double *inv, const d
 {
 	double per_call = vp_probe_class_cost(f->insn_class, costs, ncosts);
 	double period = (double)p->tree.period;
-	double time = (double)p->tree.sym_samples[sym] / (double)p->tree.samples * p->cpu_ns;
+	double time = (double)p->sym_samples[sym] / (double)p->samples * p->cpu_ns;
 
 	/* what a call is assumed to last when samples cannot tell */
 	double floor = 10 * per_call > period / 4 ? 10 * per_call : period / 4;
 
-	pf->samples = p->tree.sym_samples[sym];
-	pf->share = (double)pf->samples / (double)p->tree.samples;
+	pf->samples = p->sym_samples[sym];
+	pf->share = (double)pf->samples / (double)p->samples;
 	if (inv[sym] > 0 && spanned[sym] / inv[sym] >= 2) {
 		/* calls outlast a period and are seen, unless back to back:
 		 * allow for as many unseen */
@@ -198,6 +257,12 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 	if (read_phase1(p, path) < 0)
 		return -1;
 	nsyms = vp_reader_nsymbols(p->r);
+	complete_samples(p, nsyms);
+	if (!p->samples)
+		return error("none of the %llu samples of phase 1 was unwound to its outermost "
+			     "frame (a stack copy too small, or code without unwind information): "
+			     "no plan is made from cut stacks (try a larger --stack-size)",
+			     (unsigned long long)p->tree.samples);
 	inv = xcalloc(nsyms + 1, sizeof(*inv));
 	spanned = xcalloc(nsyms + 1, sizeof(*spanned));
 	symbol_spans(p, inv, spanned);
@@ -208,7 +273,7 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 		const struct vp_symbol *sym = vp_reader_symbol(p->r, s);
 		long f;
 
-		if (!p->tree.sym_samples[s])
+		if (!p->sym_samples[s])
 			continue;
 		f = match(p->r, sym, funcs, nfuncs, mods);
 		if (f >= 0) {
@@ -219,7 +284,7 @@ int vp_plan_build(struct vp_plan *p, const char *path, const struct vp_func *fun
 		if (sym->flags & VP_SYM_INLINE) {
 			p->inline_only++;
 		} else if (!(sym->flags & VP_SYM_NONAME)) {
-			double share = (double)p->tree.sym_samples[s] / (double)p->tree.samples;
+			double share = (double)p->sym_samples[s] / (double)p->samples;
 
 			p->other_modules++;
 			if (share > p->other_share) {
@@ -356,6 +421,10 @@ void vp_plan_print(const struct vp_plan *p, const struct vp_func *funcs, double 
 	     vp_sample_event_name(h->sampling.event),
 	     fmt_duration((double)p->tree.period, a, sizeof(a)),
 	     fmt_duration(p->cpu_ns, b, sizeof(b)));
+	if (p->incomplete)
+		info("phase 1: %llu of them not unwound to their outermost frame are left out of "
+		     "the plan (a cut stack misses callers): it counts the other %llu",
+		     (unsigned long long)p->incomplete, (unsigned long long)p->samples);
 	info("phase 2 probes %zu function%s: estimated cost +%.2f%% of the run (budget %g%%):",
 	     p->nchosen, p->nchosen == 1 ? "" : "s", p->cost_ns / p->cpu_ns * 100,
 	     overhead * 100);
@@ -518,6 +587,7 @@ void vp_plan_release(struct vp_plan *p)
 	if (p->tree.nodes)
 		vp_sampled_release(&p->tree);
 	free(p->funcs);
+	free(p->sym_samples);
 	free(p->other_example);
 	memset(p, 0, sizeof(*p));
 }

@@ -37,6 +37,11 @@ struct vp_plan_func {
 struct vp_plan {
 	struct vp_reader *r; /* the phase-1 data */
 	struct vp_sampled tree;
+	/* The samples planned from: those unwound to their outermost frame
+	 * (a cut stack misses callers, and ranks its callees above them),
+	 * and per symbol how many hold it; @incomplete, those left out. */
+	uint64_t samples, incomplete;
+	uint64_t *sym_samples;
 	double cpu_ns;	     /* sampled CPU time of phase 1 */
 	double budget_ns;
 	double cost_ns;	     /* estimated cost of the chosen probes */

@@ -3,14 +3,15 @@
  * record-auto.c - the driver of "varperf record": one recording in probe,
  * sample or combined mode, or the automatic mode (Kumar et al. 2008, §2.2):
  * phase 1 samples, phase 2 probes only what phase 1 found significant
- * within the overhead budget (plan.c), while record-stream.c measures what
+ * within the overhead budget (plan.c), while record-budget.c measures what
  * the probes really cost.  It puts together record-setup.c's and
- * record-stream.c's steps, which never call back into it: what the
- * stream asks of phase 1 goes through struct record_ops (see record.h).
+ * record-run.c's steps, which never call back into it: what the run
+ * asks of phase 1 goes through struct record_ops (see record.h).
  */
 #include <config.h>
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@ enum {
 	PHASE1_MIN_SAMPLES = 200,
 	/* phase 1 judges its stack copy after this many samples */
 	STACK_CHECK_SAMPLES = 50,
+	/* fewer calls timed than this give no statistics worth a report */
+	FEW_CALLS = 30,
 };
 
 /*
@@ -72,7 +75,7 @@ static int phase1_stacks(struct record *rec)
 	return 1;
 }
 
-/* What the stream asks of phase 1 every round. */
+/* What the run asks of phase 1 every round. */
 static const struct record_ops phase1_ops = {
 	.round = phase1_stacks,
 	.may_flush = phase1_stacks_settled,
@@ -192,36 +195,6 @@ static int stdin_again(off_t off)
 }
 
 /*
- * The program ended before phase 2 could probe it, @when ("within phase
- * 1", "while phase 2 was planned"; @secs: how long phase 1 sampled, or
- * 0): phase 2 runs it again if its standard input can be read again
- * (@in_off: where phase 1 began reading it).  0 to go on, or 1 after
- * saying why not.
- */
-static int run_again(const struct record_opts *o, const char *prog, off_t in_off, int status,
-		     const char *when, double secs)
-{
-	char took[32] = "", why[64];
-
-	if (!stdin_again(in_off)) {
-		if (secs > 0)
-			snprintf(took, sizeof(took), " (%.2f s)", secs);
-		snprintf(why, sizeof(why), "the program ended %s", when);
-		keep_phase1(o, why);
-		error("'%s' ended %s%s, and a second run cannot read its standard input again (a "
-		      "pipe): record it with --mode=probe, or give --phase1 a sampling run",
-		      prog, when, took);
-		return 1;
-	}
-	if (!o->quiet)
-		info("'%s' ended %s: running it again for phase 2", prog, when);
-	if (status)
-		warning("phase 1: '%s' exited with status %d; phase 2 must do the same work", prog,
-			status);
-	return 0;
-}
-
-/*
  * Whether phase 1's program, left running for phase 2 (@pid, our child),
  * has ended meanwhile: then it is reaped, its exit code in *@code.
  */
@@ -259,18 +232,19 @@ static int interrupt_child(pid_t pid)
 	return exit_code_of(status);
 }
 
-static void abandon_child(struct record *r1)
+/* Phase 1's program, left running for phase 2, is not to be probed after all. */
+static void abandon_child(const struct record_target *t)
 {
-	if (r1->target.left_running) {
-		kill(r1->target.pid, SIGKILL);
-		waitpid(r1->target.pid, NULL, 0);
+	if (t->left_running) {
+		kill(t->pid, SIGKILL);
+		waitpid(t->pid, NULL, 0);
 	}
 }
 
 /* The exit status of a recording whose preparation failed. */
-static int failed_status(const struct record *rec)
+static int failed_status(const struct record_outcome *out)
 {
-	return rec->outcome.usage ? USAGE_ERROR : 1;
+	return out->usage ? USAGE_ERROR : 1;
 }
 
 int record_one(struct record *rec, int argc, char **argv)
@@ -278,272 +252,640 @@ int record_one(struct record *rec, int argc, char **argv)
 	rec->target.argc = argc;
 	rec->target.argv = argv;
 	if (record_prepare_static(rec) < 0)
-		return failed_status(rec);
+		return failed_status(&rec->outcome);
 	if (rec->outcome.listed)
 		return 0;
 	if (record_prepare_probes(rec) < 0)
-		return failed_status(rec);
+		return failed_status(&rec->outcome);
 	if (rec->outcome.listed)
 		return 0;
 	record_run(rec, argc, argv);
 	return rec->outcome.status;
 }
 
-struct calib_job {
-	struct record *rec;
-	int err;
+/*
+ * Auto mode's state, from one step to the next (record_auto()): each step
+ * returns 0 to go on, or 1 when record ends, its exit status in code.
+ */
+struct auto_run {
+	const struct record_opts *o;
+	const char *prog;
+	int argc;
+	char **argv;
+	uint64_t t0;	     /* when record began: --duration counts from here */
+	off_t in_off;	     /* where phase 1 began reading its standard input */
+	struct record r1, r2; /* phase 1's recording and phase 2's */
+	/* the probes' cost, measured in a thread while phase 1 samples */
+	pthread_t calib_thread;
+	int calibrating, calib_err;
+	int ran_phase1;	     /* phase 1's file was made */
+	int planned;	     /* r2's functions are the plan's... */
+	double *est_calls;   /* ... and per function, the calls it expects */
+	int plan_failed;     /* no phase 2 (said): only its end remains */
+	int p1code;	     /* the exit code of phase 1's program, if it ended */
+	uint64_t r1_start_ns; /* when phase 1's program started */
+	/* from phase 1's end to phase 2's start, the same run: when phase 1
+	 * left the program running, wrote its file, and phase 2 was planned */
+	uint64_t p1_end_ns, p1_done_ns, planned_ns;
+	/* varperf's own CPU time (all its threads) when record began, and
+	 * the target's in phase 1 of the same run */
+	uint64_t self_cpu0, p1_cpu;
+	double run_secs;     /* how long it ran, when it ended in phase 1 */
+	int code;	     /* record's exit status once a step ends it */
 };
+
+/* A recording of @a's program in @mode, with the command's options. */
+static void recording_init(struct record *rec, const struct auto_run *a, enum record_mode mode)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->opts = *a->o;
+	rec->mode = mode;
+	rec->target.prog = a->prog;
+	rec->target.argc = a->argc;
+	rec->target.argv = a->argv;
+}
+
+/* What is left of --duration now (seconds; HUGE_VAL without one). */
+static double duration_left(const struct auto_run *a)
+{
+	if (a->o->duration <= 0)
+		return HUGE_VAL;
+	return a->o->duration - (double)(monotonic_ns() - a->t0) / 1e9;
+}
+
+/* End record with exit status @code. */
+static int auto_end(struct auto_run *a, int code)
+{
+	a->code = code;
+	return 1;
+}
+
+/* @line and one more word of a shell command, @s, quoted unless plain. */
+static char *shell_word(char *line, const char *s)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_./=:,+-%@";
+	char *next, *q;
+	size_t k = 0;
+
+	if (*s && strspn(s, plain) == strlen(s)) {
+		next = xasprintf("%s %s", line, s);
+	} else {
+		q = xmalloc(4 * strlen(s) + 3);
+		q[k++] = '\'';
+		for (const char *c = s; *c; c++) {
+			if (*c == '\'') {
+				memcpy(q + k, "'\\''", 4);
+				k += 4;
+			} else {
+				q[k++] = *c;
+			}
+		}
+		q[k++] = '\'';
+		q[k] = 0;
+		next = xasprintf("%s %s", line, q);
+		free(q);
+	}
+	free(line);
+	return next;
+}
+
+/*
+ * The command that records the functions of phase 2's plan (those left in
+ * a->r2's header) for the whole of one run: "varperf record --mode=probe
+ * -f ... -o ... -- program args" (or "-p pid").
+ */
+static char *probe_command(const struct auto_run *a)
+{
+	const struct record *r2 = &a->r2;
+	char *line = xstrdup("varperf record --mode=probe"), *next;
+
+	for (size_t i = 0; i < r2->hdr.nfuncs; i++) {
+		/* (not those phase 2 found too costly to probe) */
+		if (r2->phase.dropped && r2->phase.dropped[i])
+			continue;
+		line = shell_word(line, "-f");
+		line = shell_word(line, r2->hdr.funcs[i].name);
+	}
+	line = shell_word(line, "-o");
+	line = shell_word(line, a->o->output);
+	if (a->o->attach) {
+		next = xasprintf("%s -p %d", line, (int)a->o->attach);
+		free(line);
+		return next;
+	}
+	line = shell_word(line, "--");
+	for (int i = 0; i < a->argc; i++)
+		line = shell_word(line, a->argv[i]);
+	return line;
+}
+
+/*
+ * The program ended before anything was probed, and --rerun was not
+ * given: a program that writes files, a database or a socket must not
+ * run twice behind the user's back.  The file holds the sampled profile;
+ * say so, and how to get a complete recording: the plan's functions
+ * probed from the start, or a shorter phase 1 (a quarter of the run).
+ */
+static int no_second_run(struct auto_run *a, const char *when, double run_secs)
+{
+	const struct record_opts *o = a->o;
+	struct record *r2 = &a->r2;
+	char *cmd = NULL, why[64];
+	double p1 = run_secs / 4 >= 0.01 ? run_secs / 4 : 0.01;
+
+	r2->opts.quiet = 1; /* no plan printed: no phase 2 follows */
+	r2->phase.plan_from = o->output;
+	mute_errors(1);
+	if (a->planned || (!record_calibrate(r2) && !select_planned(r2)))
+		cmd = probe_command(a);
+	mute_errors(0);
+	snprintf(why, sizeof(why), "the program ended %s", when);
+	keep_phase1(o, why);
+	error("nothing was timed: '%s' ended %s, after %.2f s, and runs once unless --rerun is "
+	      "given", a->prog, when, run_secs);
+	if (cmd)
+		info("to time the %zu function%s phase 2 would probe, over a whole run: %s",
+		     r2->hdr.nfuncs, r2->hdr.nfuncs == 1 ? "" : "s", cmd);
+	info("or probe sooner with --phase1-duration %.2f, or let record run the program "
+	     "again with --rerun (if running it twice does no harm)", p1);
+	free(cmd);
+	return auto_end(a, a->p1code ? a->p1code : 1);
+}
+
+/*
+ * The program ended before phase 2 could probe it, @when ("within phase
+ * 1", "while phase 2 was planned"; @secs: how long phase 1 sampled, or
+ * 0; @run_secs: how long it ran): with --rerun, phase 2 runs it again if
+ * its standard input can be read again.  0 to go on, or 1 when record
+ * ends (said).
+ */
+static int run_again(struct auto_run *a, const char *when, double secs, double run_secs)
+{
+	const struct record_opts *o = a->o;
+	char took[32] = "", why[64];
+
+	if (!o->rerun)
+		return no_second_run(a, when, run_secs);
+	if (!stdin_again(a->in_off)) {
+		if (secs > 0)
+			snprintf(took, sizeof(took), " (%.2f s)", secs);
+		snprintf(why, sizeof(why), "the program ended %s", when);
+		keep_phase1(o, why);
+		error("'%s' ended %s%s, and a second run cannot read its standard input again (a "
+		      "pipe): record it with --mode=probe, or give --phase1 a sampling run",
+		      a->prog, when, took);
+		return auto_end(a, 1);
+	}
+	if (!o->quiet)
+		info("'%s' ended %s: running it again for phase 2", a->prog, when);
+	if (a->p1code)
+		warning("phase 1: '%s' exited with status %d; phase 2 must do the same work",
+			a->prog, a->p1code);
+	return 0;
+}
 
 static void *calibrate_main(void *arg)
 {
-	struct calib_job *j = arg;
+	struct auto_run *a = arg;
 
-	j->err = record_calibrate(j->rec);
+	a->calib_err = record_calibrate(&a->r2);
 	return NULL;
 }
 
 /*
- * Auto mode (Kumar et al. 2008, §2.2): sample a first run, then run again
- * probing only what the samples found significant within the budget; or,
- * attached to a running process, sample it for a while, then probe it.
- * Both phases go into the one output file.  Whatever stops phase 2 from
- * happening, phase 1 is kept.
+ * What needs no run: --phase1 checked, phase 2's program, functions and
+ * probes prepared - so that anything that would stop phase 2 stops
+ * record before phase 1.  Nothing to probe (a stripped program, no
+ * uprobe PMU) without a -f asking for something: auto mode samples.
  */
-int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv)
+static int auto_prepare(struct auto_run *a)
 {
-	struct calib_job calib = { NULL, 0 };
-	pthread_t calib_thread;
-	int calibrating = 0;
-	struct record r1, r2;
-	int ran_phase1 = 0;
-	uint64_t t0 = monotonic_ns();
-	off_t in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
-	int code = 0, p1code = 0, err;
+	const struct record_opts *o = a->o;
+	struct record *r2 = &a->r2;
+	int err;
 
-	memset(&r1, 0, sizeof(r1));
-	memset(&r2, 0, sizeof(r2));
-	r2.opts = *o;
-	r2.mode = MODE_PROBE;
-	r2.target.prog = prog;
-	r2.target.argc = argc;
-	r2.target.argv = argv;
 	if (o->phase1 && vp_output_same(o->phase1, o->output)) {
 		error("--phase1 '%s' is also the output: give another -o", o->phase1);
-		return USAGE_ERROR;
+		return auto_end(a, USAGE_ERROR);
 	}
 	/* a wrong file is said at once, not after the calibration */
 	if (o->phase1 && vp_plan_check(o->phase1) < 0)
-		return 1;
-	r2.phase.plan_from = o->phase1;
-	/* Nothing to probe (a stripped program, no uprobe PMU) without a
-	 * -f asking for something: auto mode samples.  Anything else that
-	 * would stop phase 2 stops us before phase 1. */
-	r2.probing.can_sample_only = !o->funcs.n && !o->phase1;
-	err = record_prepare_static(&r2);
-	if (err && r2.probing.unprobeable && r2.probing.can_sample_only && o->list) {
-		error("nothing to list: %s", r2.probing.unprobeable);
-		code = 1;
-		goto out;
-	}
-	if (err && r2.probing.unprobeable && r2.probing.can_sample_only) {
-		warning("%s: sampling only", r2.probing.unprobeable);
-		record_release(&r2);
-		memset(&r2, 0, sizeof(r2));
-		r2.opts = *o;
-		r2.mode = MODE_SAMPLE;
-		r2.target.prog = prog;
-		code = record_one(&r2, argc, argv);
-		goto out;
-	}
-	if (err) {
-		code = failed_status(&r2);
-		goto out;
-	}
-	/*
-	 * The probes' cost is measured while phase 1 samples, in a thread:
-	 * not before it (the program would start later) nor after it (it
-	 * would run unobserved meanwhile).
-	 */
-	if (!o->phase1) {
-		calib.rec = &r2;
-		calibrating = pthread_create(&calib_thread, NULL, calibrate_main, &calib) == 0;
-		if (!calibrating && record_calibrate(&r2) < 0) {
-			code = 1;
-			goto out;
-		}
-	}
-	if (!o->phase1) {
-		r1.opts = *o;
-		r1.opts.quiet = 1;
-		r1.mode = MODE_SAMPLE;
-		r1.target.prog = prog;
-		r1.phase.announce = !o->quiet;
-		r1.phase.min_samples = PHASE1_MIN_SAMPLES;
-		r1.ops = &phase1_ops;
-		if (o->attach) {
-			r1.opts.duration = phase1_seconds(o);
-			r1.phase.until_ns =
-				o->duration > 0 ? t0 + (uint64_t)(o->duration * 1e9) : 0;
-			if (!o->quiet)
-				info("phase 1 of 2: sampling process %d (%s) for %.1f s",
-				     (int)o->attach, r2.target.path, r1.opts.duration);
-		} else {
-			r1.phase.window_ns = (uint64_t)(phase1_window(o) * 1e9);
-			/* an idle program: plan from what there is after a while */
-			r1.phase.until_ns = monotonic_ns() + 10 * r1.phase.window_ns;
-			if (!o->quiet)
-				info("phase 1 of 2: sampling '%s' for %.2f s, then %s", prog,
-				     phase1_window(o),
-				     o->list ? "listing what phase 2 would probe"
-					     : "probing it in the same run");
-		}
-		p1code = record_one(&r1, argc, argv);
-		ran_phase1 = r1.output.file.committed;
-		if (calibrating) {
-			pthread_join(calib_thread, NULL);
-			calibrating = 0;
-			if (calib.err) {
-				abandon_child(&r1);
-				if (r1.outcome.finished)
-					keep_phase1(o, "the probes' cost could not be measured");
-				code = 1;
-				goto out;
-			}
-		}
-		if (!r1.outcome.finished) {
-			/* a file it could not write whole stays, as in any mode */
-			if (ran_phase1)
-				warning("no phase 2: '%s' holds what phase 1 could write",
-					o->output);
-			abandon_child(&r1);
-			code = p1code ? p1code : 1;
-			goto out;
-		}
-		if (record_nsignals) {
-			keep_phase1(o, "interrupted in phase 1");
-			code = o->attach ? 0 : p1code ? p1code : 130;
-			goto out;
-		}
-		if (r1.target.gone && o->attach) {
-			keep_phase1(o, "the process exited in phase 1");
-			code = 0;
-			goto out;
-		}
-		/* --duration ended the program: the time asked for is over, a
-		 * second run would exceed it */
-		if (!r1.target.left_running && !o->attach && o->duration > 0 &&
-		    (double)(monotonic_ns() - t0) / 1e9 >= o->duration) {
-			keep_phase1(o, "--duration ended in phase 1");
-			code = p1code;
-			goto out;
-		}
-		if (r1.target.left_running) {
-			/* phase 2 probes the same process */
-			r2.opts.attach = r1.target.pid;
-			r2.target.child = 1;
-		} else if (o->list) {
-			/* --list needs no second run: the plan is made */
-		} else if (!o->attach &&
-			   run_again(o, prog, in_off, p1code, "within phase 1", phase1_window(o))) {
-			code = 1;
-			goto out;
-		}
-		r2.phase.plan_from = o->output;
-		r2.phase.phase1_stack_size = r1.opts.sampling.stack_size;
-		/* the same run: the children phase 1 followed are phase 2's too */
-		if (r1.target.left_running) {
-			r2.target.procs = r1.target.procs;
-			memset(&r1.target.procs, 0, sizeof(r1.target.procs));
-		}
-		/* its sampling events and buffers are of no more use */
-		record_release(&r1);
-		memset(&r1, 0, sizeof(r1));
-	}
-	if (o->attach && o->duration > 0 &&
-	    (double)(monotonic_ns() - t0) / 1e9 >= o->duration) {
-		keep_phase1(o, "--duration ended in phase 1");
-		code = 0;
-		goto out;
-	}
-	if (o->attach && !o->quiet && !o->list)
-		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2.target.path);
-	else if (!o->quiet && !o->list)
-		info("phase 2 of 2: probing '%s'%s", prog,
-		     r2.target.child ? " (the same run)" : "");
-	err = record_calibrate(&r2);
+		return auto_end(a, 1);
+	r2->phase.plan_from = o->phase1;
+	r2->probing.can_sample_only = !o->funcs.n && !o->phase1;
+	err = record_prepare_static(r2);
 	if (!err)
-		err = select_planned(&r2);
-	if (!err)
-		err = record_prepare_probes(&r2);
-	code = err < 0 ? 1 : 0;
-	if (r2.outcome.listed && r2.target.child) {
-		/* --list: no phase 2, and phase 1's program has served its turn */
-		kill(r2.opts.attach, SIGKILL);
-		while (waitpid(r2.opts.attach, NULL, 0) < 0 && errno == EINTR)
-			;
-		r2.target.gone = 1;
+		return 0;
+	if (!r2->probing.unprobeable || !r2->probing.can_sample_only)
+		return auto_end(a, failed_status(&r2->outcome));
+	if (o->list) {
+		error("nothing to list: %s", r2->probing.unprobeable);
+		return auto_end(a, 1);
 	}
-	/* the program ran on while phase 2 was planned, and may be over:
-	 * a process that has ended has nothing to probe (opening its events
-	 * fails with ESRCH), so run it again as if it had ended in phase 1 */
-	if (!code && !r2.outcome.listed && r2.target.child && child_ended(r2.opts.attach, &p1code)) {
-		record_procs_release(&r2.target.procs);
-		memset(&r2.target.procs, 0, sizeof(r2.target.procs));
-		r2.opts.attach = 0;
-		r2.target.child = 0;
-		if (o->duration > 0 && (double)(monotonic_ns() - t0) / 1e9 >= o->duration) {
-			keep_phase1(o, "--duration ended before phase 2");
-			code = p1code;
-			goto out;
-		}
-		if (run_again(o, prog, in_off, p1code, "while phase 2 was planned", 0)) {
-			code = 1;
-			goto out;
-		}
-	}
-	if (!code && !r2.outcome.listed && (o->attach || r2.target.child) && o->duration > 0) {
-		/* what is left of --duration after phase 1 and the planning */
-		r2.opts.duration = o->duration - (double)(monotonic_ns() - t0) / 1e9;
-		if (r2.opts.duration <= 0) {
-			keep_phase1(o, "--duration ended before phase 2");
-			code = 0;
-			if (r2.target.child) {
-				code = interrupt_child(r2.opts.attach);
-				r2.target.gone = 1;
-			}
-			goto out;
-		}
-	}
-	if (!code && !r2.outcome.listed && !record_nsignals) {
-		record_run(&r2, argc, argv);
-		code = r2.outcome.status;
-	}
-	if (r2.target.child && !r2.target.gone && !r2.outcome.finished &&
-	    !r2.output.file.committed) {
-		/* phase 2 never started: the program still runs its course */
-		int status;
+	warning("%s: sampling only", r2->probing.unprobeable);
+	record_release(r2);
+	recording_init(r2, a, MODE_SAMPLE);
+	return auto_end(a, record_one(r2, a->argc, a->argv));
+}
 
-		while (waitpid(r2.opts.attach, &status, 0) < 0 && errno == EINTR)
+/*
+ * The probes' cost is measured while phase 1 samples, in a thread: not
+ * before it (the program would start later) nor after it (it would run
+ * unobserved meanwhile).
+ */
+static int start_calibration(struct auto_run *a)
+{
+	a->calibrating = pthread_create(&a->calib_thread, NULL, calibrate_main, a) == 0;
+	if (!a->calibrating && record_calibrate(&a->r2) < 0)
+		return auto_end(a, 1);
+	return 0;
+}
+
+static int join_calibration(struct auto_run *a)
+{
+	if (!a->calibrating)
+		return 0;
+	pthread_join(a->calib_thread, NULL);
+	a->calibrating = 0;
+	return a->calib_err;
+}
+
+/* Phase 1's recording: sample the program for a window, or the process
+ * attached for a while; quiet but for its announcements. */
+static void phase1_init(struct auto_run *a)
+{
+	const struct record_opts *o = a->o;
+	struct record *r1 = &a->r1;
+
+	recording_init(r1, a, MODE_SAMPLE);
+	r1->opts.quiet = 1;
+	r1->phase.announce = !o->quiet;
+	r1->phase.min_samples = PHASE1_MIN_SAMPLES;
+	r1->ops = &phase1_ops;
+	if (o->attach) {
+		r1->opts.duration = phase1_seconds(o);
+		r1->phase.until_ns = o->duration > 0 ? a->t0 + (uint64_t)(o->duration * 1e9) : 0;
+		if (!o->quiet)
+			info("phase 1 of 2: sampling process %d (%s) for %.1f s", (int)o->attach,
+			     a->r2.target.path, r1->opts.duration);
+		return;
+	}
+	r1->phase.window_ns = (uint64_t)(phase1_window(o) * 1e9);
+	/* an idle program: plan from what there is after a while */
+	r1->phase.until_ns = monotonic_ns() + 10 * r1->phase.window_ns;
+	if (!o->quiet)
+		info("phase 1 of 2: sampling '%s' for %.2f s, then %s", a->prog, phase1_window(o),
+		     o->list ? "listing what phase 2 would probe" : "probing it in the same run");
+}
+
+/* How phase 1 ended: whether (and how) phase 2 can follow. */
+static int phase1_outcome(struct auto_run *a)
+{
+	const struct record_opts *o = a->o;
+	struct record *r1 = &a->r1;
+
+	if (join_calibration(a)) {
+		abandon_child(&r1->target);
+		if (r1->outcome.finished)
+			keep_phase1(o, "the probes' cost could not be measured");
+		return auto_end(a, 1);
+	}
+	if (!r1->outcome.finished) {
+		/* a file it could not write whole stays, as in any mode */
+		if (a->ran_phase1)
+			warning("no phase 2: '%s' holds what phase 1 could write", o->output);
+		abandon_child(&r1->target);
+		return auto_end(a, a->p1code ? a->p1code : 1);
+	}
+	if (record_nsignals) {
+		keep_phase1(o, "interrupted in phase 1");
+		return auto_end(a, o->attach ? 0 : a->p1code ? a->p1code : 130);
+	}
+	if (r1->target.gone && o->attach) {
+		keep_phase1(o, "the process exited in phase 1");
+		return auto_end(a, 0);
+	}
+	/* --duration ended: the time asked for is over, a second run (or
+	 * more of this one) would exceed it */
+	if (!r1->target.left_running && duration_left(a) <= 0) {
+		keep_phase1(o, "--duration ended in phase 1");
+		return auto_end(a, o->attach ? 0 : a->p1code);
+	}
+	return 0;
+}
+
+/* Phase 2 takes over from phase 1: the same run (the program left
+ * running, its children), or a second one. */
+static int phase1_hand_over(struct auto_run *a)
+{
+	const struct record_opts *o = a->o;
+	struct record *r1 = &a->r1, *r2 = &a->r2;
+
+	if (r1->target.left_running) {
+		/* phase 2 probes the same process, and the children phase 1
+		 * followed */
+		r2->opts.attach = r1->target.pid;
+		r2->target.child = 1;
+		r2->target.procs = r1->target.procs;
+		memset(&r1->target.procs, 0, sizeof(r1->target.procs));
+	} else if (!o->list && !o->attach &&
+		   run_again(a, "within phase 1", phase1_window(o), a->run_secs)) {
+		/* (--list needs no second run: the plan is made) */
+		return 1;
+	}
+	r2->phase.plan_from = o->output;
+	r2->phase.phase1_stack_size = r1->opts.sampling.stack_size;
+	if (r1->target.left_running)
+		a->p1_cpu = r1->target.cpu;
+	/* its sampling events and buffers are of no more use */
+	record_release(r1);
+	memset(r1, 0, sizeof(*r1));
+	return 0;
+}
+
+/* Phase 1 (unless --phase1 gave its file): sample, while the probes'
+ * cost is measured. */
+static int auto_phase1(struct auto_run *a)
+{
+	if (a->o->phase1) {
+		if (a->o->attach && duration_left(a) <= 0) {
+			keep_phase1(a->o, "--duration ended in phase 1");
+			return auto_end(a, 0);
+		}
+		return 0;
+	}
+	if (start_calibration(a))
+		return 1;
+	phase1_init(a);
+	a->p1code = record_one(&a->r1, a->argc, a->argv);
+	a->ran_phase1 = a->r1.output.file.committed;
+	a->r1_start_ns = a->r1.target.start_ns;
+	a->p1_end_ns = a->r1.phase.ended_ns;
+	a->p1_done_ns = monotonic_ns();
+	a->run_secs = (double)(monotonic_ns() - a->r1_start_ns) / 1e9;
+	if (phase1_outcome(a))
+		return 1;
+	return phase1_hand_over(a);
+}
+
+/* Per function kept by select_planned() (in its order), the calls the
+ * plan expects in a run. */
+static double *planned_calls(const struct vp_plan *p, size_t n)
+{
+	double *calls = xcalloc(n ? n : 1, sizeof(*calls));
+	size_t j = 0;
+
+	for (size_t i = 0; i < p->nfuncs && j < n; i++)
+		if (p->funcs[i].why == VP_PLAN_PROBED)
+			calls[j++] = p->funcs[i].calls;
+	return calls;
+}
+
+/* Phase 2's plan: what to probe, from phase 1's file (and --list); a
+ * plan that failed leaves phase 2 to end as one that failed. */
+static int auto_plan(struct auto_run *a)
+{
+	const struct record_opts *o = a->o;
+	struct record *r2 = &a->r2;
+	int err;
+
+	if (o->attach && !o->quiet && !o->list)
+		info("phase 2 of 2: probing process %d (%s)", (int)o->attach, r2->target.path);
+	else if (!o->quiet && !o->list)
+		info("phase 2 of 2: probing '%s'%s", a->prog,
+		     r2->target.child ? " (the same run)" : "");
+	err = record_calibrate(r2);
+	if (!err)
+		err = select_planned(r2);
+	a->planned = !err;
+	if (a->planned)
+		a->est_calls = planned_calls(&r2->phase.plan, r2->hdr.nfuncs);
+	if (!err)
+		err = record_prepare_probes(r2);
+	a->planned_ns = monotonic_ns();
+	if (r2->outcome.listed && r2->target.child) {
+		/* --list: no phase 2, and phase 1's program has served its turn */
+		kill(r2->opts.attach, SIGKILL);
+		while (waitpid(r2->opts.attach, NULL, 0) < 0 && errno == EINTR)
+			;
+		r2->target.gone = 1;
+	}
+	if (r2->outcome.listed)
+		return auto_end(a, 0);
+	a->plan_failed = err < 0;
+	return 0;
+}
+
+/*
+ * Right before phase 2: the program ran on while phase 2 was planned, and
+ * may be over - a process that has ended has nothing to probe (opening
+ * its events fails with ESRCH), so it runs again as if it had ended in
+ * phase 1; and what is left of --duration is phase 2's.
+ */
+static int auto_phase2_ready(struct auto_run *a)
+{
+	const struct record_opts *o = a->o;
+	struct record *r2 = &a->r2;
+	double left;
+
+	if (a->plan_failed)
+		return 0;
+	if (r2->target.child && child_ended(r2->opts.attach, &a->p1code)) {
+		record_procs_release(&r2->target.procs);
+		memset(&r2->target.procs, 0, sizeof(r2->target.procs));
+		r2->opts.attach = 0;
+		r2->target.child = 0;
+		if (duration_left(a) <= 0) {
+			keep_phase1(o, "--duration ended before phase 2");
+			return auto_end(a, a->p1code);
+		}
+		if (run_again(a, "while phase 2 was planned", 0,
+			      (double)(monotonic_ns() - a->r1_start_ns) / 1e9))
+			return 1;
+	}
+	if (!o->attach && !r2->target.child)
+		return 0;
+	left = duration_left(a);
+	if (left == HUGE_VAL)
+		return 0;
+	r2->opts.duration = left;
+	if (left > 0)
+		return 0;
+	keep_phase1(o, "--duration ended before phase 2");
+	if (!r2->target.child)
+		return auto_end(a, 0);
+	r2->target.gone = 1;
+	return auto_end(a, interrupt_child(r2->opts.attach));
+}
+
+/*
+ * The functions phase 2 timed too few calls of (FEW_CALLS) though the plan
+ * expected more, listed for a message ("'f' (3 of ~400 calls)"), and how
+ * many; NULL when none.
+ */
+static char *few_calls(const struct auto_run *a, size_t *nfew)
+{
+	const struct record *r2 = &a->r2;
+	char *list = NULL, *next;
+
+	*nfew = 0;
+	for (size_t f = 0; r2->phase.kept && f < r2->hdr.nfuncs; f++) {
+		uint64_t whole = r2->phase.kept[2 * f] < r2->phase.kept[2 * f + 1]
+					 ? r2->phase.kept[2 * f]
+					 : r2->phase.kept[2 * f + 1];
+
+		if (r2->phase.dropped[f] || whole >= FEW_CALLS || a->est_calls[f] < FEW_CALLS)
+			continue;
+		if (++*nfew > 3)
+			continue;
+		next = xasprintf("%s%s'%s' (%llu of ~%.0f calls)", list ? list : "",
+				 list ? ", " : "", r2->hdr.funcs[f].display,
+				 (unsigned long long)whole, a->est_calls[f]);
+		free(list);
+		list = next;
+	}
+	return list;
+}
+
+/*
+ * After phase 2: a recording that timed nothing is no recording of the
+ * program's calls - said, with the command that records them, and record
+ * exits non-zero; one that timed few calls of a function the plan chose,
+ * or covered less than half of the run, says so.
+ */
+static int check_timed(struct auto_run *a, int code)
+{
+	const struct record *r2 = &a->r2;
+	uint64_t now = monotonic_ns();
+	double run = (double)(now - a->r1_start_ns) / 1e9;
+	double probed = (double)(now - r2->target.start_ns) / 1e9;
+	char *cmd, *few;
+	size_t nfew;
+
+	if (!r2->outcome.finished || r2->output.write_err)
+		return code;
+	cmd = probe_command(a);
+	if (!r2->outcome.events) {
+		error("nothing was timed: no call of the %zu function%s probed was recorded in "
+		      "phase 2 (%.2f s); '%s' holds the sampled profile only", r2->hdr.nfuncs,
+		      r2->hdr.nfuncs == 1 ? "" : "s", probed, a->o->output);
+		info("to time them over a whole run: %s", cmd);
+		free(cmd);
+		return code ? code : 1;
+	}
+	few = few_calls(a, &nfew);
+	if (few)
+		warning("phase 2 timed few calls of %zu function%s the plan chose: %s%s; so few "
+			"calls make poor statistics (a whole run: %s)", nfew, nfew == 1 ? "" : "s",
+			few, nfew > 3 ? ", ..." : "", cmd);
+	else if (r2->target.child && a->r1_start_ns && probed < run / 2)
+		warning("phase 2 probed %.2f s of the program's %.2f s (%.0f%%): the calls before "
+			"are in the samples only (a whole run: %s)", probed, run,
+			100 * probed / run, cmd);
+	free(few);
+	free(cmd);
+	return code;
+}
+
+/*
+ * -v: how long the program ran unobserved between the phases, the same
+ * run - phase 1's file written (its samples unwound and named), the plan
+ * made, the probes placed - against the 50 ms aimed at.
+ */
+static void print_latency(const struct auto_run *a)
+{
+	const struct record *r2 = &a->r2;
+
+	if (!verbose || !a->p1_end_ns || !r2->target.child || !r2->target.start_ns)
+		return;
+	info("phase 2 began %.1f ms after phase 1 ended: %.1f ms writing phase 1 (its samples "
+	     "unwound and named), %.1f ms planning, %.1f ms placing the probes",
+	     (double)(r2->target.start_ns - a->p1_end_ns) / 1e6,
+	     (double)(a->p1_done_ns - a->p1_end_ns) / 1e6,
+	     (double)(a->planned_ns - a->p1_done_ns) / 1e6,
+	     (double)(r2->target.start_ns - a->planned_ns) / 1e6);
+}
+
+/*
+ * At the end of one run probed in phase 2: varperf's own CPU time, all its
+ * threads (sampling, unwinding and naming, planning, reading the probes'
+ * records), against the program's - what record cost beyond the probes,
+ * which the probes' budget does not cover.
+ */
+static void print_own_cost(const struct auto_run *a)
+{
+	const struct record *r2 = &a->r2;
+	uint64_t own = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - a->self_cpu0;
+	uint64_t target = a->p1_cpu + r2->target.cpu;
+	char x[32], y[32];
+
+	if (a->o->quiet || !r2->target.child || !r2->outcome.finished || !target)
+		return;
+	info("varperf's own CPU time: %s, %.1f%% of the program's %s (beyond the probes' "
+	     "cost in it)", fmt_duration((double)own, x, sizeof(x)),
+	     100.0 * (double)own / (double)target, fmt_duration((double)target, y, sizeof(y)));
+}
+
+/* Phase 2: probe, and the exit status - phase 1 kept if it did not start. */
+static int auto_phase2(struct auto_run *a)
+{
+	const struct record_opts *o = a->o;
+	struct record *r2 = &a->r2;
+	int status, code = a->plan_failed;
+
+	if (!a->plan_failed && !record_nsignals) {
+		record_run(r2, a->argc, a->argv);
+		code = r2->outcome.status;
+		print_latency(a);
+		print_own_cost(a);
+	}
+	if (r2->outcome.finished || r2->output.file.committed)
+		return auto_end(a, check_timed(a, code));
+	if (r2->target.child && !r2->target.gone) {
+		/* phase 2 never started: the program still runs its course */
+		while (waitpid(r2->opts.attach, &status, 0) < 0 && errno == EINTR)
 			;
 		keep_phase1(o, "phase 2 failed");
-		code = exit_code_of(status);
-		goto out;
+		/* nothing was timed: no success, whatever the program did */
+		return auto_end(a, exit_code_of(status) ? exit_code_of(status) : 1);
 	}
-	if (r2.outcome.listed) {
-		code = 0;
-	} else if (!r2.outcome.finished && ran_phase1 && !r2.output.file.committed) {
-		int interrupted = record_nsignals != 0;
+	if (!a->ran_phase1)
+		return auto_end(a, code);
+	if (record_nsignals) {
+		keep_phase1(o, "interrupted before phase 2");
+		return auto_end(a, o->attach ? 0 : 128 + (int)record_signal);
+	}
+	keep_phase1(o, "phase 2 failed");
+	return auto_end(a, code ? code : 1);
+}
 
-		keep_phase1(o, interrupted ? "interrupted before phase 2" : "phase 2 failed");
-		if (interrupted)
-			code = o->attach ? 0 : 128 + (int)record_signal;
-		else if (!code)
-			code = 1;
-	}
-out:
-	if (calibrating)
-		pthread_join(calib_thread, NULL);
-	record_release(&r1);
-	record_release(&r2);
-	return code;
+/*
+ * Auto mode (Kumar et al. 2008, §2.2): sample the program, then probe only
+ * what the samples found significant within the budget, in the same run
+ * where it can; or, attached to a running process, sample it for a while,
+ * then probe it.  Both phases go into the one output file.  Whatever
+ * stops phase 2 from happening, phase 1 is kept.
+ */
+int record_auto(const struct record_opts *o, const char *prog, int argc, char **argv)
+{
+	struct auto_run a;
+
+	memset(&a, 0, sizeof(a));
+	a.o = o;
+	a.prog = prog;
+	a.argc = argc;
+	a.argv = argv;
+	a.t0 = monotonic_ns();
+	a.in_off = lseek(STDIN_FILENO, 0, SEEK_CUR);
+	a.self_cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	recording_init(&a.r2, &a, MODE_PROBE);
+	if (!auto_prepare(&a) && !auto_phase1(&a) && !auto_plan(&a) && !auto_phase2_ready(&a))
+		auto_phase2(&a);
+	if (a.calibrating)
+		pthread_join(a.calib_thread, NULL);
+	record_release(&a.r1);
+	record_release(&a.r2);
+	free(a.est_calls);
+	return a.code;
 }

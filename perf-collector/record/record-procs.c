@@ -16,7 +16,7 @@
 #include "perf-collector/record/record.h"
 #include "util/util.h"
 
-static void write_proc(struct record *rec, const struct record_proc *p);
+static void write_proc(struct record_output *out, const struct record_proc *p);
 
 uint64_t record_process_cpu_ns(pid_t pid)
 {
@@ -28,13 +28,12 @@ uint64_t record_process_cpu_ns(pid_t pid)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void record_procs_start(struct record *rec)
+void record_procs_start(struct record_procs *ps, pid_t pid, int follow,
+			struct record_output *out)
 {
-	struct record_procs *ps = &rec->target.procs;
-
 	/* auto mode's phase 2 in the same run: phase 1's processes go on */
-	if (ps->n && ps->v[0].pid == (uint32_t)rec->target.pid) {
-		ps->follow = rec->opts.follow_fork;
+	if (ps->n && ps->v[0].pid == (uint32_t)pid) {
+		ps->follow = follow;
 		/* their CPU time so far was phase 1's */
 		for (size_t i = 1; i < ps->n; i++) {
 			ps->v[i].cpu_base = ps->v[i].cpu_last =
@@ -43,16 +42,16 @@ void record_procs_start(struct record *rec)
 		}
 		for (size_t i = 0; ps->forked && i < ps->n; i++)
 			if (!i || ps->v[i].followed || (ps->v[i].flags & VP_PROC_EXEC))
-				write_proc(rec, &ps->v[i]);
+				write_proc(out, &ps->v[i]);
 		return;
 	}
 	record_procs_release(ps);
-	rec->target.procs.follow = rec->opts.follow_fork;
-	rec->target.procs.v = xcalloc(1, sizeof(*rec->target.procs.v));
-	rec->target.procs.cap = 1;
-	rec->target.procs.n = 1;
-	rec->target.procs.v[0].pid = (uint32_t)rec->target.pid;
-	rec->target.procs.v[0].followed = 1;
+	ps->follow = follow;
+	ps->v = xcalloc(1, sizeof(*ps->v));
+	ps->cap = 1;
+	ps->n = 1;
+	ps->v[0].pid = (uint32_t)pid;
+	ps->v[0].followed = 1;
 }
 
 void record_procs_release(struct record_procs *ps)
@@ -104,24 +103,24 @@ static struct record_proc *insert(struct record_procs *ps, uint32_t pid)
 	return &ps->v[i];
 }
 
-int record_procs_followed(struct record *rec, uint32_t pid)
+int record_procs_followed(struct record_procs *ps, uint32_t pid)
 {
-	struct record_proc *p = find(&rec->target.procs, pid);
+	struct record_proc *p = find(ps, pid);
 
 	return p && p->followed;
 }
 
-static void write_proc(struct record *rec, const struct record_proc *p)
+static void write_proc(struct record_output *out, const struct record_proc *p)
 {
 	struct vp_process vp = { p->pid, p->ppid, p->flags, p->exec };
 
-	if (rec->w)
-		record_write_failed(rec, vp_writer_process(rec->w, &vp));
+	if (out->w)
+		record_write_failed(out, vp_writer_process(out->w, &vp));
 }
 
-void record_procs_fork(struct record *rec, uint32_t ppid, uint32_t pid)
+void record_procs_fork(struct record_procs *ps, struct record_output *out, uint32_t ppid,
+		       uint32_t pid)
 {
-	struct record_procs *ps = &rec->target.procs;
 	struct record_proc *parent = find(ps, ppid), *p;
 
 	/* the same fork seen by two events (combined mode), or a stranger's */
@@ -134,36 +133,37 @@ void record_procs_fork(struct record *rec, uint32_t ppid, uint32_t pid)
 	if (!ps->forked++) {
 		/* the first child: the target becomes one process of several */
 		ps->v[0].exec = xstrdup("");
-		write_proc(rec, &ps->v[0]);
+		write_proc(out, &ps->v[0]);
 	}
 	p = insert(ps, pid);
 	p->ppid = ppid;
 	p->flags = VP_PROC_FORKED;
 	p->followed = 1;
 	p->exec = xstrdup("");
-	write_proc(rec, p);
+	write_proc(out, p);
 }
 
-void record_procs_exec(struct record *rec, uint32_t pid)
+void record_procs_exec(struct record_procs *ps, uint32_t pid)
 {
-	struct record_proc *p = find(&rec->target.procs, pid);
+	struct record_proc *p = find(ps, pid);
 
 	/* the target's own exec (launching it) or a second report of one */
-	if (!p || !p->followed || p == &rec->target.procs.v[0])
+	if (!p || !p->followed || p == &ps->v[0])
 		return;
 	/* no longer the program probed: its first mapping says what it is */
 	p->followed = 0;
 	p->exec_pending = 1;
 }
 
-void record_procs_mapped(struct record *rec, uint32_t pid, const char *path)
+void record_procs_mapped(struct record_procs *ps, struct record_output *out, const char *prog,
+			 uint32_t pid, const char *path)
 {
-	struct record_proc *p = find(&rec->target.procs, pid);
+	struct record_proc *p = find(ps, pid);
 
 	if (!p || !p->exec_pending || path[0] != '/')
 		return;
 	p->exec_pending = 0;
-	if (rec->hdr.nmodules && !strcmp(path, rec->hdr.modules[0].path)) {
+	if (prog && !strcmp(path, prog)) {
 		/* it exec'd the probed program again: still the one probed */
 		p->followed = 1;
 		return;
@@ -171,31 +171,31 @@ void record_procs_mapped(struct record *rec, uint32_t pid, const char *path)
 	free(p->exec);
 	p->exec = xstrdup(path);
 	p->flags |= VP_PROC_EXEC;
-	rec->target.procs.execd++;
-	write_proc(rec, p);
+	ps->execd++;
+	write_proc(out, p);
 }
 
-void record_procs_finish(struct record *rec)
+void record_procs_finish(struct record_procs *ps, struct record_output *out)
 {
-	for (size_t i = 0; i < rec->target.procs.n; i++) {
-		struct record_proc *p = &rec->target.procs.v[i];
+	for (size_t i = 0; i < ps->n; i++) {
+		struct record_proc *p = &ps->v[i];
 
 		/* exec'd, but nothing was mapped before the end */
 		if (p->exec_pending) {
 			p->exec_pending = 0;
 			p->flags |= VP_PROC_EXEC;
-			rec->target.procs.execd++;
-			write_proc(rec, p);
+			ps->execd++;
+			write_proc(out, p);
 		}
 	}
 }
 
-uint64_t record_procs_cpu(struct record *rec)
+uint64_t record_procs_cpu(struct record_procs *ps)
 {
 	uint64_t sum = 0;
 
-	for (size_t i = 1; i < rec->target.procs.n; i++) {
-		struct record_proc *p = &rec->target.procs.v[i];
+	for (size_t i = 1; i < ps->n; i++) {
+		struct record_proc *p = &ps->v[i];
 
 		/* an ended child's last reading stands (its pid may be reused) */
 		if (p->followed && !p->cpu_gone) {
@@ -209,6 +209,17 @@ uint64_t record_procs_cpu(struct record *rec)
 		sum += p->cpu_last > p->cpu_base ? p->cpu_last - p->cpu_base : 0;
 	}
 	return sum;
+}
+
+void record_target_cpu_update(struct record_target *t)
+{
+	uint64_t cpu = record_process_cpu_ns(t->pid);
+
+	/* a parent that only waits for its children spends no CPU time of
+	 * its own: theirs counts all the same */
+	cpu = (cpu > t->start_cpu ? cpu - t->start_cpu : 0) + record_procs_cpu(&t->procs);
+	if (cpu > t->cpu)
+		t->cpu = cpu;
 }
 
 /* "'/bin/true' (2), '/bin/sh'": the programs children exec'd. */
@@ -240,17 +251,17 @@ static char *execd_list(const struct record_procs *ps)
 	return out;
 }
 
-void record_procs_summary(const struct record *rec)
+void record_procs_summary(const struct record_target *t, const struct record_probing *pr)
 {
-	const struct record_procs *ps = &rec->target.procs;
+	const struct record_procs *ps = &t->procs;
 	uint64_t n = ps->forked;
-	uint64_t lost = rec->probing.bpf_on ? vp_bpf_probes_unfollowed(&rec->probing.bpf) : 0;
-	uint64_t late = rec->probing.bpf_on ? vp_bpf_probes_unheld(&rec->probing.bpf) : 0;
+	uint64_t lost = pr->bpf_on ? vp_bpf_probes_unfollowed(&pr->bpf) : 0;
+	uint64_t late = pr->bpf_on ? vp_bpf_probes_unheld(&pr->bpf) : 0;
 
 	if (ps->unfollowed)
 		info("'%s' forked %llu child process%s, not followed (--no-follow-fork): only "
 		     "its own threads are recorded",
-		     rec->target.prog, (unsigned long long)ps->unfollowed,
+		     t->prog, (unsigned long long)ps->unfollowed,
 		     ps->unfollowed == 1 ? "" : "es");
 	if (lost)
 		warning("%llu child process%s could not be followed: the BPF table of followed "
@@ -260,20 +271,20 @@ void record_procs_summary(const struct record *rec)
 		warning("%llu child process%s ran before %s probes were attached (at most %.1f ms "
 			"after the fork, see above): %s first calls are not recorded",
 			(unsigned long long)late, late == 1 ? "" : "es",
-			late == 1 ? "its" : "their", (double)rec->probing.bpf.unheld_max_ns / 1e6,
+			late == 1 ? "its" : "their", (double)pr->bpf.unheld_max_ns / 1e6,
 			late == 1 ? "its" : "their");
-	if (rec->probing.bpf_on && rec->probing.bpf.nheld)
+	if (pr->bpf_on && pr->bpf.nheld)
 		pr_debug("held %llu child process%s stopped at the fork until %s probes were "
 			 "attached: %.2f ms on average, at most %.2f ms",
-			 (unsigned long long)rec->probing.bpf.nheld,
-			 rec->probing.bpf.nheld == 1 ? "" : "es",
-			 rec->probing.bpf.nheld == 1 ? "its" : "their",
-			 (double)rec->probing.bpf.held_ns / 1e6 / (double)rec->probing.bpf.nheld,
-			 (double)rec->probing.bpf.held_max_ns / 1e6);
+			 (unsigned long long)pr->bpf.nheld,
+			 pr->bpf.nheld == 1 ? "" : "es",
+			 pr->bpf.nheld == 1 ? "its" : "their",
+			 (double)pr->bpf.held_ns / 1e6 / (double)pr->bpf.nheld,
+			 (double)pr->bpf.held_max_ns / 1e6);
 	if (n)
 		info("followed %llu child process%s of '%s': %llu processes recorded (report "
 		     "--pid shows one)",
-		     (unsigned long long)n, n == 1 ? "" : "es", rec->target.prog,
+		     (unsigned long long)n, n == 1 ? "" : "es", t->prog,
 		     (unsigned long long)n + 1);
 	if (ps->execd) {
 		char *list = execd_list(ps);

@@ -110,24 +110,23 @@ static int load_functions(struct record *rec)
  * silently drops the returns of calls nested deeper: recursion would lose
  * nearly all its exits.  Probes on exit sites have no such limit.
  */
-static void keep_recursive_sites(struct record *rec)
+static void keep_recursive_sites(struct record_probing *p, const struct vp_header *h)
 {
-	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
-		struct vp_exits *ex = &rec->probing.exits[i];
+	for (size_t i = 0; i < h->nfuncs; i++) {
+		struct vp_exits *ex = &p->exits[i];
 
 		if (ex->self_calls && ex->how != VP_EXITS_URETPROBE) {
-			rec->probing.nrecursive++;
-			pr_debug("%s calls itself: exits probed at their sites",
-				 rec->hdr.funcs[i].display);
+			p->nrecursive++;
+			pr_debug("%s calls itself: exits probed at their sites", h->funcs[i].display);
 			continue;
 		}
 		vp_exits_release(ex);
 		memset(ex, 0, sizeof(*ex));
 		ex->how = VP_EXITS_URETPROBE;
 	}
-	if (!rec->probing.nrecursive) {
-		free(rec->probing.exits);
-		rec->probing.exits = NULL;
+	if (!p->nrecursive) {
+		free(p->exits);
+		p->exits = NULL;
 	}
 }
 
@@ -196,7 +195,7 @@ static int plan_exits(struct record *rec)
 	}
 	pr_debug("exit sites decoded, %zu functions not decodable", undecodable);
 	if (recursive_only)
-		keep_recursive_sites(rec);
+		keep_recursive_sites(&rec->probing, &rec->hdr);
 	return 0;
 }
 
@@ -212,10 +211,11 @@ static const char *class_name(uint32_t cls)
 	}
 }
 
-/* How the exits of function @i are probed, for --list. */
-static const char *exits_name(const struct record *rec, size_t i, char *buf, size_t len)
+/* How the exits of function @i are probed (@exits: NULL for return
+ * probes), for --list. */
+static const char *exits_name(const struct vp_exits *exits, size_t i, char *buf, size_t len)
 {
-	const struct vp_exits *ex = rec->probing.exits ? &rec->probing.exits[i] : NULL;
+	const struct vp_exits *ex = exits ? &exits[i] : NULL;
 
 	switch (ex ? ex->how : VP_EXITS_URETPROBE) {
 	case VP_EXITS_SITES:
@@ -230,19 +230,19 @@ static const char *exits_name(const struct record *rec, size_t i, char *buf, siz
 	}
 }
 
-static void list_functions(const struct record *rec)
+static void list_functions(const struct vp_header *h, const struct vp_exits *exits)
 {
-	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
-		const struct vp_func *f = &rec->hdr.funcs[i];
+	for (size_t i = 0; i < h->nfuncs; i++) {
+		const struct vp_func *f = &h->funcs[i];
 		char buf[32];
 
 		printf("%#10llx %6llu %-8s %-9s ", (unsigned long long)f->addr,
 		       (unsigned long long)f->size, class_name(f->insn_class),
-		       exits_name(rec, i, buf, sizeof(buf)));
+		       exits_name(exits, i, buf, sizeof(buf)));
 		vp_term_put(stdout, f->display); /* from the binary: util/escape.h */
 		if (f->flags & VP_FUNC_FROM_LIB) {
 			fputs("  [", stdout);
-			vp_term_put(stdout, rec->hdr.modules[f->module].path);
+			vp_term_put(stdout, h->modules[f->module].path);
 			fputc(']', stdout);
 		}
 		printf("\n");
@@ -324,9 +324,9 @@ static int calibrate(struct record *rec)
 	return 0;
 }
 
-static const char *backend_name(const struct record *rec)
+static const char *backend_name(int bpf_on)
 {
-	return rec->probing.bpf_on ? "BPF uprobe_multi links" : "perf_event uprobes";
+	return bpf_on ? "BPF uprobe_multi links" : "perf_event uprobes";
 }
 
 /* What the "probing N functions" line says about exits. */
@@ -342,7 +342,7 @@ static void print_probing(const struct record *rec)
 		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
 	if (!rec->probing.exits || rec->probing.nrecursive) {
 		info("probing %zu functions in '%s' (%zu on emulated instructions%s) with %s",
-		     rec->hdr.nfuncs, rec->target.path, emulated, past, backend_name(rec));
+		     rec->hdr.nfuncs, rec->target.path, emulated, past, backend_name(rec->probing.bpf_on));
 		if (rec->probing.nrecursive)
 			info("%zu recursive function%s (calling %s) with exit probes on %s ret "
 			     "instructions: the kernel drops the return probes of calls nested "
@@ -375,7 +375,7 @@ static void print_probing(const struct record *rec)
 	what = rec->opts.exit_mode == EXIT_AUTO ? ": the program can throw C++ exceptions" : "";
 	info("probing %zu functions in '%s' (%zu on emulated instructions%s; exits at %zu "
 	     "ret and %zu tail-call jmp instructions%s) with %s", rec->hdr.nfuncs, rec->target.path,
-	     emulated, past, rets, jmps, what, backend_name(rec));
+	     emulated, past, rets, jmps, what, backend_name(rec->probing.bpf_on));
 	if (ret_probes)
 		info("%zu function%s with a return probe instead: code not decodable, or no "
 		     "way out that can be probed", ret_probes, ret_probes == 1 ? "" : "s");
@@ -392,14 +392,13 @@ static void print_probing(const struct record *rec)
 }
 
 /* -p: the program of the running process, and whether we may record it. */
-static int attach_program(struct record *rec)
+static int attach_program(struct record_target *t, pid_t pid)
 {
-	pid_t pid = rec->opts.attach;
-	int err = vp_attach_check(pid, &rec->target.path);
+	int err = vp_attach_check(pid, &t->path);
 
 	switch (err) {
 	case 0:
-		rec->target.prog = rec->target.path;
+		t->prog = t->path;
 		return 0;
 	case -ESRCH:
 		return error("cannot attach to process %d: no such process", (int)pid);
@@ -420,11 +419,11 @@ static int attach_program(struct record *rec)
 }
 
 /* What a mode that probes is called on the command line. */
-static const char *mode_name(const struct record *rec)
+static const char *mode_name(enum record_mode mode)
 {
-	if (rec->opts.mode == MODE_AUTO)
+	if (mode == MODE_AUTO)
 		return "--mode=auto";
-	return rec->opts.mode == MODE_COMBINED ? "--mode=combined" : "--mode=probe";
+	return mode == MODE_COMBINED ? "--mode=combined" : "--mode=probe";
 }
 
 /*
@@ -433,7 +432,7 @@ static const char *mode_name(const struct record *rec)
  * anything runs, with @bpf_why when the BPF backend could not be had
  * either.  0 or -1 after the error.
  */
-static int perf_uprobes_allowed(const struct record *rec, const char *bpf_why)
+static int perf_uprobes_allowed(enum record_mode mode, const char *bpf_why)
 {
 	if (vp_capable(VP_CAP_SYS_ADMIN) || vp_capable(VP_CAP_PERFMON))
 		return 0;
@@ -443,32 +442,33 @@ static int perf_uprobes_allowed(const struct record *rec, const char *bpf_why)
 			     "privilege");
 	return error("cannot probe functions (%s): perf_event uprobes need CAP_SYS_ADMIN, and %s; "
 		     "run varperf as root, or record with --mode=sample, which needs no privilege",
-		     mode_name(rec), bpf_why);
+		     mode_name(mode), bpf_why);
 }
 
 /*
  * An unprivileged user may lock kernel.perf_event_mlock_kb per CPU, plus
  * RLIMIT_MEMLOCK, in ring buffers: the default size shrinks to that, a
- * --buffer-size beyond it is an error now, not an mmap failure later.
+ * --buffer-size beyond it is an error now, not an mmap failure later
+ * (@bpf_probe_only: probe mode on BPF, which needs no large perf buffer).
  */
-static int fit_buffers(struct record *rec)
+static int fit_buffers(struct record_opts *o, int bpf_probe_only)
 {
 	struct vp_mlock_limit l;
 	size_t max = vp_ring_size_limit(0, &l);
 	char a[32];
 
 	/* probe mode on BPF: a BPF ring, and buffers of mappings only */
-	if (!max || rec->opts.buf_size <= max || (rec->mode == MODE_PROBE && rec->probing.bpf_on))
+	if (!max || o->buf_size <= max || bpf_probe_only)
 		return 0;
 	snprintf(a, sizeof(a), "%zuK", max >> 10);
-	if (rec->opts.buf_size_given)
+	if (o->buf_size_given)
 		return error("--buffer-size %lluK is more than this user may lock: %d CPUs x %llu "
 			     "KiB (kernel.perf_event_mlock_kb) + %llu KiB (RLIMIT_MEMLOCK) allow "
 			     "at most %s per CPU (or run varperf as root)",
-			     rec->opts.buf_size >> 10, l.ncpus, l.per_cpu_kb, l.rlimit_kb, a);
+			     o->buf_size >> 10, l.ncpus, l.per_cpu_kb, l.rlimit_kb, a);
 	pr_debug("ring buffers of %s per CPU: kernel.perf_event_mlock_kb %llu, RLIMIT_MEMLOCK "
 		 "%llu KiB", a, l.per_cpu_kb, l.rlimit_kb);
-	rec->opts.buf_size = max;
+	o->buf_size = max;
 	return 0;
 }
 
@@ -494,7 +494,7 @@ static int choose_backend(struct record *rec)
 
 	rec->probing.bpf_on = 0;
 	if (rec->opts.backend == BACKEND_PERF) {
-		if (perf_uprobes_allowed(rec, NULL) < 0)
+		if (perf_uprobes_allowed(rec->opts.mode, NULL) < 0)
 			return -1;
 		warn_perf_backend(rec);
 		return 0;
@@ -505,7 +505,7 @@ static int choose_backend(struct record *rec)
 	}
 	if (rec->opts.backend == BACKEND_BPF)
 		return error("cannot probe with --backend=bpf: %s", why);
-	if (perf_uprobes_allowed(rec, why) < 0)
+	if (perf_uprobes_allowed(rec->opts.mode, why) < 0)
 		return -1;
 	if (!rec->opts.quiet || verbose)
 		info("probing with perf_event uprobes: %s", why);
@@ -541,7 +541,7 @@ int record_prepare_static(struct record *rec)
 	int type, retbit, err;
 
 	if (rec->opts.attach) {
-		if (attach_program(rec) < 0)
+		if (attach_program(&rec->target, rec->opts.attach) < 0)
 			return -1;
 	} else {
 		err = vp_resolve_program(rec->target.prog, &rec->target.path);
@@ -554,7 +554,7 @@ int record_prepare_static(struct record *rec)
 		return -1;
 	/* auto mode lists what phase 1 chose, in record_prepare_probes() */
 	if (rec->opts.list && rec->opts.mode != MODE_AUTO) {
-		list_functions(rec);
+		list_functions(&rec->hdr, rec->probing.exits);
 		rec->outcome.listed = 1;
 		return 0;
 	}
@@ -564,8 +564,9 @@ int record_prepare_static(struct record *rec)
 	    vp_sampling_resolve(&rec->opts.sampling, rec->opts.quiet || rec->phase.plan_from) < 0)
 		return -1;
 	if (!probing)
-		return fit_buffers(rec);
-	if (choose_backend(rec) < 0 || fit_buffers(rec) < 0)
+		return fit_buffers(&rec->opts, 0);
+	if (choose_backend(rec) < 0 ||
+	    fit_buffers(&rec->opts, rec->mode == MODE_PROBE && rec->probing.bpf_on) < 0)
 		return -1;
 	if (rec->probing.bpf_on)
 		return 0;
@@ -599,7 +600,7 @@ int record_prepare_probes(struct record *rec)
 	if (record_calibrate(rec) < 0)
 		return -1;
 	if (rec->opts.list) {
-		list_functions(rec);
+		list_functions(&rec->hdr, rec->probing.exits);
 		rec->outcome.listed = 1;
 		return 0;
 	}

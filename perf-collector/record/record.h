@@ -8,24 +8,35 @@
  *
  *   cmd-record.c        the command line
  *   record-auto.c       the driver: one run (record_one()), or auto mode's
- *                       two phases (record_auto())
- *   record-stream.c     the target running: buffers, records, the file,
- *                       and phase 2 kept within the budget plan.c judges
+ *                       two phases (record_auto()), each a step over its
+ *                       own state (struct auto_run)
+ *   record-run.c        the target running: start, the loop that waits and
+ *                       reads, the end of the file
+ *   record-budget.c     phase 2 kept within the budget plan.c judges
+ *   record-summary.c    what record says at the end
+ *   record-merge.c      the records read, merged by time, into the file
  *   record-setup.c      what to record: functions, exits, probe costs
- *   record-procs.c      the processes followed (beside record-setup.c)
+ *   record-procs.c      the processes followed, and their CPU time
  *   plan.c              phase 2's plan, and what is over the budget now
  *                       (vp_plan_over_budget())
  *
  *   file              may call
- *   cmd-record.c      record-auto.c, record-stream.c (record_release())
- *   record-auto.c     record-setup.c, record-stream.c, plan.c
- *   record-stream.c   record-setup.c (record_header_cmdline()), record-procs.c, plan.c
+ *   cmd-record.c      record-auto.c, record-run.c (record_release())
+ *   record-auto.c     record-setup.c, record-run.c, plan.c
+ *   record-run.c      record-budget.c, record-summary.c, record-merge.c,
+ *                     record-setup.c (record_header_cmdline()),
+ *                     record-procs.c, plan.c
+ *   record-budget.c   record-merge.c, record-procs.c, plan.c
+ *   record-summary.c  record-procs.c
+ *   record-merge.c    record-procs.c
  *   record-setup.c    plan.c
  *   record-procs.c    none of these
  *   plan.c            none of these
  *
- * and any of them the collector's modules (probes, sampling, symbols,
- * output, ...) and core/.  Where the stream must ask the driver
+ * Each step takes the groups of struct record it uses (the target, the
+ * output, the counts...), the whole of it only where it uses most.
+ * Any of them may call the collector's modules (probes, sampling,
+ * symbols, output, ...) and core/.  Where the run must ask the driver
  * something, the driver hands it a struct record_ops; the steps return 0
  * or -errno and leave the rest in struct record_outcome.
  */
@@ -108,18 +119,19 @@ struct record_opts {
 	double phase1_duration; /* auto with -p: seconds of phase 1, 0: default */
 	const char *sampling_given; /* the first sampling option given, or NULL */
 	const char *plan_given;	    /* the first of --cutoff, --overhead, or NULL */
+	int rerun;		    /* auto: a program that ended may run again */
 	int has_input_size;	    /* --input-size, stored in the header */
 	unsigned long long input_size;
 };
 
-/* A map from a 64-bit key to a 32-bit index (record-stream.c); zero-filled
+/* A map from a 64-bit key to a 32-bit index (record-merge.c); zero-filled
  * (as struct record is made) it is empty. */
 struct idmap {
 	struct vp_hashtab tab;
 	size_t n;
 };
 
-/* Processes whose stack start record-stream.c keeps at once. */
+/* Processes whose stack start record-merge.c keeps at once. */
 enum { RECORD_STACK_STARTS = 8 };
 
 /* A process of the recording (record-procs.c). */
@@ -156,13 +168,14 @@ struct record_outcome {
 	int listed;	/* --list printed the functions: nothing to record */
 	int usage;	/* the failure was the command line's (USAGE_ERROR) */
 	int finished;	/* record_run() wrote the file to its end */
+	uint64_t events; /* ... with this many entries and exits */
 	int status;	/* record_run(): the exit status to pass on - the target's,
 			 * 128 + a signal's, 1 when it failed */
 };
 
 /*
- * What the stream asks its driver while the target runs, every round
- * (auto mode's phase 1 sets them, see record-auto.c): the stream never
+ * What the run asks its driver while the target runs, every round
+ * (auto mode's phase 1 sets them, see record-auto.c): the run never
  * calls the driver by name.
  */
 struct record_ops {
@@ -226,6 +239,8 @@ struct record_probing {
 struct record_output {
 	struct vp_output file;	   /* the file the writer writes, named once the
 				    * run begins */
+	const char *name;	   /* its name (-o), for the messages */
+	struct vp_writer *w;	   /* its writer, while the run lasts */
 	int write_err;
 	/* Records read but not yet written, sorted by time each round. */
 	struct vp_raw *pending;
@@ -249,6 +264,7 @@ struct record_phase {
 	int waiting_said;
 	uint64_t window_ns;	   /* of a program: leave it running after this
 				    * long (and min_samples) */
+	uint64_t ended_ns;	   /* when it left the program running */
 	/* phase 2 */
 	const char *plan_from;	   /* the phase-1 data selecting what to probe */
 	struct vp_plan plan;
@@ -264,6 +280,15 @@ struct record_phase {
 	uint64_t hold_ns;	   /* ... and after it, this long */
 };
 
+/* The file's numbers of threads and call sites (record-merge.c). */
+struct record_ids {
+	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */
+	struct idmap threads, callsites;
+	unsigned char *tramp;	   /* per call site: its return address is the
+				    * uretprobe trampoline (a tail call) */
+	size_t ntramp;
+};
+
 /* What was read, lost and left out, for the trailer and the summary. */
 struct record_counts {
 	uint64_t lost, foreign;
@@ -276,35 +301,29 @@ struct record_counts {
 struct record {
 	struct record_opts opts;
 	enum record_mode mode;	   /* of this run: probe, sample or combined */
-	const struct record_ops *ops; /* NULL: the stream asks nothing */
+	const struct record_ops *ops; /* NULL: the run asks nothing */
 	struct record_outcome outcome;
 	/* What every part uses: the file's header (modules, functions,
-	 * costs), its writer, and the target's address space. */
+	 * costs) and the target's address space. */
 	struct vp_header hdr;
-	struct vp_writer *w;
 	struct vp_addrspace *as;
 	struct record_target target;
 	struct record_probing probing;
 	struct record_output output;
 	struct record_phase phase;
 	struct record_counts counts;
-	/* The file's numbers of threads and call sites (record-stream.c). */
-	uint32_t thread_base;	   /* auto: phase 2 numbers its threads after phase 1's */
-	struct idmap threads, callsites;
-	unsigned char *tramp;	   /* per call site: its return address is the
-				    * uretprobe trampoline (a tail call) */
-	size_t ntramp;
+	struct record_ids ids;
 };
 
 /* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs). */
 extern volatile sig_atomic_t record_signal, record_nsignals;
 
 /* Report a writing error once and remember it (the file is incomplete). */
-static inline void record_write_failed(struct record *rec, int err)
+static inline void record_write_failed(struct record_output *out, int err)
 {
-	if (err && !rec->output.write_err) {
-		rec->output.write_err = err;
-		error("cannot write '%s': %s", rec->opts.output, strerror(-err));
+	if (err && !out->write_err) {
+		out->write_err = err;
+		error("cannot write '%s': %s", out->name, strerror(-err));
 	}
 }
 
@@ -341,17 +360,22 @@ void record_header_cmdline(struct record *rec, int argc, char **argv);
 
 /* ---- record-procs.c: the processes followed ---- */
 
-/* The target (rec->target.pid) is followed, no child yet. */
-void record_procs_start(struct record *rec);
+/* Target @pid is followed, no child yet (@follow: --follow-fork); or, in
+ * auto mode's phase 2 of the same run, phase 1's processes go on. */
+void record_procs_start(struct record_procs *ps, pid_t pid, int follow,
+			struct record_output *out);
 void record_procs_release(struct record_procs *ps);
 /* Whether the events of process @pid are recorded. */
-int record_procs_followed(struct record *rec, uint32_t pid);
-/* In time order: @ppid forked @pid; @pid exec'd; @pid mapped @path. */
-void record_procs_fork(struct record *rec, uint32_t ppid, uint32_t pid);
-void record_procs_exec(struct record *rec, uint32_t pid);
-void record_procs_mapped(struct record *rec, uint32_t pid, const char *path);
+int record_procs_followed(struct record_procs *ps, uint32_t pid);
+/* In time order: @ppid forked @pid; @pid exec'd; @pid mapped @path
+ * (@prog: the program's path, which a child may exec again). */
+void record_procs_fork(struct record_procs *ps, struct record_output *out, uint32_t ppid,
+		       uint32_t pid);
+void record_procs_exec(struct record_procs *ps, uint32_t pid);
+void record_procs_mapped(struct record_procs *ps, struct record_output *out, const char *prog,
+			 uint32_t pid, const char *path);
 /* Before the END chunk: what is still pending goes into the file. */
-void record_procs_finish(struct record *rec);
+void record_procs_finish(struct record_procs *ps, struct record_output *out);
 /*
  * CPU time of process @pid in ns, that of its exited threads included (the
  * probes' time is charged to it too), or 0 when it cannot be read.
@@ -359,11 +383,56 @@ void record_procs_finish(struct record *rec);
 uint64_t record_process_cpu_ns(pid_t pid);
 /* The CPU time of the children followed, in this recording (ns): the
  * probes' cost in them is charged to them. */
-uint64_t record_procs_cpu(struct record *rec);
+uint64_t record_procs_cpu(struct record_procs *ps);
+/* The target's CPU time since the recording began, as far as known, and
+ * that of the children it followed (the probes cost them too), into
+ * t->cpu. */
+void record_target_cpu_update(struct record_target *t);
 /* What record says at the end about children: followed, exec'd, not followed. */
-void record_procs_summary(const struct record *rec);
+void record_procs_summary(const struct record_target *t, const struct record_probing *p);
 
-/* ---- record-stream.c: running the target, writing its events ---- */
+/* ---- record-merge.c: the records read, merged by time, into the file ---- */
+
+/* Queue what every buffer holds: each CPU's perf ring, the BPF ring. */
+void record_merge_read(struct record *rec);
+/*
+ * One round: read every buffer, sort what is pending by time, and write
+ * out what can no longer be preceded by a record still unread (@all:
+ * everything, the target is gone).
+ */
+void record_merge_round(struct record *rec, int all);
+/* Read what the buffers hold and drop the entries and exits held back
+ * from before @t; the earliest time dropped (@t if none). */
+uint64_t record_merge_discard_before(struct record *rec, uint64_t t);
+/* Once a second: what was read goes into the file (samples unwound). */
+void record_merge_flush(struct record *rec);
+/* At the end: the deferred samples unwound and written, the records the
+ * kernel lost counted. */
+void record_merge_finish(struct record *rec);
+/* Drop the samples read but not yet written (a new stack copy). */
+void record_merge_drop_samples(struct record_output *out);
+void record_merge_release(struct record_output *out, struct record_ids *ids);
+/* Whether function @f's exits are return probes. */
+int record_has_return_probe(const struct record_probing *p, uint32_t f);
+
+/* ---- record-budget.c: phase 2 within its budget ---- */
+
+/* Every round: stop probing what costs more than the budget. */
+void record_budget_watch(struct record *rec);
+/* At the end: what the probes cost in all into the trailer (and
+ * VP_END_OVER_BUDGET)... */
+void record_budget_account(struct record *rec, struct vp_trailer *tr);
+/* ... and for the user: the cost, and the functions of which no call
+ * reached the file whole. */
+void record_budget_print(struct record *rec, const struct vp_trailer *tr);
+
+/* ---- record-summary.c: what record says at the end ---- */
+
+void record_summary_print(struct record *rec, const struct vp_trailer *tr);
+/* -p: the process exited, or keeps running. */
+void record_summary_detach(const struct record_target *t, int quiet);
+
+/* ---- record-run.c: running the target ---- */
 
 /*
  * record_run - start the target (or attach), record until it ends, write

@@ -21,6 +21,7 @@
 #include "core/hashtab.h"
 #include "perf-collector/symbols/plt-names.h"
 #include "perf-collector/symbols/symbols.h"
+#include "perf-collector/unwind/scope-index.h"
 #include "perf-collector/unwind/unwind-module.h"
 #include "perf-collector/unwind/unwind-names.h"
 #include "util/util.h"
@@ -48,6 +49,7 @@ struct vp_unwind_names {
 	uint32_t next_symbol, next_frame;
 	struct vp_hashtab frames; /* of struct fkey */
 	struct vp_hashtab syms;	  /* of struct skey */
+	struct vp_scope_index *scopes; /* the functions of each unit seen */
 	uint32_t unmapped_sym;
 	int err; /* first sink error */
 };
@@ -225,6 +227,40 @@ static void level_push(struct levels *l, uint32_t sym, const char *file, uint32_
 }
 
 /*
+ * The inlined instances at DWARF address @pc of @cu, innermost first, in
+ * *@scopes: their number.  From the unit's index of functions (once per
+ * unit, scope-index.c); libdw's own search (the whole unit walked per
+ * address) only for an address the index places in no function.
+ */
+static int inlined_scopes(struct vp_unwind_names *nm, Dwarf_Die *cu, Dwarf_Addr pc,
+			  Dwarf_Die **scopes)
+{
+	int n = vp_scope_index_inlined(nm->scopes, cu, pc, scopes);
+
+	if (n >= 0)
+		return n;
+	n = dwarf_getscopes(cu, pc, scopes);
+	/*
+	 * dwarf_getscopes() goes on from an inlined instance to its abstract
+	 * definition's scopes; the concrete chain of calls comes from
+	 * dwarf_getscopes_die() on the innermost one (as eu-addr2line -i
+	 * does).
+	 */
+	for (int i = 0; i < n; i++) {
+		if (dwarf_tag(&(*scopes)[i]) == DW_TAG_inlined_subroutine) {
+			Dwarf_Die in = (*scopes)[i];
+
+			free(*scopes);
+			*scopes = NULL;
+			return dwarf_getscopes_die(&in, scopes);
+		}
+		if (dwarf_tag(&(*scopes)[i]) == DW_TAG_subprogram)
+			return 0;
+	}
+	return n;
+}
+
+/*
  * The levels of link-time address @addr of @m: the functions inlined
  * there, innermost first, each with its position, then the function that
  * holds them (DWARF scopes of the address).
@@ -250,27 +286,7 @@ static void frame_levels(struct vp_unwind_names *nm, struct vp_umod *m, uint64_t
 			file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
 		cu = dwfl_module_addrdie(m->file->dmod, addr + m->file->dbias, &cubias);
 		if (cu)
-			n = dwarf_getscopes(cu, addr + m->file->dbias - cubias, &scopes);
-		/*
-		 * dwarf_getscopes() goes on from an inlined instance to its
-		 * abstract definition's scopes; the concrete chain of calls
-		 * comes from dwarf_getscopes_die() on the innermost one (as
-		 * eu-addr2line -i does).
-		 */
-		for (int i = 0; i < n; i++) {
-			if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-				Dwarf_Die in = scopes[i];
-
-				free(scopes);
-				scopes = NULL;
-				n = dwarf_getscopes_die(&in, &scopes);
-				break;
-			}
-			if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-				n = 0;
-				break;
-			}
-		}
+			n = inlined_scopes(nm, cu, addr + m->file->dbias - cubias, &scopes);
 		for (int i = 0; i < n; i++) {
 			Dwarf_Files *files;
 			Dwarf_Attribute a;
@@ -343,6 +359,7 @@ struct vp_unwind_names *vp_unwind_names_new(const struct vp_unwind_sink *sink,
 	nm->sink = *sink;
 	nm->next_module = first_module;
 	nm->unmapped_sym = UINT32_MAX;
+	nm->scopes = vp_scope_index_new();
 	vp_hashtab_init(&nm->frames, sizeof(struct fkey), offsetof(struct fkey, id), NULL);
 	vp_hashtab_init(&nm->syms, sizeof(struct skey), 0, skey_eq);
 	return nm;
@@ -359,5 +376,6 @@ void vp_unwind_names_free(struct vp_unwind_names *nm)
 		free(k->name);
 	vp_hashtab_release(&nm->syms);
 	vp_hashtab_release(&nm->frames);
+	vp_scope_index_free(nm->scopes);
 	free(nm);
 }

@@ -17,7 +17,7 @@ require_file "$VARPERF" "$FIXTURES/fx-bigframe"
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-tap_plan 9
+tap_plan 12
 
 # ---- auto mode: phase 1 raises the copy itself ----
 "$VARPERF" record -o a.data -- "$FIXTURES/fx-bigframe" 500 >out 2>err
@@ -41,6 +41,7 @@ tap_is "100.00 yes" "$(echo "$plan" | "$AWK" 'NR == 1 { m = $2 } NR > 1 && $2 > 
 	{ p = $2 } END { print m, bad ? "no" : "yes" }')" \
 	"main is in every sample, and no callee has a larger share than its caller"
 tap_unlike "$(cat err)" "truncated" "no truncated stacks left to warn of"
+tap_unlike "$(cat err)" "left out of the plan" "... nor a sample the plan leaves out"
 "$VARPERF" report -i a.data --format json >a.json 2>/dev/null
 # (32768 bytes hold fx-bigframe's stacks, yet under load phase 1 once
 # went on to the kernel's 65528: what matters is the raise, and no
@@ -59,10 +60,18 @@ if ! "$VARPERF" version --build-options | grep -q '^libunwind: on$'; then
 fi
 
 # ---- the size the user chose stays; its truncation is a warning ----
+# (and no plan is made from cut stacks: a plan from them ranked leaf
+# above stage and never saw main)
 "$VARPERF" record -q --stack-size 4096 -o b.data -- "$FIXTURES/fx-bigframe" 300 >out 2>err
+rc=$?
 tap_like "$(cat err)" "^varperf: warning: phase 1: ([0-9]+) of [0-9]+ samples \([0-9.]+%\) have \
 truncated stacks: the 4096-byte stack copy ended before their outermost frame \(try --stack-size \
 16384\)$" "auto -q --stack-size 4096: phase 1 warns of its truncated stacks"
+tap_like "$(cat err)" "^varperf: error: none of the [0-9]+ samples of phase 1 was unwound to its \
+outermost frame \(a stack copy too small, or code without unwind information\): no plan is made \
+from cut stacks \(try a larger --stack-size\)$" "... makes no plan from them, and says so"
+tap_is "1 300" "$rc $(sed -n 's/^count stage //p' out)" \
+	"... and exits 1 (nothing was timed) once the program has run its course"
 
 # ---- sample mode, quiet: the warning all the same ----
 "$VARPERF" record -q --mode=sample -o s.data -- "$FIXTURES/fx-bigframe" 100 >out 2>err

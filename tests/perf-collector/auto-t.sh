@@ -123,7 +123,7 @@ tap_ok "$(test ! -e none.data; echo $?)" "... neither leaves a file"
 # ---- a multi-threaded -O2 program ----
 wait_unprobed
 # (a phase 1 longer than the program: two runs, the second probed whole)
-"$VARPERF" record --overhead 15% --phase1-duration 30 -o o2.data -- "$FIXTURES/fx-o2" 1000 20 \
+"$VARPERF" record --rerun --overhead 15% --phase1-duration 30 -o o2.data -- "$FIXTURES/fx-o2" 1000 20 \
 	>out 2>err </dev/null
 tap_is 0 $? "auto mode records fx-o2 (two threads, -O2)"
 tap_like "$(cat err)" "^varperf: '.*fx-o2' ended within phase 1: running it again for phase 2$" \
@@ -195,7 +195,7 @@ fi
 wait_unprobed
 # (two runs, as fx-watchdog lasts less than the phase 1 asked: the
 # second run's counts are the fixture's own)
-"$VARPERF" record --phase1-duration 30 -o wd.data -- "$FIXTURES/fx-watchdog" >out 2>err </dev/null
+"$VARPERF" record --rerun --phase1-duration 30 -o wd.data -- "$FIXTURES/fx-watchdog" >out 2>err </dev/null
 tap_is 0 $? "auto mode records fx-watchdog"
 tap_like "$(cat err)" "^varperf: warning: phase 2: stopped probing 'hot' after [0-9]+ calls" \
 	"the watchdog stops probing hot()"
@@ -218,13 +218,13 @@ tap_is True "$(q wd.json "(node('medium')[0]['count'] <= $medium and
 # its CPU time and the watchdog stops them; the budget is not what this
 # tests, so it is set at its largest, 999%.)
 seq 1 4000 >in.txt
-"$VARPERF" record --overhead 999% --phase1-duration 30 -o in.data -- "$FIXTURES/fx-stdin" <in.txt >out 2>err
+"$VARPERF" record --rerun --overhead 999% --phase1-duration 30 -o in.data -- "$FIXTURES/fx-stdin" <in.txt >out 2>err
 tap_is "0 2 1" "$? $(grep -c '^fx-stdin: 4000 lines' out) $(sort -u out | grep -c '^fx-stdin:')" \
 	"stdin a file: both runs read the same 4000 lines"
 "$VARPERF" report -i in.data --format json >in.json 2>/dev/null
 tap_is 4000 "$(q in.json "node('line')[0]['count']")" "... and phase 2 probed every line"
 # From a pipe, a second run would read nothing: an error, phase 1 kept.
-seq 1 10 | "$VARPERF" record --phase1-duration 30 -o pipe.data -- "$FIXTURES/fx-stdin" >out 2>err
+seq 1 10 | "$VARPERF" record --rerun --phase1-duration 30 -o pipe.data -- "$FIXTURES/fx-stdin" >out 2>err
 tap_is 1 $? "stdin a pipe, the program shorter than phase 1: exit 1"
 tap_like "$(cat err)" "^varperf: error: '.*fx-stdin' ended within phase 1 \(30\.00 s\), and a second run cannot read its standard input again \(a pipe\): record it with --mode=probe, or give --phase1 a sampling run$" \
 	"... an error naming --mode and --phase1"
@@ -297,7 +297,7 @@ else
 	tap_skip "no setarch -R"
 fi
 
-# ---- the program ends while phase 2 is planned: it runs again ----
+# ---- the program ends while phase 2 is planned: with --rerun it runs again ----
 # (GDB holds varperf where it plans phase 2 until the demo has ended:
 # what a busy host or a long plan does by chance; lz4 once met it)
 if command -v gdb >/dev/null; then
@@ -305,7 +305,7 @@ if command -v gdb >/dev/null; then
 	# (the budget at its largest, as above: frame() is short, and where
 	# probes are dear the watchdog would stop probing it)
 	HOLD_AT=select_planned gdb -q -batch -x "$top_srcdir/tests/perf-collector/hold-at.py" \
-		--args "$VARPERF" record --overhead 999% -o planned.data -- "$DEMO" 400 \
+		--args "$VARPERF" record --rerun --overhead 999% -o planned.data -- "$DEMO" 400 \
 		>out 2>err </dev/null
 	tap_is 0 $? "the demo ended while varperf planned phase 2: record exits 0"
 	tap_like "$(cat err)" "^varperf: '.*vp-demo' ended while phase 2 was planned: running it again for phase 2$" \
@@ -315,7 +315,7 @@ if command -v gdb >/dev/null; then
 		"... and probes the whole second run: exactly 400 frames"
 	wait_unprobed
 	true | HOLD_AT=select_planned gdb -q -batch -x "$top_srcdir/tests/perf-collector/hold-at.py" \
-		--args "$VARPERF" record -o planned.data -- "$DEMO" 400 >out 2>err
+		--args "$VARPERF" record --rerun -o planned.data -- "$DEMO" 400 >out 2>err
 	tap_is 1 $? "... its standard input a pipe: record exits 1"
 	tap_like "$(cat err)" "^varperf: error: '.*vp-demo' ended while phase 2 was planned, and a second run cannot read its standard input again \(a pipe\): record it with --mode=probe, or give --phase1 a sampling run$" \
 		"... and says why it cannot run it again"

@@ -195,19 +195,24 @@ tap_unlike "$(cat err)" "recorded whole" "... and parent's calls were recorded"
 # ---- the program ends before the watchdog's first look is applied ----
 # (GDB holds varperf where it leaves out what hot()'s probes stretched
 # until fx-hot has ended: then every call of parent() is left out, and
-# record must say so, or the report's missing node would be a mystery)
+# record must say so, or the report's missing node would be a mystery;
+# with no call timed at all, record fails)
 if command -v gdb >/dev/null; then
 	wait_unprobed
 	HOLD_AT=discard_stretched gdb -q -batch -x "$top_srcdir/tests/perf-collector/hold-at.py" \
 		--args "$VARPERF" record --backend=bpf -o held.data -- "$FIXTURES/fx-hot" 6000 \
 		>out 2>err </dev/null
-	tap_is 0 $? "fx-hot ended while varperf was held: record exits 0"
+	tap_is "1 1" "$? $(grep -c "^varperf: error: nothing was timed: no call of the 3 functions probed was recorded in phase 2 " err)" \
+		"fx-hot ended while varperf was held: nothing was timed, record says so and exits 1"
 	tap_like "$(cat err)" "^varperf: warning: phase 2: none of the ([0-9]+ calls of 'parent'|calls of 'main' and 1 other function) was recorded whole: they came while costlier probes were on, and were left out with them, or were under way at the end; record a longer run, or use --mode=probe$" \
 		"... warns that no call of parent() was recorded whole"
 	"$VARPERF" report -i held.data --format json >held.json 2>/dev/null
 	tap_is 0 "$(j held.json "len(node('parent'))")" "... which the report has no node of"
+	"$VARPERF" report -i held.data >held.txt 2>/dev/null
+	tap_is "2 0" "$(grep -c '^  (none: no call was timed, the recording holds samples only)$' held.txt) $(grep -c 'no significant node' held.txt)" \
+		"... and whose patterns say no call was timed, not 'no significant node'"
 else
-	tap_skip "no gdb" 3
+	tap_skip "no gdb" 4
 fi
 
 tap_done
