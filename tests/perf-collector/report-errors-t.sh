@@ -102,7 +102,7 @@ check_fail "--beta above 1" 129 \
 	"varperf: error: invalid value '2' for '--beta': must be between 0 and 1" \
 	--beta 2 -i good.data
 check_fail "unknown --format" 129 \
-	"varperf: error: invalid value 'xml' for '--format': must be 'text', 'json', 'dot', 'chrome', 'folded' or 'html'" \
+	"varperf: error: invalid value 'xml' for '--format': must be 'text', 'json', 'dot', 'chrome', 'folded', 'html' or 'pprof'" \
 	--format xml -i good.data
 check_fail "--vcg with --format html" 129 \
 	"varperf: error: '--vcg' is for the text report: the HTML report draws the graph at its top" \
