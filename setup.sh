@@ -158,20 +158,24 @@ show_failed_logs() { # DIR
 # GSL, protobuf-c, the GDB plugin): the build where configure's "auto" falls back
 # when a library is missing, which the full build cannot see break.  It
 # runs the unit tests and the tests of what changes without the features:
-# the perf_event probe backend (record-basic, compensate, backend),
-# varperf's own unwinder and PLT names (sample-unwind, sample-plt),
-# recursion without capstone (record-recurse), C++ without libunwind and
-# libiberty (record-except), explain and bound without GSL (explain), the
-# command lines and manual pages.  A test of a missing feature skips and
-# says which.  The other recording tests do not depend on the features
-# and run in make check above; running them again would double the time.
+# the perf_event probe backend and its reasons (record-basic, compensate,
+# backend, record-unprivileged), libdw's unwinding alone and no PLT names
+# (sample-unwind, sample-errors, auto-stack, sample-plt), no instruction
+# decoding (record-recurse, placement), C++ without libunwind and
+# libiberty (record-except), explain and bound without GSL (explain),
+# recordings without off-CPU times (report-percentiles), the command
+# lines and manual pages: 4 minutes on a busy 2-core machine.  A test of
+# a missing feature skips and says which.  The other recording tests do
+# not depend on the features and run in make check above; running them
+# again would double the time.
 MINIMAL_TESTS="tests/docs/man-t.sh tests/docs/help-t.sh tests/cli/usage-t.sh
 	tests/perf-collector/report-crafted-t.sh tests/gdb-plugin/imports-t.py
 	tests/report/pprof-t.sh"
 # Chained in Makefile.am (make would run the whole chain before them):
 # run one at a time here, as make does.
 MINIMAL_RECORDING_TESTS="record-basic record-recurse record-except sample-unwind
-	sample-plt compensate backend explain"
+	sample-errors auto-stack sample-plt placement compensate backend record-unprivileged
+	explain report-percentiles"
 minimal_check() {
 	local dir=build-minimal t failed=0
 
