@@ -270,7 +270,9 @@ static void fill_header(struct record *rec, int argc, char **argv)
 	h->has_input_size = rec->opts.has_input_size;
 	h->input_size = rec->opts.input_size;
 	if (rec->mode != MODE_SAMPLE) {
-		h->backend = rec->probing.bpf_on ? VP_BACKEND_BPF : VP_BACKEND_PERF;
+		h->backend = rec->probing.user	 ? VP_BACKEND_USER
+			     : rec->probing.bpf_on ? VP_BACKEND_BPF
+						   : VP_BACKEND_PERF;
 		/* the BPF programs follow the scheduler: off-CPU time per call */
 		h->offcpu = rec->probing.bpf_on;
 	}
@@ -321,6 +323,8 @@ static int calibrate(struct record *rec)
 
 static const char *backend_name(const struct record *rec)
 {
+	if (rec->probing.user)
+		return "patches in the process (user backend)";
 	return rec->probing.bpf_on ? "BPF uprobe_multi links" : "perf_event uprobes";
 }
 
@@ -453,7 +457,7 @@ static int fit_buffers(struct record *rec)
 	char a[32];
 
 	/* probe mode on BPF: a BPF ring, and buffers of mappings only */
-	if (!max || rec->opts.buf_size <= max || (rec->mode == MODE_PROBE && rec->probing.bpf_on))
+	if (!max || rec->opts.buf_size <= max || (rec->mode == MODE_PROBE && (rec->probing.bpf_on || rec->probing.user)))
 		return 0;
 	snprintf(a, sizeof(a), "%zuK", max >> 10);
 	if (rec->opts.buf_size_given)
@@ -478,6 +482,8 @@ static int choose_backend(struct record *rec)
 	char why[256] = "";
 
 	rec->probing.bpf_on = 0;
+	if (rec->opts.backend == BACKEND_USER && record_user_choose(rec) == 0)
+		return 0;
 	if (rec->opts.backend == BACKEND_PERF)
 		return perf_uprobes_allowed(rec, NULL);
 	if (vp_bpf_probes_check(why, sizeof(why)) == 0) {
@@ -547,7 +553,7 @@ int record_prepare_static(struct record *rec)
 		return fit_buffers(rec);
 	if (choose_backend(rec) < 0 || fit_buffers(rec) < 0)
 		return -1;
-	if (rec->probing.bpf_on)
+	if (rec->probing.bpf_on || rec->probing.user)
 		return 0;
 	err = vp_uprobe_pmu(&type, &retbit);
 	if (err == -ENOENT) {
@@ -567,6 +573,8 @@ int record_calibrate(struct record *rec)
 	rec->probing.calibrated = 1;
 	if (!rec->probing.bpf_on && vp_probes_remove_stale() > 0)
 		warning("removed stale 'varperf' uprobes from tracefs");
+	if (rec->probing.user)
+		return record_user_calibrate(rec);
 	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
 		return -1;
 	return 0;

@@ -509,6 +509,7 @@ static void read_buffers(struct record *rec)
 		drain_ring(rec, &rec->probing.rings[c]);
 	if (rec->probing.bpf_on)
 		vp_bpf_probes_read(&rec->probing.bpf, take_bpf, rec);
+	record_user_read(rec, take_bpf);
 }
 
 static void round_trip(struct record *rec, int all)
@@ -611,6 +612,8 @@ static void count_unseen(struct record *rec)
 {
 	uint64_t unseen = rec->probing.probes.nfds ? vp_probes_unseen(&rec->probing.probes) : 0;
 
+	if (rec->probing.user)
+		return record_user_count_lost(rec);
 	if (rec->probing.bpf_on) {
 		/* the BPF programs count what found no room, exactly */
 		uint64_t lost = vp_bpf_probes_lost(&rec->probing.bpf);
@@ -638,6 +641,7 @@ static void disable_events(struct record *rec)
 		ioctl(rec->probing.probes.fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	if (rec->probing.bpf_on)
 		vp_bpf_probes_stop(&rec->probing.bpf);
+	record_user_stop(rec);
 }
 
 /* The target's CPU time since the recording began, as far as known, and
@@ -950,7 +954,9 @@ static int wait_and_read(struct record *rec, int *status)
 		for (int c = 0; c < rec->probing.nrings; c++)
 			if (pfd[c].revents & (POLLHUP | POLLERR))
 				pfd[c].fd = -1;
-		if (poll(pfd, (nfds_t)n, rec->phase.holding ? POLL_MS_HOLDING : POLL_MS) < 0 &&
+		/* (the user backend's rings fill in tens of ms: no fd says so) */
+		if (poll(pfd, (nfds_t)n,
+			 rec->phase.holding || rec->probing.user ? POLL_MS_HOLDING : POLL_MS) < 0 &&
 		    errno != EINTR)
 			warning("poll failed: %s", strerror(errno));
 		if (rec->opts.attach && !rec->target.child) {
@@ -1192,6 +1198,13 @@ static int run(struct record *rec)
 			return err;
 		}
 	}
+	if (rec->probing.user && record_user_attach(rec) < 0) {
+		vp_writer_free(rec->w);
+		rec->w = NULL;
+		vp_output_release(&rec->output.file);
+		rec->outcome.status = 1;
+		return -1;
+	}
 	/* The recording begins: the file takes the output's name.  (After
 	 * the exec: if that fails, an existing file stays as it was.) */
 	err = vp_output_commit(&rec->output.file);
@@ -1269,7 +1282,7 @@ void record_release(struct record *rec)
 	 * for that, not the user.  Not for the return probes of a program
 	 * that can throw: until removed they would still end it (or another
 	 * run of it) at the first exception through a probed function. */
-	if (rec->probing.probes.nfds && rec->probing.bpf_on)
+	if (rec->probing.probes.nfds && (rec->probing.bpf_on || rec->probing.user))
 		vp_probes_close(&rec->probing.probes); /* mmap tracking only: no uprobe */
 	else if (rec->probing.probes.nfds)
 		vp_probes_close_detached(&rec->probing.probes,
@@ -1283,6 +1296,7 @@ void record_release(struct record *rec)
 	    pthread_create(&calib, NULL, calibrate_done_main, NULL) == 0)
 		calibrating = 1;
 	vp_bpf_probes_close(&rec->probing.bpf);
+	record_user_release(rec);
 	if (calibrating)
 		pthread_join(calib, NULL);
 	else if (rec->hdr.ncosts)
@@ -1432,7 +1446,10 @@ static int start(struct record *rec, int argc, char **argv)
 	}
 	rec->as = vp_addrspace_new(rec->target.pid, rec->hdr.modules, rec->probing.symfiles,
 				   rec->hdr.nmodules);
-	if (rec->mode != MODE_SAMPLE && rec->probing.bpf_on) {
+	if (rec->mode != MODE_SAMPLE && rec->probing.user) {
+		if (record_user_start(rec) < 0)
+			goto out_unlink;
+	} else if (rec->mode != MODE_SAMPLE && rec->probing.bpf_on) {
 		/*
 		 * perf's part: per-CPU buffers for the target's mappings (and
 		 * in combined mode its samples).  Mappings alone need little:

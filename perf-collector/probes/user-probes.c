@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * user-probes.c - the user backend: the regions mapped into the target,
+ * the runtime and the stubs written there, the entries patched, and the
+ * rings read back into the records every backend produces.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf-collector/probes/user-inject.h"
+#include "perf-collector/probes/user-probes.h"
+#include "perf-collector/probes/user-runtime.h"
+#include "util/util.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18
+#endif
+#ifndef HWCAP2_FSGSBASE
+#define HWCAP2_FSGSBASE (1 << 1)
+#endif
+
+enum {
+	/* a jmp rel32 reaches +-2 GiB; keep a page of margin each way */
+	REACH = (1U << 31) - 4096 * 2,
+	/* how long the clock's calibration spans, at least (ns) */
+	CALIB_NS = 20000000,
+};
+
+#define PAGE_UP(x) (((x) + 4095) & ~(size_t)4095)
+
+static int say(char *buf, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (buf && len) {
+		va_start(ap, fmt);
+		vsnprintf(buf, len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+int vp_user_probes_check(char *why, size_t len)
+{
+#if !defined(__x86_64__)
+	return say(why, len, -ENOSYS, "the user backend patches x86-64 code only");
+#else
+	if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE))
+		return say(why, len, -ENOSYS, "this CPU or kernel does not let user code read "
+			   "its thread pointer (rdfsbase, HWCAP2_FSGSBASE)");
+	return 0;
+#endif
+}
+
+uint64_t vp_user_tsc(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+#else
+	return 0;
+#endif
+}
+
+uint64_t vp_user_tsc_ns(const struct vp_user_probes *u, uint64_t tsc)
+{
+	double d = ((double)(int64_t)(tsc - u->tsc0)) * u->ns_per_tick;
+
+	return u->mono0 + (uint64_t)(int64_t)d;
+}
+
+/* A (tsc, monotonic ns) pair read as close together as can be. */
+static void clock_pair(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 20; i++) {
+		uint64_t a = vp_user_tsc(), m = monotonic_ns(), b = vp_user_tsc();
+
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = m;
+		}
+	}
+}
+
+/*
+ * Where the code region goes: a free gap of @size bytes whose every byte
+ * is within a jmp's reach of [@lo, @hi), the nearest below @lo first (above
+ * a program lies its heap).  0 or -ENOSPC.
+ */
+static int place(pid_t pid, uint64_t lo, uint64_t hi, size_t size, uint64_t *ret)
+{
+	char path[64], line[512];
+	uint64_t prev = 0x10000, best = 0, above = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	for (;;) {
+		unsigned long long s = UINT64_MAX >> 17, e = 0;
+		int more = fgets(line, sizeof(line), f) != NULL;
+
+		if (more && sscanf(line, "%llx-%llx", &s, &e) != 2)
+			continue;
+		/* the gap [prev, s) */
+		if (s > prev && s - prev >= size) {
+			uint64_t below = (s < lo ? s : lo) - size;
+
+			below &= ~(uint64_t)4095;
+			if (below >= prev && below + size <= s && hi - below <= REACH && below < lo)
+				best = below;
+			if (!above && prev >= hi && prev + size - lo <= REACH)
+				above = prev;
+		}
+		if (!more)
+			break;
+		if (e > prev)
+			prev = e;
+	}
+	fclose(f);
+	*ret = best ? best : above;
+	return *ret ? 0 : -ENOSPC;
+}
+
+static long inject(struct vp_uinject *in, long nr, long a0, long a1, long a2, long a3, long a4,
+		   long a5)
+{
+	const long a[6] = { a0, a1, a2, a3, a4, a5 };
+
+	return vp_uinject_syscall(in, nr, a);
+}
+
+/* The stub of function @i: its number pushed, a call of the entry, the
+ * relocated instructions and the jmp back.  0 or -errno. */
+static int write_stub(struct vp_user_probes *u, size_t rt_size, uint32_t i)
+{
+	size_t off = rt_size + (size_t)i * VP_URT_STUB;
+	unsigned char *s = u->code + off;
+	uint64_t at = u->code_at + off;
+	int32_t rel;
+	int n;
+
+	s[0] = 0x68; /* push $imm32 */
+	memcpy(s + 1, &i, 4);
+	s[5] = 0xe8;
+	rel = (int32_t)(int64_t)(u->code_at + (uint64_t)(vp_urt_entry - vp_urt_start) -
+				 (at + VP_URT_STUB_RELOC));
+	memcpy(s + 6, &rel, 4);
+	n = vp_upatch_relocate(&u->patches[i], at + VP_URT_STUB_RELOC, s + VP_URT_STUB_RELOC);
+	return n < 0 ? n : 0;
+}
+
+int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
+			const struct vp_user_func *funcs, size_t nfuncs, char (*why)[128],
+			char *err, size_t errlen)
+{
+	size_t rt_size = ((size_t)(vp_urt_end - vp_urt_start) + 63) & ~(size_t)63;
+	uint64_t lo = UINT64_MAX, hi = 0, quads[2];
+	struct vp_uinject in;
+	char path[64];
+	unsigned char *code = NULL;
+	long memfd = -1, r;
+	int npatched = 0, e;
+
+	memset(u, 0, sizeof(*u));
+	u->fd = -1;
+	u->pid = pid;
+	u->nfuncs = nfuncs;
+	u->patches = xcalloc(nfuncs ? nfuncs : 1, sizeof(*u->patches));
+	u->tails = xcalloc(VP_URT_NRINGS, sizeof(*u->tails));
+	u->lost_seen = xcalloc(VP_URT_NRINGS, sizeof(*u->lost_seen));
+	u->code_size = PAGE_UP(rt_size + nfuncs * VP_URT_STUB);
+	clock_pair(&u->tsc0, &u->mono0);
+	e = vp_user_probes_check(err, errlen);
+	if (e)
+		return e;
+	for (size_t i = 0; i < nfuncs; i++) {
+		if (funcs[i].addr < lo)
+			lo = funcs[i].addr;
+		if (funcs[i].addr + funcs[i].size > hi)
+			hi = funcs[i].addr + funcs[i].size;
+	}
+	if (nfuncs && hi - lo > REACH / 2)
+		return say(err, errlen, -ERANGE, "the functions span more than 1 GiB: one region "
+			   "cannot reach them all");
+	e = vp_uinject_begin(&in, pid, tid);
+	if (e)
+		return say(err, errlen, e, "cannot stop process %d to set up: %s", (int)pid,
+			   strerror(-e));
+	/* memfd_create("varperf", MFD_CLOEXEC), its name below the red zone */
+	{
+		static const char name[] = "varperf-user-probes";
+		uint64_t at = (in.saved.rsp - 1024) & ~(uint64_t)15;
+		unsigned char keep[sizeof(name)];
+
+		e = vp_umem_read(in.mem, at, keep, sizeof(keep));
+		if (!e)
+			e = vp_umem_write(in.mem, at, name, sizeof(name));
+		if (e)
+			goto out_mem;
+		memfd = inject(&in, SYS_memfd_create, (long)at, 1, 0, 0, 0, 0);
+		vp_umem_write(in.mem, at, keep, sizeof(keep));
+		if (memfd < 0) {
+			e = (int)memfd;
+			say(err, errlen, e, "memfd_create in process %d failed: %s", (int)pid,
+			    strerror(-e));
+			goto out;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fd/%ld", (int)pid, memfd);
+	u->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (u->fd < 0 || ftruncate(u->fd, (off_t)(u->code_size + VP_URT_SHARED_SIZE)) < 0) {
+		e = -errno;
+		say(err, errlen, e, "cannot open the target's memfd '%s': %s", path, strerror(-e));
+		goto out_close;
+	}
+	e = place(pid, nfuncs ? lo : 0x10000000, nfuncs ? hi : 0x10000000, u->code_size,
+		  &u->code_at);
+	if (e) {
+		say(err, errlen, e, "no room for the trampolines within 2 GiB of the code");
+		goto out_close;
+	}
+	r = inject(&in, SYS_mmap, (long)u->code_at, (long)u->code_size, PROT_READ | PROT_EXEC,
+		   MAP_SHARED | MAP_FIXED_NOREPLACE, memfd, 0);
+	if (r != (long)u->code_at) {
+		e = r < 0 ? (int)r : -EEXIST;
+		say(err, errlen, e, "cannot map the trampolines at %#llx in process %d: %s",
+		    (unsigned long long)u->code_at, (int)pid, strerror(-e));
+		goto out_close;
+	}
+	r = inject(&in, SYS_mmap, 0, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   memfd, (long)u->code_size);
+	if (r < 0 && r > -4096) {
+		e = (int)r;
+		say(err, errlen, e, "cannot map the rings in process %d: %s", (int)pid,
+		    strerror(-e));
+		goto out_close;
+	}
+	u->shared_at = (uint64_t)r;
+	r = inject(&in, SYS_mmap, 0, VP_URT_PRIV_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r < 0 && r > -4096) {
+		e = (int)r;
+		say(err, errlen, e, "cannot map the threads' slots in process %d: %s", (int)pid,
+		    strerror(-e));
+		goto out_close;
+	}
+	u->priv_at = (uint64_t)r;
+	/* a forked child finds the flag page zeroed: it records nothing */
+	r = inject(&in, SYS_madvise, (long)u->priv_at, 4096, MADV_WIPEONFORK, 0, 0, 0);
+	if (r < 0) {
+		e = (int)r;
+		say(err, errlen, e, "madvise(MADV_WIPEONFORK) in process %d failed: %s",
+		    (int)pid, strerror(-e));
+		goto out_close;
+	}
+	code = mmap(NULL, u->code_size, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd, 0);
+	u->shared = mmap(NULL, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd,
+			 (off_t)u->code_size);
+	if (code == MAP_FAILED || u->shared == MAP_FAILED) {
+		e = -errno;
+		say(err, errlen, e, "cannot map the rings: %s", strerror(-e));
+		if (code != MAP_FAILED)
+			munmap(code, u->code_size);
+		code = NULL;
+		if (u->shared != MAP_FAILED)
+			munmap(u->shared, VP_URT_SHARED_SIZE);
+		u->shared = NULL;
+		goto out_close;
+	}
+	u->code = code;
+	memcpy(u->code, vp_urt_start, (size_t)(vp_urt_end - vp_urt_start));
+	quads[0] = u->priv_at;
+	quads[1] = u->shared_at;
+	memcpy(u->code, quads, sizeof(quads));
+	for (size_t i = 0; i < nfuncs; i++) {
+		size_t size = funcs[i].size > 65536 ? 65536 : funcs[i].size;
+		unsigned char *fc = xmalloc(size ? size : 1);
+		char w[128] = "";
+
+		e = vp_umem_read(in.mem, funcs[i].addr, fc, size);
+		if (e)
+			snprintf(w, sizeof(w), "its code cannot be read: %s", strerror(-e));
+		else if (vp_upatch_plan(fc, size, funcs[i].addr, &u->patches[i], w, sizeof(w)) < 0)
+			e = -EINVAL;
+		else if (write_stub(u, rt_size, (uint32_t)i) < 0)
+			e = -ERANGE, snprintf(w, sizeof(w), "its data is beyond 2 GiB of the "
+					      "trampolines");
+		free(fc);
+		if (e) {
+			memset(&u->patches[i], 0, sizeof(u->patches[i]));
+			if (why)
+				snprintf(why[i], sizeof(why[i]), "%s", w);
+			continue;
+		}
+		npatched++;
+	}
+	/* the flag, then the jumps: every thread is stopped */
+	e = vp_umem_write(in.mem, u->priv_at + VP_URT_PRIV_FLAG, "\1", 1);
+	for (size_t i = 0; !e && i < nfuncs; i++) {
+		unsigned char j[VP_UPATCH_JMP];
+		const struct vp_upatch *p = &u->patches[i];
+
+		if (!p->len)
+			continue;
+		vp_upatch_jmp(p->at, u->code_at + rt_size + i * VP_URT_STUB, j);
+		e = vp_umem_write(in.mem, p->at, j, sizeof(j));
+	}
+	if (e) {
+		say(err, errlen, e, "cannot patch process %d: %s", (int)pid, strerror(-e));
+		vp_user_probes_unpatch(u);
+		goto out_close;
+	}
+out_close:
+	inject(&in, SYS_close, memfd, 0, 0, 0, 0, 0);
+out:
+	if (vp_uinject_end(&in) < 0 && !e)
+		e = say(err, errlen, -EIO, "cannot restore process %d after setting up", (int)pid);
+	if (!e) {
+		/* the clock: a calibration spanning CALIB_NS at least */
+		uint64_t t1, m1;
+
+		do
+			clock_pair(&t1, &m1);
+		while (m1 - u->mono0 < CALIB_NS);
+		u->ns_per_tick = (double)(m1 - u->mono0) / (double)(t1 - u->tsc0);
+	}
+	return e ? e : npatched;
+out_mem:
+	say(err, errlen, e, "cannot write to process %d: %s", (int)pid, strerror(-e));
+	goto out;
+}
+
+static unsigned char *ring(const struct vp_user_probes *u, unsigned i)
+{
+	return u->shared + VP_URT_RINGS_OFF + (size_t)i * VP_URT_RING_SIZE;
+}
+
+static unsigned nrings(const struct vp_user_probes *u)
+{
+	uint64_t n;
+
+	if (!u->shared)
+		return 0;
+	n = __atomic_load_n((uint64_t *)(u->shared + VP_URT_CTL_NRINGS), __ATOMIC_ACQUIRE);
+	return n > VP_URT_NRINGS ? VP_URT_NRINGS : (unsigned)n;
+}
+
+long vp_user_probes_read(struct vp_user_probes *u, void (*fn)(void *ctx, struct vp_raw *r),
+			 void *ctx)
+{
+	unsigned n = nrings(u);
+	long count = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned char *h = ring(u, i);
+		const struct vp_urt_event *ev = (const void *)(h + VP_URT_R_EVENTS);
+		uint32_t tid = __atomic_load_n((uint32_t *)(h + VP_URT_R_TID), __ATOMIC_ACQUIRE);
+		uint32_t pid = __atomic_load_n((uint32_t *)(h + VP_URT_R_TID + 4), __ATOMIC_ACQUIRE);
+		uint64_t head, t;
+
+		if (!tid || !pid)
+			continue;
+		head = __atomic_load_n((uint64_t *)(h + VP_URT_R_HEAD), __ATOMIC_ACQUIRE);
+		for (t = u->tails[i]; t != head; t++) {
+			const struct vp_urt_event *e = &ev[t & (VP_URT_RING_CAP - 1)];
+			struct vp_raw r;
+
+			if (e->func >= u->nfuncs)
+				continue;
+			memset(&r, 0, sizeof(r));
+			r.time = vp_user_tsc_ns(u, e->tsc);
+			r.sp = e->sp;
+			r.addr = e->addr;
+			r.pid = pid;
+			r.tid = tid;
+			r.func = e->func;
+			r.type = e->exit ? VP_RAW_EXIT : VP_RAW_ENTRY;
+			fn(ctx, &r);
+			count++;
+		}
+		u->tails[i] = head;
+		__atomic_store_n((uint64_t *)(h + VP_URT_R_TAIL), head, __ATOMIC_RELEASE);
+	}
+	u->records += (uint64_t)count;
+	return count;
+}
+
+static uint64_t sum_rings(const struct vp_user_probes *u, size_t off)
+{
+	unsigned n = nrings(u);
+	uint64_t s = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		s += __atomic_load_n((uint64_t *)(ring(u, i) + off), __ATOMIC_RELAXED);
+	return s;
+}
+
+uint64_t vp_user_probes_lost(struct vp_user_probes *u)
+{
+	unsigned n = nrings(u);
+	uint64_t s = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t l = __atomic_load_n((uint64_t *)(ring(u, i) + VP_URT_R_LOST),
+					     __ATOMIC_RELAXED);
+
+		s += l - u->lost_seen[i];
+		u->lost_seen[i] = l;
+	}
+	return s;
+}
+
+uint64_t vp_user_probes_noring(const struct vp_user_probes *u)
+{
+	return u->shared ? *(volatile uint64_t *)(u->shared + VP_URT_CTL_NORING) : 0;
+}
+
+uint64_t vp_user_probes_deep(const struct vp_user_probes *u)
+{
+	return sum_rings(u, VP_URT_R_DEEP);
+}
+
+int vp_user_probes_unpatch(struct vp_user_probes *u)
+{
+	char path[64];
+	int mem, err = 0;
+
+	if (u->unpatched || !u->patches)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)u->pid);
+	mem = open(path, O_RDWR | O_CLOEXEC);
+	if (mem < 0)
+		return -errno;
+	for (size_t i = 0; i < u->nfuncs; i++) {
+		const struct vp_upatch *p = &u->patches[i];
+		int e;
+
+		if (!p->len)
+			continue;
+		e = vp_umem_write(mem, p->at, p->orig, VP_UPATCH_JMP);
+		if (e && !err)
+			err = e;
+	}
+	close(mem);
+	u->unpatched = !err;
+	return err;
+}
+
+void vp_user_probes_close(struct vp_user_probes *u)
+{
+	if (u->code)
+		munmap(u->code, u->code_size);
+	if (u->shared)
+		munmap(u->shared, VP_URT_SHARED_SIZE);
+	if (u->pid && u->fd >= 0)
+		close(u->fd);
+	free(u->patches);
+	free(u->tails);
+	free(u->lost_seen);
+	memset(u, 0, sizeof(*u));
+	u->fd = -1;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * user-probes.h - the user backend of probe mode (x86-64): the probed
+ * functions patched in the target's own memory, timed there with rdtsc
+ * into per-thread rings that varperf reads (user-runtime.h), at a few tens
+ * of nanoseconds per call instead of a kernel trap's microseconds.  Getting
+ * in takes ptrace: the target is stopped, a memfd mapped into it by
+ * injected system calls (user-inject.h), the functions' entries patched
+ * (user-patch.h), and the target let go; varperf keeps no hold on it.
+ */
+#ifndef VARPERF_USER_PROBES_H
+#define VARPERF_USER_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perf-collector/kernel/raw-record.h"
+#include "perf-collector/probes/user-patch.h"
+
+/* A function to patch: where its code is in the target. */
+struct vp_user_func {
+	uint64_t addr; /* its entry, in the target */
+	uint64_t size;
+};
+
+struct vp_user_probes {
+	pid_t pid;
+	int fd;			   /* the memfd */
+	unsigned char *code;	   /* varperf's mappings of it */
+	size_t code_size;
+	unsigned char *shared;
+	uint64_t code_at, shared_at, priv_at; /* in the target */
+	struct vp_upatch *patches; /* per function; len 0: not patched */
+	size_t nfuncs;
+	uint64_t *tails;	   /* per ring: events read */
+	uint64_t *lost_seen;	   /* per ring: its lost count, as told */
+	/* rdtsc to CLOCK_MONOTONIC: mono0 + (tsc - tsc0) * ns_per_tick */
+	uint64_t tsc0, mono0;
+	double ns_per_tick;
+	uint64_t records;
+	int unpatched;
+};
+
+/* Whether the backend can work here (x86-64 with rdfsbase in user mode):
+ * 0, or -errno with the reason in @why. */
+int vp_user_probes_check(char *why, size_t len);
+
+/**
+ * vp_user_probes_open - map the regions into process @pid, whose threads
+ * are all in a ptrace stop (thread @tid runs the injected calls), write
+ * the runtime and a stub per function of @funcs, and patch them; then the
+ * caller detaches.  A function that cannot be patched safely is left as
+ * it is, its reason in @why[i] (when @why is not NULL; room for 128).
+ * Returns how many were patched, or -errno with what failed in @err (room
+ * for 256).
+ */
+int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
+			const struct vp_user_func *funcs, size_t nfuncs, char (*why)[128],
+			char *err, size_t errlen);
+
+/* Hand every event written since the last call to @fn, thread by thread
+ * (in time order within each): how many. */
+long vp_user_probes_read(struct vp_user_probes *u, void (*fn)(void *ctx, struct vp_raw *r),
+			 void *ctx);
+
+/* Events the rings had no room for, since the last call. */
+uint64_t vp_user_probes_lost(struct vp_user_probes *u);
+/* Threads that found no ring (beyond VP_URT_NRINGS), and calls left
+ * unrecorded because a thread's shadow stack was full. */
+uint64_t vp_user_probes_noring(const struct vp_user_probes *u);
+uint64_t vp_user_probes_deep(const struct vp_user_probes *u);
+
+/**
+ * vp_user_probes_unpatch - put the original bytes back in process @pid,
+ * whose threads are all in a ptrace stop: the regions stay mapped (a
+ * thread may still return through them).  0 or -errno.
+ */
+int vp_user_probes_unpatch(struct vp_user_probes *u);
+
+/* Unmap varperf's side; a zeroed @u is fine. */
+void vp_user_probes_close(struct vp_user_probes *u);
+
+/* The clock of the events: rdtsc, and CLOCK_MONOTONIC ns of a count. */
+uint64_t vp_user_tsc(void);
+uint64_t vp_user_tsc_ns(const struct vp_user_probes *u, uint64_t tsc);
+
+#endif

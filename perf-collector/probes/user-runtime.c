@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * user-runtime.c - the machine code the user backend runs in its target
+ * (x86-64), copied there, never called in varperf.  A patched function's
+ * jmp leads to its stub, which pushes the function's number, calls
+ * vp_urt_entry (which pops it) and then runs the relocated first instructions; the
+ * entry writes an event to the thread's ring and puts vp_urt_return in
+ * place of the return address, keeping the real one on the thread's
+ * shadow stack (as Orbit's user-space instrumentation does); the return
+ * writes the exit and goes back there.  No system call but on a thread's
+ * first call (its id), no lock: a ring has one writer.  Regions and
+ * layout: user-runtime.h.
+ *
+ * Registers: every one is kept but the status flags (which no call
+ * preserves): a caller compiled with interprocedural register allocation
+ * (GCC's -fipa-ra, at -O2) keeps values in the registers its callee is
+ * known not to touch, %r11 and %rsi as well.
+ */
+#include <config.h>
+
+#include "perf-collector/probes/user-runtime.h"
+
+#define S_(x) #x
+#define S(x) S_(x)
+
+#if defined(__x86_64__)
+__asm__(
+	".section .rodata.vp_urt,\"a\"\n"
+	".balign 64\n"
+	".globl vp_urt_start\n"
+	".hidden vp_urt_start\n"
+	"vp_urt_start:\n"
+	"	.quad 0\n" /* the private region */
+	"	.quad 0\n" /* the shared region */
+	"	.balign 16\n"
+
+	/* rdx = the slot of fs base rax (rax != 0), or 0 when not there;
+	 * rcx is the private region on the way.  Ends at label 1 or 2. */
+	".macro vp_urt_find\n"
+	"	imul $0x61c88647, %rax, %rdx\n"
+	"	shr $20, %rdx\n"
+	"	and $(" S(VP_URT_NSLOTS) " - 1), %edx\n"
+	"	shl $" S(VP_URT_SLOT_SHIFT) ", %rdx\n"
+	"	mov vp_urt_start(%rip), %rcx\n"
+	"	lea " S(VP_URT_SLOTS_OFF) "(%rcx,%rdx), %rdx\n"
+	"	add $(" S(VP_URT_SLOTS_OFF) " + (" S(VP_URT_NSLOTS) " << " S(VP_URT_SLOT_SHIFT) ")), %rcx\n"
+	"10:	cmp %rax, (%rdx)\n"
+	"	je 12f\n"
+	"	cmpq $0, (%rdx)\n"
+	"	je 11f\n"
+	"	add $(1 << " S(VP_URT_SLOT_SHIFT) "), %rdx\n"
+	"	cmp %rcx, %rdx\n"
+	"	jb 10b\n"
+	"	sub $(" S(VP_URT_NSLOTS) " << " S(VP_URT_SLOT_SHIFT) "), %rdx\n"
+	"	jmp 10b\n"
+	"11:\n"
+	".endm\n"
+
+	/* ---- entry: 8(%rsp) is the function's number, 16(%rsp) its
+	 * return address; after the pushes 56(%rsp) and 64(%rsp) ---- */
+	".globl vp_urt_entry\n"
+	".hidden vp_urt_entry\n"
+	"vp_urt_entry:\n"
+	"	push %rax\n"
+	"	push %rdx\n"
+	"	push %rcx\n"
+	"	push %rsi\n"
+	"	push %rdi\n"
+	"	push %r11\n"
+	"	mov vp_urt_start(%rip), %rcx\n"
+	"	cmpb $0, " S(VP_URT_PRIV_FLAG) "(%rcx)\n"
+	"	je 9f\n"
+	"	rdfsbase %rax\n"
+	"	test %rax, %rax\n"
+	"	jz 9f\n"
+	"	vp_urt_find\n"
+	/* not there: claim the empty slot rdx for key rax */
+	"	mov %rax, %rsi\n"
+	"	mov %rdx, %rdi\n"
+	"	mov vp_urt_start(%rip), %rcx\n"
+	"	mov $1, %eax\n"
+	"	lock xadd %rax, " S(VP_URT_PRIV_CLAIMS) "(%rcx)\n"
+	"	cmp $(" S(VP_URT_NSLOTS) " - 2), %rax\n"
+	"	jae 9f\n" /* the table stays with room: the search ends */
+	"	xor %eax, %eax\n"
+	"	lock cmpxchg %rsi, (%rdi)\n"
+	"	jne 9f\n" /* another thread's now: record from the next call */
+	"	mov vp_urt_start+8(%rip), %rcx\n"
+	"	mov $1, %eax\n"
+	"	lock xadd %rax, " S(VP_URT_CTL_NRINGS) "(%rcx)\n"
+	"	cmp $" S(VP_URT_NRINGS) ", %rax\n"
+	"	jb 3f\n"
+	"	lock incq " S(VP_URT_CTL_NORING) "(%rcx)\n"
+	"	jmp 9f\n"
+	"3:	imul $" S(VP_URT_RING_SIZE) ", %rax, %rax\n"
+	"	lea " S(VP_URT_RINGS_OFF) "(%rcx,%rax), %rsi\n"
+	"	mov $186, %eax\n" /* gettid */
+	"	syscall\n"
+	"	mov %eax, " S(VP_URT_R_TID) "(%rsi)\n"
+	"	mov $39, %eax\n" /* getpid */
+	"	syscall\n"
+	"	mov %eax, " S(VP_URT_R_TID) "+4(%rsi)\n"
+	"	mov %rsi, " S(VP_URT_SL_RING) "(%rdi)\n"
+	"	mov %rdi, %rdx\n"
+	"12:\n"
+	/* the thread's slot: rdx */
+	"	mov %rdx, %rsi\n"
+	"	mov 56(%rsp), %r11\n"
+	"	cmpq $0, " S(VP_URT_SL_BUSY) "(%rsi)\n"
+	"	jne 9f\n"
+	"	mov " S(VP_URT_SL_RING) "(%rsi), %rdi\n"
+	"	test %rdi, %rdi\n"
+	"	jz 9f\n"
+	"	movq $1, " S(VP_URT_SL_BUSY) "(%rsi)\n"
+	"	mov " S(VP_URT_R_HEAD) "(%rdi), %rax\n"
+	"	mov %rax, %rcx\n"
+	"	sub " S(VP_URT_SL_TAIL) "(%rsi), %rcx\n"
+	"	cmp $" S(VP_URT_RING_CAP) ", %rcx\n"
+	"	jb 4f\n"
+	"	mov " S(VP_URT_R_TAIL) "(%rdi), %rcx\n"
+	"	mov %rcx, " S(VP_URT_SL_TAIL) "(%rsi)\n"
+	"	mov %rax, %rdx\n"
+	"	sub %rcx, %rdx\n"
+	"	cmp $" S(VP_URT_RING_CAP) ", %rdx\n"
+	"	jb 4f\n"
+	"	incq " S(VP_URT_R_LOST) "(%rdi)\n"
+	"	jmp 8f\n"
+	"4:	mov " S(VP_URT_SL_DEPTH) "(%rsi), %rcx\n"
+	"	cmp $" S(VP_URT_SHADOW_N) ", %rcx\n"
+	"	jb 5f\n"
+	"	incq " S(VP_URT_R_DEEP) "(%rdi)\n"
+	"	jmp 8f\n"
+	/* the shadow stack: return address, sp, function */
+	"5:	shl $5, %rcx\n"
+	"	lea " S(VP_URT_SL_SHADOW) "(%rsi,%rcx), %rcx\n"
+	"	mov 64(%rsp), %rdx\n"
+	"	mov %rdx, (%rcx)\n"
+	"	lea 64(%rsp), %rdx\n"
+	"	mov %rdx, 8(%rcx)\n"
+	"	mov %r11, 16(%rcx)\n"
+	"	incq " S(VP_URT_SL_DEPTH) "(%rsi)\n"
+	/* the event, its time last */
+	"	and $(" S(VP_URT_RING_CAP) " - 1), %eax\n"
+	"	shl $5, %rax\n"
+	"	lea " S(VP_URT_R_EVENTS) "(%rdi,%rax), %rcx\n"
+	"	mov %rdx, 8(%rcx)\n"
+	"	mov 64(%rsp), %rax\n"
+	"	mov %rax, 16(%rcx)\n"
+	"	mov %r11d, 24(%rcx)\n"
+	"	movl $0, 28(%rcx)\n"
+	"	lea vp_urt_return(%rip), %rax\n"
+	"	mov %rax, 64(%rsp)\n"
+	"	rdtsc\n"
+	"	shl $32, %rdx\n"
+	"	or %rdx, %rax\n"
+	"	mov %rax, (%rcx)\n"
+	"	incq " S(VP_URT_R_HEAD) "(%rdi)\n"
+	"8:	movq $0, " S(VP_URT_SL_BUSY) "(%rsi)\n"
+	"9:	pop %r11\n"
+	"	pop %rdi\n"
+	"	pop %rsi\n"
+	"	pop %rcx\n"
+	"	pop %rdx\n"
+	"	pop %rax\n"
+	"	ret $8\n" /* and the function's number */
+
+	/* ---- return: a probed function returned here; rsp = its entry sp + 8 ---- */
+	".globl vp_urt_return\n"
+	".hidden vp_urt_return\n"
+	"vp_urt_return:\n"
+	"	push $0\n" /* the real return address comes here */
+	"	push %rax\n"
+	"	push %rdx\n"
+	"	push %rcx\n"
+	"	push %rsi\n"
+	"	push %rdi\n"
+	"	push %r8\n"
+	"	push %r9\n"
+	"	push %r11\n"
+	"	rdtsc\n"
+	"	shl $32, %rdx\n"
+	"	or %rdx, %rax\n"
+	"	mov %rax, %r11\n"
+	"	rdfsbase %rax\n"
+	"	vp_urt_find\n"
+	"	ud2\n" /* no slot: the return address is lost */
+	"12:	mov %rdx, %rsi\n"
+	"	lea 64(%rsp), %rdi\n" /* the entry's sp */
+	"	mov " S(VP_URT_SL_DEPTH) "(%rsi), %rcx\n"
+	/* entries below this one were left by longjmp: dropped */
+	"1:	test %rcx, %rcx\n"
+	"	jz 7f\n"
+	"	dec %rcx\n"
+	"	mov %rcx, %rax\n"
+	"	shl $5, %rax\n"
+	"	lea " S(VP_URT_SL_SHADOW) "(%rsi,%rax), %rax\n"
+	"	cmp %rdi, 8(%rax)\n"
+	"	jb 1b\n"
+	"	jne 7f\n"
+	"	mov %rcx, " S(VP_URT_SL_DEPTH) "(%rsi)\n"
+	"	mov (%rax), %rdx\n"
+	"	mov %rdx, 64(%rsp)\n"
+	"	mov 16(%rax), %r8\n"
+	"	mov vp_urt_start(%rip), %rax\n"
+	"	cmpb $0, " S(VP_URT_PRIV_FLAG) "(%rax)\n"
+	"	je 9f\n"
+	"	cmpq $0, " S(VP_URT_SL_BUSY) "(%rsi)\n"
+	"	jne 9f\n"
+	"	mov " S(VP_URT_SL_RING) "(%rsi), %rdi\n"
+	"	test %rdi, %rdi\n"
+	"	jz 9f\n"
+	"	movq $1, " S(VP_URT_SL_BUSY) "(%rsi)\n"
+	"	mov " S(VP_URT_R_HEAD) "(%rdi), %rax\n"
+	"	mov %rax, %rcx\n"
+	"	sub " S(VP_URT_SL_TAIL) "(%rsi), %rcx\n"
+	"	cmp $" S(VP_URT_RING_CAP) ", %rcx\n"
+	"	jb 4f\n"
+	"	mov " S(VP_URT_R_TAIL) "(%rdi), %rcx\n"
+	"	mov %rcx, " S(VP_URT_SL_TAIL) "(%rsi)\n"
+	"	mov %rax, %r9\n"
+	"	sub %rcx, %r9\n"
+	"	cmp $" S(VP_URT_RING_CAP) ", %r9\n"
+	"	jb 4f\n"
+	"	incq " S(VP_URT_R_LOST) "(%rdi)\n"
+	"	jmp 8f\n"
+	"4:	and $(" S(VP_URT_RING_CAP) " - 1), %eax\n"
+	"	shl $5, %rax\n"
+	"	lea " S(VP_URT_R_EVENTS) "(%rdi,%rax), %rcx\n"
+	"	mov %r11, (%rcx)\n"
+	"	lea 72(%rsp), %rax\n"
+	"	mov %rax, 8(%rcx)\n"
+	"	mov %rdx, 16(%rcx)\n"
+	"	mov %r8d, 24(%rcx)\n"
+	"	movl $1, 28(%rcx)\n"
+	"	incq " S(VP_URT_R_HEAD) "(%rdi)\n"
+	"8:	movq $0, " S(VP_URT_SL_BUSY) "(%rsi)\n"
+	"9:	pop %r11\n"
+	"	pop %r9\n"
+	"	pop %r8\n"
+	"	pop %rdi\n"
+	"	pop %rsi\n"
+	"	pop %rcx\n"
+	"	pop %rdx\n"
+	"	pop %rax\n"
+	"	ret\n"
+	"7:	ud2\n" /* no entry of this frame: the return address is lost */
+	".globl vp_urt_end\n"
+	".hidden vp_urt_end\n"
+	"vp_urt_end:\n"
+	".previous\n");
+#else
+/* other architectures: the user backend says it is x86-64 only */
+const unsigned char vp_urt_start[1], vp_urt_entry[1], vp_urt_return[1], vp_urt_end[1];
+#endif

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * record-user.c - the record pipeline's side of the user backend
+ * (perf-collector/probes/user-probes.h): whether it can record this
+ * program, getting into the target (stopped at its exec, or attached) and
+ * out, and its rings read into the pipeline as every backend's records.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "perf-collector/probes/user-probes.h"
+#include "perf-collector/probes/user-runtime.h"
+#include "perf-collector/record/record.h"
+
+/* The file offset of function @f's entry (its probe may have moved past
+ * the first instructions): 0, or -ENOENT. */
+static int entry_off(const struct record *rec, const struct vp_func *f, uint64_t *ret)
+{
+	uint64_t pv;
+
+	if (vp_symfile_off_to_vaddr(rec->probing.symfiles[f->module], f->probe_off, &pv) < 0 ||
+	    pv < f->addr || pv - f->addr > f->probe_off)
+		return -ENOENT;
+	*ret = f->probe_off - (pv - f->addr);
+	return 0;
+}
+
+/* Whether function @f's entry can be patched, from its file's code; 0 or
+ * -errno with why. */
+static int patchable(const struct record *rec, const struct vp_func *f, char *why, size_t len)
+{
+	struct vp_upatch p;
+	unsigned char *code;
+	size_t size = f->size > 65536 ? 65536 : (size_t)f->size;
+	uint64_t off;
+	ssize_t n = -1;
+	int fd, err;
+
+	if (entry_off(rec, f, &off) < 0) {
+		snprintf(why, len, "its entry is not in the file");
+		return -ENOENT;
+	}
+	code = xmalloc(size ? size : 1);
+	fd = open(rec->hdr.modules[f->module].path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = pread(fd, code, size, (off_t)off);
+		close(fd);
+	}
+	if (n != (ssize_t)size) {
+		snprintf(why, len, "its code cannot be read");
+		err = -EIO;
+	} else {
+		err = vp_upatch_plan(code, size, f->addr, &p, why, len);
+	}
+	free(code);
+	return err;
+}
+
+int record_user_choose(struct record *rec)
+{
+	char why[256] = "", fwhy[128];
+	const char *instead = "probing with BPF (or perf) instead";
+
+	if (vp_user_probes_check(why, sizeof(why)) < 0)
+		goto fallback;
+	if (rec->mode != MODE_PROBE || rec->phase.plan_from) {
+		snprintf(why, sizeof(why), "it records --mode=probe only, for now (the sampler's "
+			 "unwinder does not step through its trampolines yet)");
+		goto fallback;
+	}
+	if (rec->probing.can_throw) {
+		/* its return trampoline has no unwind information: an
+		 * exception through a probed function would end the program */
+		snprintf(why, sizeof(why), "'%s' can throw C++ exceptions, which cannot unwind "
+			 "through its return trampoline yet", rec->target.path);
+		goto fallback;
+	}
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		const struct vp_func *f = &rec->hdr.funcs[i];
+
+		if (f->module) {
+			snprintf(why, sizeof(why), "'%s' is in the library '%s': it patches the "
+				 "program's own functions only, for now", f->display,
+				 rec->hdr.modules[f->module].path);
+			goto fallback;
+		}
+		if (patchable(rec, f, fwhy, sizeof(fwhy)) < 0) {
+			snprintf(why, sizeof(why), "'%s' cannot be patched: %s", f->display, fwhy);
+			goto fallback;
+		}
+	}
+	rec->probing.user = xcalloc(1, sizeof(*rec->probing.user));
+	return 0;
+fallback:
+	warning("cannot probe with --backend=user: %s; %s", why, instead);
+	return -1;
+}
+
+int record_user_start(struct record *rec)
+{
+	/* the target's mappings, as on BPF: what perf reports, as it can */
+	if (vp_probes_open(&rec->probing.probes, rec->hdr.funcs, 0, NULL, rec->hdr.modules,
+			   rec->target.pid, 128 << 10, 0) < 0)
+		return -1;
+	if (rec->opts.attach)
+		return 0;
+	/* stopped at its exec: patched before its first instruction */
+	if (ptrace(PTRACE_SEIZE, rec->target.pid, NULL, (void *)PTRACE_O_TRACEEXEC) < 0)
+		return error("cannot trace process %d: %s", (int)rec->target.pid,
+			     strerror(errno));
+	return 0;
+}
+
+/* Where the functions are in process @pid, from its mappings of the program. */
+static int locate(struct record *rec, pid_t pid, struct vp_user_func *fns)
+{
+	char path[64], line[4352];
+	struct stat st;
+	FILE *f;
+	int found = 0;
+
+	if (stat(rec->hdr.modules[0].path, &st) < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++)
+		fns[i].addr = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off, ino;
+		unsigned maj, min;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &s, &e, &off, &maj, &min, &ino) !=
+			    6 ||
+		    ino != st.st_ino || makedev(maj, min) != st.st_dev)
+			continue;
+		for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+			uint64_t eo;
+
+			if (fns[i].addr || entry_off(rec, &rec->hdr.funcs[i], &eo) < 0)
+				continue;
+			if (eo >= off && eo < off + (e - s)) {
+				fns[i].addr = s + (eo - off);
+				fns[i].size = rec->hdr.funcs[i].size;
+				found++;
+			}
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Stop every thread of attached process @pid: their ids (malloc'ed), how many, or -errno. */
+static int stop_all(pid_t pid, pid_t **ret)
+{
+	pid_t *tids = NULL;
+	int n = vp_task_list(pid, &tids), k = 0;
+
+	for (int i = 0; i < n; i++) {
+		int st;
+
+		if (ptrace(PTRACE_SEIZE, tids[i], NULL, NULL) < 0 ||
+		    ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL) < 0) {
+			if (errno == ESRCH)
+				continue; /* it ended meanwhile */
+			n = -errno;
+			break;
+		}
+		tids[k++] = tids[i];
+		while (waitpid(tids[i], &st, __WALL) < 0 && errno == EINTR)
+			;
+	}
+	if (n < 0) {
+		for (int i = 0; i < k; i++)
+			ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
+		free(tids);
+		return n;
+	}
+	*ret = tids;
+	return k;
+}
+
+static void detach_all(const pid_t *tids, int n, int sig)
+{
+	for (int i = 0; i < n; i++)
+		ptrace(PTRACE_DETACH, tids[i], NULL, (void *)(long)(i ? 0 : sig));
+}
+
+int record_user_attach(struct record *rec)
+{
+	pid_t pid = rec->target.pid, *tids = NULL;
+	struct vp_user_func *fns = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*fns));
+	char (*why)[128] = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*why));
+	char err[256] = "";
+	int ntids, n, st, ret = -1;
+	uint64_t t0 = monotonic_ns();
+
+	if (rec->opts.attach) {
+		ntids = stop_all(pid, &tids);
+		if (ntids <= 0) {
+			error("cannot attach to process %d: %s (ptrace needs the same user and, "
+			      "with Yama's ptrace_scope 1, a parent: run varperf as root or set "
+			      "kernel.yama.ptrace_scope to 0)", (int)pid,
+			      strerror(ntids < 0 ? -ntids : ESRCH));
+			goto out;
+		}
+	} else {
+		/* the exec: stopped before the new program's first instruction */
+		for (;;) {
+			if (waitpid(pid, &st, __WALL) < 0) {
+				if (errno == EINTR)
+					continue;
+				error("cannot wait for '%s' to start: %s", rec->target.prog,
+				      strerror(errno));
+				goto out;
+			}
+			if (WIFEXITED(st) || WIFSIGNALED(st)) {
+				error("'%s' ended before it could be patched", rec->target.prog);
+				goto out;
+			}
+			if (WIFSTOPPED(st) && st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+				break;
+			/* a signal before the exec: delivered */
+			ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(st));
+		}
+		tids = xmalloc(sizeof(*tids));
+		tids[0] = pid;
+		ntids = 1;
+	}
+	n = locate(rec, pid, fns);
+	if (n < (int)rec->hdr.nfuncs) {
+		error("cannot find the probed functions in process %d: %s", (int)pid,
+		      n < 0 ? strerror(-n) : "the program is not mapped as expected");
+		detach_all(tids, ntids, 0);
+		goto out_kill;
+	}
+	n = vp_user_probes_open(rec->probing.user, pid, tids[0], fns, rec->hdr.nfuncs, why, err,
+				sizeof(err));
+	detach_all(tids, ntids, 0);
+	if (n < 0) {
+		error("cannot probe with --backend=user: %s", err);
+		goto out_kill;
+	}
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++)
+		if (why[i][0])
+			warning("'%s' is not probed: %s", rec->hdr.funcs[i].display, why[i]);
+	pr_debug("user backend: %d of %zu functions patched in %.2f ms", n, rec->hdr.nfuncs,
+		 (double)(monotonic_ns() - t0) / 1e6);
+	ret = 0;
+	goto out;
+out_kill:
+	if (!rec->opts.attach) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+out:
+	free(tids);
+	free(fns);
+	free(why);
+	return ret;
+}
+
+void record_user_read(struct record *rec, void (*fn)(void *ctx, struct vp_raw *r))
+{
+	if (rec->probing.user)
+		vp_user_probes_read(rec->probing.user, fn, rec);
+}
+
+void record_user_count_lost(struct record *rec)
+{
+	uint64_t lost = vp_user_probes_lost(rec->probing.user);
+	uint64_t noring = vp_user_probes_noring(rec->probing.user);
+	uint64_t deep = vp_user_probes_deep(rec->probing.user);
+
+	if (lost) {
+		rec->counts.lost += lost;
+		record_write_failed(rec, vp_writer_lost(rec->w, 0, lost));
+	}
+	if (noring)
+		warning("%llu threads were not recorded: the user backend has rings for %d",
+			(unsigned long long)noring, VP_URT_NRINGS);
+	if (deep)
+		warning("%llu calls were not recorded: nested more than %d probed calls deep",
+			(unsigned long long)deep, VP_URT_SHADOW_N);
+}
+
+void record_user_stop(struct record *rec)
+{
+	pid_t *tids = NULL;
+	int n;
+
+	/* a program run to its end took its patches along */
+	if (!rec->probing.user || !rec->opts.attach || rec->target.child || rec->target.gone)
+		return;
+	n = stop_all(rec->target.pid, &tids);
+	if (n <= 0 || vp_user_probes_unpatch(rec->probing.user) < 0)
+		warning("cannot remove the patches from process %d: its probed calls go on "
+			"into rings nobody reads (bounded, at some 30 ns a call)",
+			(int)rec->target.pid);
+	if (n > 0)
+		detach_all(tids, n, 0);
+	free(tids);
+}
+
+void record_user_release(struct record *rec)
+{
+	if (!rec->probing.user)
+		return;
+	vp_user_probes_close(rec->probing.user);
+	free(rec->probing.user);
+	rec->probing.user = NULL;
+}
+
+int record_user_calibrate(struct record *rec)
+{
+	(void)rec;
+	return 0;
+}
