@@ -481,3 +481,131 @@ void vp_user_probes_close(struct vp_user_probes *u)
 	memset(u, 0, sizeof(*u));
 	u->fd = -1;
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* @n calls of @fn: the fastest of @rounds batches, in ticks per call. */
+static double batch_ticks(void (*fn)(void), int n, int rounds)
+{
+	double best = 1e300;
+
+	for (int r = 0; r < rounds; r++) {
+		uint64_t t0 = vp_user_tsc(), t1;
+
+		for (int i = 0; i < n; i++) {
+			fn();
+			__asm__ volatile("" ::: "memory");
+		}
+		t1 = vp_user_tsc();
+		if ((double)(t1 - t0) / n < best)
+			best = (double)(t1 - t0) / n;
+	}
+	return best;
+}
+
+int vp_user_probes_calibrate(uint64_t *in_window_ns, uint64_t *full_ns)
+{
+	/* an empty function: a 5-byte nop and a ret */
+	static const unsigned char empty[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3 };
+	enum { CALLS = 2000, ROUNDS = 15, FN_OFF = 3072 };
+	size_t rt_size = ((size_t)(vp_urt_end - vp_urt_start) + 63) & ~(size_t)63;
+	struct vp_user_probes u;
+	unsigned char *priv = MAP_FAILED;
+	uint64_t *d = NULL, quads[2], t0, m0, t1, m1;
+	void (*fn)(void);
+	double plain, probed;
+	size_t nd = 0;
+	int err = vp_user_probes_check(NULL, 0);
+
+	if (err)
+		return err;
+	memset(&u, 0, sizeof(u));
+	u.nfuncs = 1;
+	u.code_size = 4096;
+	u.patches = xcalloc(1, sizeof(*u.patches));
+	u.code = mmap(NULL, u.code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	u.shared = mmap(NULL, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	priv = mmap(NULL, VP_URT_PRIV_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (u.code == MAP_FAILED || u.shared == MAP_FAILED || priv == MAP_FAILED) {
+		err = -ENOMEM;
+		goto out;
+	}
+	u.code_at = (uint64_t)(uintptr_t)u.code;
+	memcpy(u.code, vp_urt_start, (size_t)(vp_urt_end - vp_urt_start));
+	quads[0] = (uint64_t)(uintptr_t)priv;
+	quads[1] = (uint64_t)(uintptr_t)u.shared;
+	memcpy(u.code, quads, sizeof(quads));
+	memcpy(u.code + FN_OFF, empty, sizeof(empty));
+	fn = (void (*)(void))(uintptr_t)(u.code + FN_OFF);
+	clock_pair(&t0, &m0);
+	plain = batch_ticks(fn, CALLS, ROUNDS);
+	err = vp_upatch_plan(empty, sizeof(empty), u.code_at + FN_OFF, &u.patches[0], NULL, 0);
+	if (!err)
+		err = write_stub(&u, rt_size, 0);
+	if (err)
+		goto out;
+	vp_upatch_jmp(u.code_at + FN_OFF, u.code_at + rt_size, u.code + FN_OFF);
+	priv[VP_URT_PRIV_FLAG] = 1;
+	__builtin___clear_cache((char *)u.code, (char *)u.code + u.code_size);
+	probed = 1e300;
+	d = xcalloc(CALLS * ROUNDS, sizeof(*d));
+	for (int r = 0; r < ROUNDS; r++) {
+		const struct vp_urt_event *ev;
+		unsigned char *h = u.shared + VP_URT_RINGS_OFF;
+		uint64_t head, tail;
+		double b = batch_ticks(fn, CALLS, 1);
+
+		if (b < probed)
+			probed = b;
+		/* the time each call saw from inside: entry to exit */
+		ev = (const void *)(h + VP_URT_R_EVENTS);
+		head = *(volatile uint64_t *)(h + VP_URT_R_HEAD);
+		tail = *(volatile uint64_t *)(h + VP_URT_R_TAIL);
+		for (uint64_t t = tail; t + 1 < head; t++) {
+			const struct vp_urt_event *a = &ev[t & (VP_URT_RING_CAP - 1)];
+			const struct vp_urt_event *z = &ev[(t + 1) & (VP_URT_RING_CAP - 1)];
+
+			if (!a->exit && z->exit && nd < (size_t)CALLS * ROUNDS) {
+				d[nd++] = z->tsc - a->tsc;
+				t++;
+			}
+		}
+		*(volatile uint64_t *)(h + VP_URT_R_TAIL) = head;
+	}
+	/* our fs base is in the private region's table: unmapped below */
+	do
+		clock_pair(&t1, &m1);
+	while (m1 - m0 < 2000000);
+	if (!nd) {
+		err = -EIO;
+		goto out;
+	}
+	qsort(d, nd, sizeof(*d), cmp_u64);
+	{
+		double ns_per_tick = (double)(m1 - m0) / (double)(t1 - t0);
+		double full = (probed - plain) * ns_per_tick;
+
+		*in_window_ns = (uint64_t)((double)d[nd / 2] * ns_per_tick + 0.5);
+		pr_debug("user calibration: %zu calls seen: p10 %.1f p50 %.1f p90 %.1f ns; %.1f ns/tick; plain %.1f probed %.1f ticks",
+			 nd, d[nd / 10] * ns_per_tick, d[nd / 2] * ns_per_tick, d[nd * 9 / 10] * ns_per_tick, ns_per_tick, plain, probed);
+		*full_ns = full > 0 ? (uint64_t)(full + 0.5) : 0;
+	}
+out:
+	free(d);
+	free(u.patches);
+	if (u.code && u.code != MAP_FAILED)
+		munmap(u.code, u.code_size);
+	if (u.shared && u.shared != MAP_FAILED)
+		munmap(u.shared, VP_URT_SHARED_SIZE);
+	if (priv != MAP_FAILED)
+		munmap(priv, VP_URT_PRIV_SIZE);
+	return err;
+}

@@ -81,6 +81,16 @@ int vp_user_probes_unpatch(struct vp_user_probes *u);
 /* Unmap varperf's side; a zeroed @u is fine. */
 void vp_user_probes_close(struct vp_user_probes *u);
 
+/**
+ * vp_user_probes_calibrate - what a probed call costs with this backend,
+ * measured in varperf itself: an empty function called unpatched and
+ * patched, through the same runtime and stub.  @in_window_ns is the time
+ * an empty call is seen to take (the part of the cost inside a call's
+ * own entry-to-exit time), @full_ns what the probes add to the caller.
+ * 0 or -errno.
+ */
+int vp_user_probes_calibrate(uint64_t *in_window_ns, uint64_t *full_ns);
+
 /* The clock of the events: rdtsc, and CLOCK_MONOTONIC ns of a count. */
 uint64_t vp_user_tsc(void);
 uint64_t vp_user_tsc_ns(const struct vp_user_probes *u, uint64_t tsc);

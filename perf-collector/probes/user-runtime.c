@@ -150,7 +150,12 @@ __asm__(
 	"	movl $0, 28(%rcx)\n"
 	"	lea vp_urt_return(%rip), %rax\n"
 	"	mov %rax, 64(%rsp)\n"
+	/* lfence: the time is read after what came before, and before
+	 * the call goes on (rdtsc alone would overlap the call's first
+	 * instructions, by more or less: no constant to compensate) */
+	"	lfence\n"
 	"	rdtsc\n"
+	"	lfence\n"
 	"	shl $32, %rdx\n"
 	"	or %rdx, %rax\n"
 	"	mov %rax, (%rcx)\n"
@@ -177,6 +182,7 @@ __asm__(
 	"	push %r8\n"
 	"	push %r9\n"
 	"	push %r11\n"
+	"	lfence\n" /* after the call's last instructions */
 	"	rdtsc\n"
 	"	shl $32, %rdx\n"
 	"	or %rdx, %rax\n"

@@ -40,8 +40,8 @@
 #define VP_URT_CTL_NRINGS 8	  /* rings handed out (may pass VP_URT_NRINGS) */
 #define VP_URT_CTL_NORING 16	  /* threads that found no ring */
 #define VP_URT_RINGS_OFF 4096
-#define VP_URT_NRINGS 128
-#define VP_URT_RING_LOG2 19	  /* events per ring: 2^19, 16 MiB */
+#define VP_URT_NRINGS 64
+#define VP_URT_RING_LOG2 22	  /* events per ring: 2^22, 128 MiB (varperf falls behind) */
 #define VP_URT_RING_CAP (1 << VP_URT_RING_LOG2)
 #define VP_URT_RING_SIZE (4096 + (VP_URT_RING_CAP << 5))
 #define VP_URT_SHARED_SIZE ((long)VP_URT_RINGS_OFF + (long)VP_URT_NRINGS * VP_URT_RING_SIZE)

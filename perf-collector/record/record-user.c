@@ -326,6 +326,31 @@ void record_user_release(struct record *rec)
 
 int record_user_calibrate(struct record *rec)
 {
-	(void)rec;
+	struct vp_probe_cost *costs;
+	uint64_t in_window, full;
+	char a[32], b[32];
+	int err;
+
+	if (rec->opts.no_calibrate)
+		return 0;
+	err = vp_user_probes_calibrate(&in_window, &full);
+	if (err) {
+		warning("cannot measure the probe cost: %s", strerror(-err));
+		return 0;
+	}
+	/* the same for every first instruction: it is never trapped */
+	costs = xcalloc(2, sizeof(*costs));
+	costs[0].insn_class = VP_INSN_EMULATED;
+	costs[1].insn_class = VP_INSN_STEPPED;
+	for (int c = 0; c < 2; c++) {
+		costs[c].in_window_ns = in_window;
+		costs[c].full_ns = full;
+	}
+	rec->hdr.costs = costs;
+	rec->hdr.ncosts = 2;
+	if (!rec->opts.quiet)
+		info("probe cost per call: %s (user backend; %s of it inside the call)",
+		     fmt_duration((double)full, a, sizeof(a)),
+		     fmt_duration((double)in_window, b, sizeof(b)));
 	return 0;
 }
