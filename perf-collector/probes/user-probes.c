@@ -170,17 +170,107 @@ static int write_stub(struct vp_user_probes *u, size_t rt_size, uint32_t i)
 	return n < 0 ? n : 0;
 }
 
-int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
-			const struct vp_user_func *funcs, size_t nfuncs, char (*why)[128],
-			char *err, size_t errlen)
+/* Map the regions in varperf, write the runtime and the stubs, patch the
+ * functions (every thread stopped): how many, or -errno. */
+static int patch_all(struct vp_user_probes *u, const struct vp_user_func *funcs,
+		     const uint64_t *rips, size_t nrips, char (*why)[128], char *err,
+		     size_t errlen)
 {
 	size_t rt_size = ((size_t)(vp_urt_end - vp_urt_start) + 63) & ~(size_t)63;
-	uint64_t lo = UINT64_MAX, hi = 0, quads[2];
+	size_t nfuncs = u->nfuncs;
+	uint64_t quads[2], t1, m1;
+	unsigned char *code;
+	char path[64];
+	int npatched = 0, e = 0, mem;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)u->pid);
+	mem = open(path, O_RDWR | O_CLOEXEC);
+	if (mem < 0)
+		return say(err, errlen, -errno, "cannot open '%s': %s", path, strerror(errno));
+	code = mmap(NULL, u->code_size, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd, 0);
+	u->shared = mmap(NULL, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd,
+			 (off_t)u->code_size);
+	if (code == MAP_FAILED || u->shared == MAP_FAILED) {
+		e = -errno;
+		say(err, errlen, e, "cannot map the rings: %s", strerror(-e));
+		if (code != MAP_FAILED)
+			munmap(code, u->code_size);
+		if (u->shared != MAP_FAILED)
+			munmap(u->shared, VP_URT_SHARED_SIZE);
+		u->shared = NULL;
+		goto out;
+	}
+	u->code = code;
+	memcpy(u->code, vp_urt_start, (size_t)(vp_urt_end - vp_urt_start));
+	quads[0] = u->priv_at;
+	quads[1] = u->shared_at;
+	memcpy(u->code, quads, sizeof(quads));
+	for (size_t i = 0; i < nfuncs; i++) {
+		size_t size = funcs[i].size > 65536 ? 65536 : funcs[i].size;
+		unsigned char *fc = xmalloc(size ? size : 1);
+		char w[128] = "";
+
+		e = vp_umem_read(mem, funcs[i].addr, fc, size);
+		if (e)
+			snprintf(w, sizeof(w), "its code cannot be read: %s", strerror(-e));
+		else if (vp_upatch_plan(fc, size, funcs[i].addr, &u->patches[i], w, sizeof(w)) < 0)
+			e = -EINVAL;
+		else if (write_stub(u, rt_size, (uint32_t)i) < 0)
+			e = -ERANGE, snprintf(w, sizeof(w), "its data is beyond 2 GiB of the "
+					      "trampolines");
+		/* a thread stopped between the bytes the jmp replaces would
+		 * resume in the middle of the jmp */
+		for (size_t t = 0; !e && t < nrips; t++)
+			if (rips[t] > u->patches[i].at &&
+			    rips[t] < u->patches[i].at + u->patches[i].len)
+				e = -EBUSY, snprintf(w, sizeof(w), "a thread was stopped inside "
+						     "its first instructions");
+		free(fc);
+		if (e) {
+			memset(&u->patches[i], 0, sizeof(u->patches[i]));
+			if (why)
+				snprintf(why[i], sizeof(why[i]), "%s", w);
+			e = 0;
+			continue;
+		}
+		npatched++;
+	}
+	/* the flag, then the jumps: every thread is stopped */
+	e = vp_umem_write(mem, u->priv_at + VP_URT_PRIV_FLAG, "\1", 1);
+	for (size_t i = 0; !e && i < nfuncs; i++) {
+		unsigned char j[VP_UPATCH_JMP];
+		const struct vp_upatch *p = &u->patches[i];
+
+		if (!p->len)
+			continue;
+		vp_upatch_jmp(p->at, u->code_at + rt_size + i * VP_URT_STUB, j);
+		e = vp_umem_write(mem, p->at, j, sizeof(j));
+	}
+	if (e) {
+		say(err, errlen, e, "cannot patch process %d: %s", (int)u->pid, strerror(-e));
+		vp_user_probes_unpatch(u);
+		goto out;
+	}
+	/* the clock: a calibration spanning CALIB_NS at least */
+	do
+		clock_pair(&t1, &m1);
+	while (m1 - u->mono0 < CALIB_NS);
+	u->ns_per_tick = (double)(m1 - u->mono0) / (double)(t1 - u->tsc0);
+out:
+	close(mem);
+	return e ? e : npatched;
+}
+
+int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
+			const struct vp_user_func *funcs, size_t nfuncs, const uint64_t *rips,
+			size_t nrips, char (*why)[128], char *err, size_t errlen)
+{
+	size_t rt_size = ((size_t)(vp_urt_end - vp_urt_start) + 63) & ~(size_t)63;
+	uint64_t lo = UINT64_MAX, hi = 0;
 	struct vp_uinject in;
 	char path[64];
-	unsigned char *code = NULL;
 	long memfd = -1, r;
-	int npatched = 0, e;
+	int e;
 
 	memset(u, 0, sizeof(*u));
 	u->fd = -1;
@@ -274,78 +364,19 @@ int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 		    (int)pid, strerror(-e));
 		goto out_close;
 	}
-	code = mmap(NULL, u->code_size, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd, 0);
-	u->shared = mmap(NULL, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd,
-			 (off_t)u->code_size);
-	if (code == MAP_FAILED || u->shared == MAP_FAILED) {
-		e = -errno;
-		say(err, errlen, e, "cannot map the rings: %s", strerror(-e));
-		if (code != MAP_FAILED)
-			munmap(code, u->code_size);
-		code = NULL;
-		if (u->shared != MAP_FAILED)
-			munmap(u->shared, VP_URT_SHARED_SIZE);
-		u->shared = NULL;
-		goto out_close;
-	}
-	u->code = code;
-	memcpy(u->code, vp_urt_start, (size_t)(vp_urt_end - vp_urt_start));
-	quads[0] = u->priv_at;
-	quads[1] = u->shared_at;
-	memcpy(u->code, quads, sizeof(quads));
-	for (size_t i = 0; i < nfuncs; i++) {
-		size_t size = funcs[i].size > 65536 ? 65536 : funcs[i].size;
-		unsigned char *fc = xmalloc(size ? size : 1);
-		char w[128] = "";
-
-		e = vp_umem_read(in.mem, funcs[i].addr, fc, size);
-		if (e)
-			snprintf(w, sizeof(w), "its code cannot be read: %s", strerror(-e));
-		else if (vp_upatch_plan(fc, size, funcs[i].addr, &u->patches[i], w, sizeof(w)) < 0)
-			e = -EINVAL;
-		else if (write_stub(u, rt_size, (uint32_t)i) < 0)
-			e = -ERANGE, snprintf(w, sizeof(w), "its data is beyond 2 GiB of the "
-					      "trampolines");
-		free(fc);
-		if (e) {
-			memset(&u->patches[i], 0, sizeof(u->patches[i]));
-			if (why)
-				snprintf(why[i], sizeof(why[i]), "%s", w);
-			continue;
-		}
-		npatched++;
-	}
-	/* the flag, then the jumps: every thread is stopped */
-	e = vp_umem_write(in.mem, u->priv_at + VP_URT_PRIV_FLAG, "\1", 1);
-	for (size_t i = 0; !e && i < nfuncs; i++) {
-		unsigned char j[VP_UPATCH_JMP];
-		const struct vp_upatch *p = &u->patches[i];
-
-		if (!p->len)
-			continue;
-		vp_upatch_jmp(p->at, u->code_at + rt_size + i * VP_URT_STUB, j);
-		e = vp_umem_write(in.mem, p->at, j, sizeof(j));
-	}
-	if (e) {
-		say(err, errlen, e, "cannot patch process %d: %s", (int)pid, strerror(-e));
-		vp_user_probes_unpatch(u);
-		goto out_close;
-	}
+	/* done with the thread: the code is read and patched as it is, not
+	 * with the syscall instruction at the thread's instruction pointer */
+	inject(&in, SYS_close, memfd, 0, 0, 0, 0, 0);
+	e = vp_uinject_end(&in);
+	if (e)
+		return say(err, errlen, e, "cannot restore process %d after setting up: %s",
+			   (int)pid, strerror(-e));
+	return patch_all(u, funcs, rips, nrips, why, err, errlen);
 out_close:
 	inject(&in, SYS_close, memfd, 0, 0, 0, 0, 0);
 out:
-	if (vp_uinject_end(&in) < 0 && !e)
-		e = say(err, errlen, -EIO, "cannot restore process %d after setting up", (int)pid);
-	if (!e) {
-		/* the clock: a calibration spanning CALIB_NS at least */
-		uint64_t t1, m1;
-
-		do
-			clock_pair(&t1, &m1);
-		while (m1 - u->mono0 < CALIB_NS);
-		u->ns_per_tick = (double)(m1 - u->mono0) / (double)(t1 - u->tsc0);
-	}
-	return e ? e : npatched;
+	vp_uinject_end(&in);
+	return e;
 out_mem:
 	say(err, errlen, e, "cannot write to process %d: %s", (int)pid, strerror(-e));
 	goto out;

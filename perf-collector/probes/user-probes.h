@@ -51,13 +51,15 @@ int vp_user_probes_check(char *why, size_t len);
  * are all in a ptrace stop (thread @tid runs the injected calls), write
  * the runtime and a stub per function of @funcs, and patch them; then the
  * caller detaches.  A function that cannot be patched safely is left as
- * it is, its reason in @why[i] (when @why is not NULL; room for 128).
+ * it is, its reason in @why[i] (when @why is not NULL; room for 128):
+ * among them those with one of the @nrips instruction pointers @rips (of
+ * the stopped threads) inside the bytes the jmp would replace.
  * Returns how many were patched, or -errno with what failed in @err (room
  * for 256).
  */
 int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
-			const struct vp_user_func *funcs, size_t nfuncs, char (*why)[128],
-			char *err, size_t errlen);
+			const struct vp_user_func *funcs, size_t nfuncs, const uint64_t *rips,
+			size_t nrips, char (*why)[128], char *err, size_t errlen);
 
 /* Hand every event written since the last call to @fn, thread by thread
  * (in time order within each): how many. */

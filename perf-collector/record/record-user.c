@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/user.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -204,6 +205,7 @@ int record_user_attach(struct record *rec)
 	struct vp_user_func *fns = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*fns));
 	char (*why)[128] = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*why));
 	char err[256] = "";
+	uint64_t *rips = NULL;
 	int ntids, n, st, ret = -1;
 	uint64_t t0 = monotonic_ns();
 
@@ -246,8 +248,15 @@ int record_user_attach(struct record *rec)
 		detach_all(tids, ntids, 0);
 		goto out_kill;
 	}
-	n = vp_user_probes_open(rec->probing.user, pid, tids[0], fns, rec->hdr.nfuncs, why, err,
-				sizeof(err));
+	rips = xcalloc((size_t)ntids, sizeof(*rips));
+	for (int i = 0; i < ntids; i++) {
+		struct user_regs_struct r;
+
+		if (ptrace(PTRACE_GETREGS, tids[i], NULL, &r) == 0)
+			rips[i] = r.rip;
+	}
+	n = vp_user_probes_open(rec->probing.user, pid, tids[0], fns, rec->hdr.nfuncs, rips,
+				(size_t)ntids, why, err, sizeof(err));
 	detach_all(tids, ntids, 0);
 	if (n < 0) {
 		error("cannot probe with --backend=user: %s", err);
@@ -267,6 +276,7 @@ out_kill:
 			;
 	}
 out:
+	free(rips);
 	free(tids);
 	free(fns);
 	free(why);

@@ -6,7 +6,8 @@
 # leaf's time against its unprobed copy, the parent's against the
 # fixture's own brackets, in at most 2.5 times the plain run's time plus
 # a second (of CPU time: wall-clock time on a loaded machine is the other
-# processes').  A forked child runs on unrecorded; a SIGKILL of varperf
+# processes').  Attached (-p), it patches a running fx-leaf and unpatches
+# it at the end.  A forked child runs on unrecorded; a SIGKILL of varperf
 # leaves the program running to its correct end; another process running
 # the same binary is untouched; a user without any privilege records its
 # own child.  What the backend cannot do yet falls back, and says why.
@@ -86,9 +87,9 @@ tap_is "200 1 0" "$(j fork.json "'%d %d %d' % (sum(n['count'] for n in node('wor
 	"... and only the parent's 200 calls are in the file"
 
 # ---- varperf killed: the program runs on, to its correct end ----
-"$FIXTURES/fx-leaf" 200000 >alone.out 2>/dev/null
+"$FIXTURES/fx-leaf" 1000000 >alone.out 2>/dev/null
 "$VARPERF" record -q --mode=probe --backend=user -f parent -f leaf -o kill.data -- \
-	"$FIXTURES/fx-leaf" 200000 >kill.out 2>/dev/null &
+	"$FIXTURES/fx-leaf" 1000000 >kill.out 2>/dev/null &
 vp=$!
 sleep 1
 kill -KILL $vp
@@ -122,6 +123,21 @@ tap_is True "$(python3 -c "print($beside < 3 * $alone)")" \
 tap_is "0 1 1000000 50" "$(j busy.json "'%d %d %d %d' % (j['totals']['foreign'],
 	j['totals']['threads'], node('hot')[0]['count'], node('parent')[0]['count'])")" \
 	"... and none of its calls reached the recording"
+
+# ---- -p: patched while it runs, unpatched at the end, runs on ----
+"$FIXTURES/fx-leaf" 1000000 >att.out 2>/dev/null &
+pid=$!
+sleep 0.3
+"$VARPERF" record -q --mode=probe --backend=user -f parent -f leaf -p $pid --duration 1 \
+	-o att.data >/dev/null 2>err
+tap_is "0 " "$? $(cat err)" "-p: records the running fx-leaf for a second, silently"
+"$VARPERF" report --raw -i att.data --format json >att.json 2>/dev/null
+tap_is "True True 0" "$(j att.json "'%s %s %d' % (node('parent')[0]['count'] > 1000,
+	sum(n['count'] for n in node('leaf')) > 10000, j['totals']['lost'])")" \
+	"... its calls of parent() and leaf(), none lost"
+wait $pid
+tap_is "0 $(count alone.out leaf)" "$? $(sed -n 's/^count leaf //p' att.out)" \
+	"... and, its patches removed, it ran on to its end, every count right"
 
 # ---- a user without privileges, on its own child ----
 if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
