@@ -38,6 +38,9 @@ enum {
 	REACH = (1U << 31) - 4096 * 2,
 	/* how long the clock's calibration spans, at least (ns) */
 	CALIB_NS = 20000000,
+	/* tracking the cost: how often, and how many runs make a measure */
+	TRACK_NS = 50000000,
+	TRACK_MIN = 5,
 };
 
 #define PAGE_UP(x) (((x) + 4095) & ~(size_t)4095)
@@ -506,6 +509,9 @@ void vp_user_probes_close(struct vp_user_probes *u)
 		munmap(u->shared, VP_URT_SHARED_SIZE);
 	if (u->pid && u->fd >= 0)
 		close(u->fd);
+	vp_user_calib_free(u->calib);
+	free(u->pool_in);
+	free(u->pool_full);
 	free(u->patches);
 	free(u->tails);
 	free(u->lost_seen);
@@ -539,104 +545,193 @@ static double batch_ticks(void (*fn)(void), int n, int rounds)
 	return best;
 }
 
-int vp_user_probes_calibrate(uint64_t *in_window_ns, uint64_t *full_ns)
+/* The calibration's harness: an empty function, patched, in varperf. */
+struct vp_user_calib {
+	struct vp_user_probes u;
+	unsigned char *priv;
+	void (*fn)(void);
+	double plain;	/* ticks per unpatched call */
+	uint64_t *d;	/* in-window ticks of the calls of one run */
+	size_t dcap;
+};
+
+void vp_user_calib_free(struct vp_user_calib *c)
+{
+	if (!c)
+		return;
+	free(c->d);
+	free(c->u.patches);
+	if (c->u.code && c->u.code != MAP_FAILED)
+		munmap(c->u.code, c->u.code_size);
+	if (c->u.shared && c->u.shared != MAP_FAILED)
+		munmap(c->u.shared, VP_URT_SHARED_SIZE);
+	if (c->priv && c->priv != MAP_FAILED)
+		munmap(c->priv, VP_URT_PRIV_SIZE);
+	free(c);
+}
+
+int vp_user_calib_new(struct vp_user_calib **ret)
 {
 	/* an empty function: a 5-byte nop and a ret */
 	static const unsigned char empty[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3 };
-	enum { CALLS = 2000, ROUNDS = 15, FN_OFF = 3072 };
+	enum { FN_OFF = 3072 };
 	size_t rt_size = ((size_t)(vp_urt_end - vp_urt_start) + 63) & ~(size_t)63;
-	struct vp_user_probes u;
-	unsigned char *priv = MAP_FAILED;
-	uint64_t *d = NULL, quads[2], t0, m0, t1, m1;
-	void (*fn)(void);
-	double plain, probed;
-	size_t nd = 0;
+	struct vp_user_calib *c;
+	uint64_t quads[2];
 	int err = vp_user_probes_check(NULL, 0);
 
 	if (err)
 		return err;
-	memset(&u, 0, sizeof(u));
-	u.nfuncs = 1;
-	u.code_size = 4096;
-	u.patches = xcalloc(1, sizeof(*u.patches));
-	u.code = mmap(NULL, u.code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	u.shared = mmap(NULL, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	priv = mmap(NULL, VP_URT_PRIV_SIZE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (u.code == MAP_FAILED || u.shared == MAP_FAILED || priv == MAP_FAILED) {
-		err = -ENOMEM;
-		goto out;
+	c = xcalloc(1, sizeof(*c));
+	c->u.nfuncs = 1;
+	c->u.code_size = 4096;
+	c->u.patches = xcalloc(1, sizeof(*c->u.patches));
+	c->u.code = mmap(NULL, c->u.code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	c->u.shared = mmap(NULL, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	c->priv = mmap(NULL, VP_URT_PRIV_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (c->u.code == MAP_FAILED || c->u.shared == MAP_FAILED || c->priv == MAP_FAILED) {
+		vp_user_calib_free(c);
+		return -ENOMEM;
 	}
-	u.code_at = (uint64_t)(uintptr_t)u.code;
-	memcpy(u.code, vp_urt_start, (size_t)(vp_urt_end - vp_urt_start));
-	quads[0] = (uint64_t)(uintptr_t)priv;
-	quads[1] = (uint64_t)(uintptr_t)u.shared;
-	memcpy(u.code, quads, sizeof(quads));
-	memcpy(u.code + FN_OFF, empty, sizeof(empty));
-	fn = (void (*)(void))(uintptr_t)(u.code + FN_OFF);
-	clock_pair(&t0, &m0);
-	plain = batch_ticks(fn, CALLS, ROUNDS);
-	err = vp_upatch_plan(empty, sizeof(empty), u.code_at + FN_OFF, &u.patches[0], NULL, 0);
+	c->u.code_at = (uint64_t)(uintptr_t)c->u.code;
+	memcpy(c->u.code, vp_urt_start, (size_t)(vp_urt_end - vp_urt_start));
+	quads[0] = (uint64_t)(uintptr_t)c->priv;
+	quads[1] = (uint64_t)(uintptr_t)c->u.shared;
+	memcpy(c->u.code, quads, sizeof(quads));
+	memcpy(c->u.code + FN_OFF, empty, sizeof(empty));
+	c->fn = (void (*)(void))(uintptr_t)(c->u.code + FN_OFF);
+	c->plain = batch_ticks(c->fn, 2000, 15);
+	err = vp_upatch_plan(empty, sizeof(empty), c->u.code_at + FN_OFF, &c->u.patches[0], NULL,
+			     0);
 	if (!err)
-		err = write_stub(&u, rt_size, 0);
-	if (err)
-		goto out;
-	vp_upatch_jmp(u.code_at + FN_OFF, u.code_at + rt_size, u.code + FN_OFF);
-	priv[VP_URT_PRIV_FLAG] = 1;
-	__builtin___clear_cache((char *)u.code, (char *)u.code + u.code_size);
-	probed = 1e300;
-	d = xcalloc(CALLS * ROUNDS, sizeof(*d));
-	for (int r = 0; r < ROUNDS; r++) {
-		const struct vp_urt_event *ev;
-		unsigned char *h = u.shared + VP_URT_RINGS_OFF;
+		err = write_stub(&c->u, rt_size, 0);
+	if (err) {
+		vp_user_calib_free(c);
+		return err;
+	}
+	vp_upatch_jmp(c->u.code_at + FN_OFF, c->u.code_at + rt_size, c->u.code + FN_OFF);
+	c->priv[VP_URT_PRIV_FLAG] = 1;
+	__builtin___clear_cache((char *)c->u.code, (char *)c->u.code + c->u.code_size);
+	*ret = c;
+	return 0;
+}
+
+int vp_user_calib_run(struct vp_user_calib *c, int calls, int rounds, double *in_window,
+		      double *full)
+{
+	unsigned char *h = c->u.shared + VP_URT_RINGS_OFF;
+	const struct vp_urt_event *ev = (const void *)(h + VP_URT_R_EVENTS);
+	double probed = 1e300;
+	size_t nd = 0;
+
+	if ((size_t)calls * rounds > c->dcap) {
+		c->dcap = (size_t)calls * rounds;
+		free(c->d);
+		c->d = xcalloc(c->dcap, sizeof(*c->d));
+	}
+	for (int r = 0; r < rounds; r++) {
 		uint64_t head, tail;
-		double b = batch_ticks(fn, CALLS, 1);
+		double b = batch_ticks(c->fn, calls, 1);
 
 		if (b < probed)
 			probed = b;
 		/* the time each call saw from inside: entry to exit */
-		ev = (const void *)(h + VP_URT_R_EVENTS);
 		head = *(volatile uint64_t *)(h + VP_URT_R_HEAD);
 		tail = *(volatile uint64_t *)(h + VP_URT_R_TAIL);
 		for (uint64_t t = tail; t + 1 < head; t++) {
 			const struct vp_urt_event *a = &ev[t & (VP_URT_RING_CAP - 1)];
 			const struct vp_urt_event *z = &ev[(t + 1) & (VP_URT_RING_CAP - 1)];
 
-			if (!a->exit && z->exit && nd < (size_t)CALLS * ROUNDS) {
-				d[nd++] = z->tsc - a->tsc;
+			if (!a->exit && z->exit && nd < c->dcap) {
+				c->d[nd++] = z->tsc - a->tsc;
 				t++;
 			}
 		}
 		*(volatile uint64_t *)(h + VP_URT_R_TAIL) = head;
 	}
-	/* our fs base is in the private region's table: unmapped below */
+	if (!nd)
+		return -EIO;
+	qsort(c->d, nd, sizeof(*c->d), cmp_u64);
+	*in_window = (double)c->d[nd / 2];
+	*full = probed - c->plain;
+	return 0;
+}
+
+int vp_user_probes_calibrate(uint64_t *in_window_ns, uint64_t *full_ns)
+{
+	struct vp_user_calib *c;
+	uint64_t t0, m0, t1, m1;
+	double in, full, ns_per_tick;
+	int err;
+
+	clock_pair(&t0, &m0);
+	err = vp_user_calib_new(&c);
+	if (!err)
+		err = vp_user_calib_run(c, 2000, 15, &in, &full);
+	vp_user_calib_free(c);
+	if (err)
+		return err;
 	do
 		clock_pair(&t1, &m1);
 	while (m1 - m0 < 2000000);
-	if (!nd) {
-		err = -EIO;
-		goto out;
-	}
-	qsort(d, nd, sizeof(*d), cmp_u64);
-	{
-		double ns_per_tick = (double)(m1 - m0) / (double)(t1 - t0);
-		double full = (probed - plain) * ns_per_tick;
+	ns_per_tick = (double)(m1 - m0) / (double)(t1 - t0);
+	*in_window_ns = (uint64_t)(in * ns_per_tick + 0.5);
+	*full_ns = full > 0 ? (uint64_t)(full * ns_per_tick + 0.5) : 0;
+	return 0;
+}
 
-		*in_window_ns = (uint64_t)((double)d[nd / 2] * ns_per_tick + 0.5);
-		pr_debug("user calibration: %zu calls seen: p10 %.1f p50 %.1f p90 %.1f ns; %.1f ns/tick; plain %.1f probed %.1f ticks",
-			 nd, d[nd / 10] * ns_per_tick, d[nd / 2] * ns_per_tick, d[nd * 9 / 10] * ns_per_tick, ns_per_tick, plain, probed);
-		*full_ns = full > 0 ? (uint64_t)(full + 0.5) : 0;
+void vp_user_probes_track(struct vp_user_probes *u)
+{
+	uint64_t now = monotonic_ns();
+	double in, full;
+
+	if (!u->ns_per_tick || now - u->tracked_ns < TRACK_NS)
+		return;
+	u->tracked_ns = now;
+	if (!u->calib && vp_user_calib_new(&u->calib) < 0)
+		return;
+	if (vp_user_calib_run(u->calib, 200, 3, &in, &full) < 0)
+		return;
+	if (u->npool == u->pool_cap) {
+		u->pool_cap = u->pool_cap ? 2 * u->pool_cap : 64;
+		u->pool_in = xrealloc(u->pool_in, u->pool_cap * sizeof(*u->pool_in));
+		u->pool_full = xrealloc(u->pool_full, u->pool_cap * sizeof(*u->pool_full));
 	}
-out:
-	free(d);
-	free(u.patches);
-	if (u.code && u.code != MAP_FAILED)
-		munmap(u.code, u.code_size);
-	if (u.shared && u.shared != MAP_FAILED)
-		munmap(u.shared, VP_URT_SHARED_SIZE);
-	if (priv != MAP_FAILED)
-		munmap(priv, VP_URT_PRIV_SIZE);
-	return err;
+	u->pool_in[u->npool] = in;
+	u->pool_full[u->npool++] = full;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, size_t n)
+{
+	double *c = xmalloc(n * sizeof(*c)), m;
+
+	memcpy(c, v, n * sizeof(*c));
+	qsort(c, n, sizeof(*c), cmp_double);
+	m = c[n / 2];
+	free(c);
+	return m;
+}
+
+int vp_user_probes_tracked(const struct vp_user_probes *u, uint64_t *in_window_ns,
+			   uint64_t *full_ns)
+{
+	double in, full;
+
+	if (u->npool < TRACK_MIN)
+		return -EAGAIN;
+	in = median(u->pool_in, u->npool) * u->ns_per_tick;
+	full = median(u->pool_full, u->npool) * u->ns_per_tick;
+	*in_window_ns = (uint64_t)(in + 0.5);
+	*full_ns = full > 0 ? (uint64_t)(full + 0.5) : 0;
+	return 0;
 }

@@ -40,6 +40,11 @@ struct vp_user_probes {
 	double ns_per_tick;
 	uint64_t records;
 	int unpatched;
+	/* vp_user_probes_track(): the harness, and each run's results (ticks) */
+	struct vp_user_calib *calib;
+	double *pool_in, *pool_full;
+	size_t npool, pool_cap;
+	uint64_t tracked_ns;
 };
 
 /* Whether the backend can work here (x86-64 with rdfsbase in user mode):
@@ -92,6 +97,26 @@ void vp_user_probes_close(struct vp_user_probes *u);
  * 0 or -errno.
  */
 int vp_user_probes_calibrate(uint64_t *in_window_ns, uint64_t *full_ns);
+
+/*
+ * The same measurement again and again while recording (the cost of rdtsc
+ * in a virtual machine drifts with the host's load): a harness made once,
+ * run for @rounds batches of @calls calls, giving the median in-window
+ * time and the fastest batch's added cost, in ticks.  0 or -errno.
+ */
+struct vp_user_calib;
+int vp_user_calib_new(struct vp_user_calib **ret);
+int vp_user_calib_run(struct vp_user_calib *c, int calls, int rounds, double *in_window,
+		      double *full);
+void vp_user_calib_free(struct vp_user_calib *c);
+
+/* Now and then (every 50 ms at most), measure the cost again: a few
+ * hundred calls of the harness, some 50 us. */
+void vp_user_probes_track(struct vp_user_probes *u);
+/* What the tracking measured (the medians of its runs, ns): 0, or
+ * -EAGAIN when it has too few runs. */
+int vp_user_probes_tracked(const struct vp_user_probes *u, uint64_t *in_window_ns,
+			   uint64_t *full_ns);
 
 /* The clock of the events: rdtsc, and CLOCK_MONOTONIC ns of a count. */
 uint64_t vp_user_tsc(void);

@@ -167,6 +167,9 @@ __asm__(
 	"	pop %rcx\n"
 	"	pop %rdx\n"
 	"	pop %rax\n"
+	/* the call starts when all this is done: no part of the entry
+	 * overlaps its first instructions, whatever they are */
+	"	lfence\n"
 	"	ret $8\n" /* and the function's number */
 
 	/* ---- return: a probed function returned here; rsp = its entry sp + 8 ---- */

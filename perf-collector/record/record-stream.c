@@ -1238,6 +1238,8 @@ static int run(struct record *rec)
 	tr.unfollowed = rec->target.procs.unfollowed;
 	if (rec->hdr.ncosts)
 		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
+	if (rec->probing.user)
+		tr.ncosts = (uint32_t)record_user_tracked(rec, tr.costs);
 	tr.end_time = monotonic_ns();
 	account_cost(rec, &tr);
 	if (rec->output.write_err)

@@ -285,8 +285,29 @@ out:
 
 void record_user_read(struct record *rec, void (*fn)(void *ctx, struct vp_raw *r))
 {
-	if (rec->probing.user)
-		vp_user_probes_read(rec->probing.user, fn, rec);
+	if (!rec->probing.user)
+		return;
+	vp_user_probes_read(rec->probing.user, fn, rec);
+	/* the calibration drifts with the host's load: measured again */
+	if (rec->hdr.ncosts)
+		vp_user_probes_track(rec->probing.user);
+}
+
+int record_user_tracked(struct record *rec, struct vp_probe_cost *costs)
+{
+	uint64_t in_window, full;
+
+	if (!rec->hdr.ncosts || vp_user_probes_tracked(rec->probing.user, &in_window, &full) < 0)
+		return 0;
+	pr_debug("user backend: cost tracked over %zu runs: %llu ns, %llu in the call",
+		 rec->probing.user->npool, (unsigned long long)full,
+		 (unsigned long long)in_window);
+	for (size_t c = 0; c < rec->hdr.ncosts && c < 2; c++) {
+		costs[c].insn_class = rec->hdr.costs[c].insn_class;
+		costs[c].in_window_ns = in_window;
+		costs[c].full_ns = full;
+	}
+	return rec->hdr.ncosts < 2 ? (int)rec->hdr.ncosts : 2;
 }
 
 void record_user_count_lost(struct record *rec)
