@@ -110,6 +110,12 @@ fallback:
 
 int record_user_start(struct record *rec)
 {
+	/* a forked child records nothing (its flag page is wiped): say so,
+	 * rather than list it as followed with no calls */
+	if (rec->opts.follow_fork && !rec->opts.quiet)
+		info("the user backend records no forked child (--follow-fork is for "
+		     "the kernel's backends): the program's own threads only");
+	rec->target.procs.follow = 0;
 	/* the target's mappings, as on BPF: what perf reports, as it can */
 	if (vp_probes_open(&rec->probing.probes, rec->hdr.funcs, 0, NULL, rec->hdr.modules,
 			   rec->target.pid, 128 << 10, 0) < 0)

@@ -164,4 +164,15 @@ fi
 tap_like "$(head -1 err)" \
 	"^varperf: warning: cannot probe with --backend=user: it records --mode=probe only, for now" \
 	"--mode=combined: falls back, and says why"
+# (a program that can throw: its return trampoline has no unwind
+# information, an exception through it would end the program; the
+# backend auto would take records it instead, which needs root here)
+if [ "$(id -u)" = 0 ] && [ -e "$FIXTURES/fx-except" ]; then
+	"$VARPERF" record -q --mode=probe --backend=user -o exc.data -- "$FIXTURES/fx-except" \
+		>out 2>err
+	tap_is "0 varperf: warning: cannot probe with --backend=user: '$FIXTURES/fx-except' can throw C++ exceptions, which cannot unwind through its return trampoline yet; probing with BPF (or perf) instead" \
+		"$? $(head -1 err)" "a program that can throw: falls back, says why, records"
+else
+	tap_skip "not root, or no C++ fixture"
+fi
 tap_done
