@@ -205,6 +205,8 @@ static int patch_all(struct vp_user_probes *u, const struct vp_user_func *funcs,
 	}
 	u->code = code;
 	memcpy(u->code, vp_urt_start, (size_t)(vp_urt_end - vp_urt_start));
+	if (u->flags & VP_USER_TLS)
+		vp_urt_fs_patch(u->code);
 	quads[0] = u->priv_at;
 	quads[1] = u->shared_at;
 	memcpy(u->code, quads, sizeof(quads));
@@ -266,7 +268,7 @@ out:
 
 int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 			const struct vp_user_func *funcs, size_t nfuncs, const uint64_t *rips,
-			size_t nrips, char (*why)[128], char *err, size_t errlen)
+			size_t nrips, int flags, char (*why)[128], char *err, size_t errlen)
 {
 	size_t rt_size = ((size_t)(vp_urt_end - vp_urt_start) + 63) & ~(size_t)63;
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -278,6 +280,7 @@ int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 	memset(u, 0, sizeof(*u));
 	u->fd = -1;
 	u->pid = pid;
+	u->flags = flags;
 	u->nfuncs = nfuncs;
 	u->patches = xcalloc(nfuncs ? nfuncs : 1, sizeof(*u->patches));
 	u->tails = xcalloc(VP_URT_NRINGS, sizeof(*u->tails));
@@ -570,7 +573,7 @@ void vp_user_calib_free(struct vp_user_calib *c)
 	free(c);
 }
 
-int vp_user_calib_new(struct vp_user_calib **ret)
+int vp_user_calib_new(struct vp_user_calib **ret, int flags)
 {
 	/* an empty function: a 5-byte nop and a ret */
 	static const unsigned char empty[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3 };
@@ -598,6 +601,8 @@ int vp_user_calib_new(struct vp_user_calib **ret)
 	}
 	c->u.code_at = (uint64_t)(uintptr_t)c->u.code;
 	memcpy(c->u.code, vp_urt_start, (size_t)(vp_urt_end - vp_urt_start));
+	if (flags & VP_USER_TLS)
+		vp_urt_fs_patch(c->u.code);
 	quads[0] = (uint64_t)(uintptr_t)c->priv;
 	quads[1] = (uint64_t)(uintptr_t)c->u.shared;
 	memcpy(c->u.code, quads, sizeof(quads));
@@ -660,7 +665,7 @@ int vp_user_calib_run(struct vp_user_calib *c, int calls, int rounds, double *in
 	return 0;
 }
 
-int vp_user_probes_calibrate(uint64_t *in_window_ns, uint64_t *full_ns)
+int vp_user_probes_calibrate(int flags, uint64_t *in_window_ns, uint64_t *full_ns)
 {
 	struct vp_user_calib *c;
 	uint64_t t0, m0, t1, m1;
@@ -668,7 +673,7 @@ int vp_user_probes_calibrate(uint64_t *in_window_ns, uint64_t *full_ns)
 	int err;
 
 	clock_pair(&t0, &m0);
-	err = vp_user_calib_new(&c);
+	err = vp_user_calib_new(&c, flags);
 	if (!err)
 		err = vp_user_calib_run(c, 2000, 15, &in, &full);
 	vp_user_calib_free(c);
@@ -691,7 +696,7 @@ void vp_user_probes_track(struct vp_user_probes *u)
 	if (!u->ns_per_tick || now - u->tracked_ns < TRACK_NS)
 		return;
 	u->tracked_ns = now;
-	if (!u->calib && vp_user_calib_new(&u->calib) < 0)
+	if (!u->calib && vp_user_calib_new(&u->calib, u->flags) < 0)
 		return;
 	if (vp_user_calib_run(u->calib, 200, 3, &in, &full) < 0)
 		return;

@@ -18,6 +18,8 @@
  */
 #include <config.h>
 
+#include <string.h>
+
 #include "perf-collector/probes/user-runtime.h"
 
 #define S_(x) #x
@@ -70,7 +72,15 @@ __asm__(
 	"	mov vp_urt_start(%rip), %rcx\n"
 	"	cmpb $0, " S(VP_URT_PRIV_FLAG) "(%rcx)\n"
 	"	je 9f\n"
+	/* the thread pointer: rdfsbase, or where the program's threads
+	 * all have one (dynamically linked: set before any of its code
+	 * runs), "mov %fs:0,%rax" in its place (9 bytes, 10 times faster:
+	 * vp_urt_fs_patch) */
+	".globl vp_urt_fs1\n"
+	".hidden vp_urt_fs1\n"
+	"vp_urt_fs1:\n"
 	"	rdfsbase %rax\n"
+	"	.byte 0x0f, 0x1f, 0x40, 0x00\n" /* nopl 0x0(%rax) */
 	"	test %rax, %rax\n"
 	"	jz 9f\n"
 	"	vp_urt_find\n"
@@ -190,7 +200,11 @@ __asm__(
 	"	shl $32, %rdx\n"
 	"	or %rdx, %rax\n"
 	"	mov %rax, %r11\n"
+	".globl vp_urt_fs2\n"
+	".hidden vp_urt_fs2\n"
+	"vp_urt_fs2:\n"
 	"	rdfsbase %rax\n"
+	"	.byte 0x0f, 0x1f, 0x40, 0x00\n" /* nopl 0x0(%rax) */
 	"	vp_urt_find\n"
 	"	ud2\n" /* no slot: the return address is lost */
 	"12:	mov %rdx, %rsi\n"
@@ -259,5 +273,15 @@ __asm__(
 	".previous\n");
 #else
 /* other architectures: the user backend says it is x86-64 only */
-const unsigned char vp_urt_start[1], vp_urt_entry[1], vp_urt_return[1], vp_urt_end[1];
+const unsigned char vp_urt_start[1], vp_urt_entry[1], vp_urt_return[1], vp_urt_end[1],
+	vp_urt_fs1[1], vp_urt_fs2[1];
 #endif
+
+void vp_urt_fs_patch(unsigned char *copy)
+{
+	/* mov %fs:0,%rax: the TCB's pointer to itself (x86-64 psABI, TLS) */
+	static const unsigned char mov[9] = { 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0 };
+
+	memcpy(copy + (vp_urt_fs1 - vp_urt_start), mov, sizeof(mov));
+	memcpy(copy + (vp_urt_fs2 - vp_urt_start), mov, sizeof(mov));
+}

@@ -7,6 +7,7 @@
  */
 #include <config.h>
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -66,6 +67,38 @@ static int patchable(const struct record *rec, const struct vp_func *f, char *wh
 	}
 	free(code);
 	return err;
+}
+
+/*
+ * VP_USER_TLS for a dynamically linked program (PT_INTERP): the dynamic
+ * linker sets a thread's TLS up before any of the program's code runs, so
+ * %fs:0 is always the thread pointer there.  (A static program's own
+ * start-up code runs before it has one.)
+ */
+static int user_flags(const struct record *rec)
+{
+	Elf64_Ehdr eh;
+	int fd = open(rec->hdr.modules[0].path, O_RDONLY | O_CLOEXEC), flags = 0;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof(Elf64_Phdr)) {
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			if (ph.p_type == PT_INTERP) {
+				flags |= VP_USER_TLS;
+				break;
+			}
+		}
+	}
+	close(fd);
+	return flags;
 }
 
 int record_user_choose(struct record *rec)
@@ -262,7 +295,7 @@ int record_user_attach(struct record *rec)
 			rips[i] = r.rip;
 	}
 	n = vp_user_probes_open(rec->probing.user, pid, tids[0], fns, rec->hdr.nfuncs, rips,
-				(size_t)ntids, why, err, sizeof(err));
+				(size_t)ntids, user_flags(rec), why, err, sizeof(err));
 	detach_all(tids, ntids, 0);
 	if (n < 0) {
 		error("cannot probe with --backend=user: %s", err);
@@ -370,7 +403,7 @@ int record_user_calibrate(struct record *rec)
 
 	if (rec->opts.no_calibrate)
 		return 0;
-	err = vp_user_probes_calibrate(&in_window, &full);
+	err = vp_user_probes_calibrate(user_flags(rec), &in_window, &full);
 	if (err) {
 		warning("cannot measure the probe cost: %s", strerror(-err));
 		return 0;
