@@ -101,9 +101,70 @@ static int user_flags(const struct record *rec)
 	return flags;
 }
 
+/* Drop function @i from what is probed (its name, its exits). */
+static void drop_func(struct record *rec, size_t i)
+{
+	struct vp_func *f = &rec->hdr.funcs[i];
+
+	free(f->name);
+	free(f->display);
+	free(f->base);
+	if (rec->probing.exits)
+		vp_exits_release(&rec->probing.exits[i]);
+}
+
+/*
+ * The functions whose entry cannot be patched are left out of the
+ * recording, each said with why (the first MAX_SAID; the kernel's backends
+ * can probe them, at their cost): 0, or -1 with @why when none is left.
+ */
+static int leave_out_unpatchable(struct record *rec, char *why, size_t len)
+{
+	enum { MAX_SAID = 5 };
+	unsigned char *ok = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, 1);
+	char (*fwhy)[128] = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*fwhy));
+	size_t k = 0, out = 0, first = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		ok[i] = patchable(rec, &rec->hdr.funcs[i], fwhy[i], sizeof(fwhy[i])) == 0;
+		if (!ok[i] && !out++)
+			first = i;
+	}
+	if (out == rec->hdr.nfuncs && out) {
+		/* none: the backend auto takes keeps them all */
+		snprintf(why, len, "%s'%s' cannot be patched: %s",
+			 out > 1 ? "none of the functions can be patched; " : "",
+			 rec->hdr.funcs[first].display, fwhy[first]);
+		ret = -1;
+		goto out;
+	}
+	for (size_t i = 0, said = 0; i < rec->hdr.nfuncs; i++) {
+		if (ok[i]) {
+			rec->hdr.funcs[k] = rec->hdr.funcs[i];
+			if (rec->probing.exits)
+				rec->probing.exits[k] = rec->probing.exits[i];
+			k++;
+			continue;
+		}
+		if (said++ < MAX_SAID)
+			warning("'%s' is not probed: %s (--backend=bpf or perf can probe it)",
+				rec->hdr.funcs[i].display, fwhy[i]);
+		drop_func(rec, i);
+	}
+	if (out > MAX_SAID)
+		warning("... and %zu more functions are not probed: their entries cannot be "
+			"patched", out - MAX_SAID);
+	rec->hdr.nfuncs = k;
+out:
+	free(ok);
+	free(fwhy);
+	return ret;
+}
+
 int record_user_choose(struct record *rec)
 {
-	char why[256] = "", fwhy[128];
+	char why[256] = "";
 	const char *instead = "probing with BPF (or perf) instead";
 
 	if (vp_user_probes_check(why, sizeof(why)) < 0)
@@ -129,11 +190,9 @@ int record_user_choose(struct record *rec)
 				 rec->hdr.modules[f->module].path);
 			goto fallback;
 		}
-		if (patchable(rec, f, fwhy, sizeof(fwhy)) < 0) {
-			snprintf(why, sizeof(why), "'%s' cannot be patched: %s", f->display, fwhy);
-			goto fallback;
-		}
 	}
+	if (leave_out_unpatchable(rec, why, sizeof(why)) < 0)
+		goto fallback;
 	rec->probing.user = xcalloc(1, sizeof(*rec->probing.user));
 	return 0;
 fallback:
