@@ -86,6 +86,16 @@ tap_is "200 1 0" "$(j fork.json "'%d %d %d' % (sum(n['count'] for n in node('wor
 	j['totals']['threads'], j['totals']['unpaired'])")" \
 	"... and only the parent's 200 calls are in the file"
 
+# ---- a function it cannot patch is left out, and said ----
+# (frame_dummy, the toolchain's, is a symbol of size 0)
+"$VARPERF" record -q --mode=probe --backend=user -f work -f frame_dummy -o left.data -- \
+	"$FIXTURES/fx-fork" 0 >out 2>err
+tap_is "0 varperf: warning: 'frame_dummy' is not probed: it is too short to patch (0 bytes) (--backend=bpf or perf can probe it)" \
+	"$? $(cat err)" "an unpatchable function: left out, with why"
+"$VARPERF" report --raw -i left.data --format json >left.json 2>/dev/null
+tap_is "user 1 200" "$(j left.json "'%s %d %d' % (j['backend'], j['probed_functions'],
+	sum(n['count'] for n in node('work')))")" "... the others recorded on this backend"
+
 # ---- varperf killed: the program runs on, to its correct end ----
 "$FIXTURES/fx-leaf" 1000000 >alone.out 2>/dev/null
 "$VARPERF" record -q --mode=probe --backend=user -f parent -f leaf -o kill.data -- \
