@@ -336,6 +336,13 @@ static void print_probing(const struct record *rec)
 	const char *what;
 	char past[64] = "";
 
+	if (rec->probing.user) {
+		/* no trap: the first instruction's class does not matter */
+		info("probing %zu function%s in '%s' with %s (exits through a return "
+		     "trampoline)", rec->hdr.nfuncs, rec->hdr.nfuncs == 1 ? "" : "s",
+		     rec->target.path, backend_name(rec));
+		return;
+	}
 	vp_header_count_probes(&rec->hdr, &emulated, &moved);
 	if (moved)
 		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
