@@ -15,7 +15,8 @@
 . "$top_srcdir/tests/lib/test-subr.sh"
 
 require_cmd python3
-require_file "$VARPERF" "$FIXTURES/fx-leaf" "$FIXTURES/fx-fork" "$FIXTURES/fx-hot"
+require_file "$VARPERF" "$FIXTURES/fx-leaf" "$FIXTURES/fx-fork" "$FIXTURES/fx-hot" \
+	"$FIXTURES/fx-threads"
 [ "$(uname -m)" = x86_64 ] || tap_skip_all "the user backend is for x86-64"
 grep -qw fsgsbase /proc/cpuinfo || tap_skip_all "no rdfsbase here (FSGSBASE)"
 
@@ -73,6 +74,15 @@ tap_is True "$(j raw.json "abs(node('parent')[0]['mean'] - $truth) <= 0.1 * $tru
 	"parent(): $(j raw.json "round(node('parent')[0]['mean'])") ns a call as recorded, $truth by its brackets"
 tap_is True "$(python3 -c "print($rec_ms <= 2.5 * $plain_ms + 1000)")" \
 	"recording took $rec_ms ms of CPU, the plain run $plain_ms ms (at most 2.5 times + 1 s)"
+
+# ---- threads: a ring each, on their first call ----
+"$VARPERF" record -q --mode=probe --backend=user -f work -o thr.data -- \
+	"$FIXTURES/fx-threads" >out 2>err
+tap_is 0 $? "--backend=user records fx-threads"
+"$VARPERF" report --raw -i thr.data --format json >thr.json 2>/dev/null
+tap_is "5000 3 0 0" "$(j thr.json "'%d %d %d %d' % (sum(n['count'] for n in node('work')),
+	j['totals']['threads'], j['totals']['unpaired'], j['totals']['lost'])")" \
+	"... every call of work() in three threads"
 
 # ---- a forked child runs on, unrecorded ----
 "$VARPERF" record -q --mode=probe --backend=user -f work -o fork.data -- "$FIXTURES/fx-fork" \
