@@ -285,6 +285,7 @@ int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 	u->patches = xcalloc(nfuncs ? nfuncs : 1, sizeof(*u->patches));
 	u->tails = xcalloc(VP_URT_NRINGS, sizeof(*u->tails));
 	u->lost_seen = xcalloc(VP_URT_NRINGS, sizeof(*u->lost_seen));
+	u->tids = xcalloc(VP_URT_NRINGS, sizeof(*u->tids));
 	u->code_size = PAGE_UP(rt_size + nfuncs * VP_URT_STUB);
 	clock_pair(&u->tsc0, &u->mono0);
 	e = vp_user_probes_check(err, errlen);
@@ -419,10 +420,17 @@ long vp_user_probes_read(struct vp_user_probes *u, void (*fn)(void *ctx, struct 
 		if (!tid || !pid)
 			continue;
 		head = __atomic_load_n((uint64_t *)(h + VP_URT_R_HEAD), __ATOMIC_ACQUIRE);
+		if (u->tids[i])
+			tid = u->tids[i];
 		for (t = u->tails[i]; t != head; t++) {
 			const struct vp_urt_event *e = &ev[t & (VP_URT_RING_CAP - 1)];
 			struct vp_raw r;
 
+			if (e->exit == 2) {
+				/* a new thread took the ring with its slot */
+				tid = (uint32_t)e->addr;
+				continue;
+			}
 			if (e->func >= u->nfuncs)
 				continue;
 			memset(&r, 0, sizeof(r));
@@ -437,6 +445,7 @@ long vp_user_probes_read(struct vp_user_probes *u, void (*fn)(void *ctx, struct 
 			count++;
 		}
 		u->tails[i] = head;
+		u->tids[i] = tid;
 		__atomic_store_n((uint64_t *)(h + VP_URT_R_TAIL), head, __ATOMIC_RELEASE);
 	}
 	u->records += (uint64_t)count;
@@ -518,6 +527,7 @@ void vp_user_probes_close(struct vp_user_probes *u)
 	free(u->patches);
 	free(u->tails);
 	free(u->lost_seen);
+	free(u->tids);
 	memset(u, 0, sizeof(*u));
 	u->fd = -1;
 }

@@ -42,6 +42,7 @@ struct vp_user_probes {
 	size_t nfuncs;
 	uint64_t *tails;	   /* per ring: events read */
 	uint64_t *lost_seen;	   /* per ring: its lost count, as told */
+	uint32_t *tids;		   /* per ring: whose events come next, 0: its first */
 	/* rdtsc to CLOCK_MONOTONIC: mono0 + (tsc - tsc0) * ns_per_tick */
 	uint64_t tsc0, mono0;
 	double ns_per_tick;

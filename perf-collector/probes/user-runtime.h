@@ -33,6 +33,9 @@
 #define VP_URT_SL_TAIL 16	  /* the ring's tail as last read */
 #define VP_URT_SL_BUSY 24	  /* in the runtime: a signal handler's calls go unrecorded */
 #define VP_URT_SL_DEPTH 32	  /* shadow stack entries */
+#define VP_URT_SL_TID 40	  /* u32: the thread's id, as claimed */
+#define VP_URT_SL_TIDOFF 48	  /* where in its TCB (%fs:) the thread's id is, 0: unknown */
+#define VP_URT_TCB_SCAN 1024	  /* looked for in the TCB's first bytes */
 #define VP_URT_SL_SHADOW 64	  /* entries of 32 bytes: return address, sp, function */
 #define VP_URT_SHADOW_N 254
 
@@ -66,7 +69,7 @@ struct vp_urt_event {
 	uint64_t sp;   /* entry: at the return address; exit: past it */
 	uint64_t addr; /* the return address */
 	uint32_t func;
-	uint32_t exit; /* 0 entry, 1 exit */
+	uint32_t exit; /* 0 entry, 1 exit, 2 the thread's id (@addr) from here on */
 };
 
 /* The runtime's machine code, to copy to the start of the code region;

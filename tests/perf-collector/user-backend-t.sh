@@ -16,7 +16,7 @@
 
 require_cmd python3
 require_file "$VARPERF" "$FIXTURES/fx-leaf" "$FIXTURES/fx-fork" "$FIXTURES/fx-hot" \
-	"$FIXTURES/fx-threads"
+	"$FIXTURES/fx-threads" "$FIXTURES/fx-seqthreads"
 [ "$(uname -m)" = x86_64 ] || tap_skip_all "the user backend is for x86-64"
 grep -qw fsgsbase /proc/cpuinfo || tap_skip_all "no rdfsbase here (FSGSBASE)"
 
@@ -80,9 +80,16 @@ tap_is True "$(python3 -c "print($rec_ms <= 2.5 * $plain_ms + 1000)")" \
 	"$FIXTURES/fx-threads" >out 2>err
 tap_is 0 $? "--backend=user records fx-threads"
 "$VARPERF" report --raw -i thr.data --format json >thr.json 2>/dev/null
-tap_is "5000 3 0 0" "$(j thr.json "'%d %d %d %d' % (sum(n['count'] for n in node('work')),
+tap_is "5000 2 0 0" "$(j thr.json "'%d %d %d %d' % (sum(n['count'] for n in node('work')),
 	j['totals']['threads'], j['totals']['unpaired'], j['totals']['lost'])")" \
-	"... every call of work() in three threads"
+	"... every call of work() in its two threads"
+# (threads one after another have the same thread pointer: told apart)
+"$VARPERF" record -q --mode=probe --backend=user -f work -o seq.data -- \
+	"$FIXTURES/fx-seqthreads" >out 2>err
+"$VARPERF" report --raw -i seq.data --format json >seq.json 2>/dev/null
+tap_is "$(count out work) $(count out threads) 0" "$(j seq.json "'%d %d %d' % (
+	sum(n['count'] for n in node('work')), j['totals']['threads'], j['totals']['unpaired'])")" \
+	"fx-seqthreads: four threads one after another, each its own"
 
 # ---- a forked child runs on, unrecorded ----
 "$VARPERF" record -q --mode=probe --backend=user -f work -o fork.data -- "$FIXTURES/fx-fork" \
