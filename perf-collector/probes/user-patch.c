@@ -2,8 +2,8 @@
 /*
  * user-patch.c - decode a function's first instructions and relocate the
  * ones a 5-byte jmp displaces (x86-64, capstone).  The rules are those of
- * binary rewriters (Duck et al. 2020, E9Patch, §3): only whole
- * instructions move; RIP-relative operands and relative branches are
+ * the jump-based patching E9Patch starts from (Duck et al. 2020; not its
+ * punning, padding or eviction tactics): only whole instructions move; RIP-relative operands and relative branches are
  * re-encoded for their new place; nothing that leaves the function or
  * whose bytes another branch of the function lands in is moved.
  */
