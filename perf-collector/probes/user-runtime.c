@@ -116,7 +116,7 @@ __asm__(
 	 * reusing the TCB sets its own), found by looking: 0 if not */
 	"	mov " S(VP_URT_R_TID) "(%rsi), %eax\n"
 	"	mov %eax, " S(VP_URT_SL_TID) "(%rdi)\n"
-	"	mov $16, %ecx\n"
+	"	mov $" S(VP_URT_TCB_SCAN_FROM) ", %ecx\n"
 	"14:	cmp %eax, %fs:(%rcx)\n"
 	"	je 15f\n"
 	"	add $4, %ecx\n"

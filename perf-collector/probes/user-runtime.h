@@ -35,7 +35,11 @@
 #define VP_URT_SL_DEPTH 32	  /* shadow stack entries */
 #define VP_URT_SL_TID 40	  /* u32: the thread's id, as claimed */
 #define VP_URT_SL_TIDOFF 48	  /* where in its TCB (%fs:) the thread's id is, 0: unknown */
-#define VP_URT_TCB_SCAN 1024	  /* looked for in the TCB's first bytes */
+/* looked for in the TCB from here to there: past the thread control
+ * block header's pointers and flags (glibc keeps it 720 bytes in), where
+ * a false match would make every call look like a new thread's */
+#define VP_URT_TCB_SCAN_FROM 256
+#define VP_URT_TCB_SCAN 1024
 #define VP_URT_SL_SHADOW 64	  /* entries of 32 bytes: return address, sp, function */
 #define VP_URT_SHADOW_N 254
 
