@@ -93,6 +93,12 @@ static int movable(csh cs, const cs_insn *insn, char *why, size_t len)
 int vp_upatch_plan(const unsigned char *code, size_t size, uint64_t addr, struct vp_upatch *p,
 		   char *why, size_t whylen)
 {
+	return vp_upatch_plan_flags(code, size, addr, 0, p, why, whylen);
+}
+
+int vp_upatch_plan_flags(const unsigned char *code, size_t size, uint64_t addr, int flags,
+			 struct vp_upatch *p, char *why, size_t whylen)
+{
 	const unsigned char *c = code;
 	size_t left = size;
 	uint64_t a = addr;
@@ -140,6 +146,12 @@ int vp_upatch_plan(const unsigned char *code, size_t size, uint64_t addr, struct
 		uint64_t t;
 
 		if (!cs_disasm_iter(cs, &c, &left, &a, insn)) {
+			if ((flags & VP_UPATCH_SKIP_UNKNOWN) && left > 1) {
+				/* (an instruction newer than capstone: past it
+				 * byte by byte, which finds more branches, not fewer) */
+				c++, left--, a++;
+				continue;
+			}
 			err = refuse(why, whylen, "its code at +%#llx cannot be decoded",
 				     (unsigned long long)(a - addr));
 			goto out;

@@ -37,6 +37,14 @@ struct vp_upatch {
 int vp_upatch_plan(const unsigned char *code, size_t size, uint64_t addr, struct vp_upatch *p,
 		   char *why, size_t whylen);
 
+/* The same, and with VP_UPATCH_SKIP_UNKNOWN in @flags an instruction of
+ * the function capstone cannot decode (past the displaced ones) is
+ * skipped byte by byte rather than refused: for code known to be sound,
+ * such as the unwinder's (CET shadow-stack instructions). */
+enum { VP_UPATCH_SKIP_UNKNOWN = 1 << 0 };
+int vp_upatch_plan_flags(const unsigned char *code, size_t size, uint64_t addr, int flags,
+			 struct vp_upatch *p, char *why, size_t whylen);
+
 /**
  * vp_upatch_relocate - the displaced instructions of @p made to run at
  * address @to, followed by a jmp back to the instruction after them, in

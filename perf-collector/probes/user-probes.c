@@ -173,6 +173,40 @@ static int write_stub(struct vp_user_probes *u, size_t rt_size, uint32_t i)
 	return n < 0 ? n : 0;
 }
 
+/*
+ * The unwinder's _Unwind_RaiseException, at u->unwind.addr, patched to
+ * call vp_urt_unwind first, through a stub in the second mapping of the
+ * code (u->unwind_at, within its reach).  It stays when the probes are
+ * removed: a call still in flight then returns through the trampoline.
+ * 0 or -errno (u->unwind_why says why).
+ */
+static int hook_unwinder(struct vp_user_probes *u, int mem, size_t rt_size)
+{
+	size_t off = rt_size + u->nfuncs * VP_URT_STUB;
+	size_t size = u->unwind.size > 4096 ? 4096 : u->unwind.size;
+	unsigned char *fc = xmalloc(size ? size : 1), *s = u->code + off, j[VP_UPATCH_JMP];
+	uint64_t at = u->unwind_at + off;
+	struct vp_upatch p;
+	int32_t rel;
+	int e, n;
+
+	e = vp_umem_read(mem, u->unwind.addr, fc, size);
+	if (!e)
+		e = vp_upatch_plan_flags(fc, size, u->unwind.addr, VP_UPATCH_SKIP_UNKNOWN, &p,
+					 u->unwind_why, sizeof(u->unwind_why));
+	free(fc);
+	if (e)
+		return e;
+	s[0] = 0xe8; /* call vp_urt_unwind */
+	rel = (int32_t)(int64_t)(u->unwind_at + (uint64_t)(vp_urt_unwind - vp_urt_start) - (at + 5));
+	memcpy(s + 1, &rel, 4);
+	n = vp_upatch_relocate(&p, at + 5, s + 5);
+	if (n < 0)
+		return n;
+	vp_upatch_jmp(p.at, at, j);
+	return vp_umem_write(mem, p.at, j, sizeof(j));
+}
+
 /* Map the regions in varperf, write the runtime and the stubs, patch the
  * functions (every thread stopped): how many, or -errno. */
 static int patch_all(struct vp_user_probes *u, const struct vp_user_func *funcs,
@@ -181,7 +215,7 @@ static int patch_all(struct vp_user_probes *u, const struct vp_user_func *funcs,
 {
 	size_t rt_size = ((size_t)(vp_urt_end - vp_urt_start) + 63) & ~(size_t)63;
 	size_t nfuncs = u->nfuncs;
-	uint64_t quads[2], t1, m1;
+	uint64_t quads[3], t1, m1;
 	unsigned char *code;
 	char path[64];
 	int npatched = 0, e = 0, mem;
@@ -209,6 +243,7 @@ static int patch_all(struct vp_user_probes *u, const struct vp_user_func *funcs,
 		vp_urt_fs_patch(u->code);
 	quads[0] = u->priv_at;
 	quads[1] = u->shared_at;
+	quads[2] = u->code_at;
 	memcpy(u->code, quads, sizeof(quads));
 	for (size_t i = 0; i < nfuncs; i++) {
 		size_t size = funcs[i].size > 65536 ? 65536 : funcs[i].size;
@@ -240,6 +275,14 @@ static int patch_all(struct vp_user_probes *u, const struct vp_user_func *funcs,
 		}
 		npatched++;
 	}
+	if (u->unwind_at) {
+		e = hook_unwinder(u, mem, rt_size);
+		if (e) {
+			say(err, errlen, e, "cannot hook the unwinder's _Unwind_RaiseException: %s",
+			    u->unwind_why[0] ? u->unwind_why : strerror(-e));
+			goto out;
+		}
+	}
 	/* the flag, then the jumps: every thread is stopped */
 	e = vp_umem_write(mem, u->priv_at + VP_URT_PRIV_FLAG, "\1", 1);
 	for (size_t i = 0; !e && i < nfuncs; i++) {
@@ -268,7 +311,8 @@ out:
 
 int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 			const struct vp_user_func *funcs, size_t nfuncs, const uint64_t *rips,
-			size_t nrips, int flags, char (*why)[128], char *err, size_t errlen)
+			size_t nrips, const struct vp_user_func *unwind, int flags,
+			char (*why)[128], char *err, size_t errlen)
 {
 	size_t rt_size = ((size_t)(vp_urt_end - vp_urt_start) + 63) & ~(size_t)63;
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -286,7 +330,8 @@ int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 	u->tails = xcalloc(VP_URT_NRINGS, sizeof(*u->tails));
 	u->lost_seen = xcalloc(VP_URT_NRINGS, sizeof(*u->lost_seen));
 	u->tids = xcalloc(VP_URT_NRINGS, sizeof(*u->tids));
-	u->code_size = PAGE_UP(rt_size + nfuncs * VP_URT_STUB);
+	/* (and one stub for the unwinder's hook) */
+	u->code_size = PAGE_UP(rt_size + (nfuncs + 1) * VP_URT_STUB);
 	clock_pair(&u->tsc0, &u->mono0);
 	e = vp_user_probes_check(err, errlen);
 	if (e)
@@ -344,6 +389,21 @@ int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 		say(err, errlen, e, "cannot map the trampolines at %#llx in process %d: %s",
 		    (unsigned long long)u->code_at, (int)pid, strerror(-e));
 		goto out_close;
+	}
+	/* the same code again within reach of the unwinder, for its hook */
+	if (unwind) {
+		u->unwind = *unwind;
+		e = place(pid, unwind->addr, unwind->addr + unwind->size, u->code_size,
+			  &u->unwind_at);
+		r = e ? e : inject(&in, SYS_mmap, (long)u->unwind_at, (long)u->code_size,
+				   PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED_NOREPLACE,
+				   memfd, 0);
+		if (r != (long)u->unwind_at) {
+			e = r < 0 ? (int)r : -EEXIST;
+			say(err, errlen, e, "cannot map the trampolines near the unwinder in "
+			    "process %d: %s", (int)pid, strerror(-e));
+			goto out_close;
+		}
 	}
 	r = inject(&in, SYS_mmap, 0, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   memfd, (long)u->code_size);
@@ -590,7 +650,7 @@ int vp_user_calib_new(struct vp_user_calib **ret, int flags)
 	enum { FN_OFF = 3072 };
 	size_t rt_size = ((size_t)(vp_urt_end - vp_urt_start) + 63) & ~(size_t)63;
 	struct vp_user_calib *c;
-	uint64_t quads[2];
+	uint64_t quads[3];
 	int err = vp_user_probes_check(NULL, 0);
 
 	if (err)
@@ -615,6 +675,7 @@ int vp_user_calib_new(struct vp_user_calib **ret, int flags)
 		vp_urt_fs_patch(c->u.code);
 	quads[0] = (uint64_t)(uintptr_t)c->priv;
 	quads[1] = (uint64_t)(uintptr_t)c->u.shared;
+	quads[2] = c->u.code_at;
 	memcpy(c->u.code, quads, sizeof(quads));
 	memcpy(c->u.code + FN_OFF, empty, sizeof(empty));
 	c->fn = (void (*)(void))(uintptr_t)(c->u.code + FN_OFF);

@@ -49,6 +49,9 @@ struct vp_user_probes {
 	uint64_t records;
 	int unpatched;
 	int flags;		   /* VP_USER_* */
+	struct vp_user_func unwind; /* the unwinder's _Unwind_RaiseException */
+	uint64_t unwind_at;	   /* the code again, near it; 0: no hook */
+	char unwind_why[128];
 	/* vp_user_probes_track(): the harness, and each run's results (ticks) */
 	struct vp_user_calib *calib;
 	double *pool_in, *pool_full;
@@ -64,7 +67,10 @@ int vp_user_probes_check(char *why, size_t len);
  * vp_user_probes_open - map the regions into process @pid, whose threads
  * are all in a ptrace stop (thread @tid runs the injected calls), write
  * the runtime and a stub per function of @funcs, and patch them; then the
- * caller detaches (@flags: VP_USER_*).  A function that cannot be patched safely is left as
+ * caller detaches (@flags: VP_USER_*).  With @unwind (the unwinder's
+ * _Unwind_RaiseException), that is hooked too, so that an exception puts
+ * the swapped return addresses back before it unwinds (failing that is
+ * an error: an exception would end the program).  A function that cannot be patched safely is left as
  * it is, its reason in @why[i] (when @why is not NULL; room for 128):
  * among them those with one of the @nrips instruction pointers @rips (of
  * the stopped threads) inside the bytes the jmp would replace.
@@ -73,7 +79,8 @@ int vp_user_probes_check(char *why, size_t len);
  */
 int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 			const struct vp_user_func *funcs, size_t nfuncs, const uint64_t *rips,
-			size_t nrips, int flags, char (*why)[128], char *err, size_t errlen);
+			size_t nrips, const struct vp_user_func *unwind, int flags,
+			char (*why)[128], char *err, size_t errlen);
 
 /* Hand every event written since the last call to @fn, thread by thread
  * (in time order within each): how many. */

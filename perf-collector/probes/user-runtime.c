@@ -34,6 +34,7 @@ __asm__(
 	"vp_urt_start:\n"
 	"	.quad 0\n" /* the private region */
 	"	.quad 0\n" /* the shared region */
+	"	.quad 0\n" /* this code's first mapping (the one patched calls use) */
 	"	.balign 16\n"
 
 	/* rdx = the slot of fs base rax (rax != 0), or 0 when not there;
@@ -315,6 +316,54 @@ __asm__(
 	"	pop %rax\n"
 	"	ret\n"
 	"7:	ud2\n" /* no entry of this frame: the return address is lost */
+	/* ---- an exception is about to unwind the stack (a stub on the
+	 * unwinder's _Unwind_RaiseException calls this): the return
+	 * addresses swapped in the thread's live frames are put back, so
+	 * that the unwinder sees the real ones; those calls end without an
+	 * exit (unpaired), and the shadow stack is emptied ---- */
+	".globl vp_urt_unwind\n"
+	".hidden vp_urt_unwind\n"
+	"vp_urt_unwind:\n"
+	"	push %rax\n"
+	"	push %rdx\n"
+	"	push %rcx\n"
+	"	push %rsi\n"
+	"	push %rdi\n"
+	"	rdfsbase %rax\n"
+	"	test %rax, %rax\n"
+	"	jz 9f\n"
+	"	vp_urt_find\n"
+	"	jmp 9f\n" /* no slot: nothing swapped */
+	"12:	mov %rdx, %rsi\n"
+	"	mov " S(VP_URT_SL_DEPTH) "(%rsi), %rcx\n"
+	/* (this copy may be the second mapping: the return addresses
+	 * swapped are the first one's) */
+	"	mov vp_urt_start+16(%rip), %rdi\n"
+	"	add $(vp_urt_return - vp_urt_start), %rdi\n"
+	"1:	test %rcx, %rcx\n"
+	"	jz 3f\n"
+	"	dec %rcx\n"
+	"	mov %rcx, %rax\n"
+	"	shl $5, %rax\n"
+	"	lea " S(VP_URT_SL_SHADOW) "(%rsi,%rax), %rax\n"
+	"	mov 8(%rax), %rdx\n"
+	/* a frame below this one is gone (longjmp): its slot is not ours */
+	"	cmp %rsp, %rdx\n"
+	"	jbe 1b\n"
+	"	cmp %rdi, (%rdx)\n"
+	"	jne 1b\n"
+	"	push %rcx\n"
+	"	mov (%rax), %rcx\n"
+	"	mov %rcx, (%rdx)\n"
+	"	pop %rcx\n"
+	"	jmp 1b\n"
+	"3:	movq $0, " S(VP_URT_SL_DEPTH) "(%rsi)\n"
+	"9:	pop %rdi\n"
+	"	pop %rsi\n"
+	"	pop %rcx\n"
+	"	pop %rdx\n"
+	"	pop %rax\n"
+	"	ret\n"
 	".globl vp_urt_end\n"
 	".hidden vp_urt_end\n"
 	"vp_urt_end:\n"
@@ -322,7 +371,7 @@ __asm__(
 #else
 /* other architectures: the user backend says it is x86-64 only */
 const unsigned char vp_urt_start[1], vp_urt_entry[1], vp_urt_return[1], vp_urt_end[1],
-	vp_urt_fs1[1], vp_urt_fs2[1];
+	vp_urt_fs1[1], vp_urt_fs2[1], vp_urt_unwind[1];
 #endif
 
 void vp_urt_fs_patch(unsigned char *copy)

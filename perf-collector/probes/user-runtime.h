@@ -79,7 +79,7 @@ struct vp_urt_event {
 /* The runtime's machine code, to copy to the start of the code region;
  * its first two quads get the private and shared regions' addresses. */
 extern const unsigned char vp_urt_start[], vp_urt_entry[], vp_urt_return[], vp_urt_end[];
-extern const unsigned char vp_urt_fs1[], vp_urt_fs2[];
+extern const unsigned char vp_urt_fs1[], vp_urt_fs2[], vp_urt_unwind[];
 
 /* In @copy of the runtime, read the thread pointer from %fs:0 instead of
  * with rdfsbase: only for a program whose every thread has its TLS set up

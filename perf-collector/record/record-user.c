@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/user.h>
@@ -21,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "perf-collector/probes/user-inject.h"
 #include "perf-collector/probes/user-probes.h"
 #include "perf-collector/probes/user-runtime.h"
 #include "perf-collector/record/record.h"
@@ -174,11 +176,12 @@ int record_user_choose(struct record *rec)
 			 "unwinder does not step through its trampolines yet)");
 		goto fallback;
 	}
-	if (rec->probing.can_throw) {
-		/* its return trampoline has no unwind information: an
-		 * exception through a probed function would end the program */
-		snprintf(why, sizeof(why), "'%s' can throw C++ exceptions, which cannot unwind "
-			 "through its return trampoline yet", rec->target.path);
+	if (rec->probing.can_throw && !(user_flags(rec) & VP_USER_TLS)) {
+		/* its return trampoline has no unwind information: the
+		 * unwinder must be hooked, in libgcc_s, which a static
+		 * program does not load */
+		snprintf(why, sizeof(why), "'%s' can throw C++ exceptions and is statically "
+			 "linked (the unwinder is hooked in libgcc_s)", rec->target.path);
 		goto fallback;
 	}
 	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
@@ -261,6 +264,128 @@ static int locate(struct record *rec, pid_t pid, struct vp_user_func *fns)
 	return found;
 }
 
+/* Launched, stopped at its exec: run it to its entry point (the dynamic
+ * linker has loaded its libraries then), stopped again.  0 or -1. */
+static int run_to_entry(pid_t pid)
+{
+	char path[64];
+	uint64_t av[2], entry = 0;
+	unsigned char int3 = 0xcc, orig;
+	struct user_regs_struct regs;
+	int fd, mem, st, ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0] != AT_NULL)
+		if (av[0] == AT_ENTRY)
+			entry = av[1];
+	close(fd);
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	mem = open(path, O_RDWR | O_CLOEXEC);
+	if (!entry || mem < 0 || vp_umem_read(mem, entry, &orig, 1) < 0 ||
+	    vp_umem_write(mem, entry, &int3, 1) < 0)
+		goto out;
+	if (ptrace(PTRACE_CONT, pid, NULL, NULL) < 0)
+		goto out;
+	for (;;) {
+		if (waitpid(pid, &st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			goto out;
+		}
+		if (!WIFSTOPPED(st))
+			goto out; /* it ended */
+		if (WSTOPSIG(st) == SIGTRAP)
+			break;
+		/* its signals, delivered */
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(st)) < 0)
+			goto out;
+	}
+	if (vp_umem_write(mem, entry, &orig, 1) < 0 ||
+	    ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0 || regs.rip != entry + 1)
+		goto out;
+	regs.rip = entry;
+	ret = ptrace(PTRACE_SETREGS, pid, NULL, &regs) < 0 ? -1 : 0;
+out:
+	if (mem >= 0)
+		close(mem);
+	return ret;
+}
+
+/* The address and size of _Unwind_RaiseException in process @pid's
+ * libgcc_s (from its dynamic symbols): 0, or -1 when not there. */
+static int find_unwinder(pid_t pid, struct vp_user_func *ret)
+{
+	char path[64], line[4352], lib[4096] = "";
+	unsigned long long base = 0;
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	FILE *f;
+	int fd = -1, found = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off, ino;
+		char perms[8], dev[16];
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %llu %n", &s, &e, perms, &off, dev, &ino,
+			   &pos) < 6 || !pos)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (!strstr(line + pos, "/libgcc_s.so") || off)
+			continue;
+		snprintf(lib, sizeof(lib), "%s", line + pos);
+		base = s;
+		break;
+	}
+	fclose(f);
+	if (!lib[0] || (fd = open(lib, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	    !eh.e_shnum)
+		goto out;
+	sh = xcalloc(eh.e_shnum, sizeof(*sh));
+	if (pread(fd, sh, eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff) !=
+	    (ssize_t)(eh.e_shnum * sizeof(*sh)))
+		goto out;
+	for (unsigned i = 0; i < eh.e_shnum && found < 0; i++) {
+		const Elf64_Shdr *str;
+
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh.e_shnum)
+			continue;
+		str = &sh[sh[i].sh_link];
+		for (uint64_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++) {
+			static const char want[] = "_Unwind_RaiseException";
+			char name[sizeof(want)];
+			Elf64_Sym sym;
+
+			if (pread(fd, &sym, sizeof(sym), (off_t)(sh[i].sh_offset + k * sizeof(sym))) !=
+				    (ssize_t)sizeof(sym) ||
+			    !sym.st_value || sym.st_name >= str->sh_size ||
+			    pread(fd, name, sizeof(name), (off_t)(str->sh_offset + sym.st_name)) !=
+				    (ssize_t)sizeof(name) ||
+			    memcmp(name, want, sizeof(want)))
+				continue;
+			/* a shared object linked at 0: its mapping at offset 0 is its base */
+			ret->addr = base + sym.st_value;
+			ret->size = sym.st_size;
+			found = 0;
+			break;
+		}
+	}
+out:
+	free(sh);
+	close(fd);
+	return found;
+}
+
 /* Stop every thread of attached process @pid: their ids (malloc'ed), how many, or -errno. */
 static int stop_all(pid_t pid, pid_t **ret)
 {
@@ -303,6 +428,7 @@ int record_user_attach(struct record *rec)
 	struct vp_user_func *fns = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*fns));
 	char (*why)[128] = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*why));
 	char err[256] = "";
+	struct vp_user_func unwind = { 0, 0 };
 	uint64_t *rips = NULL;
 	int ntids, n, st, ret = -1;
 	uint64_t t0 = monotonic_ns();
@@ -339,6 +465,22 @@ int record_user_attach(struct record *rec)
 		tids[0] = pid;
 		ntids = 1;
 	}
+	/* a program that can throw: the unwinder is hooked, which takes
+	 * its library loaded - the program run to its entry point first */
+	if (rec->probing.can_throw) {
+		const char *what = NULL;
+
+		if (!rec->opts.attach && run_to_entry(pid) < 0)
+			what = "it did not reach its entry point";
+		else if (find_unwinder(pid, &unwind) < 0)
+			what = "no _Unwind_RaiseException in its libgcc_s";
+		if (what) {
+			error("cannot probe '%s' with --backend=user: it can throw C++ exceptions "
+			      "and %s", rec->target.prog, what);
+			detach_all(tids, ntids, 0);
+			goto out_kill;
+		}
+	}
 	n = locate(rec, pid, fns);
 	if (n < (int)rec->hdr.nfuncs) {
 		error("cannot find the probed functions in process %d: %s", (int)pid,
@@ -354,7 +496,8 @@ int record_user_attach(struct record *rec)
 			rips[i] = r.rip;
 	}
 	n = vp_user_probes_open(rec->probing.user, pid, tids[0], fns, rec->hdr.nfuncs, rips,
-				(size_t)ntids, user_flags(rec), why, err, sizeof(err));
+				(size_t)ntids, rec->probing.can_throw ? &unwind : NULL,
+				user_flags(rec), why, err, sizeof(err));
 	detach_all(tids, ntids, 0);
 	if (n < 0) {
 		error("cannot probe with --backend=user: %s", err);

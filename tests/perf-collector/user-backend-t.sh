@@ -10,7 +10,9 @@
 # it at the end.  A forked child runs on unrecorded; a SIGKILL of varperf
 # leaves the program running to its correct end; another process running
 # the same binary is untouched; a user without any privilege records its
-# own child.  What the backend cannot do yet falls back, and says why.
+# own child.  An exception through a probed C++ function is caught as
+# if nothing was probed.  What the backend cannot do yet falls back, and
+# says why.
 
 . "$top_srcdir/tests/lib/test-subr.sh"
 
@@ -191,15 +193,25 @@ fi
 tap_like "$(head -1 err)" \
 	"^varperf: warning: cannot probe with --backend=user: it records --mode=probe only, for now" \
 	"--mode=combined: falls back, and says why"
-# (a program that can throw: its return trampoline has no unwind
-# information, an exception through it would end the program; the
-# backend auto would take records it instead, which needs root here)
-if [ "$(id -u)" = 0 ] && [ -e "$FIXTURES/fx-except" ]; then
-	"$VARPERF" record -q --mode=probe --backend=user -o exc.data -- "$FIXTURES/fx-except" \
-		>out 2>err
-	tap_is "0 varperf: warning: cannot probe with --backend=user: '$FIXTURES/fx-except' can throw C++ exceptions, which cannot unwind through its return trampoline yet; probing with BPF (or perf) instead" \
-		"$? $(head -1 err)" "a program that can throw: falls back, says why, records"
+# ---- C++ exceptions through probed functions ----
+# fx-except throws through raise_error(), level3() and level2() on every
+# 4th of 200 calls of handler(), which catches: the unwinder's hook puts
+# the swapped return addresses back first, so the program runs to its
+# end; the calls whose frames were live at a throw have no exit
+# (unpaired), the others are timed as usual.
+if [ -e "$FIXTURES/fx-except" ]; then
+	"$VARPERF" record -q --mode=probe --backend=user -f 'handler*' -f 'level3*' \
+		-o exc.data -- "$FIXTURES/fx-except" >out 2>err
+	tap_is "0 " "$? $(cat err)" "fx-except (C++, throws) records on this backend, silently"
+	tap_is "200 50 50 150" "$(awk '$1 == "progress" { p = $3 } $1 == "count" && $2 == "thrown" { t = $3 }
+		$1 == "count" && $2 == "caught" { c = $3 } $1 == "count" && $2 == "returned" { r = $3 }
+		END { print p, t, c, r }' out)" "... and runs to its end: 50 exceptions thrown and caught"
+	"$VARPERF" report --raw -i exc.data --format json >exc.json 2>/dev/null
+	tap_is "user 150 150" "$(j exc.json "'%s %d %d' % (j['backend'],
+		sum(n['count'] for n in node('handler(unsigned int)')),
+		sum(n['count'] for n in node('level3(unsigned int)')))")" \
+		"... the 150 calls of each the exceptions did not pass, timed"
 else
-	tap_skip "not root, or no C++ fixture"
+	tap_skip "no C++ fixture" 3
 fi
 tap_done
