@@ -547,6 +547,11 @@ uint64_t vp_user_probes_deep(const struct vp_user_probes *u)
 	return sum_rings(u, VP_URT_R_DEEP);
 }
 
+uint64_t vp_user_probes_nested(const struct vp_user_probes *u)
+{
+	return sum_rings(u, VP_URT_R_NESTED);
+}
+
 int vp_user_probes_unpatch(struct vp_user_probes *u)
 {
 	char path[64];

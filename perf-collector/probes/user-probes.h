@@ -93,6 +93,9 @@ uint64_t vp_user_probes_lost(struct vp_user_probes *u);
  * unrecorded because a thread's shadow stack was full. */
 uint64_t vp_user_probes_noring(const struct vp_user_probes *u);
 uint64_t vp_user_probes_deep(const struct vp_user_probes *u);
+/* Calls of signal handlers left unrecorded: they came while their
+ * thread was in the runtime itself (its ring in a half-written state). */
+uint64_t vp_user_probes_nested(const struct vp_user_probes *u);
 
 /**
  * vp_user_probes_unpatch - put the original bytes back in process @pid,

@@ -139,11 +139,13 @@ __asm__(
 	"	cmp " S(VP_URT_SL_TID) "(%rsi), %edx\n"
 	"	jne 20f\n"
 	"13:\n"
-	"	cmpq $0, " S(VP_URT_SL_BUSY) "(%rsi)\n"
-	"	jne 9f\n"
 	"	mov " S(VP_URT_SL_RING) "(%rsi), %rdi\n"
 	"	test %rdi, %rdi\n"
 	"	jz 9f\n"
+	/* a signal handler's call while this thread is in here: not
+	 * recorded, counted */
+	"	cmpq $0, " S(VP_URT_SL_BUSY) "(%rsi)\n"
+	"	jne 6f\n"
 	"	movq $1, " S(VP_URT_SL_BUSY) "(%rsi)\n"
 	"	mov " S(VP_URT_R_HEAD) "(%rdi), %rax\n"
 	"	mov %rax, %rcx\n"
@@ -163,6 +165,8 @@ __asm__(
 	"	jb 5f\n"
 	"	incq " S(VP_URT_R_DEEP) "(%rdi)\n"
 	"	jmp 8f\n"
+	"6:	incq " S(VP_URT_R_NESTED) "(%rdi)\n"
+	"	jmp 9f\n"
 	/* the shadow stack: return address, sp, function */
 	"5:	shl $5, %rcx\n"
 	"	lea " S(VP_URT_SL_SHADOW) "(%rsi,%rcx), %rcx\n"
@@ -269,10 +273,12 @@ __asm__(
 	"	cmp %rdi, 8(%rax)\n"
 	"	jb 1b\n"
 	"	jne 7f\n"
-	"	mov %rcx, " S(VP_URT_SL_DEPTH) "(%rsi)\n"
+	/* the entry read before it is given up: a signal handler's probed
+	 * call may take its place as soon as the depth says it is free */
 	"	mov (%rax), %rdx\n"
 	"	mov %rdx, 64(%rsp)\n"
 	"	mov 16(%rax), %r8\n"
+	"	mov %rcx, " S(VP_URT_SL_DEPTH) "(%rsi)\n"
 	"	mov vp_urt_start(%rip), %rax\n"
 	"	cmpb $0, " S(VP_URT_PRIV_FLAG) "(%rax)\n"
 	"	je 9f\n"

@@ -57,6 +57,8 @@
 #define VP_URT_R_LOST 8		  /* events the ring had no room for */
 #define VP_URT_R_TID 16		  /* u32, then the pid (u32): 0 until set up */
 #define VP_URT_R_DEEP 24	  /* calls unrecorded: the shadow stack was full */
+#define VP_URT_R_NESTED 32	  /* calls unrecorded: a signal handler's, made while
+				   * its thread was in the runtime */
 #define VP_URT_R_TAIL 64	  /* events read (varperf) */
 #define VP_URT_R_EVENTS 4096
 

@@ -556,6 +556,7 @@ void record_user_count_lost(struct record *rec)
 	uint64_t lost = vp_user_probes_lost(rec->probing.user);
 	uint64_t noring = vp_user_probes_noring(rec->probing.user);
 	uint64_t deep = vp_user_probes_deep(rec->probing.user);
+	uint64_t nested = vp_user_probes_nested(rec->probing.user);
 
 	if (lost) {
 		rec->counts.lost += lost;
@@ -567,6 +568,10 @@ void record_user_count_lost(struct record *rec)
 	if (deep)
 		warning("%llu calls were not recorded: nested more than %d probed calls deep",
 			(unsigned long long)deep, VP_URT_SHADOW_N);
+	if (nested)
+		warning("%llu calls made by signal handlers were not recorded: the signal came "
+			"while its thread was in the user backend's runtime",
+			(unsigned long long)nested);
 }
 
 void record_user_stop(struct record *rec)

@@ -18,7 +18,7 @@
 
 require_cmd python3
 require_file "$VARPERF" "$FIXTURES/fx-leaf" "$FIXTURES/fx-fork" "$FIXTURES/fx-hot" \
-	"$FIXTURES/fx-threads" "$FIXTURES/fx-seqthreads"
+	"$FIXTURES/fx-threads" "$FIXTURES/fx-seqthreads" "$FIXTURES/fx-sigcall"
 [ "$(uname -m)" = x86_64 ] || tap_skip_all "the user backend is for x86-64"
 grep -qw fsgsbase /proc/cpuinfo || tap_skip_all "no rdfsbase here (FSGSBASE)"
 
@@ -92,6 +92,21 @@ tap_is "5000 2 0 0" "$(j thr.json "'%d %d %d %d' % (sum(n['count'] for n in node
 tap_is "$(count out work) $(count out threads) 0" "$(j seq.json "'%d %d %d' % (
 	sum(n['count'] for n in node('work')), j['totals']['threads'], j['totals']['unpaired'])")" \
 	"fx-seqthreads: four threads one after another, each its own"
+
+# ---- a signal handler's probed calls nest ----
+# (those whose signal came while the thread was in the runtime itself
+# are counted, not recorded: record says how many)
+"$VARPERF" record -q --mode=probe --backend=user -f work -f in_handler -o sig.data -- \
+	"$FIXTURES/fx-sigcall" >out 2>err
+st=$?
+unrec=$(sed -n 's/^varperf: warning: \([0-9]*\) calls made by signal handlers were not recorded.*/\1/p' err)
+"$VARPERF" report --raw -i sig.data --format json >sig.json 2>/dev/null
+tap_is "0 $(count out work) $(count out in_handler) 0" "$st $(j sig.json "'%d %d %d' % (
+	sum(n['count'] for n in node('work')),
+	sum(n['count'] for n in node('in_handler')) + ${unrec:-0}, j['totals']['unpaired'])")" \
+	"fx-sigcall: every call of work(), those of in_handler() recorded or counted, none unpaired"
+tap_is True "$(j sig.json "any(n['parent'] is not None for n in node('in_handler'))")" \
+	"... in_handler() nested in the calls the signals interrupted"
 
 # ---- a forked child runs on, unrecorded ----
 "$VARPERF" record -q --mode=probe --backend=user -f work -o fork.data -- "$FIXTURES/fx-fork" \
