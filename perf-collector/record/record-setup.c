@@ -464,7 +464,8 @@ static int fit_buffers(struct record *rec)
 	char a[32];
 
 	/* probe mode on BPF: a BPF ring, and buffers of mappings only */
-	if (!max || rec->opts.buf_size <= max || (rec->mode == MODE_PROBE && (rec->probing.bpf_on || rec->probing.user)))
+	if (!max || rec->opts.buf_size <= max ||
+	    (rec->mode == MODE_PROBE && (rec->probing.bpf_on || rec->probing.user)))
 		return 0;
 	snprintf(a, sizeof(a), "%zuK", max >> 10);
 	if (rec->opts.buf_size_given)
