@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-3.0-or-later
-# backend-bench.sh - the two probe backends side by side (part of `make
+# backend-bench.sh - the probe backends side by side (part of `make
 # bench`): what a probed call costs with an emulated and a single-stepped
-# first instruction, how long 1000 probes take to go away after the
-# program has ended, and how many records a second arrive without loss.
+# first instruction (to the kernel's backends; the user backend patches
+# both alike), how long 1000 probes take to go away after the program has
+# ended, and how many records a second arrive without loss.
 #
 # Environment (set by make bench): VARPERF, BENCH_CALLS, CC.
 set -eu
@@ -39,6 +40,13 @@ else
 	echo "bpf: not available here: $(cat "$work/err")"
 fi
 wait_unprobed >/dev/null
+# the user backend: x86-64, and a program it can patch (else it falls back)
+if "$VARPERF" record -q --mode=probe --backend=user -f leaf -o "$work/x.data" -- \
+	"$BENCH_CALLS" 10 >/dev/null 2>"$work/err" && [ ! -s "$work/err" ]; then
+	backends="$backends user"
+else
+	echo "user: not available here: $(cat "$work/err")"
+fi
 
 calls=200000
 for how in emulated stepped; do
@@ -47,8 +55,12 @@ for how in emulated stepped; do
 	base=$("$BENCH_CALLS" $calls $arg)
 	for b in $backends; do
 		p=$("$VARPERF" record -q --mode=probe --backend=$b -f $fn -o "$work/c.data" -- \
-			"$BENCH_CALLS" $calls $arg)
+			"$BENCH_CALLS" $calls $arg 2>"$work/err")
 		wait_unprobed >/dev/null
+		if [ -s "$work/err" ]; then
+			echo "$b, $how first instruction: $(head -1 "$work/err")"
+			continue
+		fi
 		awk -v b="$base" -v p="$p" -v n=$calls -v be=$b -v h=$how 'BEGIN {
 			printf "%s, %s first instruction: +%.2f us per probed call (entry and return; %d calls)\n",
 				be, h, (p - b) / n / 1000, n }'

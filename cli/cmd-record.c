@@ -54,9 +54,10 @@ static const char *const cmd_record_usage[] = {
 	"                              inlined functions in samples (repeatable)",
 	"        --exit-probes <how>   probe exits with auto, uretprobe or ret (default: auto)",
 	"        --backend <how>       place probes with auto (default: bpf where possible),",
-	"                              bpf (uprobe_multi links, in the program only) or perf",
+	"                              bpf (uprobe_multi links, in the program only), perf",
 	"                              (perf_event uprobes: they trap every process running",
 	"                              the probed code until removed, after the recording)",
+	"                              or user (patches in the process, x86-64, probe mode)",
 	"        --follow-fork         also record the processes the program forks, until",
 	"                              they exec another program (the default)",
 	"        --no-follow-fork      record the program's own process only",
@@ -155,7 +156,7 @@ static int parse_exit_mode(const char *s, enum exit_mode *ret)
 static int parse_backend(const char *s, enum probe_backend *ret)
 {
 	static const char *const names[] = { [BACKEND_AUTO] = "auto", [BACKEND_PERF] = "perf",
-					     [BACKEND_BPF] = "bpf" };
+					     [BACKEND_BPF] = "bpf", [BACKEND_USER] = "user" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!strcmp(s, names[i])) {
@@ -163,7 +164,8 @@ static int parse_backend(const char *s, enum probe_backend *ret)
 			return 0;
 		}
 	}
-	return error("invalid value '%s' for '--backend': must be 'auto', 'bpf' or 'perf'", s);
+	return error("invalid value '%s' for '--backend': must be 'auto', 'bpf', 'perf' or "
+		     "'user'", s);
 }
 
 static int parse_mode(const char *s, enum record_mode *ret)

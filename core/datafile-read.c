@@ -287,7 +287,7 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 		if (h->version < 3)
 			break; /* not a key of theirs: skipped like any unknown one */
 		err = get_u(r, c, &v, "probe backend");
-		if (!err && v > VP_BACKEND_BPF)
+		if (!err && v > VP_BACKEND_USER)
 			return rerr(r, c->base_off, -EBADMSG, "unknown probe backend %llu",
 				    (unsigned long long)v);
 		h->backend = (uint32_t)v;

@@ -111,6 +111,7 @@ enum vp_probe_backend {
 	VP_BACKEND_NONE = 0, /* not said (files before version 3: perf) */
 	VP_BACKEND_PERF = 1, /* perf_event uprobes */
 	VP_BACKEND_BPF = 2,  /* BPF uprobe_multi links */
+	VP_BACKEND_USER = 3, /* patches in the process (the user backend) */
 };
 
 /* How the data were recorded (VP_META_MODE). */

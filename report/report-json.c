@@ -120,6 +120,9 @@ static void json_backend(struct json *j, uint32_t backend)
 	case VP_BACKEND_BPF:
 		json_str(j, "backend", "bpf");
 		break;
+	case VP_BACKEND_USER:
+		json_str(j, "backend", "user");
+		break;
 	default:
 		json_null(j, "backend");
 		break;

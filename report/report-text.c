@@ -108,6 +108,8 @@ static const char *text_backend_name(uint32_t backend)
 		return "perf_event uprobes";
 	case VP_BACKEND_BPF:
 		return "BPF uprobe_multi";
+	case VP_BACKEND_USER:
+		return "user-space patches";
 	default:
 		return NULL;
 	}

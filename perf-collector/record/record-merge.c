@@ -456,6 +456,7 @@ void record_merge_read(struct record *rec)
 		drain_ring(rec, &rec->probing.rings[c]);
 	if (rec->probing.bpf_on)
 		vp_bpf_probes_read(&rec->probing.bpf, take_bpf, rec);
+	record_user_read(rec, take_bpf);
 }
 
 /*
@@ -523,6 +524,8 @@ static void count_unseen(struct record *rec)
 {
 	uint64_t unseen = rec->probing.probes.nfds ? vp_probes_unseen(&rec->probing.probes) : 0;
 
+	if (rec->probing.user)
+		return record_user_count_lost(rec);
 	if (rec->probing.bpf_on) {
 		/* the BPF programs count what found no room, exactly */
 		uint64_t lost = vp_bpf_probes_lost(&rec->probing.bpf);

@@ -197,7 +197,9 @@ static int wait_and_read(struct record *rec, int *status)
 		for (int c = 0; c < rec->probing.nrings; c++)
 			if (pfd[c].revents & (POLLHUP | POLLERR))
 				pfd[c].fd = -1;
-		if (poll(pfd, (nfds_t)n, rec->phase.holding ? POLL_MS_HOLDING : POLL_MS) < 0 &&
+		/* (the user backend's rings fill in tens of ms: no fd says so) */
+		if (poll(pfd, (nfds_t)n,
+			 rec->phase.holding || rec->probing.user ? POLL_MS_HOLDING : POLL_MS) < 0 &&
 		    errno != EINTR)
 			warning("poll failed: %s", strerror(errno));
 		if (rec->opts.attach && !rec->target.child) {
@@ -249,6 +251,7 @@ static int wait_and_read(struct record *rec, int *status)
 	}
 	/* (the probes also fire for other processes that run the code) */
 	disable_events(&rec->probing);
+	record_user_stop(rec);
 	if (rec->target.left_running || (rec->opts.attach && !rec->target.child))
 		record_target_cpu_update(&rec->target);
 	/* The target is gone or no longer followed: every record is in. */
@@ -289,6 +292,13 @@ static int run(struct record *rec)
 			return err;
 		}
 	}
+	if (rec->probing.user && record_user_attach(rec) < 0) {
+		vp_writer_free(rec->output.w);
+		rec->output.w = NULL;
+		vp_output_release(&rec->output.file);
+		rec->outcome.status = 1;
+		return -1;
+	}
 	/* The recording begins: the file takes the output's name.  (After
 	 * the exec: if that fails, an existing file stays as it was.) */
 	err = vp_output_commit(&rec->output.file);
@@ -322,6 +332,8 @@ static int run(struct record *rec)
 	tr.unfollowed = rec->target.procs.unfollowed;
 	if (rec->hdr.ncosts)
 		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
+	if (rec->probing.user)
+		tr.ncosts = (uint32_t)record_user_tracked(rec, tr.costs);
 	tr.end_time = monotonic_ns();
 	record_budget_account(rec, &tr);
 	if (rec->output.write_err)
@@ -369,7 +381,7 @@ void record_release(struct record *rec)
 	 * for that, not the user.  Not for the return probes of a program
 	 * that can throw: until removed they would still end it (or another
 	 * run of it) at the first exception through a probed function. */
-	if (rec->probing.probes.nfds && rec->probing.bpf_on)
+	if (rec->probing.probes.nfds && (rec->probing.bpf_on || rec->probing.user))
 		vp_probes_close(&rec->probing.probes); /* mmap tracking only: no uprobe */
 	else if (rec->probing.probes.nfds)
 		vp_probes_close_detached(&rec->probing.probes,
@@ -383,6 +395,7 @@ void record_release(struct record *rec)
 	    pthread_create(&calib, NULL, calibrate_done_main, NULL) == 0)
 		calibrating = 1;
 	vp_bpf_probes_close(&rec->probing.bpf);
+	record_user_release(rec);
 	if (calibrating)
 		pthread_join(calib, NULL);
 	else if (rec->hdr.ncosts)
@@ -518,7 +531,10 @@ static int start(struct record *rec, int argc, char **argv)
 	}
 	rec->as = vp_addrspace_new(rec->target.pid, rec->hdr.modules, rec->probing.symfiles,
 				   rec->hdr.nmodules);
-	if (rec->mode != MODE_SAMPLE && rec->probing.bpf_on) {
+	if (rec->mode != MODE_SAMPLE && rec->probing.user) {
+		if (record_user_start(rec) < 0)
+			goto out_unlink;
+	} else if (rec->mode != MODE_SAMPLE && rec->probing.bpf_on) {
 		/*
 		 * perf's part: per-CPU buffers for the target's mappings (and
 		 * in combined mode its samples).  Mappings alone need little:

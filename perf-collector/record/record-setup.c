@@ -275,7 +275,9 @@ static void fill_header(struct record *rec, int argc, char **argv)
 	h->has_input_size = rec->opts.has_input_size;
 	h->input_size = rec->opts.input_size;
 	if (rec->mode != MODE_SAMPLE) {
-		h->backend = rec->probing.bpf_on ? VP_BACKEND_BPF : VP_BACKEND_PERF;
+		h->backend = rec->probing.user	 ? VP_BACKEND_USER
+			     : rec->probing.bpf_on ? VP_BACKEND_BPF
+						   : VP_BACKEND_PERF;
 		/* the BPF programs follow the scheduler: off-CPU time per call */
 		h->offcpu = rec->probing.bpf_on;
 	}
@@ -324,9 +326,11 @@ static int calibrate(struct record *rec)
 	return 0;
 }
 
-static const char *backend_name(int bpf_on)
+static const char *backend_name(const struct record_probing *p)
 {
-	return bpf_on ? "BPF uprobe_multi links" : "perf_event uprobes";
+	if (p->user)
+		return "patches in the process (user backend)";
+	return p->bpf_on ? "BPF uprobe_multi links" : "perf_event uprobes";
 }
 
 /* What the "probing N functions" line says about exits. */
@@ -337,12 +341,19 @@ static void print_probing(const struct record *rec)
 	const char *what;
 	char past[64] = "";
 
+	if (rec->probing.user) {
+		/* no trap: the first instruction's class does not matter */
+		info("probing %zu function%s in '%s' with %s (exits through a return "
+		     "trampoline)", rec->hdr.nfuncs, rec->hdr.nfuncs == 1 ? "" : "s",
+		     rec->target.path, backend_name(&rec->probing));
+		return;
+	}
 	vp_header_count_probes(&rec->hdr, &emulated, &moved);
 	if (moved)
 		snprintf(past, sizeof(past), ", %zu of them past the first instruction", moved);
 	if (!rec->probing.exits || rec->probing.nrecursive) {
 		info("probing %zu functions in '%s' (%zu on emulated instructions%s) with %s",
-		     rec->hdr.nfuncs, rec->target.path, emulated, past, backend_name(rec->probing.bpf_on));
+		     rec->hdr.nfuncs, rec->target.path, emulated, past, backend_name(&rec->probing));
 		if (rec->probing.nrecursive)
 			info("%zu recursive function%s (calling %s) with exit probes on %s ret "
 			     "instructions: the kernel drops the return probes of calls nested "
@@ -375,7 +386,7 @@ static void print_probing(const struct record *rec)
 	what = rec->opts.exit_mode == EXIT_AUTO ? ": the program can throw C++ exceptions" : "";
 	info("probing %zu functions in '%s' (%zu on emulated instructions%s; exits at %zu "
 	     "ret and %zu tail-call jmp instructions%s) with %s", rec->hdr.nfuncs, rec->target.path,
-	     emulated, past, rets, jmps, what, backend_name(rec->probing.bpf_on));
+	     emulated, past, rets, jmps, what, backend_name(&rec->probing));
 	if (ret_probes)
 		info("%zu function%s with a return probe instead: code not decodable, or no "
 		     "way out that can be probed", ret_probes, ret_probes == 1 ? "" : "s");
@@ -493,6 +504,8 @@ static int choose_backend(struct record *rec)
 	char why[256] = "";
 
 	rec->probing.bpf_on = 0;
+	if (rec->opts.backend == BACKEND_USER && record_user_choose(rec) == 0)
+		return 0;
 	if (rec->opts.backend == BACKEND_PERF) {
 		if (perf_uprobes_allowed(rec->opts.mode, NULL) < 0)
 			return -1;
@@ -566,9 +579,10 @@ int record_prepare_static(struct record *rec)
 	if (!probing)
 		return fit_buffers(&rec->opts, 0);
 	if (choose_backend(rec) < 0 ||
-	    fit_buffers(&rec->opts, rec->mode == MODE_PROBE && rec->probing.bpf_on) < 0)
+	    fit_buffers(&rec->opts, rec->mode == MODE_PROBE &&
+					(rec->probing.bpf_on || rec->probing.user)) < 0)
 		return -1;
-	if (rec->probing.bpf_on)
+	if (rec->probing.bpf_on || rec->probing.user)
 		return 0;
 	err = vp_uprobe_pmu(&type, &retbit);
 	if (err == -ENOENT) {
@@ -588,6 +602,8 @@ int record_calibrate(struct record *rec)
 	rec->probing.calibrated = 1;
 	if (!rec->probing.bpf_on && vp_probes_remove_stale() > 0)
 		warning("removed stale 'varperf' uprobes from tracefs");
+	if (rec->probing.user)
+		return record_user_calibrate(rec);
 	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
 		return -1;
 	return 0;

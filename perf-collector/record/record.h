@@ -60,6 +60,7 @@
 #include "perf-collector/probes/probe-sites.h"
 #include "perf-collector/probes/probes-bpf.h"
 #include "perf-collector/probes/probes.h"
+#include "perf-collector/probes/user-probes.h"
 #include "perf-collector/sampling/sample-sink.h"
 #include "perf-collector/sampling/sampler.h"
 #include "perf-collector/symbols/symbols.h"
@@ -87,6 +88,7 @@ enum probe_backend {
 	BACKEND_AUTO = 0, /* BPF where the kernel and the rights allow, else perf */
 	BACKEND_PERF,	  /* perf_event uprobes */
 	BACKEND_BPF,	  /* BPF uprobe_multi links */
+	BACKEND_USER,	  /* patches in the target (record-user.c), else as auto */
 };
 
 /* --mode */
@@ -227,6 +229,7 @@ struct record_probing {
 	struct vp_probes probes;   /* perf backend; with BPF only mmap tracking */
 	struct vp_bpf_probes bpf;  /* BPF backend */
 	int bpf_on;		   /* the probes are on the BPF backend */
+	struct vp_user_probes *user; /* the user backend (record-user.c), or NULL */
 	struct vp_sampler sampler; /* sample and combined modes */
 	struct vp_sample_sink *ss;
 	uint64_t *probe_vaddr;	   /* combined: link-time address of each probe */
@@ -451,6 +454,29 @@ int record_run(struct record *rec, int argc, char **argv);
 int record_resample(struct record *rec, uint32_t stack_size);
 /* Close and free everything @rec holds (a zeroed @rec too). */
 void record_release(struct record *rec);
+
+/* ---- record-user.c: the user backend's part (--backend=user) ---- */
+
+/* Whether it can record this (sets probing.user): 0, or -1 after a
+ * warning that says why and that another backend takes over. */
+int record_user_choose(struct record *rec);
+/* After the fork: the mappings' events, the target traced.  0 or -1. */
+int record_user_start(struct record *rec);
+/* After the exec (or to attach): patch and let go.  0, or -1 after the
+ * error (a launched target killed). */
+int record_user_attach(struct record *rec);
+/* Hand what the rings hold to @fn (with @rec as its context). */
+void record_user_read(struct record *rec, void (*fn)(void *ctx, struct vp_raw *r));
+/* Count what the rings had no room for, into the file. */
+void record_user_count_lost(struct record *rec);
+/* Attached: take the patches out of the process, which runs on. */
+void record_user_stop(struct record *rec);
+void record_user_release(struct record *rec);
+/* The cost measured while recording, for the trailer (@costs: room for
+ * 2): how many, 0 when too few measures. */
+int record_user_tracked(struct record *rec, struct vp_probe_cost *costs);
+/* What a probed call costs with it (record_calibrate()): 0 or -1. */
+int record_user_calibrate(struct record *rec);
 
 /* ---- record-auto.c: the driver ---- */
 

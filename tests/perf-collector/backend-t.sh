@@ -30,7 +30,7 @@ truth() {
 
 # ---- options ----
 "$VARPERF" record --backend=nope -- "$FIXTURES/fx-threads" >out 2>err
-tap_is "129 varperf: error: invalid value 'nope' for '--backend': must be 'auto', 'bpf' or 'perf'" \
+tap_is "129 varperf: error: invalid value 'nope' for '--backend': must be 'auto', 'bpf', 'perf' or 'user'" \
 	"$? $(head -1 err)" "--backend with an unknown value: a usage error"
 "$VARPERF" record --mode=sample --backend=bpf -- "$FIXTURES/fx-threads" >out 2>err
 tap_is "129 varperf: error: --backend places probes: --mode=sample places none" \
