@@ -3,9 +3,10 @@
  * user-patch.c - decode a function's first instructions and relocate the
  * ones a 5-byte jmp displaces (x86-64, capstone).  The rules are those of
  * the jump-based patching E9Patch starts from (Duck et al. 2020; not its
- * punning, padding or eviction tactics): only whole instructions move; RIP-relative operands and relative branches are
- * re-encoded for their new place; nothing that leaves the function or
- * whose bytes another branch of the function lands in is moved.
+ * punning, padding or eviction tactics): only whole instructions move;
+ * RIP-relative operands and relative branches are re-encoded for their
+ * new place; nothing that leaves the function or whose bytes another
+ * branch of the function lands in is moved.
  */
 #include <capstone/capstone.h>
 #include <errno.h>

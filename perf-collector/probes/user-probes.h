@@ -70,10 +70,11 @@ int vp_user_probes_check(char *why, size_t len);
  * caller detaches (@flags: VP_USER_*).  With @unwind (the unwinder's
  * _Unwind_RaiseException), that is hooked too, so that an exception puts
  * the swapped return addresses back before it unwinds (failing that is
- * an error: an exception would end the program).  A function that cannot be patched safely is left as
- * it is, its reason in @why[i] (when @why is not NULL; room for 128):
- * among them those with one of the @nrips instruction pointers @rips (of
- * the stopped threads) inside the bytes the jmp would replace.
+ * an error: an exception would end the program).  A function that cannot
+ * be patched safely is left as it is, its reason in @why[i] (when @why
+ * is not NULL; room for 128): among them those with one of the @nrips
+ * instruction pointers @rips (of the stopped threads) inside the bytes
+ * the jmp would replace.
  * Returns how many were patched, or -errno with what failed in @err (room
  * for 256).
  */
