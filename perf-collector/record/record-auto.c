@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perf-collector/record/record-auto.h"
 #include "perf-collector/record/record.h"
 #include "util/util.h"
 
@@ -31,8 +32,6 @@ enum {
 	PHASE1_MIN_SAMPLES = 200,
 	/* phase 1 judges its stack copy after this many samples */
 	STACK_CHECK_SAMPLES = 50,
-	/* fewer calls timed than this give no statistics worth a report */
-	FEW_CALLS = 30,
 };
 
 /*
@@ -263,37 +262,6 @@ int record_one(struct record *rec, int argc, char **argv)
 	return rec->outcome.status;
 }
 
-/*
- * Auto mode's state, from one step to the next (record_auto()): each step
- * returns 0 to go on, or 1 when record ends, its exit status in code.
- */
-struct auto_run {
-	const struct record_opts *o;
-	const char *prog;
-	int argc;
-	char **argv;
-	uint64_t t0;	     /* when record began: --duration counts from here */
-	off_t in_off;	     /* where phase 1 began reading its standard input */
-	struct record r1, r2; /* phase 1's recording and phase 2's */
-	/* the probes' cost, measured in a thread while phase 1 samples */
-	pthread_t calib_thread;
-	int calibrating, calib_err;
-	int ran_phase1;	     /* phase 1's file was made */
-	int planned;	     /* r2's functions are the plan's... */
-	double *est_calls;   /* ... and per function, the calls it expects */
-	int plan_failed;     /* no phase 2 (said): only its end remains */
-	int p1code;	     /* the exit code of phase 1's program, if it ended */
-	uint64_t r1_start_ns; /* when phase 1's program started */
-	/* from phase 1's end to phase 2's start, the same run: when phase 1
-	 * left the program running, wrote its file, and phase 2 was planned */
-	uint64_t p1_end_ns, p1_done_ns, planned_ns;
-	/* varperf's own CPU time (all its threads) when record began, and
-	 * the target's in phase 1 of the same run */
-	uint64_t self_cpu0, p1_cpu;
-	double run_secs;     /* how long it ran, when it ended in phase 1 */
-	int code;	     /* record's exit status once a step ends it */
-};
-
 /* A recording of @a's program in @mode, with the command's options. */
 static void recording_init(struct record *rec, const struct auto_run *a, enum record_mode mode)
 {
@@ -320,66 +288,6 @@ static int auto_end(struct auto_run *a, int code)
 	return 1;
 }
 
-/* @line and one more word of a shell command, @s, quoted unless plain. */
-static char *shell_word(char *line, const char *s)
-{
-	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				    "0123456789_./=:,+-%@";
-	char *next, *q;
-	size_t k = 0;
-
-	if (*s && strspn(s, plain) == strlen(s)) {
-		next = xasprintf("%s %s", line, s);
-	} else {
-		q = xmalloc(4 * strlen(s) + 3);
-		q[k++] = '\'';
-		for (const char *c = s; *c; c++) {
-			if (*c == '\'') {
-				memcpy(q + k, "'\\''", 4);
-				k += 4;
-			} else {
-				q[k++] = *c;
-			}
-		}
-		q[k++] = '\'';
-		q[k] = 0;
-		next = xasprintf("%s %s", line, q);
-		free(q);
-	}
-	free(line);
-	return next;
-}
-
-/*
- * The command that records the functions of phase 2's plan (those left in
- * a->r2's header) for the whole of one run: "varperf record --mode=probe
- * -f ... -o ... -- program args" (or "-p pid").
- */
-static char *probe_command(const struct auto_run *a)
-{
-	const struct record *r2 = &a->r2;
-	char *line = xstrdup("varperf record --mode=probe"), *next;
-
-	for (size_t i = 0; i < r2->hdr.nfuncs; i++) {
-		/* (not those phase 2 found too costly to probe) */
-		if (r2->phase.dropped && r2->phase.dropped[i])
-			continue;
-		line = shell_word(line, "-f");
-		line = shell_word(line, r2->hdr.funcs[i].name);
-	}
-	line = shell_word(line, "-o");
-	line = shell_word(line, a->o->output);
-	if (a->o->attach) {
-		next = xasprintf("%s -p %d", line, (int)a->o->attach);
-		free(line);
-		return next;
-	}
-	line = shell_word(line, "--");
-	for (int i = 0; i < a->argc; i++)
-		line = shell_word(line, a->argv[i]);
-	return line;
-}
-
 /*
  * The program ended before anything was probed, and --rerun was not
  * given: a program that writes files, a database or a socket must not
@@ -398,7 +306,7 @@ static int no_second_run(struct auto_run *a, const char *when, double run_secs)
 	r2->phase.plan_from = o->output;
 	mute_errors(1);
 	if (a->planned || (!record_calibrate(r2) && !select_planned(r2)))
-		cmd = probe_command(a);
+		cmd = auto_probe_command(a);
 	mute_errors(0);
 	snprintf(why, sizeof(why), "the program ended %s", when);
 	keep_phase1(o, why);
@@ -719,114 +627,6 @@ static int auto_phase2_ready(struct auto_run *a)
 	return auto_end(a, interrupt_child(r2->opts.attach));
 }
 
-/*
- * The functions phase 2 timed too few calls of (FEW_CALLS) though the plan
- * expected more, listed for a message ("'f' (3 of ~400 calls)"), and how
- * many; NULL when none.
- */
-static char *few_calls(const struct auto_run *a, size_t *nfew)
-{
-	const struct record *r2 = &a->r2;
-	char *list = NULL, *next;
-
-	*nfew = 0;
-	for (size_t f = 0; r2->phase.kept && f < r2->hdr.nfuncs; f++) {
-		uint64_t whole = r2->phase.kept[2 * f] < r2->phase.kept[2 * f + 1]
-					 ? r2->phase.kept[2 * f]
-					 : r2->phase.kept[2 * f + 1];
-
-		if (r2->phase.dropped[f] || whole >= FEW_CALLS || a->est_calls[f] < FEW_CALLS)
-			continue;
-		if (++*nfew > 3)
-			continue;
-		next = xasprintf("%s%s'%s' (%llu of ~%.0f calls)", list ? list : "",
-				 list ? ", " : "", r2->hdr.funcs[f].display,
-				 (unsigned long long)whole, a->est_calls[f]);
-		free(list);
-		list = next;
-	}
-	return list;
-}
-
-/*
- * After phase 2: a recording that timed nothing is no recording of the
- * program's calls - said, with the command that records them, and record
- * exits non-zero; one that timed few calls of a function the plan chose,
- * or covered less than half of the run, says so.
- */
-static int check_timed(struct auto_run *a, int code)
-{
-	const struct record *r2 = &a->r2;
-	uint64_t now = monotonic_ns();
-	double run = (double)(now - a->r1_start_ns) / 1e9;
-	double probed = (double)(now - r2->target.start_ns) / 1e9;
-	char *cmd, *few;
-	size_t nfew;
-
-	if (!r2->outcome.finished || r2->output.write_err)
-		return code;
-	cmd = probe_command(a);
-	if (!r2->outcome.events) {
-		error("nothing was timed: no call of the %zu function%s probed was recorded in "
-		      "phase 2 (%.2f s); '%s' holds the sampled profile only", r2->hdr.nfuncs,
-		      r2->hdr.nfuncs == 1 ? "" : "s", probed, a->o->output);
-		info("to time them over a whole run: %s", cmd);
-		free(cmd);
-		return code ? code : 1;
-	}
-	few = few_calls(a, &nfew);
-	if (few)
-		warning("phase 2 timed few calls of %zu function%s the plan chose: %s%s; so few "
-			"calls make poor statistics (a whole run: %s)", nfew, nfew == 1 ? "" : "s",
-			few, nfew > 3 ? ", ..." : "", cmd);
-	else if (r2->target.child && a->r1_start_ns && probed < run / 2)
-		warning("phase 2 probed %.2f s of the program's %.2f s (%.0f%%): the calls before "
-			"are in the samples only (a whole run: %s)", probed, run,
-			100 * probed / run, cmd);
-	free(few);
-	free(cmd);
-	return code;
-}
-
-/*
- * -v: how long the program ran unobserved between the phases, the same
- * run - phase 1's file written (its samples unwound and named), the plan
- * made, the probes placed - against the 50 ms aimed at.
- */
-static void print_latency(const struct auto_run *a)
-{
-	const struct record *r2 = &a->r2;
-
-	if (!verbose || !a->p1_end_ns || !r2->target.child || !r2->target.start_ns)
-		return;
-	info("phase 2 began %.1f ms after phase 1 ended: %.1f ms writing phase 1 (its samples "
-	     "unwound and named), %.1f ms planning, %.1f ms placing the probes",
-	     (double)(r2->target.start_ns - a->p1_end_ns) / 1e6,
-	     (double)(a->p1_done_ns - a->p1_end_ns) / 1e6,
-	     (double)(a->planned_ns - a->p1_done_ns) / 1e6,
-	     (double)(r2->target.start_ns - a->planned_ns) / 1e6);
-}
-
-/*
- * At the end of one run probed in phase 2: varperf's own CPU time, all its
- * threads (sampling, unwinding and naming, planning, reading the probes'
- * records), against the program's - what record cost beyond the probes,
- * which the probes' budget does not cover.
- */
-static void print_own_cost(const struct auto_run *a)
-{
-	const struct record *r2 = &a->r2;
-	uint64_t own = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - a->self_cpu0;
-	uint64_t target = a->p1_cpu + r2->target.cpu;
-	char x[32], y[32];
-
-	if (a->o->quiet || !r2->target.child || !r2->outcome.finished || !target)
-		return;
-	info("varperf's own CPU time: %s, %.1f%% of the program's %s (beyond the probes' "
-	     "cost in it)", fmt_duration((double)own, x, sizeof(x)),
-	     100.0 * (double)own / (double)target, fmt_duration((double)target, y, sizeof(y)));
-}
-
 /* Phase 2: probe, and the exit status - phase 1 kept if it did not start. */
 static int auto_phase2(struct auto_run *a)
 {
@@ -837,11 +637,11 @@ static int auto_phase2(struct auto_run *a)
 	if (!a->plan_failed && !record_nsignals) {
 		record_run(r2, a->argc, a->argv);
 		code = r2->outcome.status;
-		print_latency(a);
-		print_own_cost(a);
+		auto_print_latency(a);
+		auto_print_own_cost(a);
 	}
 	if (r2->outcome.finished || r2->output.file.committed)
-		return auto_end(a, check_timed(a, code));
+		return auto_end(a, auto_check_timed(a, code));
 	if (r2->target.child && !r2->target.gone) {
 		/* phase 2 never started: the program still runs its course */
 		while (waitpid(r2->opts.attach, &status, 0) < 0 && errno == EINTR)

@@ -24,6 +24,13 @@
  */
 static const uint64_t FLUSH_NS = 1000000000ULL;
 
+/*
+ * ... and in auto mode's phase 1 every round (50 ms): the unwinding and
+ * naming is then done while the program is sampled, not between the
+ * phases, where it runs unobserved.
+ */
+static const uint64_t PHASE1_FLUSH_NS = 50000000ULL;
+
 /* An entry of an idmap: the key, then the index. */
 struct idmap_ent {
 	uint64_t key;
@@ -153,7 +160,7 @@ void record_merge_flush(struct record *rec)
 {
 	uint64_t now = monotonic_ns();
 
-	if (now - rec->output.flushed_ns < FLUSH_NS)
+	if (now - rec->output.flushed_ns < (rec->phase.min_samples ? PHASE1_FLUSH_NS : FLUSH_NS))
 		return;
 	rec->output.flushed_ns = now;
 	flush_deferred(rec);

@@ -9,7 +9,9 @@
  *   cmd-record.c        the command line
  *   record-auto.c       the driver: one run (record_one()), or auto mode's
  *                       two phases (record_auto()), each a step over its
- *                       own state (struct auto_run)
+ *                       own state (struct auto_run, record-auto.h)
+ *   record-timed.c      what auto mode says of what it timed: nothing, too
+ *                       little, the command for a whole run; its own cost
  *   record-run.c        the target running: start, the loop that waits and
  *                       reads, the end of the file
  *   record-budget.c     phase 2 kept within the budget plan.c judges
@@ -22,7 +24,8 @@
  *
  *   file              may call
  *   cmd-record.c      record-auto.c, record-run.c (record_release())
- *   record-auto.c     record-setup.c, record-run.c, plan.c
+ *   record-auto.c     record-timed.c, record-setup.c, record-run.c, plan.c
+ *   record-timed.c    none of these
  *   record-run.c      record-budget.c, record-summary.c, record-merge.c,
  *                     record-setup.c (record_header_cmdline()),
  *                     record-procs.c, plan.c
