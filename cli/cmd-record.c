@@ -129,8 +129,6 @@ static const struct option cmd_record_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* record.h's older name for util.h's EXIT_USAGE, until record/ drops it */
-_Static_assert((int)USAGE_ERROR == (int)EXIT_USAGE, "one exit status for a usage error");
 
 static void strvec_push(struct strvec *v, char *s)
 {

@@ -140,8 +140,9 @@ static int open_mmap_tracker(struct vp_probes *p, int ci, pid_t pid, size_t buf_
 	return 0;
 }
 
-void vp_probe_attr(struct perf_event_attr *attr, int type, int retbit, int kind,
-		   const char *path, uint64_t off)
+/* The attributes of one probe of @kind, as recorded. */
+static void probe_attr(struct perf_event_attr *attr, int type, int retbit, int kind,
+		       const char *path, uint64_t off)
 {
 	vp_uprobe_attr(attr, type, retbit, kind == VP_PROBE_RETURN, path, off);
 	if (kind != VP_PROBE_ENTRY) {
@@ -161,7 +162,7 @@ static int open_probe(struct vp_probes *p, int ci, pid_t pid, int type, int retb
 	char why[256];
 	int fd, err;
 
-	vp_probe_attr(&attr, type, retbit, kind, path, off);
+	probe_attr(&attr, type, retbit, kind, path, off);
 	fd = vp_perf_event_open(&attr, pid, p->cpus[ci], -1);
 	if (fd < 0 && kind == VP_PROBE_EXIT_SITE)
 		return error("cannot probe the exit of '%s' at file offset %#llx in '%s': %s "

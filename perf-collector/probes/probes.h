@@ -57,16 +57,12 @@ int vp_probes_open(struct vp_probes *p, const struct vp_func *funcs, size_t nfun
 		   const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
 		   size_t buf_size, int flags);
 
-/* Probe kinds of vp_probe_attr(). */
+/* Kinds of probe. */
 enum vp_probe_kind {
 	VP_PROBE_ENTRY = 0,
 	VP_PROBE_RETURN = 1, /* uretprobe: fires at the return address */
 	VP_PROBE_EXIT_SITE = 2, /* entry-type probe on a ret or tail-call jmp */
 };
-
-/* The attributes of one probe of @kind, as recorded. */
-void vp_probe_attr(struct perf_event_attr *attr, int type, int retbit, int kind,
-		   const char *path, uint64_t off);
 
 /* Close every event (this removes the probes from the kernel). */
 void vp_probes_close(struct vp_probes *p);

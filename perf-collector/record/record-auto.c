@@ -243,7 +243,7 @@ static void abandon_child(const struct record_target *t)
 /* The exit status of a recording whose preparation failed. */
 static int failed_status(const struct record_outcome *out)
 {
-	return out->usage ? USAGE_ERROR : 1;
+	return out->usage ? EXIT_USAGE : 1;
 }
 
 int record_one(struct record *rec, int argc, char **argv)
@@ -375,7 +375,7 @@ static int auto_prepare(struct auto_run *a)
 
 	if (o->phase1 && vp_output_same(o->phase1, o->output)) {
 		error("--phase1 '%s' is also the output: give another -o", o->phase1);
-		return auto_end(a, USAGE_ERROR);
+		return auto_end(a, EXIT_USAGE);
 	}
 	/* a wrong file is said at once, not after the calibration */
 	if (o->phase1 && vp_plan_check(o->phase1) < 0)

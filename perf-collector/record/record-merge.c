@@ -47,7 +47,7 @@ static uint32_t *idmap_slot(struct idmap *m, uint64_t key, int *found)
 		vp_hashtab_init(&m->tab, sizeof(struct idmap_ent), sizeof(uint64_t), NULL);
 	ret = vp_hashtab_insert(&m->tab, vp_hash_mix(key, 0), &key, &e);
 	if (ret < 0)
-		die("out of memory (numbering threads and call sites)");
+		return NULL;
 	*found = !ret;
 	m->n = m->tab.n;
 	return &((struct idmap_ent *)e)->val;
@@ -66,6 +66,11 @@ static uint32_t thread_index(struct record_ids *ids, struct record_output *out,
 	int found;
 	uint32_t *idx = idmap_slot(&ids->threads, r->tid, &found);
 
+	/* out of memory: the file is marked incomplete, its thread 0 takes it */
+	if (!idx) {
+		record_write_failed(out, -ENOMEM);
+		return 0;
+	}
 	if (!found) {
 		*idx = ids->thread_base + (uint32_t)(ids->threads.n - 1);
 		record_write_failed(out, vp_writer_thread(out->w, *idx, r->tid, r->pid));
@@ -82,6 +87,11 @@ static uint32_t callsite_id(struct record_ids *ids, struct record_output *out,
 	uint32_t *id = idmap_slot(&ids->callsites, addr, &found);
 	struct vp_callsite cs;
 
+	/* out of memory: the file is marked incomplete, the call has no site */
+	if (!id) {
+		record_write_failed(out, -ENOMEM);
+		return UINT32_MAX; /* core's VP_NO_CALLSITE */
+	}
 	if (!found) {
 		*id = (uint32_t)(ids->callsites.n - 1);
 		vp_addrspace_callsite(as, addr, &cs);

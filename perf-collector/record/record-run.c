@@ -443,8 +443,10 @@ static int start_sampling(struct record *rec)
 			if (vp_symfile_off_to_vaddr(rec->probing.symfiles[f->module], f->probe_off,
 						    &rec->probing.probe_vaddr[i]) < 0)
 				rec->probing.probe_vaddr[i] = f->addr;
-			vp_sample_sink_probe(rec->probing.ss, rec->hdr.modules[f->module].path,
-					     rec->probing.probe_vaddr[i]);
+			if (vp_sample_sink_probe(rec->probing.ss, rec->hdr.modules[f->module].path,
+						 rec->probing.probe_vaddr[i]) < 0)
+				warning("out of memory: samples in the probe of '%s' are not "
+					"mapped back to it", f->display);
 		}
 	}
 	if (rec->opts.attach) {

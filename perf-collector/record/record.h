@@ -69,11 +69,6 @@
 #include "perf-collector/symbols/symbols.h"
 #include "util/util.h"
 
-enum {
-	/* the exit status of a wrong command line */
-	USAGE_ERROR = 129,
-};
-
 struct strvec {
 	char **v;
 	size_t n;
@@ -171,7 +166,7 @@ struct record;
  */
 struct record_outcome {
 	int listed;	/* --list printed the functions: nothing to record */
-	int usage;	/* the failure was the command line's (USAGE_ERROR) */
+	int usage;	/* the failure was the command line's (EXIT_USAGE) */
 	int finished;	/* record_run() wrote the file to its end */
 	uint64_t events; /* ... with this many entries and exits */
 	int status;	/* record_run(): the exit status to pass on - the target's,

@@ -105,7 +105,7 @@ static struct unit *unit_of(struct vp_scope_index *ix, Dwarf_Die *cu)
 	int ret = vp_hashtab_insert(&ix->units, vp_hash_mix(key, 0), &key, &entry);
 
 	if (ret < 0)
-		die("out of memory (indexing the functions of a compilation unit)");
+		return NULL;
 	u = entry;
 	if (ret) {
 		unit_collect(u, cu);
@@ -153,9 +153,13 @@ int vp_scope_index_inlined(struct vp_scope_index *ix, Dwarf_Die *cu, Dwarf_Addr 
 {
 	struct unit *u = unit_of(ix, cu);
 	struct dies d = { 0 };
-	size_t lo = 0, hi = u->n;
+	size_t lo = 0, hi;
 
 	*chain = NULL;
+	/* out of memory: the caller asks libdw the slow way */
+	if (!u)
+		return -1;
+	hi = u->n;
 	/* the last range starting at or before @pc */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

@@ -26,7 +26,8 @@ void vp_scope_index_free(struct vp_scope_index *ix);
  * that hold DWARF address @pc of compilation unit @cu, innermost first,
  * in *@chain (malloc'ed, NULL when none): their number, 0 when @pc is in
  * a function but no inlined code, or -1 when no function of @cu the index
- * knows holds it (the caller may then ask libdw the slow way).
+ * knows holds it, or it could not be indexed for want of memory (the
+ * caller may then ask libdw the slow way).
  */
 int vp_scope_index_inlined(struct vp_scope_index *ix, Dwarf_Die *cu, Dwarf_Addr pc,
 			   Dwarf_Die **chain);
