@@ -124,7 +124,7 @@ check_value bound "invalid value 'x' for '--seed': must be a whole number" t --s
 # one wording for every bad value, git's: invalid value 'V' for '--OPTION'
 check_value record "invalid value 'x' for '--mode': must be 'auto', 'probe', 'sample' or 'combined'" \
 	--mode x -- true
-check_value record "invalid value 'x' for '--backend': must be 'auto', 'bpf' or 'perf'" \
+check_value record "invalid value 'x' for '--backend': must be 'auto', 'bpf', 'perf' or 'user'" \
 	--backend x -- true
 check_value record "invalid value 'x' for '--event': must be 'auto', 'cpu-clock', 'task-clock' or 'cycles'" \
 	-e x -- true

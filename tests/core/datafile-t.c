@@ -700,9 +700,9 @@ static void test_offcpu_damage(void)
 	expect_read_error("offcpu-flag.data", c, len, meta_end - 1,
 			  "bad OFFCPU value 2 (expected 0 or 1)");
 	memcpy(c, b, len);
-	c[meta_end - 4] = 3;
+	c[meta_end - 4] = 4;
 	fix_crc(c, 16);
-	expect_read_error("backend.data", c, len, meta_end - 4, "unknown probe backend 3");
+	expect_read_error("backend.data", c, len, meta_end - 4, "unknown probe backend 4");
 	memcpy(c, b, len);
 	c[len - 2] = 0x9f; /* zig-zag -80 */
 	fix_crc(c, meta_end);
