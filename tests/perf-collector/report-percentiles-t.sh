@@ -84,11 +84,24 @@ for f in bimodal heavy; do
 	done
 	tap_is ok "$(python3 check.py p.json $f asked-p50)" "$f: p50 within 10% + 5 us of the spin asked"
 done
-tap_is ok "$(python3 -c 'import json, sys
-c = [n for n in json.load(open("p.json"))["nodes"] if n["function"] == "bimodal"][0]["percentiles"]
+# (without capstone no probed instruction has a class, and no cost is
+# subtracted: compensate-t.sh)
+if "$VARPERF" version --build-options | grep -q '^capstone: on$'; then
+	# Percentiles come from a histogram 1/128 of a value wide: a p50 moves
+	# when what compensation takes off (the in-window cost of bimodal's
+	# emulated probe, 0.7 us on a quiet machine) is over a bucket; under
+	# that it may stay in the same one, never go up.
+	tap_is ok "$(python3 -c 'import json, sys
+j = json.load(open("p.json"))
+c = [n for n in j["nodes"] if n["function"] == "bimodal"][0]["percentiles"]
 r = [n for n in json.load(open("raw.json"))["nodes"] if n["function"] == "bimodal"][0]["percentiles"]
-print("ok" if r["p50"] > c["p50"] else "raw p50 %d, compensated %d" % (r["p50"], c["p50"]))')" \
-	"--raw: the probes' cost is in the p50"
+w = [k["in_window_ns"] for k in j["probe_costs"] if k["class"] == "emulated"][0]
+ok = r["p50"] > c["p50"] if w > r["p50"] / 128 else r["p50"] >= c["p50"]
+print("ok" if ok else "raw p50 %d, compensated %d, in-window cost %d" % (r["p50"], c["p50"], w))')" \
+		"--raw: the probes' cost is in the p50 (where it is over the histogram's resolution)"
+else
+	tap_skip "varperf was built without capstone: probed instructions have no class, no cost is subtracted"
+fi
 tap_is ok "$(python3 -c 'import json
 n = [n for n in json.load(open("p.json"))["nodes"] if n["function"] == "heavy"][0]
 p = n["percentiles"]
