@@ -47,7 +47,9 @@ wait_unprobed
 # probed, whatever a probe costs on this machine)
 "$VARPERF" record --rerun --phase1-duration 30 --overhead 100% -o e.data -- ./evil 300 \
 	>run.out 2>run.err
-tap_is 0 $? "record (auto mode) of ./evil exits 0"
+st=$?
+tap_is 0 $st "record (auto mode) of ./evil exits 0"
+[ $st = 0 ] || tap_diag "$(cat run.err)"
 tap_is 0 "$(raw run.err)" "... no control byte in its messages"
 tap_is "" "$(grep -v '^varperf: ' run.err)" "... every line of them is one of varperf's"
 tap_is 1 "$(grep -cF "varperf:   $nl  " run.err)" "... the plan names '$nl' on its line"
