@@ -309,6 +309,104 @@ out:
 	return e ? e : npatched;
 }
 
+/*
+ * memfd_create("varperf-user-probes", MFD_CLOEXEC) in the stopped process,
+ * its name written below the red zone and put back: the memfd, or -errno
+ * after the message in @err.
+ */
+static long create_memfd(struct vp_uinject *in, pid_t pid, char *err, size_t errlen)
+{
+	static const char name[] = "varperf-user-probes";
+	uint64_t at = (in->saved.rsp - 1024) & ~(uint64_t)15;
+	unsigned char keep[sizeof(name)];
+	long memfd;
+	int e;
+
+	e = vp_umem_read(in->mem, at, keep, sizeof(keep));
+	if (!e)
+		e = vp_umem_write(in->mem, at, name, sizeof(name));
+	if (e)
+		return say(err, errlen, e, "cannot write to process %d: %s", (int)pid,
+			   strerror(-e));
+	memfd = inject(in, SYS_memfd_create, (long)at, 1, 0, 0, 0, 0);
+	vp_umem_write(in->mem, at, keep, sizeof(keep));
+	if (memfd < 0)
+		say(err, errlen, (int)memfd, "memfd_create in process %d failed: %s", (int)pid,
+		    strerror((int)-memfd));
+	return memfd;
+}
+
+/*
+ * Map the trampolines within reach of [@lo, @hi) (and of the unwinder's
+ * hook), the rings shared with varperf and the threads' private slots
+ * into the stopped process, from its @memfd: 0, or -errno after the
+ * message in @err.
+ */
+static int map_regions(struct vp_user_probes *u, struct vp_uinject *in, long memfd, uint64_t lo,
+		       uint64_t hi, const struct vp_user_func *unwind, char *err, size_t errlen)
+{
+	pid_t pid = u->pid;
+	long r;
+	int e;
+
+	e = place(pid, lo, hi, u->code_size,
+		  &u->code_at);
+	if (e) {
+		say(err, errlen, e, "no room for the trampolines within 2 GiB of the code");
+		return e;
+	}
+	r = inject(in, SYS_mmap, (long)u->code_at, (long)u->code_size, PROT_READ | PROT_EXEC,
+		   MAP_SHARED | MAP_FIXED_NOREPLACE, memfd, 0);
+	if (r != (long)u->code_at) {
+		e = r < 0 ? (int)r : -EEXIST;
+		say(err, errlen, e, "cannot map the trampolines at %#llx in process %d: %s",
+		    (unsigned long long)u->code_at, (int)pid, strerror(-e));
+		return e;
+	}
+	/* the same code again within reach of the unwinder, for its hook */
+	if (unwind) {
+		u->unwind = *unwind;
+		e = place(pid, unwind->addr, unwind->addr + unwind->size, u->code_size,
+			  &u->unwind_at);
+		r = e ? e : inject(in, SYS_mmap, (long)u->unwind_at, (long)u->code_size,
+				   PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED_NOREPLACE,
+				   memfd, 0);
+		if (r != (long)u->unwind_at) {
+			e = r < 0 ? (int)r : -EEXIST;
+			say(err, errlen, e, "cannot map the trampolines near the unwinder in "
+			    "process %d: %s", (int)pid, strerror(-e));
+			return e;
+		}
+	}
+	r = inject(in, SYS_mmap, 0, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   memfd, (long)u->code_size);
+	if (r < 0 && r > -4096) {
+		e = (int)r;
+		say(err, errlen, e, "cannot map the rings in process %d: %s", (int)pid,
+		    strerror(-e));
+		return e;
+	}
+	u->shared_at = (uint64_t)r;
+	r = inject(in, SYS_mmap, 0, VP_URT_PRIV_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r < 0 && r > -4096) {
+		e = (int)r;
+		say(err, errlen, e, "cannot map the threads' slots in process %d: %s", (int)pid,
+		    strerror(-e));
+		return e;
+	}
+	u->priv_at = (uint64_t)r;
+	/* a forked child finds the flag page zeroed: it records nothing */
+	r = inject(in, SYS_madvise, (long)u->priv_at, 4096, MADV_WIPEONFORK, 0, 0, 0);
+	if (r < 0) {
+		e = (int)r;
+		say(err, errlen, e, "madvise(MADV_WIPEONFORK) in process %d failed: %s",
+		    (int)pid, strerror(-e));
+		return e;
+	}
+	return 0;
+}
+
 int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 			const struct vp_user_func *funcs, size_t nfuncs, const uint64_t *rips,
 			size_t nrips, const struct vp_user_func *unwind, int flags,
@@ -318,7 +416,7 @@ int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 	uint64_t lo = UINT64_MAX, hi = 0;
 	struct vp_uinject in;
 	char path[64];
-	long memfd = -1, r;
+	long memfd;
 	int e;
 
 	memset(u, 0, sizeof(*u));
@@ -349,25 +447,10 @@ int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 	if (e)
 		return say(err, errlen, e, "cannot stop process %d to set up: %s", (int)pid,
 			   strerror(-e));
-	/* memfd_create("varperf", MFD_CLOEXEC), its name below the red zone */
-	{
-		static const char name[] = "varperf-user-probes";
-		uint64_t at = (in.saved.rsp - 1024) & ~(uint64_t)15;
-		unsigned char keep[sizeof(name)];
-
-		e = vp_umem_read(in.mem, at, keep, sizeof(keep));
-		if (!e)
-			e = vp_umem_write(in.mem, at, name, sizeof(name));
-		if (e)
-			goto out_mem;
-		memfd = inject(&in, SYS_memfd_create, (long)at, 1, 0, 0, 0, 0);
-		vp_umem_write(in.mem, at, keep, sizeof(keep));
-		if (memfd < 0) {
-			e = (int)memfd;
-			say(err, errlen, e, "memfd_create in process %d failed: %s", (int)pid,
-			    strerror(-e));
-			goto out;
-		}
+	memfd = create_memfd(&in, pid, err, errlen);
+	if (memfd < 0) {
+		e = (int)memfd;
+		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/fd/%ld", (int)pid, memfd);
 	u->fd = open(path, O_RDWR | O_CLOEXEC);
@@ -376,61 +459,10 @@ int vp_user_probes_open(struct vp_user_probes *u, pid_t pid, pid_t tid,
 		say(err, errlen, e, "cannot open the target's memfd '%s': %s", path, strerror(-e));
 		goto out_close;
 	}
-	e = place(pid, nfuncs ? lo : 0x10000000, nfuncs ? hi : 0x10000000, u->code_size,
-		  &u->code_at);
-	if (e) {
-		say(err, errlen, e, "no room for the trampolines within 2 GiB of the code");
+	e = map_regions(u, &in, memfd, nfuncs ? lo : 0x10000000, nfuncs ? hi : 0x10000000,
+			unwind, err, errlen);
+	if (e)
 		goto out_close;
-	}
-	r = inject(&in, SYS_mmap, (long)u->code_at, (long)u->code_size, PROT_READ | PROT_EXEC,
-		   MAP_SHARED | MAP_FIXED_NOREPLACE, memfd, 0);
-	if (r != (long)u->code_at) {
-		e = r < 0 ? (int)r : -EEXIST;
-		say(err, errlen, e, "cannot map the trampolines at %#llx in process %d: %s",
-		    (unsigned long long)u->code_at, (int)pid, strerror(-e));
-		goto out_close;
-	}
-	/* the same code again within reach of the unwinder, for its hook */
-	if (unwind) {
-		u->unwind = *unwind;
-		e = place(pid, unwind->addr, unwind->addr + unwind->size, u->code_size,
-			  &u->unwind_at);
-		r = e ? e : inject(&in, SYS_mmap, (long)u->unwind_at, (long)u->code_size,
-				   PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED_NOREPLACE,
-				   memfd, 0);
-		if (r != (long)u->unwind_at) {
-			e = r < 0 ? (int)r : -EEXIST;
-			say(err, errlen, e, "cannot map the trampolines near the unwinder in "
-			    "process %d: %s", (int)pid, strerror(-e));
-			goto out_close;
-		}
-	}
-	r = inject(&in, SYS_mmap, 0, VP_URT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   memfd, (long)u->code_size);
-	if (r < 0 && r > -4096) {
-		e = (int)r;
-		say(err, errlen, e, "cannot map the rings in process %d: %s", (int)pid,
-		    strerror(-e));
-		goto out_close;
-	}
-	u->shared_at = (uint64_t)r;
-	r = inject(&in, SYS_mmap, 0, VP_URT_PRIV_SIZE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r < 0 && r > -4096) {
-		e = (int)r;
-		say(err, errlen, e, "cannot map the threads' slots in process %d: %s", (int)pid,
-		    strerror(-e));
-		goto out_close;
-	}
-	u->priv_at = (uint64_t)r;
-	/* a forked child finds the flag page zeroed: it records nothing */
-	r = inject(&in, SYS_madvise, (long)u->priv_at, 4096, MADV_WIPEONFORK, 0, 0, 0);
-	if (r < 0) {
-		e = (int)r;
-		say(err, errlen, e, "madvise(MADV_WIPEONFORK) in process %d failed: %s",
-		    (int)pid, strerror(-e));
-		goto out_close;
-	}
 	/* done with the thread: the code is read and patched as it is, not
 	 * with the syscall instruction at the thread's instruction pointer */
 	inject(&in, SYS_close, memfd, 0, 0, 0, 0, 0);
@@ -444,9 +476,6 @@ out_close:
 out:
 	vp_uinject_end(&in);
 	return e;
-out_mem:
-	say(err, errlen, e, "cannot write to process %d: %s", (int)pid, strerror(-e));
-	goto out;
 }
 
 static unsigned char *ring(const struct vp_user_probes *u, unsigned i)

@@ -192,33 +192,34 @@ static void print_measured_cost(const struct record_opts *o, const struct vp_tra
  * (left out with them), or were under way at the end.  The report would
  * have no node of theirs, and the user would not know why.
  */
-static void print_unkept(struct record *rec)
+static void print_unkept(struct record_phase *ph, struct record_probing *p,
+			 const struct vp_header *h)
 {
 	size_t n = 0, first = 0;
 	char *what;
 	int one;
 
-	if (!rec->phase.kept)
+	if (!ph->kept)
 		return;
-	count_calls(&rec->probing, rec->phase.calls, rec->hdr.nfuncs);
+	count_calls(p, ph->calls, h->nfuncs);
 	/* no entry kept, or no exit: no call had both (an exit kept whose
 	 * entry was left out is no whole call) */
-	for (size_t f = 0; f < rec->hdr.nfuncs; f++)
-		if (!rec->phase.dropped[f] && rec->phase.calls[f] &&
-		    !(rec->phase.kept[2 * f] && rec->phase.kept[2 * f + 1]) && !n++)
+	for (size_t f = 0; f < h->nfuncs; f++)
+		if (!ph->dropped[f] && ph->calls[f] &&
+		    !(ph->kept[2 * f] && ph->kept[2 * f + 1]) && !n++)
 			first = f;
 	if (!n)
 		return;
-	one = n == 1 && rec->phase.calls[first] == 1;
+	one = n == 1 && ph->calls[first] == 1;
 	if (one)
-		what = xasprintf("the one call of '%s' was not", rec->hdr.funcs[first].display);
+		what = xasprintf("the one call of '%s' was not", h->funcs[first].display);
 	else if (n == 1)
 		what = xasprintf("none of the %llu calls of '%s' was",
-				 (unsigned long long)rec->phase.calls[first],
-				 rec->hdr.funcs[first].display);
+				 (unsigned long long)ph->calls[first],
+				 h->funcs[first].display);
 	else
 		what = xasprintf("none of the calls of '%s' and %zu other function%s was",
-				 rec->hdr.funcs[first].display, n - 1, n == 2 ? "" : "s");
+				 h->funcs[first].display, n - 1, n == 2 ? "" : "s");
 	warning("phase 2: %s recorded whole: %s came while costlier probes were on, and %s left "
 		"out with them, or %s under way at the end; record a longer run, or use "
 		"--mode=probe",
@@ -229,5 +230,5 @@ static void print_unkept(struct record *rec)
 void record_budget_print(struct record *rec, const struct vp_trailer *tr)
 {
 	print_measured_cost(&rec->opts, tr);
-	print_unkept(rec);
+	print_unkept(&rec->phase, &rec->probing, &rec->hdr);
 }

@@ -154,19 +154,19 @@ static int attach_done(struct record *rec, const struct pollfd *pidfd, uint64_t 
  * Auto mode, phase 1 of a program in one run: enough seen to plan, once
  * the window is over and there are samples enough (or far past it).
  */
-static int phase1_window_over(struct record *rec)
+static int phase1_window_over(const struct record_phase *ph, int write_err, uint64_t start_ns,
+			      uint64_t nsamples)
 {
 	uint64_t now = monotonic_ns();
 
-	if (!rec->phase.window_ns)
+	if (!ph->window_ns)
 		return 0;
 	/* the file cannot take phase 1 whole: no phase 2 will follow */
-	if (rec->output.write_err)
+	if (write_err)
 		return 1;
-	if (now < rec->target.start_ns + rec->phase.window_ns)
+	if (now < start_ns + ph->window_ns)
 		return 0;
-	return rec->counts.nsamples >= rec->phase.min_samples ||
-	       (rec->phase.until_ns && now >= rec->phase.until_ns);
+	return nsamples >= ph->min_samples || (ph->until_ns && now >= ph->until_ns);
 }
 
 /*
@@ -224,7 +224,8 @@ static int wait_and_read(struct record *rec, int *status)
 				rec->target.gone = 1;
 				break;
 			}
-			if (phase1_window_over(rec)) {
+			if (phase1_window_over(&rec->phase, rec->output.write_err, rec->target.start_ns,
+					       rec->counts.nsamples)) {
 				rec->target.left_running = 1;
 				rec->phase.ended_ns = monotonic_ns();
 				break;
@@ -333,7 +334,7 @@ static int run(struct record *rec)
 	if (rec->hdr.ncosts)
 		tr.ncosts = (uint32_t)vp_calibrate_tracked(tr.costs);
 	if (rec->probing.user)
-		tr.ncosts = (uint32_t)record_user_tracked(rec, tr.costs);
+		tr.ncosts = (uint32_t)record_user_tracked(&rec->probing, &rec->hdr, tr.costs);
 	tr.end_time = monotonic_ns();
 	record_budget_account(rec, &tr);
 	if (rec->output.write_err)
@@ -395,7 +396,7 @@ void record_release(struct record *rec)
 	    pthread_create(&calib, NULL, calibrate_done_main, NULL) == 0)
 		calibrating = 1;
 	vp_bpf_probes_close(&rec->probing.bpf);
-	record_user_release(rec);
+	record_user_release(&rec->probing);
 	if (calibrating)
 		pthread_join(calib, NULL);
 	else if (rec->hdr.ncosts)

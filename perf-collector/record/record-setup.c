@@ -297,16 +297,15 @@ static void fill_header(struct record *rec, int argc, char **argv)
 	}
 }
 
-static int calibrate(struct record *rec)
+static int calibrate(struct vp_header *h, const struct record_probing *p, int quiet)
 {
 	struct vp_probe_cost *costs = xcalloc(VP_CALIBRATE_NCOSTS, sizeof(*costs));
 	char a[32], b[32];
-	int n = vp_calibrate(costs, rec->probing.exits && !rec->probing.nrecursive,
-			     rec->probing.bpf_on);
+	int n = vp_calibrate(costs, p->exits && !p->nrecursive, p->bpf_on);
 
 	if (n == -EACCES || n == -EPERM) {
 		error("cannot measure the probe cost: %s: %s", strerror(-n),
-		      rec->probing.bpf_on ? "BPF links need CAP_BPF and CAP_PERFMON (or root)"
+		      p->bpf_on ? "BPF links need CAP_BPF and CAP_PERFMON (or root)"
 				  : "perf_event uprobes need CAP_SYS_ADMIN (run varperf as root)");
 		free(costs);
 		return -1;
@@ -316,13 +315,13 @@ static int calibrate(struct record *rec)
 		free(costs);
 		return 0;
 	}
-	rec->hdr.costs = costs;
-	rec->hdr.ncosts = (size_t)n;
-	if (!rec->opts.quiet)
+	h->costs = costs;
+	h->ncosts = (size_t)n;
+	if (!quiet)
 		info("probe cost per call: %s (emulated first instruction), %s (single-stepped)%s",
 		     fmt_duration((double)costs[0].full_ns, a, sizeof(a)),
 		     fmt_duration((double)costs[1].full_ns, b, sizeof(b)),
-		     rec->probing.exits && !rec->probing.nrecursive ? ", exits at ret sites" : "");
+		     p->exits && !p->nrecursive ? ", exits at ret sites" : "");
 	return 0;
 }
 
@@ -485,12 +484,12 @@ static int fit_buffers(struct record_opts *o, int bpf_probe_only)
 
 /* perf_event uprobes cannot be restricted to the target (probes.h): say
  * what they do to every other process before they do it. */
-static void warn_perf_backend(const struct record *rec)
+static void warn_perf_backend(int with_libs)
 {
 	warning("perf_event uprobes trap every process that runs the probed code%s, not only "
 		"the program: each probed call there is slowed until they are removed after "
 		"the recording (varperf-unprobe); the BPF backend probes the program only",
-		rec->opts.libs.n ? " (with --lib, every process using the library)" : "");
+		with_libs ? " (with --lib, every process using the library)" : "");
 }
 
 /*
@@ -509,7 +508,7 @@ static int choose_backend(struct record *rec)
 	if (rec->opts.backend == BACKEND_PERF) {
 		if (perf_uprobes_allowed(rec->opts.mode, NULL) < 0)
 			return -1;
-		warn_perf_backend(rec);
+		warn_perf_backend(rec->opts.libs.n > 0);
 		return 0;
 	}
 	if (vp_bpf_probes_check(why, sizeof(why)) == 0) {
@@ -522,7 +521,7 @@ static int choose_backend(struct record *rec)
 		return -1;
 	if (!rec->opts.quiet || verbose)
 		info("probing with perf_event uprobes: %s", why);
-	warn_perf_backend(rec);
+	warn_perf_backend(rec->opts.libs.n > 0);
 	return 0;
 }
 
@@ -604,7 +603,7 @@ int record_calibrate(struct record *rec)
 		warning("removed stale 'varperf' uprobes from tracefs");
 	if (rec->probing.user)
 		return record_user_calibrate(rec);
-	if (!rec->opts.no_calibrate && calibrate(rec) < 0)
+	if (!rec->opts.no_calibrate && calibrate(&rec->hdr, &rec->probing, rec->opts.quiet) < 0)
 		return -1;
 	return 0;
 }

@@ -29,11 +29,11 @@
 
 /* The file offset of function @f's entry (its probe may have moved past
  * the first instructions): 0, or -ENOENT. */
-static int entry_off(const struct record *rec, const struct vp_func *f, uint64_t *ret)
+static int entry_off(const struct record_probing *p, const struct vp_func *f, uint64_t *ret)
 {
 	uint64_t pv;
 
-	if (vp_symfile_off_to_vaddr(rec->probing.symfiles[f->module], f->probe_off, &pv) < 0 ||
+	if (vp_symfile_off_to_vaddr(p->symfiles[f->module], f->probe_off, &pv) < 0 ||
 	    pv < f->addr || pv - f->addr > f->probe_off)
 		return -ENOENT;
 	*ret = f->probe_off - (pv - f->addr);
@@ -42,7 +42,8 @@ static int entry_off(const struct record *rec, const struct vp_func *f, uint64_t
 
 /* Whether function @f's entry can be patched, from its file's code; 0 or
  * -errno with why. */
-static int patchable(const struct record *rec, const struct vp_func *f, char *why, size_t len)
+static int patchable(const struct record_probing *pr, const struct vp_header *h,
+		     const struct vp_func *f, char *why, size_t len)
 {
 	struct vp_upatch p;
 	unsigned char *code;
@@ -51,12 +52,12 @@ static int patchable(const struct record *rec, const struct vp_func *f, char *wh
 	ssize_t n = -1;
 	int fd, err;
 
-	if (entry_off(rec, f, &off) < 0) {
+	if (entry_off(pr, f, &off) < 0) {
 		snprintf(why, len, "its entry is not in the file");
 		return -ENOENT;
 	}
 	code = xmalloc(size ? size : 1);
-	fd = open(rec->hdr.modules[f->module].path, O_RDONLY | O_CLOEXEC);
+	fd = open(h->modules[f->module].path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		n = pread(fd, code, size, (off_t)off);
 		close(fd);
@@ -77,10 +78,10 @@ static int patchable(const struct record *rec, const struct vp_func *f, char *wh
  * %fs:0 is always the thread pointer there.  (A static program's own
  * start-up code runs before it has one.)
  */
-static int user_flags(const struct record *rec)
+static int user_flags(const char *prog)
 {
 	Elf64_Ehdr eh;
-	int fd = open(rec->hdr.modules[0].path, O_RDONLY | O_CLOEXEC), flags = 0;
+	int fd = open(prog, O_RDONLY | O_CLOEXEC), flags = 0;
 
 	if (fd < 0)
 		return 0;
@@ -104,15 +105,15 @@ static int user_flags(const struct record *rec)
 }
 
 /* Drop function @i from what is probed (its name, its exits). */
-static void drop_func(struct record *rec, size_t i)
+static void drop_func(struct vp_header *h, struct record_probing *p, size_t i)
 {
-	struct vp_func *f = &rec->hdr.funcs[i];
+	struct vp_func *f = &h->funcs[i];
 
 	free(f->name);
 	free(f->display);
 	free(f->base);
-	if (rec->probing.exits)
-		vp_exits_release(&rec->probing.exits[i]);
+	if (p->exits)
+		vp_exits_release(&p->exits[i]);
 }
 
 /*
@@ -120,44 +121,45 @@ static void drop_func(struct record *rec, size_t i)
  * recording, each said with why (the first MAX_SAID; the kernel's backends
  * can probe them, at their cost): 0, or -1 with @why when none is left.
  */
-static int leave_out_unpatchable(struct record *rec, char *why, size_t len)
+static int leave_out_unpatchable(struct vp_header *h, struct record_probing *p, char *why,
+				 size_t len)
 {
 	enum { MAX_SAID = 5 };
-	unsigned char *ok = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, 1);
-	char (*fwhy)[128] = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*fwhy));
+	unsigned char *ok = xcalloc(h->nfuncs ? h->nfuncs : 1, 1);
+	char (*fwhy)[128] = xcalloc(h->nfuncs ? h->nfuncs : 1, sizeof(*fwhy));
 	size_t k = 0, out = 0, first = 0;
 	int ret = 0;
 
-	for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
-		ok[i] = patchable(rec, &rec->hdr.funcs[i], fwhy[i], sizeof(fwhy[i])) == 0;
+	for (size_t i = 0; i < h->nfuncs; i++) {
+		ok[i] = patchable(p, h, &h->funcs[i], fwhy[i], sizeof(fwhy[i])) == 0;
 		if (!ok[i] && !out++)
 			first = i;
 	}
-	if (out == rec->hdr.nfuncs && out) {
+	if (out == h->nfuncs && out) {
 		/* none: the backend auto takes keeps them all */
 		snprintf(why, len, "%s'%s' cannot be patched: %s",
 			 out > 1 ? "none of the functions can be patched; " : "",
-			 rec->hdr.funcs[first].display, fwhy[first]);
+			 h->funcs[first].display, fwhy[first]);
 		ret = -1;
 		goto out;
 	}
-	for (size_t i = 0, said = 0; i < rec->hdr.nfuncs; i++) {
+	for (size_t i = 0, said = 0; i < h->nfuncs; i++) {
 		if (ok[i]) {
-			rec->hdr.funcs[k] = rec->hdr.funcs[i];
-			if (rec->probing.exits)
-				rec->probing.exits[k] = rec->probing.exits[i];
+			h->funcs[k] = h->funcs[i];
+			if (p->exits)
+				p->exits[k] = p->exits[i];
 			k++;
 			continue;
 		}
 		if (said++ < MAX_SAID)
 			warning("'%s' is not probed: %s (--backend=bpf or perf can probe it)",
-				rec->hdr.funcs[i].display, fwhy[i]);
-		drop_func(rec, i);
+				h->funcs[i].display, fwhy[i]);
+		drop_func(h, p, i);
 	}
 	if (out > MAX_SAID)
 		warning("... and %zu more functions are not probed: their entries cannot be "
 			"patched", out - MAX_SAID);
-	rec->hdr.nfuncs = k;
+	h->nfuncs = k;
 out:
 	free(ok);
 	free(fwhy);
@@ -176,7 +178,7 @@ int record_user_choose(struct record *rec)
 			 "unwinder does not step through its trampolines yet)");
 		goto fallback;
 	}
-	if (rec->probing.can_throw && !(user_flags(rec) & VP_USER_TLS)) {
+	if (rec->probing.can_throw && !(user_flags(rec->hdr.modules[0].path) & VP_USER_TLS)) {
 		/* its return trampoline has no unwind information: the
 		 * unwinder must be hooked, in libgcc_s, which a static
 		 * program does not load */
@@ -194,7 +196,7 @@ int record_user_choose(struct record *rec)
 			goto fallback;
 		}
 	}
-	if (leave_out_unpatchable(rec, why, sizeof(why)) < 0)
+	if (leave_out_unpatchable(&rec->hdr, &rec->probing, why, sizeof(why)) < 0)
 		goto fallback;
 	rec->probing.user = xcalloc(1, sizeof(*rec->probing.user));
 	return 0;
@@ -225,20 +227,21 @@ int record_user_start(struct record *rec)
 }
 
 /* Where the functions are in process @pid, from its mappings of the program. */
-static int locate(struct record *rec, pid_t pid, struct vp_user_func *fns)
+static int locate(const struct vp_header *h, const struct record_probing *p, pid_t pid,
+		  struct vp_user_func *fns)
 {
 	char path[64], line[4352];
 	struct stat st;
 	FILE *f;
 	int found = 0;
 
-	if (stat(rec->hdr.modules[0].path, &st) < 0)
+	if (stat(h->modules[0].path, &st) < 0)
 		return -errno;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	for (size_t i = 0; i < rec->hdr.nfuncs; i++)
+	for (size_t i = 0; i < h->nfuncs; i++)
 		fns[i].addr = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long s, e, off, ino;
@@ -248,14 +251,14 @@ static int locate(struct record *rec, pid_t pid, struct vp_user_func *fns)
 			    6 ||
 		    ino != st.st_ino || makedev(maj, min) != st.st_dev)
 			continue;
-		for (size_t i = 0; i < rec->hdr.nfuncs; i++) {
+		for (size_t i = 0; i < h->nfuncs; i++) {
 			uint64_t eo;
 
-			if (fns[i].addr || entry_off(rec, &rec->hdr.funcs[i], &eo) < 0)
+			if (fns[i].addr || entry_off(p, &h->funcs[i], &eo) < 0)
 				continue;
 			if (eo >= off && eo < off + (e - s)) {
 				fns[i].addr = s + (eo - off);
-				fns[i].size = rec->hdr.funcs[i].size;
+				fns[i].size = h->funcs[i].size;
 				found++;
 			}
 		}
@@ -481,7 +484,7 @@ int record_user_attach(struct record *rec)
 			goto out_kill;
 		}
 	}
-	n = locate(rec, pid, fns);
+	n = locate(&rec->hdr, &rec->probing, pid, fns);
 	if (n < (int)rec->hdr.nfuncs) {
 		error("cannot find the probed functions in process %d: %s", (int)pid,
 		      n < 0 ? strerror(-n) : "the program is not mapped as expected");
@@ -497,7 +500,7 @@ int record_user_attach(struct record *rec)
 	}
 	n = vp_user_probes_open(rec->probing.user, pid, tids[0], fns, rec->hdr.nfuncs, rips,
 				(size_t)ntids, rec->probing.can_throw ? &unwind : NULL,
-				user_flags(rec), why, err, sizeof(err));
+				user_flags(rec->hdr.modules[0].path), why, err, sizeof(err));
 	detach_all(tids, ntids, 0);
 	if (n < 0) {
 		error("cannot probe with --backend=user: %s", err);
@@ -534,21 +537,21 @@ void record_user_read(struct record *rec, void (*fn)(void *ctx, struct vp_raw *r
 		vp_user_probes_track(rec->probing.user);
 }
 
-int record_user_tracked(struct record *rec, struct vp_probe_cost *costs)
+int record_user_tracked(const struct record_probing *p, const struct vp_header *h,
+			struct vp_probe_cost *costs)
 {
 	uint64_t in_window, full;
 
-	if (!rec->hdr.ncosts || vp_user_probes_tracked(rec->probing.user, &in_window, &full) < 0)
+	if (!h->ncosts || vp_user_probes_tracked(p->user, &in_window, &full) < 0)
 		return 0;
 	pr_debug("user backend: cost tracked over %zu runs: %llu ns, %llu in the call",
-		 rec->probing.user->npool, (unsigned long long)full,
-		 (unsigned long long)in_window);
-	for (size_t c = 0; c < rec->hdr.ncosts && c < 2; c++) {
-		costs[c].insn_class = rec->hdr.costs[c].insn_class;
+		 p->user->npool, (unsigned long long)full, (unsigned long long)in_window);
+	for (size_t c = 0; c < h->ncosts && c < 2; c++) {
+		costs[c].insn_class = h->costs[c].insn_class;
 		costs[c].in_window_ns = in_window;
 		costs[c].full_ns = full;
 	}
-	return rec->hdr.ncosts < 2 ? (int)rec->hdr.ncosts : 2;
+	return h->ncosts < 2 ? (int)h->ncosts : 2;
 }
 
 void record_user_count_lost(struct record *rec)
@@ -592,13 +595,13 @@ void record_user_stop(struct record *rec)
 	free(tids);
 }
 
-void record_user_release(struct record *rec)
+void record_user_release(struct record_probing *p)
 {
-	if (!rec->probing.user)
+	if (!p->user)
 		return;
-	vp_user_probes_close(rec->probing.user);
-	free(rec->probing.user);
-	rec->probing.user = NULL;
+	vp_user_probes_close(p->user);
+	free(p->user);
+	p->user = NULL;
 }
 
 int record_user_calibrate(struct record *rec)
@@ -610,7 +613,7 @@ int record_user_calibrate(struct record *rec)
 
 	if (rec->opts.no_calibrate)
 		return 0;
-	err = vp_user_probes_calibrate(user_flags(rec), &in_window, &full);
+	err = vp_user_probes_calibrate(user_flags(rec->hdr.modules[0].path), &in_window, &full);
 	if (err) {
 		warning("cannot measure the probe cost: %s", strerror(-err));
 		return 0;

@@ -469,10 +469,11 @@ void record_user_read(struct record *rec, void (*fn)(void *ctx, struct vp_raw *r
 void record_user_count_lost(struct record *rec);
 /* Attached: take the patches out of the process, which runs on. */
 void record_user_stop(struct record *rec);
-void record_user_release(struct record *rec);
+void record_user_release(struct record_probing *p);
 /* The cost measured while recording, for the trailer (@costs: room for
  * 2): how many, 0 when too few measures. */
-int record_user_tracked(struct record *rec, struct vp_probe_cost *costs);
+int record_user_tracked(const struct record_probing *p, const struct vp_header *h,
+			struct vp_probe_cost *costs);
 /* What a probed call costs with it (record_calibrate()): 0 or -1. */
 int record_user_calibrate(struct record *rec);
 
