@@ -8,15 +8,18 @@
  * new place; nothing that leaves the function or whose bytes another
  * branch of the function lands in is moved.
  */
-#include <capstone/capstone.h>
+#include <config.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef HAVE_CAPSTONE
+#include <capstone/capstone.h>
+#endif
 
 #include "perf-collector/probes/user-patch.h"
 
-static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
 static int refuse(char *why, size_t len, const char *fmt, ...)
 {
@@ -29,6 +32,26 @@ static int refuse(char *why, size_t len, const char *fmt, ...)
 	}
 	return -EINVAL;
 }
+
+static int put_rel32(unsigned char *out, uint64_t next, uint64_t target)
+{
+	int64_t d = (int64_t)(target - next);
+	int32_t v = (int32_t)d;
+
+	if (d != (int64_t)v)
+		return -ERANGE;
+	memcpy(out, &v, 4);
+	return 0;
+}
+
+int vp_upatch_jmp(uint64_t from, uint64_t to, unsigned char *out)
+{
+	out[0] = 0xe9;
+	return put_rel32(out + 1, from + 5, to);
+}
+
+#ifdef HAVE_CAPSTONE
+static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
 static int open_cs(csh *cs)
 {
@@ -177,23 +200,6 @@ out:
 	return err;
 }
 
-static int put_rel32(unsigned char *out, uint64_t next, uint64_t target)
-{
-	int64_t d = (int64_t)(target - next);
-	int32_t v = (int32_t)d;
-
-	if (d != (int64_t)v)
-		return -ERANGE;
-	memcpy(out, &v, 4);
-	return 0;
-}
-
-int vp_upatch_jmp(uint64_t from, uint64_t to, unsigned char *out)
-{
-	out[0] = 0xe9;
-	return put_rel32(out + 1, from + 5, to);
-}
-
 int vp_upatch_relocate(const struct vp_upatch *p, uint64_t to, unsigned char *out)
 {
 	const unsigned char *c = p->orig;
@@ -253,3 +259,33 @@ out:
 	cs_close(&cs);
 	return err;
 }
+
+#else /* !HAVE_CAPSTONE */
+
+int vp_upatch_plan(const unsigned char *code, size_t size, uint64_t addr, struct vp_upatch *p,
+		   char *why, size_t whylen)
+{
+	return vp_upatch_plan_flags(code, size, addr, 0, p, why, whylen);
+}
+
+int vp_upatch_plan_flags(const unsigned char *code, size_t size, uint64_t addr, int flags,
+			 struct vp_upatch *p, char *why, size_t whylen)
+{
+	(void)code;
+	(void)size;
+	(void)addr;
+	(void)flags;
+	memset(p, 0, sizeof(*p));
+	return refuse(why, whylen, "varperf was built without capstone, which decodes the "
+		      "instructions a patch displaces");
+}
+
+int vp_upatch_relocate(const struct vp_upatch *p, uint64_t to, unsigned char *out)
+{
+	(void)p;
+	(void)to;
+	(void)out;
+	return -ENOSYS;
+}
+
+#endif

@@ -61,6 +61,9 @@ int vp_user_probes_check(char *why, size_t len)
 {
 #if !defined(__x86_64__)
 	return say(why, len, -ENOSYS, "the user backend patches x86-64 code only");
+#elif !defined(HAVE_CAPSTONE)
+	return say(why, len, -ENOSYS, "varperf was built without capstone, which the user "
+		   "backend decodes the code it patches with");
 #else
 	if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE))
 		return say(why, len, -ENOSYS, "this CPU or kernel does not let user code read "
