@@ -483,13 +483,16 @@ static int fit_buffers(struct record_opts *o, int bpf_probe_only)
 }
 
 /* perf_event uprobes cannot be restricted to the target (probes.h): say
- * what they do to every other process before they do it. */
-static void warn_perf_backend(int with_libs)
+ * what they do to every other process before they do it (not with -q, a
+ * run's only output then being errors and what goes wrong). */
+static void warn_perf_backend(const struct record_opts *o)
 {
+	if (o->quiet)
+		return;
 	warning("perf_event uprobes trap every process that runs the probed code%s, not only "
 		"the program: each probed call there is slowed until they are removed after "
 		"the recording (varperf-unprobe); the BPF backend probes the program only",
-		with_libs ? " (with --lib, every process using the library)" : "");
+		o->libs.n ? " (with --lib, every process using the library)" : "");
 }
 
 /*
@@ -508,7 +511,7 @@ static int choose_backend(struct record *rec)
 	if (rec->opts.backend == BACKEND_PERF) {
 		if (perf_uprobes_allowed(rec->opts.mode, NULL) < 0)
 			return -1;
-		warn_perf_backend(rec->opts.libs.n > 0);
+		warn_perf_backend(&rec->opts);
 		return 0;
 	}
 	if (vp_bpf_probes_check(why, sizeof(why)) == 0) {
@@ -521,7 +524,7 @@ static int choose_backend(struct record *rec)
 		return -1;
 	if (!rec->opts.quiet || verbose)
 		info("probing with perf_event uprobes: %s", why);
-	warn_perf_backend(rec->opts.libs.n > 0);
+	warn_perf_backend(&rec->opts);
 	return 0;
 }
 

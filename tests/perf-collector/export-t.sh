@@ -42,8 +42,14 @@ for d in b t demo; do
 	tap_is ok "$($check chrome-format $d.chrome)" "$d: chrome: X and M events as the format has them"
 	tap_is ok "$($check chrome-nodes $d.chrome $d.json)" \
 		"$d: chrome: every node's calls, count, total, min, max, mean, sigma and z exact"
-	tap_like "$($check chrome-nesting $d.chrome $d.json)" '^ok [0-9]+$' \
-		"$d: chrome: calls nest on each thread, inside their parent's"
+	nest=$($check chrome-nesting $d.chrome $d.json)
+	# (auto mode plans the demo's probes itself: some runs probe no pair
+	# of nested functions whose outer calls all returned)
+	if [ $d = demo ] && [ "$nest" = "no nested call to check" ]; then
+		tap_skip "demo: this run's plan probed no nested pair to check"
+	else
+		tap_like "$nest" '^ok [0-9]+$' "$d: chrome: calls nest on each thread, inside their parent's"
+	fi
 	report $d --format chrome --slowest >$d.slow.chrome
 	tap_like "$($check chrome-slowest $d.chrome $d.slow.chrome $d.json $K)" '^ok [0-9]+ [0-9]+$' \
 		"$d: chrome --slowest: the $K slowest calls of each significant node and what they called"

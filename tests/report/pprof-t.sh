@@ -23,9 +23,9 @@ if ! "$VARPERF" version --build-options | grep -q '^protobuf-c: on$'; then
 	tap_plan 2
 	"$gen" costly 8 a.data || tap_bail "gen-crafted cannot write a recording"
 	"$VARPERF" report -i a.data --format pprof -o a.pb.gz >out 2>err
-	tap_is 1 \
+	tap_is 129 \
 		"$?" \
-		"without protobuf-c: --format pprof fails"
+		"without protobuf-c: --format pprof is refused with the other options"
 	tap_is "varperf: error: '--format pprof' needs protobuf-c: this varperf was built without it (see 'varperf version --build-options')" \
 		"$(cat err)" \
 		"... and says why"
