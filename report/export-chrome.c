@@ -96,6 +96,19 @@ static void chrome_span(struct chrome *c, uint32_t depth, uint64_t start, uint64
 	chrome_us(c->f, "dur", dur);
 }
 
+/* Mark thread index @thread as having events of @bit's kind. */
+static void chrome_seen(struct chrome *c, uint32_t thread, int bit)
+{
+	if (thread >= c->nseen) {
+		size_t nn = (size_t)thread + 64;
+
+		c->seen = xrealloc(c->seen, nn);
+		memset(c->seen + c->nseen, 0, nn - c->nseen);
+		c->nseen = nn;
+	}
+	c->seen[thread] |= (uint8_t)bit;
+}
+
 static int chrome_event(void *ctx, const struct vp_invocation *inv)
 {
 	struct chrome *c = ctx;
@@ -106,14 +119,7 @@ static int chrome_event(void *ctx, const struct vp_invocation *inv)
 	if (c->sel && report_slow_root(c->r, c->sel, inv->node, inv->thread, inv->start,
 				       inv->duration) == VP_NO_NODE)
 		return 0;
-	if (inv->thread >= c->nseen) {
-		size_t nn = (size_t)inv->thread + 64;
-
-		c->seen = xrealloc(c->seen, nn);
-		memset(c->seen + c->nseen, 0, nn - c->nseen);
-		c->nseen = nn;
-	}
-	c->seen[inv->thread] |= 1;
+	chrome_seen(c, inv->thread, 1);
 	fputs(c->events++ ? ",\n{\"ph\":\"X\",\"name\":" : "\n{\"ph\":\"X\",\"name\":", c->f);
 	json_string(c->f, report_func_name(c->r, n->func));
 	fprintf(c->f, ",\"cat\":\"varperf\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",",
@@ -205,19 +211,6 @@ static double chrome_bytes(const struct report *r)
 		       (CHROME_EVENT_BYTES + (double)strlen(report_func_name(r, n->func)));
 	}
 	return sum;
-}
-
-/* Mark thread index @thread as having events of @bit's kind. */
-static void chrome_seen(struct chrome *c, uint32_t thread, int bit)
-{
-	if (thread >= c->nseen) {
-		size_t nn = (size_t)thread + 64;
-
-		c->seen = xrealloc(c->seen, nn);
-		memset(c->seen + c->nseen, 0, nn - c->nseen);
-		c->nseen = nn;
-	}
-	c->seen[thread] |= (uint8_t)bit;
 }
 
 /* The span of sampled frame @f at @depth of thread index @thread, ended. */
