@@ -452,6 +452,20 @@ static size_t unwind_rules(struct vp_unwinder *u, struct uctx *c, struct vp_ufra
 	return 0;
 }
 
+/*
+ * Whether frame @i of @fr is in the entry code of its module: the kernel
+ * enters a program (or ld.so) there with nothing above it on the stack,
+ * and ld.so's entry code has no CFI to say so.
+ */
+static int at_entry(struct uctx *c, const struct vp_uframe *fr, size_t i)
+{
+	uint64_t pc = frame_pc(fr, i);
+	const struct vp_map *in = find_inst(c->proc, pc);
+
+	return in && inst_mod(in)->file->entry && pc - in->bias >= inst_mod(in)->file->entry &&
+	       pc - in->bias < inst_mod(in)->file->entry + ENTRY_CODE;
+}
+
 /* ---- libunwind ---- */
 
 #ifdef HAVE_LIBUNWIND
@@ -586,20 +600,6 @@ static unw_accessors_t lu_accessors = {
 	.resume = lu_resume,
 	.get_proc_name = lu_get_proc_name,
 };
-
-/*
- * Whether frame @i of @fr is in the entry code of its module: the kernel
- * enters a program (or ld.so) there with nothing above it on the stack,
- * and ld.so's entry code has no CFI to say so.
- */
-static int at_entry(struct uctx *c, const struct vp_uframe *fr, size_t i)
-{
-	uint64_t pc = frame_pc(fr, i);
-	const struct vp_map *in = find_inst(c->proc, pc);
-
-	return in && inst_mod(in)->file->entry && pc - in->bias >= inst_mod(in)->file->entry &&
-	       pc - in->bias < inst_mod(in)->file->entry + ENTRY_CODE;
-}
 
 /*
  * Returns frames; *@clean is 1 when the chain ended at an outermost frame
@@ -796,7 +796,8 @@ static size_t unwind_libdw(struct uctx *c, struct vp_uframe *fr, size_t max, int
 	if (proc_dwfl(c->proc) < 0)
 		return 0;
 	ret = dwfl_getthread_frames(c->proc->dwfl, c->st->pid, dw_frame, &w);
-	*clean = ret == 0;
+	/* as with libunwind, the kernel's entry point ends a stack too */
+	*clean = ret == 0 || (w.n && at_entry(c, fr, w.n - 1));
 	if (*clean)
 		return w.n;
 	for (size_t i = 0; i < w.n; i++) {
