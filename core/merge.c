@@ -15,14 +15,14 @@
 
 #define NO_ID UINT32_MAX
 
-/* Main module's build-id as hex, for messages ("none" without one). */
+/* Main module's build-id as hex, for messages ("no build-id" without one). */
 static const char *build_id_hex(const struct vp_header *h, char *buf, size_t len)
 {
 	const struct vp_module *m = h->nmodules ? &h->modules[0] : NULL;
 	size_t i;
 
 	if (!m || !m->build_id_len)
-		return "none";
+		return "no build-id";
 	for (i = 0; i < m->build_id_len && 2 * i + 2 < len; i++)
 		snprintf(buf + 2 * i, 3, "%02x", m->build_id[i]);
 	return buf;
@@ -46,10 +46,11 @@ static int same_program(const struct vp_recording *a, const struct vp_recording 
 	    !memcmp(x->build_id, y->build_id, x->build_id_len))
 		return 0;
 	vp_msgf(msg, len,
-		"'%s' and '%s' are not recordings of one program: '%s' has build-id %s, "
-		"'%s' build-id %s",
-		a->path, b->path, main_path(a->hdr), build_id_hex(a->hdr, bx, sizeof(bx)),
-		main_path(b->hdr), build_id_hex(b->hdr, by, sizeof(by)));
+		"'%s' and '%s' are not recordings of one program: their main modules are "
+		"'%s' (%s%s) and '%s' (%s%s)",
+		a->path, b->path, main_path(a->hdr), x && x->build_id_len ? "build-id " : "",
+		build_id_hex(a->hdr, bx, sizeof(bx)), main_path(b->hdr),
+		y && y->build_id_len ? "build-id " : "", build_id_hex(b->hdr, by, sizeof(by)));
 	return -EXDEV;
 }
 

@@ -336,8 +336,8 @@ int main(void)
 		is_int(-EXDEV, vp_runs_merge(&m, recs, 2, &ap, msg, sizeof(msg)),
 		       "another build: -EXDEV");
 		snprintf(want, sizeof(want),
-			 "'%s' and '%s' are not recordings of one program: '/bench' has build-id "
-			 "07, '/bench' build-id 08",
+			 "'%s' and '%s' are not recordings of one program: their main modules "
+			 "are '/bench' (build-id 07) and '/bench' (build-id 08)",
 			 pA, pC);
 		is_string(want, msg, "another build: the message");
 		vp_runs_release(&m);
