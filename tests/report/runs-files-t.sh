@@ -20,7 +20,7 @@ corpus="$top_srcdir/tests/fuzz/corpus"
 cp "$corpus/compare-self-unreliable-fxthreads.data" t.data &&
 	cp "$corpus/bound-zero-paired-fxopen.data" o.data &&
 	cp "$corpus/deep-sample-5000.data" d.data || tap_bail "cannot copy the corpus"
-tap_plan 9
+tap_plan 14
 
 "$VARPERF" report --format json t.data >t.json 2>/dev/null || tap_bail "cannot report t.data"
 "$VARPERF" report --format json t.data t.data >tt.json 2>err
@@ -89,4 +89,23 @@ tap_is "1 varperf: error: cannot open 'nothere.data': No such file or directory"
 "$VARPERF" report -o t.data t.data t.data >out 2>err
 tap_is "129 varperf: error: cannot write 't.data': it is the input 't.data'" "$? $(cat err)" \
 	"-o one of the inputs: refused"
+
+# compare of two groups: "A1 A2 -- B1 ...", its two-file form unchanged
+"$VARPERF" compare t.data t.data -- t.data >out 2>err
+st=$?
+tap_is "0 varperf compare: profile 't.data+t.data', regression 't.data'" "$st $(head -n 1 out)" \
+	"compare t.data t.data -- t.data: the groups agree, exit 0"
+"$VARPERF" compare t.data o.data -- t.data >out 2>err
+st=$?
+tap_is "2 varperf: error: 't.data' and 'o.data' are not recordings of one program: their main modules are '$(prog t.data)' (build-id $(bid t.data)) and '$(prog o.data)' (build-id $(bid o.data))" \
+	"$st $(grep -v '^varperf: warning:' err)" "compare: a group of two programs refused, exit 2"
+"$VARPERF" compare t.data t.data t.data >out 2>err
+tap_is "129 varperf: error: unexpected argument 't.data' (several recordings a side go as <profile.data>... -- <regression.data>...)" \
+	"$? $(head -n 1 err)" "compare of three files without '--': usage error"
+"$VARPERF" compare t.data -- >out 2>err
+tap_is "129 varperf: error: no regression recording after '--'" "$? $(head -n 1 err)" \
+	"compare A --: usage error"
+"$VARPERF" compare t.data -- t.data -- t.data >out 2>err
+tap_is "129 varperf: error: unexpected argument '--': one '--' parts the profile's recordings from the regression's" \
+	"$? $(head -n 1 err)" "compare with two '--': usage error"
 tap_done
