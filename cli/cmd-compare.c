@@ -268,7 +268,7 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 						   s->recs[0]->reader, &s->recs[0]->an };
 		return 0;
 	}
-	err = vp_runs_merge(&s->runs, s->recs, s->n, &o->rec.params, msg, sizeof(msg));
+	err = vp_runs_merge(&s->runs, s->recs, s->n, &o->rec, msg, sizeof(msg));
 	s->have_runs = 1;
 	if (err < 0)
 		return error("%s", msg);

@@ -613,9 +613,9 @@ static int cmd_report_runs(const struct cmd_report_opts *o)
 	struct vp_vcg vcg;
 	uint8_t *labels = NULL;
 	struct report r;
-	char msg[1024] = "";
+	char msg[1024] = "", *label = NULL;
 	int ret = 1, have_runs = 0, err;
-	size_t i;
+	size_t i, len;
 
 	for (i = 0; i < o->ninputs; i++) {
 		recs[i] = cmd_report_open(o, o->inputs[i]);
@@ -630,13 +630,23 @@ static int cmd_report_runs(const struct cmd_report_opts *o)
 		if (analysis_warnings(recs[i], o->strict, "reporting") < 0)
 			goto out;
 	}
-	err = vp_runs_merge(&runs, recs, o->ninputs, &o->rec.params, msg, sizeof(msg));
+	err = vp_runs_merge(&runs, recs, o->ninputs, &o->rec, msg, sizeof(msg));
 	have_runs = 1;
 	if (err < 0) {
-		error("%s", msg);
+		error("%s%s", msg, err == -E2BIG ? " (--max-memory sets it)" : "");
 		goto out;
 	}
-	report_init_runs(&r, o->input, &runs);
+	/* the report is of them all: "a.data+b.data", as compare names a group */
+	for (i = 0, len = 1; i < o->ninputs; i++)
+		len += strlen(o->inputs[i]) + 1;
+	label = xmalloc(len);
+	label[0] = '\0';
+	for (i = 0; i < o->ninputs; i++) {
+		if (i)
+			strcat(label, "+");
+		strcat(label, o->inputs[i]);
+	}
+	report_init_runs(&r, label, &runs);
 	r.all = o->all;
 	r.wide = o->wide;
 	r.vcg_only = o->vcg_only;
@@ -664,6 +674,7 @@ out:
 		if (recs[i])
 			vp_recording_free(recs[i]);
 	free(recs);
+	free(label);
 	return ret;
 }
 

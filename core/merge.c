@@ -221,7 +221,7 @@ static int analyse(struct vp_runs *m, const struct vp_analysis_params *params)
 }
 
 int vp_runs_merge(struct vp_runs *m, struct vp_recording *const *recs, size_t n,
-		  const struct vp_analysis_params *params, char *msg, size_t len)
+		  const struct vp_recording_opts *opts, char *msg, size_t len)
 {
 	uint32_t **maps = NULL, *fmap = NULL, *cmap = NULL;
 	size_t i, r;
@@ -235,6 +235,8 @@ int vp_runs_merge(struct vp_runs *m, struct vp_recording *const *recs, size_t n,
 		return err;
 	/* a slowest call names a thread and a time of its own run */
 	m->tree.keep_slowest = 0;
+	m->budget.max = opts->max_memory;
+	m->tree.budget = &m->budget;
 	if (!n)
 		return -EINVAL;
 	maps = calloc(n, sizeof(*maps));
@@ -276,6 +278,11 @@ int vp_runs_merge(struct vp_runs *m, struct vp_recording *const *recs, size_t n,
 				"merge", recs[0]->path, rec->path);
 			goto out;
 		}
+		if (err == -E2BIG) {
+			vp_msgf(msg, len, "merging '%s' would take more than max_memory allows "
+				"(%zu bytes)", rec->path, m->budget.max);
+			goto out;
+		}
 		if (err < 0)
 			goto fail;
 		if (r && rec->totals.nest_lost_most > m->totals.nest_lost_most &&
@@ -305,7 +312,7 @@ int vp_runs_merge(struct vp_runs *m, struct vp_recording *const *recs, size_t n,
 		for (i = 1; i < t->nnodes; i++)
 			vp_stats_merge(&m->per_run[(size_t)maps[r][i] * n + r], &t->nodes[i].stats);
 	}
-	err = analyse(m, params);
+	err = analyse(m, &opts->params);
 	if (err < 0)
 		goto fail;
 	goto out;

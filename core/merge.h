@@ -26,6 +26,7 @@
 struct vp_runs {
 	size_t nruns;
 	struct vp_recording *const *recs; /* the caller's, rec[0] names ids */
+	struct vp_budget budget;	  /* of @tree: max_memory */
 	struct vp_cct tree;		  /* all runs merged */
 	struct vp_build_totals totals;	  /* summed; times: the first run's */
 	struct vp_analysis an;		  /* of @tree */
@@ -40,7 +41,8 @@ struct vp_runs {
 
 /*
  * vp_runs_merge - merge the trees of @recs[0..@n) (n >= 1) into @m, and
- * analyse the result with @params as vp_recording_open() analyses one.
+ * analyse the result with @opts' parameters as vp_recording_open()
+ * analyses one, the merged tree within @opts' max_memory (-E2BIG past it).
  * The recordings stay the caller's and must outlive @m.  Returns 0, or a
  * negative errno with a message naming the files in @msg: -EXDEV for
  * recordings of other programs (main-module build-ids that differ or are
@@ -49,7 +51,7 @@ struct vp_runs {
  * run's file does not define, -ENOMEM.
  */
 int vp_runs_merge(struct vp_runs *m, struct vp_recording *const *recs, size_t n,
-		  const struct vp_analysis_params *params, char *msg, size_t len);
+		  const struct vp_recording_opts *opts, char *msg, size_t len);
 void vp_runs_release(struct vp_runs *m);
 
 /*

@@ -274,7 +274,7 @@ int main(void)
 	struct vp_runs m;
 	char msg[512];
 
-	plan(33);
+	plan(35);
 	if (!mkdtemp(dir))
 		sysbail("mkdtemp");
 	snprintf(pA, sizeof(pA), "%s/a.data", dir);
@@ -299,9 +299,9 @@ int main(void)
 	/* A and B merged are the recording of both workloads */
 	{
 		struct vp_recording *recs[2] = { A, B };
-		struct vp_analysis_params ap;
+		struct vp_recording_opts ap;
 
-		vp_analysis_params_default(&ap);
+		vp_recording_opts_default(&ap);
 		is_int(0, vp_runs_merge(&m, recs, 2, &ap, msg, sizeof(msg)), "A + B merge");
 		is_int(AB->tree.nnodes, m.tree.nnodes, "as many nodes as the pooled recording");
 		is_int(AB->totals.invocations, m.totals.invocations, "invocations %llu",
@@ -318,9 +318,9 @@ int main(void)
 	/* a slower run: the variance of work() is between the runs */
 	{
 		struct vp_recording *recs[2] = { A, S };
-		struct vp_analysis_params ap;
+		struct vp_recording_opts ap;
 
-		vp_analysis_params_default(&ap);
+		vp_recording_opts_default(&ap);
 		if (vp_runs_merge(&m, recs, 2, &ap, msg, sizeof(msg)))
 			bail("%s", msg);
 		test_split(&m, slow);
@@ -329,10 +329,10 @@ int main(void)
 	/* another build is refused, naming both build-ids */
 	{
 		struct vp_recording *recs[2] = { A, C };
-		struct vp_analysis_params ap;
+		struct vp_recording_opts ap;
 		char want[512];
 
-		vp_analysis_params_default(&ap);
+		vp_recording_opts_default(&ap);
 		is_int(-EXDEV, vp_runs_merge(&m, recs, 2, &ap, msg, sizeof(msg)),
 		       "another build: -EXDEV");
 		snprintf(want, sizeof(want),
@@ -345,10 +345,10 @@ int main(void)
 	/* a function the first run did not probe */
 	{
 		struct vp_recording *recs[2] = { A, D };
-		struct vp_analysis_params ap;
+		struct vp_recording_opts ap;
 		char want[512];
 
-		vp_analysis_params_default(&ap);
+		vp_recording_opts_default(&ap);
 		is_int(-ENOENT, vp_runs_merge(&m, recs, 2, &ap, msg, sizeof(msg)),
 		       "a function more: -ENOENT");
 		snprintf(want, sizeof(want),
@@ -356,6 +356,22 @@ int main(void)
 			 "that probed the same functions",
 			 pD, pA);
 		is_string(want, msg, "a function more: the message");
+		vp_runs_release(&m);
+	}
+	/* the merged tree within max_memory */
+	{
+		struct vp_recording *recs[2] = { A, B };
+		struct vp_recording_opts ap;
+		char want[512];
+
+		vp_recording_opts_default(&ap);
+		ap.max_memory = 4096;
+		is_int(-E2BIG, vp_runs_merge(&m, recs, 2, &ap, msg, sizeof(msg)),
+		       "over max_memory: -E2BIG");
+		snprintf(want, sizeof(want),
+			 "merging '%s' would take more than max_memory allows (4096 bytes)",
+			 pA);
+		is_string(want, msg, "over max_memory: the message");
 		vp_runs_release(&m);
 	}
 	vp_recording_free(A);
