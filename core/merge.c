@@ -137,23 +137,51 @@ static int map_ids(const struct vp_recording *a, const struct vp_recording *b, u
 	return 0;
 }
 
-/* Every function and call site of @b's tree has an id in @a's file. */
+static int not_probed(const struct vp_recording *in, const char *name,
+		      const struct vp_recording *not_in, char *msg, size_t len)
+{
+	vp_msgf(msg, len,
+		"'%s': function '%s' is not probed in '%s': merging needs recordings that "
+		"probed the same functions (record each with --mode=probe and the same -f "
+		"options: auto mode chooses them run by run)",
+		in->path, name, not_in->path);
+	return -ENOENT;
+}
+
+/*
+ * Every function and call site of @b's tree has an id in @a's file, and
+ * every function of @a's tree one in @b's: a function probed in some runs
+ * only would be its callers' own time in the others, and their
+ * covariances would mix the two.
+ */
 static int check_ids(const struct vp_recording *a, const struct vp_recording *b,
 		     const uint32_t *fmap, const uint32_t *cmap, char *msg, size_t len)
 {
+	uint8_t *in_b;
 	size_t i;
+
+	in_b = calloc(a->hdr->nfuncs ? a->hdr->nfuncs : 1, 1);
+	if (!in_b)
+		return -ENOMEM;
+	for (i = 0; i < b->hdr->nfuncs; i++)
+		if (fmap[i] != NO_ID)
+			in_b[fmap[i]] = 1;
+	for (i = 1; i < a->tree.nnodes; i++) {
+		uint32_t f = a->tree.nodes[i].func;
+
+		if (f < a->hdr->nfuncs && !in_b[f]) {
+			free(in_b);
+			return not_probed(a, vp_header_func_name(a->hdr, f), b, msg, len);
+		}
+	}
+	free(in_b);
 
 	for (i = 1; i < b->tree.nnodes; i++) {
 		const struct vp_cct_node *n = &b->tree.nodes[i];
 		char buf[256];
 
-		if (n->func >= b->hdr->nfuncs || fmap[n->func] == NO_ID) {
-			vp_msgf(msg, len,
-				"'%s': function '%s' is not probed in '%s': merging needs "
-				"recordings that probed the same functions",
-				b->path, vp_header_func_name(b->hdr, n->func), a->path);
-			return -ENOENT;
-		}
+		if (n->func >= b->hdr->nfuncs || fmap[n->func] == NO_ID)
+			return not_probed(b, vp_header_func_name(b->hdr, n->func), a, msg, len);
 		if (n->callsite != VP_NO_CALLSITE &&
 		    (n->callsite >= vp_reader_ncallsites(b->reader) || cmap[n->callsite] == NO_ID)) {
 			vp_msgf(msg, len,
@@ -264,6 +292,8 @@ int vp_runs_merge(struct vp_runs *m, struct vp_recording *const *recs, size_t n,
 			if (err < 0)
 				goto fail;
 			err = check_ids(recs[0], rec, fmap, cmap, msg, len);
+			if (err == -ENOMEM)
+				goto fail;
 			if (err < 0)
 				goto out;
 		}

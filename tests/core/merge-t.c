@@ -274,7 +274,7 @@ int main(void)
 	struct vp_runs m;
 	char msg[512];
 
-	plan(35);
+	plan(37);
 	if (!mkdtemp(dir))
 		sysbail("mkdtemp");
 	snprintf(pA, sizeof(pA), "%s/a.data", dir);
@@ -353,9 +353,27 @@ int main(void)
 		       "a function more: -ENOENT");
 		snprintf(want, sizeof(want),
 			 "'%s': function 'extra' is not probed in '%s': merging needs recordings "
-			 "that probed the same functions",
+			 "that probed the same functions (record each with --mode=probe and the "
+			 "same -f options: auto mode chooses them run by run)",
 			 pD, pA);
 		is_string(want, msg, "a function more: the message");
+		vp_runs_release(&m);
+	}
+	/* ... or less: the first run's function not probed in the second */
+	{
+		struct vp_recording *recs[2] = { D, A };
+		struct vp_recording_opts ap;
+		char want[512];
+
+		vp_recording_opts_default(&ap);
+		is_int(-ENOENT, vp_runs_merge(&m, recs, 2, &ap, msg, sizeof(msg)),
+		       "a function less: -ENOENT");
+		snprintf(want, sizeof(want),
+			 "'%s': function 'extra' is not probed in '%s': merging needs recordings "
+			 "that probed the same functions (record each with --mode=probe and the "
+			 "same -f options: auto mode chooses them run by run)",
+			 pD, pA);
+		is_string(want, msg, "a function less: the message");
 		vp_runs_release(&m);
 	}
 	/* the merged tree within max_memory */
