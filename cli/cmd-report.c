@@ -239,6 +239,8 @@ static int cmd_report_check_runs(const struct cmd_report_opts *o)
 	if (o->slowest)
 		return error("'--slowest' takes one recording: a slowest call is a time and a "
 			     "thread of its own run");
+	if (o->rec.pid)
+		return error("'--pid' takes one recording: each run has processes of its own");
 	return 0;
 }
 

@@ -210,10 +210,9 @@ static void add_totals(struct vp_build_totals *d, const struct vp_build_totals *
 	d->open_at_end += s->open_at_end;
 	d->out_of_order += s->out_of_order;
 	d->nest_lost += s->nest_lost;
-	if (s->nest_lost_most > d->nest_lost_most) {
+	/* the function of nest_lost_most: the caller's, in the first file's ids */
+	if (s->nest_lost_most > d->nest_lost_most)
 		d->nest_lost_most = s->nest_lost_most;
-		d->nest_lost_func = s->nest_lost_func; /* of the first file: mapped later */
-	}
 	d->threads += s->threads;
 	/* times of different runs do not compare: the spans add up */
 	if (first)
@@ -315,9 +314,11 @@ int vp_runs_merge(struct vp_runs *m, struct vp_recording *const *recs, size_t n,
 		}
 		if (err < 0)
 			goto fail;
-		if (r && rec->totals.nest_lost_most > m->totals.nest_lost_most &&
-		    rec->totals.nest_lost_func < rec->hdr->nfuncs)
-			m->totals.nest_lost_func = fmap[rec->totals.nest_lost_func];
+		if (rec->totals.nest_lost_most > m->totals.nest_lost_most)
+			m->totals.nest_lost_func = !fmap ? rec->totals.nest_lost_func
+				: rec->totals.nest_lost_func < rec->hdr->nfuncs
+					? fmap[rec->totals.nest_lost_func]
+					: NO_ID;
 		add_totals(&m->totals, &rec->totals, !r);
 		m->lost += rec->lost;
 		m->clamped += rec->clamped;

@@ -20,7 +20,7 @@ corpus="$top_srcdir/tests/fuzz/corpus"
 cp "$corpus/compare-self-unreliable-fxthreads.data" t.data &&
 	cp "$corpus/bound-zero-paired-fxopen.data" o.data &&
 	cp "$corpus/deep-sample-5000.data" d.data || tap_bail "cannot copy the corpus"
-tap_plan 14
+tap_plan 15
 
 "$VARPERF" report --format json t.data >t.json 2>/dev/null || tap_bail "cannot report t.data"
 "$VARPERF" report --format json t.data t.data >tt.json 2>err
@@ -83,6 +83,9 @@ tap_is "1 varperf: error: 'd.data' and 'd.data' are not recordings of one progra
 "$VARPERF" report --format folded t.data t.data >out 2>err
 tap_is "129 varperf: error: '--format folded' takes one recording: it reads every call of the file again, and 2 recordings do not make one timeline (text, json, dot and pprof merge them)" \
 	"$? $(cat err)" "--format folded of two recordings: usage error"
+"$VARPERF" report --pid 1 t.data t.data >out 2>err
+tap_is "129 varperf: error: '--pid' takes one recording: each run has processes of its own" \
+	"$? $(cat err)" "--pid of two recordings: usage error"
 "$VARPERF" report t.data nothere.data >out 2>err
 tap_is "1 varperf: error: cannot open 'nothere.data': No such file or directory" \
 	"$? $(grep -v '^varperf: warning:' err)" "a missing file: named"
