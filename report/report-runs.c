@@ -157,6 +157,12 @@ int report_runs_text(const struct report *r)
 		report_put(f, rec->hdr->host ? rec->hdr->host : "?");
 		fputc('\n', f);
 	}
+	for (size_t i = 0; i < m->nruns; i++)
+		if (m->recs[i]->sampled && m->recs[i]->sampled->samples) {
+			fprintf(f, "  (their sampled stacks are not merged: report one file for "
+				   "them)\n");
+			break;
+		}
 	n = runs_ranked(r, &rank);
 	if (!rank)
 		return -1;
