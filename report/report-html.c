@@ -27,8 +27,7 @@
 #include "core/recording.h"
 #include "core/sampled.h"
 #include "core/vcg.h"
-#include "json-writer.h"
-#include "report.h"
+#include "html.h"
 #include "util/util.h"
 
 enum {
@@ -48,15 +47,6 @@ enum {
 	HTML_FEW_CALLS = 100,
 	/* call contexts listed per Task */
 	HTML_MAX_CCS = 20,
-	/* the graph: a node's box, the space between, a layer's height */
-	VCG_BOX_W = 196,
-	VCG_BOX_H = 64,
-	VCG_GAP_X = 28,
-	VCG_LAYER_H = 104,
-	VCG_PAD = 14,
-	VCG_TITLE_H = 24,
-	VCG_ROW_W = 1180, /* patterns wrap past this width (the page's, less margins) */
-	VCG_LABEL_CHARS = 30,
 	/* the sampled tree: deeper rows keep this indentation */
 	HTML_MAX_INDENT = 24,
 };
@@ -214,79 +204,6 @@ int report_html_prepare(const struct report *r, struct vp_recording *rec,
 	return 0;
 }
 
-/* ---- escaping ---- */
-
-/*
- * @s as HTML text or attribute value, at most @max characters (0: all;
- * a cut one ends in "…"): markup characters as entities, controls as '?'
- * (as report_put() writes them), bytes that are not UTF-8 as U+FFFD.
- * Names come from the recorded binary and its debug information.
- */
-static void html_put_max(FILE *f, const char *s, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t chars = 0, len, n;
-
-	for (; *p; p += n, chars++) {
-		len = utf8_seq_len(p);
-		n = len ? len : 1;
-		if (max && chars + 1 == max && p[n]) {
-			fputs("\xe2\x80\xa6", f);
-			return;
-		}
-		switch (*p) {
-		case '&':
-			fputs("&amp;", f);
-			continue;
-		case '<':
-			fputs("&lt;", f);
-			continue;
-		case '>':
-			fputs("&gt;", f);
-			continue;
-		case '"':
-			fputs("&quot;", f);
-			continue;
-		case '\'':
-			fputs("&#39;", f);
-			continue;
-		}
-		if (*p < 0x20 || *p == 0x7f)
-			fputc('?', f);
-		else if (!len)
-			fputs("\xef\xbf\xbd", f);
-		else
-			fwrite(p, 1, n, f);
-	}
-}
-
-static void html_put(FILE *f, const char *s)
-{
-	html_put_max(f, s, 0);
-}
-
-/* A time in the file's unit, escaped (report_time's words). */
-static void html_time(FILE *f, const struct report *r, double v)
-{
-	char buf[64];
-
-	html_put(f, report_time(r, v, buf, sizeof(buf)));
-}
-
-/* "function [call site]" of a graph node. */
-static void html_vcg_label(FILE *f, const struct report *r, uint32_t id, size_t max)
-{
-	char cs[512];
-
-	html_put_max(f, report_func_name(r, r->vcg->nodes[id].func), max);
-	report_vcg_callsite(r, id, cs, sizeof(cs));
-	if (*cs) {
-		fputs(" [", f);
-		html_put_max(f, cs, max);
-		fputc(']', f);
-	}
-}
-
 /* ---- the page ---- */
 
 static const char html_style[] =
@@ -434,275 +351,6 @@ static void html_header(FILE *f, const struct report *r)
 		fputs(" (sum of the outermost invocations)</dd>\n", f);
 	}
 	fputs("</dl>\n</header>\n", f);
-}
-
-/* ---- the Variance Characterization Graph ---- */
-
-/* A point of the page's SVG, in px. */
-struct html_xy {
-	double x, y;
-};
-
-struct vcg_layout {
-	struct html_xy *pos;   /* per node: its box's top left corner */
-	struct html_xy *at;    /* per pattern: its frame's top left corner */
-	struct html_xy *size;  /* ... and its width and height */
-	/* per segment its step out, then per pattern the steps taken */
-	uint32_t *nback;
-	double width, height;
-};
-
-/* Back-edges drawn in pattern @q: each curves out a step further right. */
-static uint32_t vcg_nback(const struct vp_vcg *g, size_t q)
-{
-	uint32_t k = 0;
-
-	for (size_t i = 0; i < g->nsegments; i++)
-		k += g->nodes[g->segments[i].nodes[0]].pattern == q;
-	return k;
-}
-
-/*
- * Layered by depth, the leaves side by side in depth-first order, a parent
- * centred over its children; the patterns left to right, wrapping at
- * VCG_ROW_W.  Node ids are depth-first, pattern by pattern: a parent's is
- * below its children's.
- */
-static void vcg_layout(const struct report *r, struct vcg_layout *l)
-{
-	const struct vp_vcg *g = r->vcg;
-	double x = 0, y = 0, row_h = 0;
-
-	l->pos = xcalloc(g->nnodes + 1, sizeof(*l->pos));
-	l->at = xcalloc(g->npatterns + 1, sizeof(*l->at));
-	l->size = xcalloc(g->npatterns + 1, sizeof(*l->size));
-	l->nback = xcalloc(g->nsegments + g->npatterns + 1, sizeof(*l->nback));
-	l->width = l->height = 0;
-	for (size_t q = 0; q < g->npatterns; q++) {
-		const struct vp_vcg_pattern *p = &g->patterns[q];
-		uint32_t slots = 0, depth_max = 0, *depth = xcalloc(p->nnodes + 1, sizeof(*depth));
-		double w, h;
-
-		for (uint32_t i = 0; i < p->nnodes; i++) {
-			const struct vp_vcg_node *n = &g->nodes[p->root + i];
-
-			depth[i] = n->parent == VP_NO_NODE || n->parent < p->root
-					   ? 0
-					   : depth[n->parent - p->root] + 1;
-			if (depth[i] > depth_max)
-				depth_max = depth[i];
-			if (!n->nchildren)
-				l->pos[p->root + i].x = slots++;
-		}
-		for (uint32_t i = p->nnodes; i-- > 0;) {
-			const struct vp_vcg_node *n = &g->nodes[p->root + i];
-			double lo = INFINITY, hi = -INFINITY;
-
-			for (uint32_t k = 0; k < n->nchildren; k++) {
-				lo = fmin(lo, l->pos[n->children[k]].x);
-				hi = fmax(hi, l->pos[n->children[k]].x);
-			}
-			if (n->nchildren)
-				l->pos[p->root + i].x = (lo + hi) / 2;
-			l->pos[p->root + i].y = depth[i];
-		}
-		free(depth);
-		w = (slots ? slots : 1) * (double)(VCG_BOX_W + VCG_GAP_X) - VCG_GAP_X +
-		    2 * VCG_PAD + 60 + 24.0 * vcg_nback(g, q);
-		h = VCG_TITLE_H + depth_max * (double)VCG_LAYER_H + VCG_BOX_H + 2 * VCG_PAD;
-		if (x > 0 && x + w > VCG_ROW_W) {
-			x = 0;
-			y += row_h + VCG_GAP_X;
-			row_h = 0;
-		}
-		l->at[q] = (struct html_xy){ x, y };
-		l->size[q] = (struct html_xy){ w, h };
-		for (uint32_t i = 0; i < p->nnodes; i++) {
-			struct html_xy *ps = &l->pos[p->root + i];
-
-			ps->x = x + VCG_PAD + ps->x * (VCG_BOX_W + VCG_GAP_X);
-			ps->y = y + VCG_TITLE_H + VCG_PAD + ps->y * VCG_LAYER_H;
-		}
-		x += w + VCG_GAP_X;
-		row_h = fmax(row_h, h);
-		l->width = fmax(l->width, x - VCG_GAP_X);
-		l->height = y + row_h;
-	}
-}
-
-static void vcg_layout_release(struct vcg_layout *l)
-{
-	free(l->pos);
-	free(l->at);
-	free(l->size);
-	free(l->nback);
-}
-
-static const char *vcg_class(enum vp_vcg_type t)
-{
-	switch (t) {
-	case VP_VCG_TASK:
-		return "vp-task";
-	case VP_VCG_CONTRIBUTOR:
-		return "vp-contributor";
-	default:
-		return "vp-contrast";
-	}
-}
-
-/* A node: Tasks are boxes, Contrasts ovals, Contributors dashed (Kumar and Pande, §8.1). */
-static void vcg_node(FILE *f, const struct report *r, const struct vcg_layout *l, uint32_t id)
-{
-	const struct vp_vcg_node *n = &r->vcg->nodes[id];
-	struct html_xy p = l->pos[id];
-	double mx = p.x + VCG_BOX_W / 2.0;
-	char cs[512];
-
-	if (n->type == VP_VCG_TASK)
-		fprintf(f, "<a href=\"#vp-task-%" PRIu32 "\">", id);
-	fprintf(f, "<g class=\"vp-vcg-node %s\" id=\"vp-vcg-%" PRIu32 "\" data-id=\"%" PRIu32
-		   "\"><title>(%" PRIu32 ") %s ",
-		vcg_class(n->type), id, id, id, vp_vcg_type_name(n->type));
-	html_vcg_label(f, r, id, 0);
-	fprintf(f, "</title>\n");
-	if (n->type == VP_VCG_CONTRAST)
-		fprintf(f, "<ellipse cx=\"%.1f\" cy=\"%.1f\" rx=\"%.1f\" ry=\"%.1f\"/>\n", mx,
-			p.y + VCG_BOX_H / 2.0, VCG_BOX_W / 2.0 + 6, VCG_BOX_H / 2.0 + 6);
-	else
-		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" rx=\"4\"/>\n", p.x,
-			p.y, VCG_BOX_W, VCG_BOX_H);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">(%"
-		   PRIu32 ") ",
-		mx, p.y + 14, id);
-	html_put_max(f, report_func_name(r, n->func), VCG_LABEL_CHARS - 5);
-	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", mx, p.y + 28);
-	report_vcg_callsite(r, id, cs, sizeof(cs));
-	if (*cs) {
-		fputc('[', f);
-		html_put_max(f, cs, VCG_LABEL_CHARS - 2);
-		fputc(']', f);
-	}
-	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">mean ", mx,
-		p.y + 42);
-	html_time(f, r, n->stats.mean);
-	fprintf(f, "  CoV %.3f</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">N %"
-		   PRIu64 "  VIM ",
-		vp_stats_cov(&n->stats), mx, p.y + 56, n->stats.n);
-	html_time(f, r, n->vim);
-	fputs("</text></g>", f);
-	if (n->type == VP_VCG_TASK)
-		fputs("</a>", f);
-	fputc('\n', f);
-}
-
-/*
- * A back-edge: the underlier to the originator, curving out on the right,
- * each of a pattern's a step further out so that their labels stand
- * apart; drawn under the boxes (@label 0: a box it crosses hides it
- * there), its cf label over them (@label 1).
- */
-static void vcg_back_edge(FILE *f, const struct vp_vcg *g, struct vcg_layout *l,
-			  const struct vp_vcg_segment *s, size_t i, int label)
-{
-	uint32_t o = s->nodes[0], u = s->nodes[s->len - 1];
-	double x1 = l->pos[u].x + VCG_BOX_W, y1 = l->pos[u].y + VCG_BOX_H / 2.0;
-	double x2 = l->pos[o].x + VCG_BOX_W, y2 = l->pos[o].y + VCG_BOX_H / 2.0;
-	double off = 34 + 24.0 * l->nback[i];
-
-	if (label) {
-		fprintf(f, "<text class=\"vp-back-label\" x=\"%.1f\" y=\"%.1f\">%.1f%%</text>\n",
-			(x1 + x2) / 2 + 0.75 * off + 3, (y1 + y2) / 2 + 4, 100.0 * s->cf);
-		return;
-	}
-	/* the how-manieth of its pattern, for the label too */
-	l->nback[i] = l->nback[g->npatterns + g->nodes[o].pattern]++;
-	off = 34 + 24.0 * l->nback[i];
-	fprintf(f, "<path class=\"vp-back\" data-from=\"%" PRIu32 "\" data-to=\"%" PRIu32
-		   "\" d=\"M%.1f %.1f C%.1f %.1f %.1f %.1f %.1f %.1f\" "
-		   "marker-end=\"url(#vp-arrow-back)\"/>\n",
-		u, o, x1, y1, x1 + off, y1, x2 + off, y2, x2 + 2, y2);
-}
-
-static void vcg_legend(FILE *f, double y)
-{
-	fprintf(f, "<g class=\"vp-legend\" transform=\"translate(0 %.1f)\">\n", y);
-	fputs("<g class=\"vp-vcg-node vp-task\"><rect x=\"0\" y=\"0\" width=\"70\" height=\"22\" "
-	      "rx=\"4\"/></g><text x=\"35\" y=\"15\" text-anchor=\"middle\">Task</text>\n"
-	      "<g class=\"vp-vcg-node vp-contributor\"><rect x=\"86\" y=\"0\" width=\"90\" "
-	      "height=\"22\" rx=\"4\"/></g><text x=\"131\" y=\"15\" "
-	      "text-anchor=\"middle\">Contributor</text>\n"
-	      "<g class=\"vp-vcg-node vp-contrast\"><ellipse cx=\"236\" cy=\"11\" rx=\"44\" "
-	      "ry=\"12\"/></g><text x=\"236\" y=\"15\" text-anchor=\"middle\">Contrast</text>\n"
-	      "<path class=\"vp-edge\" d=\"M300 11 H340\" marker-end=\"url(#vp-arrow)\"/>"
-	      "<text x=\"348\" y=\"15\">calls, through the call context</text>\n"
-	      "<path class=\"vp-back\" d=\"M540 11 H580\" marker-end=\"url(#vp-arrow-back)\"/>"
-	      "<text x=\"588\" y=\"15\">back-edge: underlier to originator, with cf (the "
-	      "variance it alone would give)</text>\n</g>\n",
-	      f);
-}
-
-static void html_vcg(FILE *f, const struct report *r)
-{
-	const struct vp_vcg *g = r->vcg;
-	struct vcg_layout l;
-	double w, h;
-
-	fprintf(f, "<section id=\"vp-vcg\">\n<h2>Variance Characterization Graph</h2>\n"
-		   "<p class=\"vp-note\">%zu pattern%s, %zu node%s, %zu back-edge%s "
-		   "(tau<sub>S</sub> = %g, beta = %g). A box is a function in its call "
-		   "contexts; a Task's box leads to its plots.</p>\n",
-		g->npatterns, g->npatterns == 1 ? "" : "s", g->nnodes, g->nnodes == 1 ? "" : "s",
-		g->nsegments, g->nsegments == 1 ? "" : "s", g->params.tau, g->params.beta);
-	if (!g->npatterns && report_no_calls(r)) {
-		fprintf(f, "<p>(none: %s)</p>\n</section>\n", report_no_calls(r));
-		return;
-	}
-	if (!g->npatterns) {
-		fprintf(f, "<p>(none: no significant node has CoV &ge; %g)</p>\n</section>\n",
-			r->an->cov_threshold);
-		return;
-	}
-	vcg_layout(r, &l);
-	w = fmax(l.width, 1010); /* the legend's */
-	h = l.height + 44;
-	fprintf(f, "<div class=\"vp-scroll\"><svg class=\"vp-graph\" "
-		   "width=\"%.0f\" height=\"%.0f\" viewBox=\"-8 -8 %.0f %.0f\">\n",
-		w + 16, h + 16, w + 16, h + 16);
-	fputs("<defs><marker id=\"vp-arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
-	      "markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0 0 L10 5 L0 10 z\" "
-	      "fill=\"#555\"/></marker><marker id=\"vp-arrow-back\" viewBox=\"0 0 10 10\" "
-	      "refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
-	      "<path d=\"M0 0 L10 5 L0 10 z\" fill=\"#b22222\"/></marker></defs>\n",
-	      f);
-	for (size_t q = 0; q < g->npatterns; q++) {
-		fprintf(f, "<g class=\"vp-pattern\" id=\"vp-pattern-%zu\"><rect class=\"vp-cluster\" "
-			   "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>"
-			   "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">Pattern %zu: VIM ",
-			q + 1, l.at[q].x, l.at[q].y, l.size[q].x, l.size[q].y, l.at[q].x + 10,
-			l.at[q].y + 17, q + 1);
-		html_time(f, r, g->patterns[q].vim);
-		fputs("</text></g>\n", f);
-	}
-	for (size_t id = 0; id < g->nnodes; id++) {
-		const struct vp_vcg_node *n = &g->nodes[id];
-
-		if (n->parent == VP_NO_NODE)
-			continue;
-		fprintf(f, "<path class=\"vp-edge\" d=\"M%.1f %.1f L%.1f %.1f\" "
-			   "marker-end=\"url(#vp-arrow)\"/>\n",
-			l.pos[n->parent].x + VCG_BOX_W / 2.0, l.pos[n->parent].y + VCG_BOX_H,
-			l.pos[id].x + VCG_BOX_W / 2.0,
-			l.pos[id].y - (n->type == VP_VCG_CONTRAST ? 6 : 0));
-	}
-	for (size_t i = 0; i < g->nsegments; i++)
-		vcg_back_edge(f, g, &l, &g->segments[i], i, 0);
-	for (size_t id = 0; id < g->nnodes; id++)
-		vcg_node(f, r, &l, (uint32_t)id);
-	for (size_t i = 0; i < g->nsegments; i++)
-		vcg_back_edge(f, g, &l, &g->segments[i], i, 1);
-	vcg_legend(f, l.height + 14);
-	fputs("</svg></div>\n</section>\n", f);
-	vcg_layout_release(&l);
 }
 
 /* ---- per Task: histogram, timeline, covariance ---- */
@@ -1267,17 +915,19 @@ int report_html(const struct report *r)
 	      f);
 	html_put(f, r->input);
 	/* two plots side by side in a Task */
-	fprintf(f, "</title>\n<style>%s.vp-plots figure{flex:0 0 auto;width:%dpx}</style>\n"
+	fprintf(f, "</title>\n<style>%s%s.vp-plots figure{flex:0 0 auto;width:%dpx}</style>\n"
 		   "</head>\n<body>\n",
-		html_style, HTML_MARGIN_L + HTML_PLOT_W + HTML_MARGIN_R);
+		html_style, html_flame_style, HTML_MARGIN_L + HTML_PLOT_W + HTML_MARGIN_R);
 	html_header(f, r);
 	if (r->vcg && (r->hdr->nfuncs || !r->sampled)) {
 		html_vcg(f, r);
 		if (h)
 			html_tasks(f, r, h);
 	}
-	if (r->sampled)
+	if (r->sampled) {
+		html_flame(f, r);
 		html_sampled(f, r);
+	}
 	fprintf(f, "<footer><p class=\"vp-note\">%s %s</p></footer>\n<script>\n%s</script>\n"
 		   "</body>\n</html>\n",
 		PACKAGE_NAME, PACKAGE_VERSION, html_script);
