@@ -110,7 +110,7 @@ static void flame_box(struct flame *fl, uint32_t id, double x, uint32_t level, u
 	fprintf(fl->f, ": %" PRIu64 " sample%s, %.2f%%</title>", n->samples,
 		n->samples == 1 ? "" : "s",
 		100.0 * (double)n->samples / (double)r->sampled->nodes[0].samples);
-	fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
+	fprintf(fl->f, "<rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" "
 		       "fill=\"hsl(%u,%u%%,%u%%)\"/>",
 		x, y, w, HTML_FLAME_ROW - 1,
 		n->kind == VP_SNODE_FUNC ? 10 + h % 45 : 0, n->kind == VP_SNODE_FUNC ? 75 : 0,

@@ -195,9 +195,9 @@ static void html_prepare_warnings(struct report_html *h, const struct report *r,
 	if (!wide)
 		return;
 	snprintf(buf, sizeof(buf),
-		 "%zu sampled share%s wider than +/-%g%% at %g%% confidence (up to +/-%.2f%%): "
+		 "'%s': %zu sampled share%s wider than +/-%g%% at %g%% confidence (up to +/-%.2f%%): "
 		 "record longer or at a higher -F (%" PRIu64 " samples needed)",
-		 wide, wide == 1 ? " is" : "s are", r->precision * 100, r->confidence * 100,
+		 r->input, wide, wide == 1 ? " is" : "s are", r->precision * 100, r->confidence * 100,
 		 max_half * 100, vp_samples_needed(0.5, r->precision, r->z));
 	h->warnings[h->nwarnings++] = xstrdup(buf);
 }
@@ -1447,7 +1447,11 @@ int report_html(const struct report *r)
 	FILE *f = r->out;
 	int graph;
 
+	/* the page fetches nothing, and says so: a browser refuses (and logs)
+	 * whatever would try */
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 	      "<title>varperf report of ",
 	      f);
