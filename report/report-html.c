@@ -263,7 +263,7 @@ static const char html_style[] =
 	"dl.vp-facts{display:grid;grid-template-columns:max-content minmax(0,1fr) max-content "
 	"minmax(0,1fr);gap:2px 16px;margin:8px 0}"
 	"dl.vp-facts dt{color:#555}dl.vp-facts dd{margin:0}"
-	".vp-scroll{overflow-x:auto;border:1px solid #e2e2e2;border-radius:6px}"
+	".vp-wide{overflow-x:auto;max-width:100%}"
 	"article.vp-task{border:1px solid #d8d8d8;border-radius:6px;padding:10px 14px;"
 	"margin:14px 0}"
 	".vp-plots{display:flex;flex-wrap:wrap;gap:8px 20px}"
@@ -851,7 +851,7 @@ static void html_slowest(FILE *f, const struct report *r, const struct vp_vcg_no
 	if (!nslow)
 		return;
 	fprintf(f, "<details class=\"vp-slowest\" open><summary>Its slowest calls (%zu of the "
-		   "%" PRIu32 " kept per context)</summary>\n<table class=\"vp-table\"><thead><tr>"
+		   "%" PRIu32 " kept per context)</summary>\n<div class=\"vp-wide\"><table class=\"vp-table\"><thead><tr>"
 		   "<th>#</th><th>start</th><th>thread</th><th>duration</th><th>z</th>"
 		   "<th class=\"vp-name\">where the time went</th>"
 		   "<th class=\"vp-name\">context</th></tr></thead>\n<tbody>\n",
@@ -879,7 +879,7 @@ static void html_slowest(FILE *f, const struct report *r, const struct vp_vcg_no
 		html_put(f, report_node_label(r, slow[i].node, label, sizeof(label)));
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</tbody></table></details>\n", f);
+	fputs("</tbody></table></div></details>\n", f);
 }
 
 /* The call contexts a Task stands for, outermost first. */
@@ -1202,14 +1202,14 @@ static void html_patterns(FILE *f, const struct report *r)
 				an->cov_threshold);
 		return;
 	}
-	fputs("<table class=\"vp-table\"><thead><tr><th>rank</th><th>share</th><th>N</th>"
+	fputs("<div class=\"vp-wide\"><table class=\"vp-table\"><thead><tr><th>rank</th><th>share</th><th>N</th>"
 	      "<th>mean</th><th>&sigma;</th><th>CoV</th><th>VIM</th><th>p50</th><th>p99</th>"
 	      "<th>max</th><th class=\"vp-name\">call chain</th></tr></thead>\n<tbody>\n",
 	      f);
 	for (size_t i = 0; i < an->npatterns; i++)
 		if (an->patterns[i].in_pattern_set || (r->all && i < nrel))
 			html_pattern_row(f, r, i + 1, &an->patterns[i]);
-	fputs("</tbody></table>\n", f);
+	fputs("</tbody></table></div>\n", f);
 	if (!nrel)
 		fputs("<p class=\"vp-note\">(none: every pattern is unreliable)</p>\n", f);
 	if (an->nfolded)
@@ -1250,7 +1250,7 @@ static void html_offcpu(FILE *f, const struct report *r)
 			   "high-variance nodes' variance is off-CPU time (preemption, blocking)"
 			   "%s.</p>\n",
 			share, 100 * share, share > 0.5 ? ", not code" : "");
-	fputs("<table class=\"vp-table\"><thead><tr><th>N</th><th>mean</th><th>on-CPU</th>"
+	fputs("<div class=\"vp-wide\"><table class=\"vp-table\"><thead><tr><th>N</th><th>mean</th><th>on-CPU</th>"
 	      "<th>off-CPU</th><th>&sigma;</th><th>off-CPU share of the variance</th><th></th>"
 	      "<th class=\"vp-name\">calling context</th></tr></thead>\n<tbody>\n",
 	      f);
@@ -1285,7 +1285,7 @@ static void html_offcpu(FILE *f, const struct report *r)
 		rows++;
 	}
 	free(below);
-	fputs("</tbody></table>\n</section>\n", f);
+	fputs("</tbody></table></div>\n</section>\n", f);
 }
 
 /* Links to the sections the page has. */
@@ -1433,12 +1433,12 @@ static void html_sampled(FILE *f, const struct report *r)
 		fputs("<p>(no samples)</p>\n</section>\n", f);
 		return;
 	}
-	fputs("<table class=\"vp-stree\"><thead><tr><th>total</th><th>interval</th><th>self</th>"
+	fputs("<div class=\"vp-wide\"><table class=\"vp-stree\"><thead><tr><th>total</th><th>interval</th><th>self</th>"
 	      "<th>interval</th><th>N</th><th>mean</th><th>CoV</th>"
 	      "<th class=\"vp-name\">calling context</th></tr></thead>\n<tbody>\n",
 	      f);
 	html_stree(f, r);
-	fputs("</tbody></table>\n</section>\n", f);
+	fputs("</tbody></table></div>\n</section>\n", f);
 }
 
 int report_html(const struct report *r)

@@ -33,7 +33,7 @@ check() {
 	python3 "$top_srcdir/tests/perf-collector/check-html.py" "$@" 2>&1
 }
 
-tap_plan 47
+tap_plan 50
 
 # ---- part one: names with markup, many calls ----
 
@@ -77,7 +77,7 @@ tap_is ok "$(check report m-nodot.html m.json)" "without dot: graph and Tasks ag
 recorded=
 havedot=$(command -v dot)
 if [ "$(id -u)" -ne 0 ] || [ ! -e /sys/bus/event_source/devices/uprobe ]; then
-	tap_skip "needs root and the uprobe PMU to record the demo" 17
+	tap_skip "needs root and the uprobe PMU to record the demo" 19
 else
 	"$VARPERF" record -q -o demo.data -- "$DEMO" >/dev/null 2>err
 	tap_is 0 $? "the demo records"
@@ -102,6 +102,15 @@ else
 		tap_skip "Graphviz's dot is not installed" 1
 	fi
 	tap_is ok "$(check flame demo.html demo.json)" "demo: phase 1's samples as a flame graph"
+	# every pattern kept (--beta 0 --tau 0): wider than the page, scaled to it
+	"$VARPERF" report --format html --beta 0 --tau 0 -i demo.data >wide.html 2>/dev/null
+	"$VARPERF" report --format json --beta 0 --tau 0 -i demo.data >wide.json 2>/dev/null
+	tap_is ok "$(check report wide.html wide.json)" "demo, every pattern: graph and Tasks agree with the JSON"
+	if [ -n "$havedot" ]; then
+		tap_is ok "$(check layout wide.html)" "demo, every pattern: no edge through a box"
+	else
+		tap_skip "Graphviz's dot is not installed" 1
+	fi
 	# sample mode: the flame graph is the page's
 	"$VARPERF" record -q --mode sample -o samp.data -- "$DEMO" >/dev/null 2>err
 	tap_is 0 $? "the demo records in sample mode"
@@ -143,7 +152,7 @@ layout() {
 }
 
 if ! command -v chromium >/dev/null 2>&1; then
-	tap_skip "chromium is not installed" 15
+	tap_skip "chromium is not installed" 16
 else
 	# the check can see an error: a page with one has it in the console
 	printf '%s\n' '<!DOCTYPE html><html><head><title>x</title></head><body>' \
@@ -175,6 +184,9 @@ else
 		layout demo.html 1280
 		tap_is ok "$(check measured dom.html graph flame)" \
 			"demo: every section in the DOM, no sideways scrolling, graph and flame graph within 1280 px"
+		layout wide.html 1280
+		tap_is ok "$(check measured dom.html graph)" \
+			"demo, every pattern: a graph $(grep -o 'class="vp-graph"[^>]*width="[0-9]*"' wide.html | grep -o '[0-9]*$') px wide fits in 1280"
 		layout demo.html 600
 		tap_is ok "$(check measured dom.html --narrow graph flame)" \
 			"demo: in a 600 px window the graph and the flame graph shrink to fit"
@@ -185,7 +197,7 @@ else
 		tap_is ok "$(check measured dom.html flame sampled)" \
 			"samples: the flame graph and the sampled tree in the DOM, within the window"
 	else
-		tap_skip "the demo was not recorded" 9
+		tap_skip "the demo was not recorded" 10
 	fi
 fi
 tap_done
