@@ -39,6 +39,9 @@ enum {
 	VCG_LABEL_CHARS = 30,
 	/* a Contrast's oval is this much larger than a box */
 	VCG_OVAL = 6,
+	/* dot lays out boxes this much larger on each side, so that edges
+	 * pass clear of the drawn ones rather than along their borders */
+	VCG_CLEAR = 6,
 };
 
 /* dot's unit, the point, in the page's px */
@@ -149,15 +152,15 @@ static void vcg_dot_input(FILE *f, const struct vp_vcg *g)
 		fprintf(f, "digraph p%zu {\ngraph [nodesep=0.4, ranksep=0.5, ordering=out];\n"
 			   "node [shape=box, fixedsize=true, label=\"\", width=%.4f, height=%.4f];\n"
 			   "edge [arrowsize=0.8, fontsize=11];\n",
-			q, VCG_BOX_W / VCG_PT, VCG_BOX_H / VCG_PT);
+			q, (VCG_BOX_W + 2 * VCG_CLEAR) / VCG_PT, (VCG_BOX_H + 2 * VCG_CLEAR) / VCG_PT);
 		for (uint32_t i = 0; i < p->nnodes; i++) {
 			uint32_t id = p->root + i;
 			const struct vp_vcg_node *n = &g->nodes[id];
 
 			if (n->type == VP_VCG_CONTRAST)
 				fprintf(f, "n%" PRIu32 " [shape=ellipse, width=%.4f, height=%.4f];\n",
-					id, (VCG_BOX_W + 2 * VCG_OVAL) / VCG_PT,
-					(VCG_BOX_H + 2 * VCG_OVAL) / VCG_PT);
+					id, (VCG_BOX_W + 2 * VCG_OVAL + 2 * VCG_CLEAR) / VCG_PT,
+					(VCG_BOX_H + 2 * VCG_OVAL + 2 * VCG_CLEAR) / VCG_PT);
 			else
 				fprintf(f, "n%" PRIu32 ";\n", id);
 			for (uint32_t k = 0; k < n->nchildren; k++)
@@ -609,12 +612,16 @@ static const char vcg_markers[] =
 	"fill=\"#555\"/></marker><marker id=\"vp-arrow-back\" viewBox=\"0 0 10 10\" "
 	"refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
 	"<path d=\"M0 0 L10 5 L0 10 z\" fill=\"#b22222\"/></marker>"
-	/* dot ends a spline where its arrowhead starts: the marker's base there */
+	/* dot ends a spline where its arrowhead (8 px at arrowsize 0.8)
+	 * starts, VCG_CLEAR off the box: the marker's base there, its tip
+	 * 8 + 6 px on, at the box */
 	"<marker id=\"vp-arrow-dot\" viewBox=\"0 0 10 10\" refX=\"0\" refY=\"5\" "
-	"markerUnits=\"userSpaceOnUse\" markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\">"
+	"markerUnits=\"userSpaceOnUse\" markerWidth=\"14\" markerHeight=\"8\" "
+	"preserveAspectRatio=\"none\" orient=\"auto\">"
 	"<path d=\"M0 0 L10 5 L0 10 z\" fill=\"#555\"/></marker>"
 	"<marker id=\"vp-arrow-back-dot\" viewBox=\"0 0 10 10\" refX=\"0\" refY=\"5\" "
-	"markerUnits=\"userSpaceOnUse\" markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\">"
+	"markerUnits=\"userSpaceOnUse\" markerWidth=\"14\" markerHeight=\"8\" "
+	"preserveAspectRatio=\"none\" orient=\"auto\">"
 	"<path d=\"M0 0 L10 5 L0 10 z\" fill=\"#b22222\"/></marker></defs>\n";
 
 void html_vcg(FILE *f, const struct report *r)

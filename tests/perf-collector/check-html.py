@@ -29,9 +29,10 @@
 #                                       Pattern Set's rows, the off-CPU
 #                                       rows, per Task its slowest calls
 #   check-html.py layout PAGE           the graph laid out by dot: no edge
-#                                       or back-edge through a box it does
-#                                       not end at, the SVG scaled by its
-#                                       viewBox
+#                                       or back-edge within 3 px of a box,
+#                                       not even the one it ends at (its
+#                                       arrowhead does), the SVG scaled by
+#                                       its viewBox
 #   check-html.py flame PAGE JSON       the flame graph: its root as wide
 #                                       as the samples, each box as wide as
 #                                       its node's samples, callees inside
@@ -416,15 +417,17 @@ def layout(path):
         else:
             x, y = float(a["cx"]) - float(a["rx"]), float(a["cy"]) - float(a["ry"])
             w, h = 2 * float(a["rx"]), 2 * float(a["ry"])
-        boxes[int(n.attrs["data-id"])] = (x, y, w, h)
+        # edges keep 3 px clear of a box's border (dot's boxes are 6 px
+        # larger than those drawn); an oval's box is only checked 3 px in
+        m = -3 if r[0].tag == "rect" else 3
+        boxes[int(n.attrs["data-id"])] = (x + m, y + m, w - 2 * m, h - 2 * m)
     edges = [(e, None) for e in g.find("path", "vp-edge")] + \
         [(e, (int(e.attrs["data-from"]), int(e.attrs["data-to"])))
          for e in g.find("path", "vp-back")]
     for e, ends in edges:
         for x, y in bezier(e.attrs["d"]):
             for nid, (bx, by, bw, bh) in boxes.items():
-                # 3 px in from the edge: a line may touch the box it ends at
-                if bx + 3 < x < bx + bw - 3 and by + 3 < y < by + bh - 3:
+                if bx < x < bx + bw and by < y < by + bh:
                     probs.append("%s %s crosses box %d at (%.0f, %.0f)" %
                                  ("back-edge" if ends else "edge", ends or "", nid, x, y))
                     break
