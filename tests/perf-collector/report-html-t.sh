@@ -33,7 +33,7 @@ check() {
 	python3 "$top_srcdir/tests/perf-collector/check-html.py" "$@" 2>&1
 }
 
-tap_plan 50
+tap_plan 52
 
 # ---- part one: names with markup, many calls ----
 
@@ -71,6 +71,15 @@ tap_is 0 $? "html report without dot on the PATH exits 0"
 tap_like "$(grep -o 'data-layout="[a-z-]*"' m-nodot.html)" 'data-layout="built-in"' \
 	"without dot: the built-in layout, said so"
 tap_is ok "$(check report m-nodot.html m.json)" "without dot: graph and Tasks agree with the JSON"
+# a dot that answers nonsense, or a node that is not in the graph: the same
+mkdir fakedot
+printf '#!/bin/sh\ncat >/dev/null\necho "graph 1 2 x"; echo "node n999999 1 1 1 1"; echo stop\n' \
+	>fakedot/dot
+chmod +x fakedot/dot
+PATH="$TMPDIR_T/fakedot:$PATH" "$VARPERF" report --format html -i 'm<&>.data' >m-fake.html 2>err
+tap_is "0 built-in" "$? $(grep -o 'data-layout="[a-z-]*"' m-fake.html | cut -d'"' -f2)" \
+	"a dot that answers nonsense: the built-in layout, exit 0"
+tap_is "" "$(cat err)" "a dot that answers nonsense: nothing said on standard error"
 
 # ---- part two: the demo ----
 
