@@ -9,12 +9,14 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/regression.h"
 #include "core/regression-task.h"
 #include "json-writer.h"
 #include "report.h"
+#include "util/shell.h"
 #include "util/util.h"
 
 enum { REGRESS_JSON_VERSION = 1 };
@@ -107,6 +109,72 @@ static void text_excluded(const struct report_regress *rr)
 	}
 }
 
+/*
+ * The functions whose probes auto mode's overhead budget removed during
+ * the recording, the task's own first: where the task calls them, their
+ * later calls are missing, the counts understate what its invocations
+ * called, and the terms are biased (a child dropped before any call of it
+ * completed has no node to say it is a child: all are named).  Into @funcs;
+ * returns how many.
+ */
+static size_t budget_dropped(const struct report_regress *rr, uint32_t *funcs, size_t max)
+{
+	uint32_t task = rr->r->tree->nodes[rr->rows->node].func;
+	size_t n = 0;
+
+	if (vp_reader_unprobed(rr->r->reader, task))
+		funcs[n++] = task;
+	for (uint32_t f = 0; f < rr->r->hdr->nfuncs && n < max; f++)
+		if (f != task && vp_reader_unprobed(rr->r->reader, f))
+			funcs[n++] = f;
+	return n;
+}
+
+/* The command that times the task and @ids over a whole run. */
+static char *rerecord_command(const struct report_regress *rr, const uint32_t *ids, size_t n)
+{
+	const struct vp_header *h = rr->r->hdr;
+	const struct vp_cct_node *t = &rr->r->tree->nodes[rr->rows->node];
+	char *line = xstrdup("varperf record --mode=probe");
+
+	line = vp_shell_append(line, "-f");
+	line = vp_shell_append(line, h->funcs[t->func].name);
+	for (size_t i = 0; i < n; i++) {
+		if (ids[i] == t->func)
+			continue;
+		line = vp_shell_append(line, "-f");
+		line = vp_shell_append(line, h->funcs[ids[i]].name);
+	}
+	line = vp_shell_append(line, "--");
+	for (int i = 0; i < h->argc; i++)
+		line = vp_shell_append(line, h->argv[i]);
+	if (!h->argc)
+		line = vp_shell_append(line, "PROGRAM");
+	return line;
+}
+
+static void text_dropped(const struct report_regress *rr)
+{
+	uint32_t ids[16];
+	size_t n = budget_dropped(rr, ids, sizeof(ids) / sizeof(*ids));
+	char *cmd;
+
+	if (!n)
+		return;
+	fprintf(rr->out, "\nnot timed to the end: the overhead budget removed the probes of ");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(rr->out, "%s", i ? ", " : "");
+		report_put(rr->out, report_func_name(rr->r, ids[i]));
+	}
+	fprintf(rr->out, " during the recording:\nwhere the task calls them, their later calls "
+			 "are not counted, and the model is biased.\nTo time them with it over a "
+			 "whole run:\n  ");
+	cmd = rerecord_command(rr, ids, n);
+	report_put(rr->out, cmd);
+	fputc('\n', rr->out);
+	free(cmd);
+}
+
 static void text_bad(const struct report_regress *rr)
 {
 	const struct vp_regress_model *m = rr->m;
@@ -183,6 +251,7 @@ static int text_explain(const struct report_regress *rr)
 	text_fit(rr);
 	text_excluded(rr);
 	text_bad(rr);
+	text_dropped(rr);
 	return 0;
 }
 
@@ -269,6 +338,7 @@ static int text_bound(const struct report_regress *rr)
 		fprintf(rr->out, "test set: none (--train 1)\n");
 	text_excluded(rr);
 	text_bad(rr);
+	text_dropped(rr);
 	return 0;
 }
 
@@ -366,6 +436,21 @@ int report_regress_json(const struct report_regress *rr)
 		json_u64(&j, "under", m->test_under);
 		json_u64(&j, "above_met", m->test_met_under);
 		json_obj_end(&j);
+	}
+	{
+		uint32_t ids[16];
+		size_t n = budget_dropped(rr, ids, sizeof(ids) / sizeof(*ids));
+		char *cmd = n ? rerecord_command(rr, ids, n) : NULL;
+
+		json_arr_as(&j, "budget_dropped", JSON_COMPACT);
+		for (i = 0; i < n; i++)
+			json_str(&j, NULL, report_func_name(rr->r, ids[i]));
+		json_arr_end(&j);
+		if (cmd)
+			json_str(&j, "rerecord", cmd);
+		else
+			json_null(&j, "rerecord");
+		free(cmd);
 	}
 	json_arr(&j, "bad_samples");
 	for (i = 0; i < m->nbad; i++) {
