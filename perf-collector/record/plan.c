@@ -75,7 +75,9 @@ int vp_plan_check(const char *path)
 
 static int read_phase1(struct vp_plan *p, const char *path)
 {
+	const struct vp_trailer *tr;
 	struct vp_event ev[256];
+	uint64_t lost;
 	long n;
 
 	if (open_phase1(path, &p->r) < 0)
@@ -89,6 +91,15 @@ static int read_phase1(struct vp_plan *p, const char *path)
 	if (n < 0)
 		return error("%s", vp_reader_error(p->r));
 	vp_sampled_finish(&p->tree);
+	/* (the kernel's count arrives twice, as in core's recording.c) */
+	lost = vp_reader_lost(p->r);
+	tr = vp_reader_trailer(p->r);
+	if (tr && tr->present && tr->lost > lost)
+		lost = tr->lost;
+	if (!p->tree.samples && lost)
+		return error("the sampling run in '%s' has no samples: %llu records were lost, the "
+			     "ring buffers overflowed (try a larger --buffer-size, or a lower -F)",
+			     path, (unsigned long long)lost);
 	if (!p->tree.samples)
 		return error("the sampling run in '%s' has no samples", path);
 	p->cpu_ns = p->tree.time;

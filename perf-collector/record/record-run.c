@@ -347,7 +347,7 @@ static int run(struct record *rec)
 		tr.flags |= rec->target.gone ? VP_END_GONE : VP_END_DETACHED;
 	}
 	record_procs_finish(&rec->target.procs, &rec->output);
-	tr.lost = rec->counts.lost;
+	tr.lost = rec->counts.lost + rec->counts.lost_phase1;
 	tr.foreign = rec->counts.foreign;
 	tr.unfollowed = rec->target.procs.unfollowed;
 	if (rec->hdr.ncosts)
@@ -544,6 +544,7 @@ static int start(struct record *rec, int argc, char **argv)
 			   &rec->output);
 	if (rec->phase.plan_from) {
 		err = vp_plan_copy(&rec->phase.plan, rec->output.w, &rec->hdr, &rec->ids.thread_base);
+		rec->counts.lost_phase1 = vp_reader_lost(rec->phase.plan.r);
 		if (!err)
 			err = vp_writer_phase(rec->output.w, 2, (uint32_t)rec->target.pid);
 		if (err) {

@@ -166,13 +166,17 @@ void record_summary_print(struct record *rec, const struct vp_trailer *tr)
 		     "thread%s",
 		     (unsigned long long)tr->events, rec->opts.output, bytes,
 		     tr->events ? (double)bytes / (double)tr->events : 0.0,
-		     (unsigned long long)rec->counts.lost, rec->ids.threads.n,
-		     rec->ids.threads.n == 1 ? "" : "s");
+		     (unsigned long long)(rec->counts.lost + rec->counts.lost_phase1),
+		     rec->ids.threads.n, rec->ids.threads.n == 1 ? "" : "s");
 	if (rec->mode != MODE_PROBE)
 		print_sampling_summary(rec, tr, bytes);
 	if (rec->counts.lost)
 		warning("%llu records were lost: the ring buffers overflowed (try a larger "
 			"--buffer-size)", (unsigned long long)rec->counts.lost);
+	if (rec->counts.lost_phase1)
+		warning("%llu records were lost in phase 1: its sampling buffers overflowed "
+			"(try a larger --buffer-size, or a lower -F)",
+			(unsigned long long)rec->counts.lost_phase1);
 	if (rec->counts.foreign)
 		info("%llu foreign events were not recorded: processes other than the program and "
 		     "the children it followed ran the probed code",

@@ -293,6 +293,9 @@ struct record_ids {
 /* What was read, lost and left out, for the trailer and the summary. */
 struct record_counts {
 	uint64_t lost, foreign;
+	uint64_t lost_phase1;	   /* lost in phase 1, whose records the file
+				    * holds too: record says the sum, as the
+				    * report does */
 	uint64_t nsamples;	   /* samples read so far */
 	uint64_t full_stacks;	   /* ... whose stack copy was full (truncated,
 				    * or about to be) */
