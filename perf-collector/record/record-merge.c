@@ -304,6 +304,13 @@ static void emit(struct record *rec, struct vp_raw *r)
 		rec->counts.lost += r->addr;
 		record_write_failed(&rec->output, vp_writer_lost(rec->output.w, r->cpu, r->addr));
 		return;
+	case VP_RAW_WAIT:
+		if (rec->hdr.blocked)
+			record_write_failed(&rec->output,
+					    vp_writer_wait(rec->output.w,
+							   thread_index(&rec->ids, &rec->output, r),
+							   r->time, r->addr, r->func));
+		return;
 	default:
 		break;
 	}
