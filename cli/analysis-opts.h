@@ -91,5 +91,11 @@ int analysis_budget_error(const char *path, const struct vp_budget *b);
  */
 struct vp_recording;
 int analysis_warnings(const struct vp_recording *rec, int strict, const char *doing);
+/*
+ * analysis_time_note - when @rec is read in own time by default (it was
+ * not chosen with --time), say so on stderr, with why and how to get
+ * plain wall-clock time.
+ */
+void analysis_time_note(const struct vp_recording *rec);
 
 #endif

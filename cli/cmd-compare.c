@@ -165,13 +165,19 @@ struct cmd_compare_side {
 	struct report r; /* for the shared name and time helpers */
 };
 
-static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
+static void cmd_compare_unload(struct cmd_compare_side *s)
+{
+	vp_recording_free(s->rec);
+}
+
+static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s,
+			    const struct vp_recording_opts *ropts)
 {
 	const char *path = o->path[i];
 	char msg[512] = "";
 	int err;
 
-	err = vp_recording_open(path, &o->rec, &s->rec, msg, sizeof(msg));
+	err = vp_recording_open(path, ropts, &s->rec, msg, sizeof(msg));
 	if (err == -E2BIG) {
 		struct vp_budget b = { o->rec.max_memory, 0 };
 
@@ -181,16 +187,37 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 		return error("%s: --time=%s cannot be used", msg, vp_time_base_name(o->rec.time));
 	if (err < 0)
 		return error("%s", msg);
-	if (analysis_warnings(s->rec, o->strict, "comparing") < 0)
-		return -1;
 	report_init(&s->r, path, s->rec);
 	return 0;
 }
 
-static void cmd_compare_unload(struct cmd_compare_side *s)
+/*
+ * By default each side is read in own time when preemption makes most of
+ * its variance (vp_recording_open): the two must measure the same.  Own
+ * time for both where both files can, else wall-clock time for both (the
+ * side read again says nothing of its own: the other's note tells why).
+ */
+static int cmd_compare_same_time(const struct cmd_compare_opts *o, struct cmd_compare_side *side)
 {
-	vp_recording_free(s->rec);
+	struct vp_recording_opts ropts = o->rec;
+	int both_own = side[0].rec->hdr->blocked && side[1].rec->hdr->blocked;
+
+	if (!o->rec.time_auto || side[0].rec->time == side[1].rec->time)
+		return 0;
+	ropts.time = both_own ? VP_TIME_OWN : VP_TIME_WALL;
+	ropts.time_auto = 0;
+	for (int i = 0; i < 2; i++) {
+		if (side[i].rec->time == ropts.time)
+			continue;
+		cmd_compare_unload(&side[i]);
+		side[i].rec = NULL;
+		if (cmd_compare_load(o, i, &side[i], &ropts) < 0)
+			return -1;
+	}
+	return 0;
 }
+
+
 
 static int cmd_compare_print(FILE *f, const struct cmd_compare_opts *o,
 			     const struct cmd_compare_side *side, const struct vp_compare *c)
@@ -201,7 +228,7 @@ static int cmd_compare_print(FILE *f, const struct cmd_compare_opts *o,
 		.side = { &side[0].r, &side[1].r },
 		.c = c,
 		.params = &o->rec.params,
-		.time = o->rec.time,
+		.time = side[0].rec->time,
 		.all = o->all,
 	};
 
@@ -218,8 +245,14 @@ static int cmd_compare_run(const struct cmd_compare_opts *o)
 	int err, ret = EXIT_TROUBLE;
 
 	memset(side, 0, sizeof(side));
+	for (int i = 0; i < 2; i++)
+		if (cmd_compare_load(o, i, &side[i], &o->rec) < 0)
+			goto out;
+	if (cmd_compare_same_time(o, side) < 0)
+		goto out;
 	for (int i = 0; i < 2; i++) {
-		if (cmd_compare_load(o, i, &side[i]) < 0)
+		analysis_time_note(side[i].rec);
+		if (analysis_warnings(side[i].rec, o->strict, "comparing") < 0)
 			goto out;
 		in[i] = (struct vp_compare_input){ &side[i].rec->tree, side[i].rec->hdr,
 						   side[i].rec->reader, &side[i].rec->an };

@@ -433,6 +433,7 @@ static int task_model_run(const struct task_model_opts *o)
 		error("%s", msg);
 		return 1;
 	}
+	analysis_time_note(rec);
 	if (analysis_warnings(rec, 0, o->bound ? "bounding" : "explaining") < 0)
 		goto out;
 	if (find_task(o, rec, &node) < 0)

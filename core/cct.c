@@ -359,6 +359,50 @@ static int wait_cmp(const void *a, const void *b)
 	return x->reason < y->reason ? -1 : x->reason > y->reason;
 }
 
+int vp_cct_preempted_share(const struct vp_cct *t, const uint8_t *mark, size_t nmark,
+			   double *ret)
+{
+	size_t nnodes = t->nnodes < nmark ? t->nnodes : nmark;
+	uint8_t *inside;
+	double num = 0, den = 0;
+
+	if (!t->blocked || nnodes < 2)
+		return 0;
+	inside = calloc(nnodes, 1);
+	if (!inside)
+		return 0;
+	/* a parent's id is below its children's: one pass marks the nodes
+	 * inside a marked one, whose variance is part of its */
+	for (uint32_t id = 1; id < nnodes; id++) {
+		const struct vp_cct_node *n = &t->nodes[id];
+		struct vp_offcpu_split sp;
+
+		if (n->parent != VP_NODE_ROOT && n->parent < nnodes)
+			inside[id] = inside[n->parent] || mark[n->parent];
+		if (!mark[id] || inside[id] || vp_cct_offcpu_split(t, id, &sp) < 0 ||
+		    !sp.has_blocked)
+			continue;
+		num += (double)sp.n * sp.wall_var * sp.preempted_share;
+		den += (double)sp.n * sp.wall_var;
+	}
+	/* no marked node varies: the outermost nodes, whose variance is the
+	 * program's */
+	for (uint32_t i = 0; !(den > 0) && i < t->nodes[VP_NODE_ROOT].nchildren; i++) {
+		struct vp_offcpu_split sp;
+
+		if (vp_cct_offcpu_split(t, t->nodes[VP_NODE_ROOT].children[i], &sp) < 0 ||
+		    !sp.has_blocked)
+			continue;
+		num += (double)sp.n * sp.wall_var * sp.preempted_share;
+		den += (double)sp.n * sp.wall_var;
+	}
+	free(inside);
+	if (!(den > 0))
+		return 0;
+	*ret = num / den;
+	return 1;
+}
+
 size_t vp_cct_waits_sorted(const struct vp_cct *t, uint32_t id, struct vp_cct_wait *ret)
 {
 	const struct vp_cct_waits *w = id < t->nnodes ? t->nodes[id].waits : NULL;

@@ -233,6 +233,17 @@ struct vp_offcpu_split {
 int vp_cct_offcpu_split(const struct vp_cct *t, uint32_t id, struct vp_offcpu_split *ret);
 
 /*
+ * vp_cct_preempted_share - the share of the variance of @t's outermost
+ * nodes among those @mark marks (per node, @nmark of them; the
+ * high-variance ones) that is preempted time: sum n Cov(W, P) over sum
+ * n Var(W) (vp_offcpu_split); when no marked node varies, that of the
+ * outermost nodes.  Returns 1 with *@ret set, 0 when there is nothing to
+ * say (no blocked times, no node with variance).
+ */
+int vp_cct_preempted_share(const struct vp_cct *t, const uint8_t *mark, size_t nmark,
+			   double *ret);
+
+/*
  * vp_cct_waits_sorted - node @id's waits, most blocked time first, into
  * @ret (up to VP_CCT_WAITS + 1: "other" last, as reason UINT32_MAX).
  * Returns how many.

@@ -20,9 +20,9 @@
  * recording followed: the target's forked children) and the count of
  * children not followed in END.  Files of versions 1 to 3 are still read.
  * Version 5 adds, with META BLOCKED, the WAIT record: each time a thread
- * went to sleep (blocked), how long it was off the CPU from then on and in
- * which syscall, so that its off-CPU time splits into blocked and
- * preempted; files of versions 1 to 4 are still read.
+ * went to sleep (blocked), how long until it was woken and in which
+ * syscall, so that its off-CPU time splits into blocked and preempted;
+ * files of versions 1 to 4 are still read.
  * META keys added later without changing what the rest of the file means
  * (INPUT_SIZE) keep the version: older readers skip unknown keys.
  * A reader stops at the last complete chunk of a truncated file and says
@@ -177,11 +177,12 @@ enum vp_control_type {
 	/* version 5 (META BLOCKED): */
 	VP_CTL_WAIT = 11,    /* u thread, u time, u ns, u reason: the thread is
 			      * back on a CPU at time (the file's clock) after
-			      * ns off it since it went to sleep (blocked); the
-			      * syscall it slept in + 1 (x86-64 numbers), 0:
-			      * none (a page fault).  Its off-CPU time of the
-			      * next event includes ns; the rest of its off-CPU
-			      * time was preemption */
+			      * ns asleep (blocked: from its switch out to its
+			      * wake-up), in the syscall reason - 1 (x86-64
+			      * numbers; reason 0: none, a page fault).  Its
+			      * next event's off-CPU time includes ns; the rest
+			      * of its off-CPU time (preempted, or woken and
+			      * waiting for a CPU) was the machine's */
 };
 
 /* Process flags (VP_CTL_PROCESS). */
@@ -646,6 +647,12 @@ void vp_reader_set_waits(struct vp_reader *r, int on);
 const char *vp_wait_reason_name(const struct vp_header *hdr, uint32_t reason, char *buf,
 				size_t len);
 enum vp_time_base vp_reader_time(const struct vp_reader *r);
+/* Whether @base counts off-CPU time only (or a part of it): no probe
+ * cost, which is on-CPU time, is in its durations. */
+static inline int vp_time_base_offcpu(enum vp_time_base base)
+{
+	return base == VP_TIME_OFFCPU || base == VP_TIME_BLOCKED || base == VP_TIME_PREEMPTED;
+}
 /*
  * vp_reader_time_span - the earliest and latest time of the events read so
  * far (since opening or the last rewind) in the file's clock, compensated

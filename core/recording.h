@@ -30,7 +30,14 @@ struct vp_recording_opts {
 	int samples;		/* also fold the samples into the sampled tree */
 	uint32_t slowest;	/* slowest invocations kept per node (vp_slowest),
 				 * at most VP_SLOWEST_MAX; default VP_SLOWEST_DEFAULT */
+	/* @time was not chosen (the default): in wall-clock time, a file
+	 * whose high-variance nodes vary mostly by preemption (at least
+	 * VP_PREEMPTED_AUTO of their variance) is read in own time instead */
+	int time_auto;
 };
+
+/* Share of the variance that makes own time the default (time_auto). */
+#define VP_PREEMPTED_AUTO 0.5
 
 void vp_recording_opts_default(struct vp_recording_opts *o);
 
@@ -90,6 +97,10 @@ struct vp_recording {
 	int compensated;  /* probe costs were subtracted from the durations */
 	int raw;	  /* opts.raw */
 	enum vp_time_base time;
+	/* own time by default (opts.time_auto): the share of the variance
+	 * that was preempted time in wall-clock time; 0 otherwise */
+	int time_auto;
+	double preempted_share;
 	uint32_t pid;
 	struct vp_recording_warning *warnings;
 	size_t nwarnings;

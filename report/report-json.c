@@ -215,6 +215,10 @@ static void json_header(struct json *j, const struct report *r)
 		json_null(j, "one_run");
 	json_backend(j, h->backend);
 	json_str(j, "time", vp_time_base_name(r->time));
+	/* own time by default: why (preempted share of the variance in wall time) */
+	json_bool(j, "time_default", r->time_auto);
+	if (r->time_auto)
+		json_double(j, "preempted_share", r->preempted_share);
 	if (report_offcpu_share(r, &share))
 		json_double(j, "offcpu_share", share);
 	else

@@ -26,9 +26,9 @@ enum vp_bpf_kind {
 				  * addr: 1 if it was stopped (SIGSTOP) */
 	VP_BPF_GONE = 5,	 /* pid: a followed child that ended */
 	VP_BPF_WAIT = 6,	 /* a thread back on the CPU after blocking:
-				  * addr its ns off the CPU since it went to
-				  * sleep, func the syscall it slept in + 1
-				  * (0: none, a page fault or the kernel's) */
+				  * addr its ns off the CPU from its sleep to
+				  * its wake-up, func the syscall it slept in
+				  * + 1 (0: none, a page fault or the kernel's) */
 };
 #define VP_BPF_COOKIE(func, kind, gen) \
 	((__u64)(func) | (__u64)(kind) << 32 | (__u64)(gen) << 40)

@@ -825,7 +825,10 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 	}
 	/* blocked versus preempted: the target's threads' sleeps */
 	b->sw = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_switch"));
-	if (!b->sw) {
+	if (b->sw)
+		b->wakeup = bpf_program__attach(
+			bpf_object__find_program_by_name(b->obj, "vp_wakeup"));
+	if (!b->sw || !b->wakeup) {
 		error("cannot follow the target's context switches: %s", strerror(errno));
 		goto out_close;
 	}
@@ -1043,6 +1046,8 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 		bpf_link__destroy(b->exit);
 	if (b->sw)
 		bpf_link__destroy(b->sw);
+	if (b->wakeup)
+		bpf_link__destroy(b->wakeup);
 	ring_buffer__free(b->rb);
 	free(b->reader);
 	bpf_object__close(b->obj);

@@ -51,6 +51,7 @@ struct vp_bpf_probes {
 	struct bpf_link *fork;	/* following forks: adds children */
 	struct bpf_link *exit;	/* forgets followed processes that end */
 	struct bpf_link *sw;	/* context switches: the threads' sleeps */
+	struct bpf_link *wakeup; /* ... and their wake-ups */
 	struct ring_buffer *rb;
 	struct vp_bpf_reader *reader;
 	int entry_fd, return_fd; /* the programs */

@@ -77,6 +77,7 @@ struct {
 /* Per recorded thread: where its current sleep began (see on_switch). */
 struct vp_sleep {
 	__u64 mark;   /* its off-CPU time (offcpu_of) as it went to sleep */
+	__u64 woke;   /* when it was woken (bpf_ktime_get_ns), 0: not yet */
 	__u32 reason; /* the syscall it slept in + 1, 0: none */
 	__u32 asleep; /* 1 from then until it is back on a CPU */
 };
@@ -383,23 +384,28 @@ static __always_inline __u32 syscall_of(struct task_struct *t)
 /* The sleep of @t that ended: a WAIT record of its length. */
 static __always_inline void wake(struct task_struct *t, struct vp_sleep *s)
 {
-	__u64 off = offcpu_of(t);
+	__u64 off = offcpu_of(t), now = bpf_ktime_get_ns(), queued = 0;
 	struct vp_bpf_rec *r;
 
+	/* woken, it waited for a CPU: that part was the machine's */
+	if (s->woke && now > s->woke)
+		queued = now - s->woke;
+	off = off > s->mark ? off - s->mark : 0;
+	off = off > queued ? off - queued : 0;
 	s->asleep = 0;
+	s->woke = 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count(VP_BPF_STAT_NO_WAIT);
 		return;
 	}
 	__builtin_memset(r, 0, sizeof(*r));
-	r->time = bpf_ktime_get_ns();
+	r->time = now;
 	r->pid = (__u32)t->tgid;
 	r->tid = (__u32)t->pid;
 	r->kind = VP_BPF_WAIT;
 	r->func = s->reason;
-	r->addr = off > s->mark ? off - s->mark : 0;
-	r->offcpu = off;
+	r->addr = off;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
@@ -408,12 +414,12 @@ static __always_inline void wake(struct task_struct *t, struct vp_sleep *s)
  * could still run (preempt, or its state still TASK_RUNNING) was taken
  * off the CPU by the machine; one switched out asleep waits for
  * something of its program's.  The time off the CPU from such a sleep
- * to its next switch in (the run queue's wait after its wake-up
- * included: the switch in ends the interval the thread began) comes in
- * a WAIT record, measured on the clock of the records' off-CPU times, so
- * that a reader's blocked time never exceeds their off-CPU time.  A
- * switch in that tracing missed (offcpu_now) ends the sleep at the
- * thread's next switch out.
+ * to its wake-up comes in a WAIT record as it is back on a CPU: what it
+ * spent off the CPU since it went to sleep (on the clock of the records'
+ * off-CPU times, so that a reader's blocked time never exceeds their
+ * off-CPU time) less its wait on the run queue since the wake-up, which
+ * is the machine's like a preemption.  A switch in that tracing missed
+ * (offcpu_now) ends the sleep at the thread's next switch out.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next,
@@ -427,6 +433,7 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 			wake(prev, s);
 		if (s && !preempt && (prev_state & 0xff)) {
 			s->mark = offcpu_of(prev);
+			s->woke = 0;
 			s->reason = syscall_of(prev);
 			s->asleep = 1;
 		}
@@ -436,5 +443,19 @@ int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_str
 		if (s && s->asleep)
 			wake(next, s);
 	}
+	return 0;
+}
+
+/* A recorded thread asleep is woken: from now on it waits for a CPU. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(vp_wakeup, struct task_struct *p)
+{
+	struct vp_sleep *s;
+
+	if (!p || !is_followed((__u32)p->tgid))
+		return 0;
+	s = bpf_task_storage_get(&sleeps, p, 0, 0);
+	if (s && s->asleep && !s->woke)
+		s->woke = bpf_ktime_get_ns();
 	return 0;
 }
