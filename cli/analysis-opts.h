@@ -59,9 +59,10 @@ enum {
 	"                               <pct> of each other (default: 10%)",                  \
 	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM; the graph trims",  \
 	"                               below <b> times the best at each level (default: 0.1)", \
-	"    --time <wall|cpu|offcpu>   analyse wall-clock time (default), on-CPU time or",   \
-	"                               off-CPU time (these two need a file with off-CPU",    \
-	"                               times: the BPF backend of varperf record)"
+	"    --time <base>              what to analyse: wall (wall-clock time), cpu,",       \
+	"                               offcpu, blocked, preempted (its two parts) or own",   \
+	"                               (wall-clock time less preemption); default: wall,",   \
+	"                               or own when preemption makes the variance"
 
 /*
  * opt_fraction - the value of option --@name: a number, or a percentage

@@ -80,7 +80,9 @@ static const struct option bound_options[] = {
 
 #define TASK_MODEL_TAIL_USAGE                                                                 \
 	"    --format <text|json>       output format (default: text)",                          \
-	"    --time <wall|cpu|offcpu>   what the durations measure (default: the recording's)",  \
+	"    --time <base>              what the durations measure: wall, cpu, offcpu,",          \
+	"                               blocked, preempted or own (default: wall, or own",       \
+	"                               when preemption makes the variance)",                    \
 	"    --raw                      durations as measured, probe costs included",            \
 	"    --all                      list every bad sample",                                  \
 	"    -h, --help                 show this help"
