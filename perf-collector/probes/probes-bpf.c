@@ -890,6 +890,11 @@ uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b)
 	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_LOST);
 }
 
+uint64_t vp_bpf_probes_lost_waits(const struct vp_bpf_probes *b)
+{
+	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_WAIT);
+}
+
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
 {
 	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_FOLLOW) +
