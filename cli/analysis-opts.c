@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/budget.h"
@@ -89,6 +90,21 @@ static int opt_max_memory(const char *arg, size_t *ret)
 			     "with an optional K, M, G or T suffix (0: no limit)",
 			     arg);
 	*ret = (size_t)v;
+	return 0;
+}
+
+int analysis_opts_default(struct vp_recording_opts *o)
+{
+	const char *env = getenv("VARPERF_TIME");
+
+	vp_recording_opts_default(o);
+	if (!env || !*env)
+		return 0;
+	if (vp_time_base_parse(env, &o->time) < 0)
+		return error("invalid value '%s' for VARPERF_TIME: must be 'wall', 'cpu', "
+			     "'offcpu', 'blocked', 'preempted' or 'own'",
+			     env);
+	o->time_auto = 0;
 	return 0;
 }
 

@@ -72,6 +72,14 @@ enum {
 int opt_fraction(const char *name, const char *arg, double *ret);
 
 /*
+ * analysis_opts_default - @o's defaults (vp_recording_opts_default), with
+ * the time base of $VARPERF_TIME when it is set (a name --time takes):
+ * the default then, what preemption did or not.  0, or -1 after an error
+ * naming the variable and its value.
+ */
+int analysis_opts_default(struct vp_recording_opts *o);
+
+/*
  * analysis_option - set @o (what vp_recording_open() reads: the analysis
  * parameters, --time, --raw, --max-memory) from option @c with value @arg
  * when @c is one of the shared options.  Returns 1 when set, -1 on a bad

@@ -300,7 +300,8 @@ int cmd_compare(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	o.format = COMPARE_TEXT;
-	vp_recording_opts_default(&o.rec);
+	if (analysis_opts_default(&o.rec) < 0)
+		return EXIT_USAGE;
 	vp_compare_params_default(&o.cmp);
 	ret = cmd_compare_parse(argc, argv, &o);
 	if (ret > 0) {

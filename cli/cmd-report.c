@@ -632,7 +632,8 @@ int cmd_report(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.input = "varperf.data";
 	o.format = FORMAT_TEXT;
-	vp_recording_opts_default(&o.rec);
+	if (analysis_opts_default(&o.rec) < 0)
+		return EXIT_USAGE;
 	o.rec.samples = 1;
 	vp_sources_params_default(&o.sources);
 	vp_vcg_params_default(&o.vcg);

@@ -435,11 +435,11 @@ static int task_model_run(const struct task_model_opts *o)
 		error("%s", msg);
 		return 1;
 	}
-	analysis_time_note(rec);
 	if (analysis_warnings(rec, 0, o->bound ? "bounding" : "explaining") < 0)
 		goto out;
 	if (find_task(o, rec, &node) < 0)
 		goto out;
+	analysis_time_note(rec);
 	ret = fit_and_print(o, rec, node);
 out:
 	vp_recording_free(rec);
@@ -454,7 +454,8 @@ int task_model_main(int argc, char **argv, int bound)
 	memset(&o, 0, sizeof(o));
 	o.bound = bound;
 	o.input = "varperf.data";
-	vp_recording_opts_default(&o.rec);
+	if (analysis_opts_default(&o.rec) < 0)
+		return EXIT_USAGE;
 	vp_regress_opts_default(&o.reg);
 	o.reg.train = bound ? 0.5 : 1.0;
 	ret = task_model_parse(argc, argv, &o);

@@ -20,6 +20,8 @@ require_file "$VARPERF" "$FIXTURES/fx-blocked"
 . "$top_srcdir/tests/lib/json-subr.sh"
 
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
+# the default time base is what is tested here (test-subr.sh sets wall)
+unset VARPERF_TIME
 
 # truth FUNC CTX FIELD: a field of the fixture's "truth" line in out.
 truth() {
@@ -43,7 +45,7 @@ tap_is "129 varperf: error: invalid value 'asleep' for '--time': must be 'wall',
 if ! "$VARPERF" record -q --mode=probe --backend=bpf -f nap -o probe.data \
 	-- "$FIXTURES/fx-blocked" 4 >/dev/null 2>err; then
 	tap_diag "no BPF backend here: $(cat err)"
-	tap_skip "no BPF backend" 20
+	tap_skip "no BPF backend" 22
 	tap_done
 fi
 
@@ -132,5 +134,13 @@ w = json.load(open('wall.json')); p = json.load(open('pre.json'))
 f = lambda j: [n for n in j['nodes'] if n['function'] == 'crunch'][0]
 print(abs(f(p)['mean'] - f(w)['offcpu']['preempted']['mean']) <= 0.01 * f(w)['offcpu']['preempted']['mean'] + 1000)")" \
 	"--time=preempted: the preempted time alone"
+
+# ---- VARPERF_TIME: another default ----
+VARPERF_TIME=wall "$VARPERF" report -i split.data --format json >env.json 2>/dev/null
+tap_is "wall False" "$(j env.json "'%s %s' % (j['time'], j['time_default'])")" \
+	"VARPERF_TIME=wall: wall-clock time by default"
+VARPERF_TIME=asleep "$VARPERF" report -i split.data >out 2>err
+tap_is "129 varperf: error: invalid value 'asleep' for VARPERF_TIME: must be 'wall', 'cpu', 'offcpu', 'blocked', 'preempted' or 'own'" \
+	"$? $(cat err)" "VARPERF_TIME with an unknown value: an error that names it"
 
 tap_done
