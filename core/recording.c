@@ -413,6 +413,41 @@ fail:
 	return err;
 }
 
+int vp_recording_same_time(struct vp_recording **recs, size_t n,
+			   const struct vp_recording_opts *opts, char *msg, size_t len)
+{
+	struct vp_recording_opts o = *opts;
+	int all_split = 1, differ = 0;
+
+	if (!opts->time_auto)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		all_split &= recs[i]->hdr->blocked != 0;
+		differ |= recs[i]->time != recs[0]->time;
+	}
+	if (!differ)
+		return 0;
+	o.time = all_split ? VP_TIME_OWN : VP_TIME_WALL;
+	o.time_auto = 0;
+	for (size_t i = 0; i < n; i++) {
+		char *path;
+		int err;
+
+		if (recs[i]->time == o.time)
+			continue;
+		path = strdup(recs[i]->path);
+		if (!path)
+			return -ENOMEM;
+		vp_recording_free(recs[i]);
+		recs[i] = NULL;
+		err = vp_recording_open(path, &o, &recs[i], msg, len);
+		free(path);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 void vp_recording_free(struct vp_recording *rec)
 {
 	if (!rec)

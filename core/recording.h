@@ -127,6 +127,18 @@ int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 void vp_recording_free(struct vp_recording *rec);
 
 /**
+ * vp_recording_same_time - make the recordings @recs[0..@n), opened with
+ * @opts, measure the same: by default (opts->time_auto) some may be read
+ * in own time and others not.  Those that differ are read again, in own
+ * time where every file splits its off-CPU time, else in wall-clock time
+ * (replacing @recs[i]; a file read again has no time_auto of its own).
+ * Returns 0, or what vp_recording_open() returned for a file read again,
+ * with its message in @msg; @recs[i] is then NULL.
+ */
+int vp_recording_same_time(struct vp_recording **recs, size_t n,
+			   const struct vp_recording_opts *opts, char *msg, size_t len);
+
+/**
  * vp_recording_invocations - read @rec's events again, as they were read
  * for its tree (time base, process, compensation), and call @fn for each
  * paired invocation in the order they end; inv->node is the node of

@@ -191,6 +191,39 @@ static void fmt_count(double v, char *buf, size_t len)
 	snprintf(buf, len, "%.15g", v);
 }
 
+/*
+ * A MET whose model fails its own checks: no probability, what failed,
+ * and the measured quantile instead.
+ */
+static void text_unclaimed(const struct report_regress *rr)
+{
+	const struct vp_regress_model *m = rr->m;
+	const char *sep = "";
+	char b[64];
+
+	fprintf(rr->out, "\nMET %s, no probability stated: the model fails its checks (",
+		tm(rr, m->met, b, sizeof(b)));
+	if (m->unclaimed & VP_CLAIM_R2) {
+		fprintf(rr->out, "R\xc2\xb2 %.2f, below %.1f", m->r2, VP_CLAIM_MIN_R2);
+		sep = "; ";
+	}
+	if (m->unclaimed & VP_CLAIM_RESIDUALS) {
+		fprintf(rr->out, "%sresiduals not normal", sep);
+		sep = "; ";
+	}
+	if (m->unclaimed & VP_CLAIM_COVERAGE) {
+		fprintf(rr->out, "%s%zu of %zu test invocations above the MET, more than %.3g %% "
+				 "allows", sep, m->test_met_under, m->ntest,
+			100 * (1 - m->probability));
+		sep = "; ";
+	}
+	if (m->unclaimed & VP_CLAIM_UNTESTED)
+		fprintf(rr->out, "%sno test set to check it on (--train 1)", sep);
+	fprintf(rr->out, ")\nmeasured instead: %.4g %% of the %zu invocations took at most %s "
+			 "(no model)\n",
+		100 * m->probability, m->nrows, tm(rr, m->empirical, b, sizeof(b)));
+}
+
 static int text_bound(const struct report_regress *rr)
 {
 	const struct vp_regress_model *m = rr->m;
@@ -218,9 +251,12 @@ static int text_bound(const struct report_regress *rr)
 		tm(rr, m->eps_plus, bx, sizeof(bx)));
 	fprintf(rr->out, "  %-24s %-20s %10s %10s %8s %8s %10s\n", "pragmatic MET", "", "", "", "",
 		"", tm(rr, m->met, bx, sizeof(bx)));
-	fprintf(rr->out, "\nMET %s with probability >= %.4g (1 - (p+2)alpha/2, p = %zu, alpha = "
-			 "%g)\n",
-		tm(rr, m->met, bx, sizeof(bx)), m->probability, p, m->alpha);
+	if (!m->unclaimed)
+		fprintf(rr->out, "\nMET %s with probability >= %.4g (1 - (p+2)alpha/2, p = %zu, "
+				 "alpha = %g)\n",
+			tm(rr, m->met, bx, sizeof(bx)), m->probability, p, m->alpha);
+	else
+		text_unclaimed(rr);
 	fprintf(rr->out, "longest invocation %s, largest maximal-model estimate %s\n",
 		tm(rr, m->ymax, lo, sizeof(lo)), tm(rr, m->yhat_plus_max, hi, sizeof(hi)));
 	text_fit(rr);
@@ -240,6 +276,9 @@ int report_regress_text(const struct report_regress *rr)
 {
 	return rr->bound ? text_bound(rr) : text_explain(rr);
 }
+
+/* JSON names of the VP_CLAIM_* flags, by bit */
+static const char *const claim_check[] = { "r2", "residuals", "coverage", "untested" };
 
 static void json_pred(struct json *j, const struct report_regress *rr, size_t col)
 {
@@ -313,6 +352,13 @@ int report_regress_json(const struct report_regress *rr)
 		json_double(&j, "eps_plus", m->eps_plus);
 		json_double(&j, "met", m->met);
 		json_double(&j, "probability", m->probability);
+		json_bool(&j, "probability_claimed", !m->unclaimed);
+		json_arr_as(&j, "checks_failed", JSON_COMPACT);
+		for (i = 0; i < sizeof(claim_check) / sizeof(*claim_check); i++)
+			if (m->unclaimed & (1u << i))
+				json_str(&j, NULL, claim_check[i]);
+		json_arr_end(&j);
+		json_double(&j, "empirical_quantile", m->empirical);
 		json_double(&j, "longest", m->ymax);
 		json_double(&j, "max_yhat_plus", m->yhat_plus_max);
 		json_obj_as(&j, "test_counts", JSON_COMPACT);
