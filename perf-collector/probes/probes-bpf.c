@@ -823,14 +823,18 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 			goto out_close;
 		}
 	}
-	/* blocked versus preempted: the target's threads' sleeps */
-	b->sw = bpf_program__attach(bpf_object__find_program_by_name(b->obj, "vp_switch"));
-	if (b->sw)
-		b->wakeup = bpf_program__attach(
-			bpf_object__find_program_by_name(b->obj, "vp_wakeup"));
-	if (!b->sw || !b->wakeup) {
-		error("cannot follow the target's context switches: %s", strerror(errno));
-		goto out_close;
+	/* blocked versus preempted: the target's threads' sleeps (a target
+	 * of its own: pid 0, any process, is the idle tasks' to the kernel) */
+	if (pid > 0) {
+		b->sw = bpf_program__attach(
+			bpf_object__find_program_by_name(b->obj, "vp_switch"));
+		if (b->sw)
+			b->wakeup = bpf_program__attach(
+				bpf_object__find_program_by_name(b->obj, "vp_wakeup"));
+		if (!b->sw || !b->wakeup) {
+			error("cannot follow the target's context switches: %s", strerror(errno));
+			goto out_close;
+		}
 	}
 	if (gen_link(b, b->gen, &b->live, pid) < 0)
 		goto out_close;
