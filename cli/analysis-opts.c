@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/budget.h"
@@ -68,12 +69,14 @@ static int set(const char *name, const char *arg, double *ret)
 	return opt_fraction(name, arg, ret) < 0 ? -1 : 1;
 }
 
-/* --time: "wall", "cpu" or "offcpu".  0, or -1 after an error naming the value. */
+/* --time: a name of vp_time_base_name().  0, or -1 after an error naming the value. */
 static int opt_time_base(const char *arg, enum vp_time_base *ret)
 {
 	if (!vp_time_base_parse(arg, ret))
 		return 0;
-	return error("invalid value '%s' for '--time': must be 'wall', 'cpu' or 'offcpu'", arg);
+	return error("invalid value '%s' for '--time': must be 'wall', 'cpu', 'offcpu', "
+		     "'blocked', 'preempted' or 'own'",
+		     arg);
 }
 
 /* --max-memory: a size with an optional K, M, G or T suffix (binary), 0
@@ -87,6 +90,21 @@ static int opt_max_memory(const char *arg, size_t *ret)
 			     "with an optional K, M, G or T suffix (0: no limit)",
 			     arg);
 	*ret = (size_t)v;
+	return 0;
+}
+
+int analysis_opts_default(struct vp_recording_opts *o)
+{
+	const char *env = getenv("VARPERF_TIME");
+
+	vp_recording_opts_default(o);
+	if (!env || !*env)
+		return 0;
+	if (vp_time_base_parse(env, &o->time) < 0)
+		return error("invalid value '%s' for VARPERF_TIME: must be 'wall', 'cpu', "
+			     "'offcpu', 'blocked', 'preempted' or 'own'",
+			     env);
+	o->time_auto = 0;
 	return 0;
 }
 
@@ -108,6 +126,7 @@ int analysis_option(int c, const char *arg, struct vp_recording_opts *o)
 	case OPT_BETA:
 		return set("beta", arg, &p->beta);
 	case OPT_TIME:
+		o->time_auto = 0;
 		return opt_time_base(arg, &o->time) < 0 ? -1 : 1;
 	case OPT_RAW:
 		o->raw = 1;
@@ -132,6 +151,15 @@ int analysis_budget_error(const char *path, const struct vp_budget *b)
 	return error("'%s': analysing it would take more than --max-memory allows (%zu %s): "
 		     "give it more, or 0 for no limit",
 		     path, v, units[u]);
+}
+
+void analysis_time_note(const struct vp_recording *rec)
+{
+	if (rec->time_auto)
+		info("note: '%s': preemption (the machine taking the CPU away) made %.0f%% of "
+		     "the high-variance nodes' variance: analysing own time, wall clock less "
+		     "preemption; --time=wall for plain wall-clock time",
+		     rec->path, 100 * rec->preempted_share);
 }
 
 int analysis_warnings(const struct vp_recording *rec, int strict, const char *doing)

@@ -59,9 +59,10 @@ enum {
 	"                               <pct> of each other (default: 10%)",                  \
 	"    --beta <b>                 Pattern Set: VIM >= <b> * max VIM; the graph trims",  \
 	"                               below <b> times the best at each level (default: 0.1)", \
-	"    --time <wall|cpu|offcpu>   analyse wall-clock time (default), on-CPU time or",   \
-	"                               off-CPU time (these two need a file with off-CPU",    \
-	"                               times: the BPF backend of varperf record)"
+	"    --time <base>              what to analyse: wall (wall-clock time), cpu,",       \
+	"                               offcpu, blocked, preempted (its two parts) or own",   \
+	"                               (wall-clock time less preemption); default: wall,",   \
+	"                               or own when preemption makes the variance"
 
 /*
  * opt_fraction - the value of option --@name: a number, or a percentage
@@ -69,6 +70,14 @@ enum {
  * error naming the option, the value and the range.
  */
 int opt_fraction(const char *name, const char *arg, double *ret);
+
+/*
+ * analysis_opts_default - @o's defaults (vp_recording_opts_default), with
+ * the time base of $VARPERF_TIME when it is set (a name --time takes):
+ * the default then, what preemption did or not.  0, or -1 after an error
+ * naming the variable and its value.
+ */
+int analysis_opts_default(struct vp_recording_opts *o);
 
 /*
  * analysis_option - set @o (what vp_recording_open() reads: the analysis
@@ -91,5 +100,11 @@ int analysis_budget_error(const char *path, const struct vp_budget *b);
  */
 struct vp_recording;
 int analysis_warnings(const struct vp_recording *rec, int strict, const char *doing);
+/*
+ * analysis_time_note - when @rec is read in own time by default (it was
+ * not chosen with --time), say so on stderr, with why and how to get
+ * plain wall-clock time.
+ */
+void analysis_time_note(const struct vp_recording *rec);
 
 #endif

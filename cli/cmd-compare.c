@@ -254,14 +254,44 @@ static int cmd_compare_load_one(const struct cmd_compare_opts *o, const char *pa
 
 static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
 {
-	char msg[1024] = "";
-	int err;
-
 	s->n = o->nfiles[i];
 	s->recs = xcalloc(s->n, sizeof(*s->recs));
 	for (size_t k = 0; k < s->n; k++)
 		if (cmd_compare_load_one(o, o->files[i][k], &s->recs[k]) < 0)
 			return -1;
+	return 0;
+}
+
+/*
+ * By default a recording whose variance is mostly preemption is read in
+ * own time (vp_recording_open): all of both sides must measure the same.
+ */
+static int cmd_compare_same_time(const struct cmd_compare_opts *o, struct cmd_compare_side *side)
+{
+	size_t n = side[0].n + side[1].n;
+	struct vp_recording **all = xcalloc(n, sizeof(*all));
+	char msg[512] = "";
+	int err;
+
+	memcpy(all, side[0].recs, side[0].n * sizeof(*all));
+	memcpy(all + side[0].n, side[1].recs, side[1].n * sizeof(*all));
+	err = vp_recording_same_time(all, n, &o->rec, msg, sizeof(msg));
+	memcpy(side[0].recs, all, side[0].n * sizeof(*all));
+	memcpy(side[1].recs, all + side[0].n, side[1].n * sizeof(*all));
+	free(all);
+	if (err < 0)
+		return error("%s", msg);
+	for (size_t k = 0; k < n; k++)
+		analysis_time_note(k < side[0].n ? side[0].recs[k] : side[1].recs[k - side[0].n]);
+	return 0;
+}
+
+/* Side @i as one recording or several merged, once they measure alike. */
+static int cmd_compare_build(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
+{
+	char msg[1024] = "";
+	int err;
+
 	if (s->n == 1) {
 		report_init(&s->r, o->path[i], s->recs[0]);
 		s->in = (struct vp_compare_input){ &s->recs[0]->tree, s->recs[0]->hdr,
@@ -297,7 +327,7 @@ static int cmd_compare_print(FILE *f, const struct cmd_compare_opts *o,
 		.side = { &side[0].r, &side[1].r },
 		.c = c,
 		.params = &o->rec.params,
-		.time = o->rec.time,
+		.time = side[0].recs[0]->time,
 		.all = o->all,
 	};
 
@@ -314,8 +344,13 @@ static int cmd_compare_run(const struct cmd_compare_opts *o)
 	int err, ret = EXIT_TROUBLE;
 
 	memset(side, 0, sizeof(side));
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		if (cmd_compare_load(o, i, &side[i]) < 0)
+			goto out;
+	if (cmd_compare_same_time(o, side) < 0)
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		if (cmd_compare_build(o, i, &side[i]) < 0)
 			goto out;
 		in[i] = side[i].in;
 	}

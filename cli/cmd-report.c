@@ -632,6 +632,11 @@ static int cmd_report_runs(const struct cmd_report_opts *o)
 		if (analysis_warnings(recs[i], o->strict, "reporting") < 0)
 			goto out;
 	}
+	/* own time by default for some and not others: all alike */
+	if (vp_recording_same_time(recs, o->ninputs, &o->rec, msg, sizeof(msg)) < 0) {
+		error("%s", msg);
+		goto out;
+	}
 	err = vp_runs_merge(&runs, recs, o->ninputs, &o->rec, msg, sizeof(msg));
 	have_runs = 1;
 	if (err < 0) {
@@ -747,7 +752,8 @@ int cmd_report(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	o.format = FORMAT_TEXT;
-	vp_recording_opts_default(&o.rec);
+	if (analysis_opts_default(&o.rec) < 0)
+		return EXIT_USAGE;
 	o.rec.samples = 1;
 	vp_sources_params_default(&o.sources);
 	vp_vcg_params_default(&o.vcg);

@@ -80,7 +80,9 @@ static const struct option bound_options[] = {
 
 #define TASK_MODEL_TAIL_USAGE                                                                 \
 	"    --format <text|json>       output format (default: text)",                          \
-	"    --time <wall|cpu|offcpu>   what the durations measure (default: the recording's)",  \
+	"    --time <base>              what the durations measure: wall, cpu, offcpu,",          \
+	"                               blocked, preempted or own (default: wall, or own",       \
+	"                               when preemption makes the variance)",                    \
 	"    --raw                      durations as measured, probe costs included",            \
 	"    --all                      list every bad sample",                                  \
 	"    -h, --help                 show this help"
@@ -437,6 +439,7 @@ static int task_model_run(const struct task_model_opts *o)
 		goto out;
 	if (find_task(o, rec, &node) < 0)
 		goto out;
+	analysis_time_note(rec);
 	ret = fit_and_print(o, rec, node);
 out:
 	vp_recording_free(rec);
@@ -451,7 +454,8 @@ int task_model_main(int argc, char **argv, int bound)
 	memset(&o, 0, sizeof(o));
 	o.bound = bound;
 	o.input = "varperf.data";
-	vp_recording_opts_default(&o.rec);
+	if (analysis_opts_default(&o.rec) < 0)
+		return EXIT_USAGE;
 	vp_regress_opts_default(&o.reg);
 	o.reg.train = bound ? 0.5 : 1.0;
 	ret = task_model_parse(argc, argv, &o);

@@ -54,6 +54,7 @@ int vp_cct_init(struct vp_cct *t)
 	root->callsite = VP_NO_CALLSITE;
 	vp_stats_init(&root->stats);
 	vp_stats_init(&root->offcpu);
+	vp_stats_init(&root->blocked);
 	vp_covar_init(&root->cov);
 	t->nnodes = 1;
 	t->time_base = VP_TIME_WALL;
@@ -138,6 +139,9 @@ void vp_cct_release(struct vp_cct *t)
 		vp_budget_refund(t->budget, hist_bytes(&t->nodes[i].hist));
 		vp_hist_release(&t->nodes[i].hist);
 		vp_slowest_release(&t->nodes[i].slowest, t->budget);
+		if (t->nodes[i].waits)
+			vp_budget_refund(t->budget, sizeof(*t->nodes[i].waits));
+		free(t->nodes[i].waits);
 	}
 	free(t->nodes);
 	vp_hashtab_release(&t->index);
@@ -223,6 +227,7 @@ long vp_cct_child(struct vp_cct *t, uint32_t parent, uint32_t func, uint32_t cal
 	n->slot = t->nodes[parent].nchildren;
 	vp_stats_init(&n->stats);
 	vp_stats_init(&n->offcpu);
+	vp_stats_init(&n->blocked);
 	vp_covar_init(&n->cov);
 	hash = node_hash(parent, func, callsite);
 	{
@@ -277,19 +282,141 @@ static int cov_seed(struct vp_cct *t, struct vp_cct_node *n)
  * Fold @sn's off-CPU statistics into @dn's, before their durations are
  * merged: Chan's update of a co-moment, C = Ca + Cb + dX dO na nb / n.
  */
-static void merge_offcpu(struct vp_cct_node *dn, const struct vp_cct_node *sn)
+static void merge_offcpu(struct vp_cct_node *dn, const struct vp_cct_node *sn, int blocked)
 {
 	double na = (double)dn->stats.n, nb = (double)sn->stats.n;
 
 	if (!dn->stats.n) {
 		dn->offcpu = sn->offcpu;
 		dn->offcpu_com = sn->offcpu_com;
+		dn->blocked = sn->blocked;
+		dn->blocked_com = sn->blocked_com;
 		return;
 	}
 	dn->offcpu_com += sn->offcpu_com + (sn->stats.mean - dn->stats.mean) *
 						   (sn->offcpu.mean - dn->offcpu.mean) *
 						   (na * nb / (na + nb));
 	vp_stats_merge(&dn->offcpu, &sn->offcpu);
+	if (!blocked)
+		return;
+	dn->blocked_com += sn->blocked_com + (sn->stats.mean - dn->stats.mean) *
+						     (sn->blocked.mean - dn->blocked.mean) *
+						     (na * nb / (na + nb));
+	vp_stats_merge(&dn->blocked, &sn->blocked);
+}
+
+/* Add @ns of blocked time for @reason to node @n's waits. */
+static int add_wait(struct vp_cct *t, struct vp_cct_node *n, uint32_t reason, uint64_t count,
+		    uint64_t ns)
+{
+	struct vp_cct_waits *w = n->waits;
+	uint32_t i;
+
+	if (!w) {
+		if (vp_budget_charge(t->budget, sizeof(*w)))
+			return -E2BIG;
+		w = n->waits = calloc(1, sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+	}
+	for (i = 0; i < w->n && w->top[i].reason != reason; i++)
+		;
+	if (i == w->n && w->n == VP_CCT_WAITS) {
+		w->other_count += count;
+		w->other_ns += ns;
+		return 0;
+	}
+	if (i == w->n)
+		w->top[w->n++].reason = reason;
+	w->top[i].count += count;
+	w->top[i].ns += ns;
+	return 0;
+}
+
+static int merge_waits(struct vp_cct *dst, struct vp_cct_node *dn, const struct vp_cct_node *sn)
+{
+	const struct vp_cct_waits *w = sn->waits;
+	int err = 0;
+
+	for (uint32_t i = 0; w && !err && i < w->n; i++)
+		err = add_wait(dst, dn, w->top[i].reason, w->top[i].count, w->top[i].ns);
+	if (!err && w && w->other_count) {
+		err = add_wait(dst, dn, 0, 0, 0); /* the table, if need be */
+		if (!err) {
+			dn->waits->other_count += w->other_count;
+			dn->waits->other_ns += w->other_ns;
+		}
+	}
+	return err;
+}
+
+static int wait_cmp(const void *a, const void *b)
+{
+	const struct vp_cct_wait *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->reason < y->reason ? -1 : x->reason > y->reason;
+}
+
+int vp_cct_preempted_share(const struct vp_cct *t, const uint8_t *mark, size_t nmark,
+			   double *ret)
+{
+	size_t nnodes = t->nnodes < nmark ? t->nnodes : nmark;
+	uint8_t *inside;
+	double num = 0, den = 0;
+
+	if (!t->blocked || nnodes < 2)
+		return 0;
+	inside = calloc(nnodes, 1);
+	if (!inside)
+		return 0;
+	/* a parent's id is below its children's: one pass marks the nodes
+	 * inside a marked one, whose variance is part of its */
+	for (uint32_t id = 1; id < nnodes; id++) {
+		const struct vp_cct_node *n = &t->nodes[id];
+		struct vp_offcpu_split sp;
+
+		if (n->parent != VP_NODE_ROOT && n->parent < nnodes)
+			inside[id] = inside[n->parent] || mark[n->parent];
+		if (!mark[id] || inside[id] || vp_cct_offcpu_split(t, id, &sp) < 0 ||
+		    !sp.has_blocked)
+			continue;
+		num += (double)sp.n * sp.wall_var * sp.preempted_share;
+		den += (double)sp.n * sp.wall_var;
+	}
+	/* no marked node varies: the outermost nodes, whose variance is the
+	 * program's */
+	for (uint32_t i = 0; !(den > 0) && i < t->nodes[VP_NODE_ROOT].nchildren; i++) {
+		struct vp_offcpu_split sp;
+
+		if (vp_cct_offcpu_split(t, t->nodes[VP_NODE_ROOT].children[i], &sp) < 0 ||
+		    !sp.has_blocked)
+			continue;
+		num += (double)sp.n * sp.wall_var * sp.preempted_share;
+		den += (double)sp.n * sp.wall_var;
+	}
+	free(inside);
+	if (!(den > 0))
+		return 0;
+	*ret = num / den;
+	return 1;
+}
+
+size_t vp_cct_waits_sorted(const struct vp_cct *t, uint32_t id, struct vp_cct_wait *ret)
+{
+	const struct vp_cct_waits *w = id < t->nnodes ? t->nodes[id].waits : NULL;
+	size_t n = 0;
+
+	if (!w)
+		return 0;
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->top[i].count)
+			ret[n++] = w->top[i];
+	qsort(ret, n, sizeof(*ret), wait_cmp);
+	if (w->other_count)
+		ret[n++] = (struct vp_cct_wait){ UINT32_MAX, w->other_count, w->other_ns };
+	return n;
 }
 
 static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, uint32_t s,
@@ -317,6 +444,11 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 		map[c->id] = (uint32_t)id;
 	}
 	dn = &dst->nodes[d];
+	if (sn->waits) {
+		err = merge_waits(dst, dn, sn);
+		if (err)
+			return err;
+	}
 	dn->unpaired += sn->unpaired;
 	dn->path_calls += sn->path_calls;
 	dn->open += sn->open;
@@ -370,7 +502,7 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 		return err;
 out_stats:
 	if (dst->offcpu && sn->stats.n)
-		merge_offcpu(dn, sn);
+		merge_offcpu(dn, sn, dst->blocked);
 	vp_stats_merge(&dn->stats, &sn->stats);
 	return hist_merge(dst, dn, sn);
 }
@@ -395,8 +527,12 @@ int vp_cct_merge_mapped(struct vp_cct *dst, const struct vp_cct *src, const uint
 	if (dst->nnodes <= 1) {
 		dst->time_base = src->time_base;
 		dst->offcpu = src->offcpu;
+		dst->blocked = src->blocked;
 	} else if (dst->time_base != src->time_base || dst->offcpu != src->offcpu) {
 		return -EINVAL; /* durations of different kinds */
+	} else if (!src->blocked) {
+		/* a file without the split (before format 5): none merged */
+		dst->blocked = 0;
 	}
 	map = node_map ? node_map : malloc(src->nnodes * sizeof(*map));
 	stack = malloc(src->nnodes * sizeof(*stack));
@@ -467,6 +603,18 @@ int vp_cct_offcpu_split(const struct vp_cct *t, uint32_t id, struct vp_offcpu_sp
 		ret->off_share = (ret->off_var + ret->cov) / ret->wall_var;
 		ret->on_share = 1 - ret->off_share;
 	}
+	if (t->blocked && n->blocked.n == n->stats.n && t->time_base != VP_TIME_CPU) {
+		ret->has_blocked = 1;
+		ret->blocked_mean = n->blocked.mean;
+		ret->preempted_mean = ret->off_mean - ret->blocked_mean;
+		if (ret->preempted_mean < 0)
+			ret->preempted_mean = 0;
+		if (ret->wall_var > 0) {
+			/* Cov(W, B) / Var(W); P = O - B takes the rest of O's */
+			ret->blocked_share = n->blocked_com / (double)n->stats.n / ret->wall_var;
+			ret->preempted_share = ret->off_share - ret->blocked_share;
+		}
+	}
 	return 0;
 }
 
@@ -476,6 +624,7 @@ struct vp_frame {
 	uint64_t sp;
 	uint64_t t0;
 	uint64_t o0; /* off-CPU time at the entry */
+	uint64_t b0; /* blocked time at the entry */
 	uint32_t node;
 	uint32_t func;
 	uint32_t cfunc, ccs, cnode; /* last child looked up: loops repeat it */
@@ -510,6 +659,7 @@ struct vp_builder {
 	double *yvec; /* scratch observation vector */
 	size_t yvec_cap;
 	int have_offcpu;	 /* the events carry off-CPU times */
+	int have_blocked;	 /* ... and their blocked part */
 	enum vp_time_base base;	 /* of their times */
 	uint8_t *uret;		 /* per function: VP_FUNC_URETPROBE */
 	uint64_t *nest_lost;	 /* per function: entries it cost */
@@ -536,6 +686,7 @@ struct vp_builder *vp_builder_new(struct vp_cct *tree, size_t nfuncs, const stru
 	b->t = tree;
 	b->nfuncs = nfuncs;
 	b->have_offcpu = hdr && hdr->offcpu;
+	b->have_blocked = b->have_offcpu && hdr->blocked;
 	vp_builder_set_time(b, VP_TIME_WALL);
 	for (size_t i = 0; hdr && i < hdr->nfuncs && i < nfuncs; i++) {
 		if (!(hdr->funcs[i].flags & VP_FUNC_URETPROBE))
@@ -556,12 +707,17 @@ struct vp_builder *vp_builder_new(struct vp_cct *tree, size_t nfuncs, const stru
 
 int vp_builder_set_time(struct vp_builder *b, enum vp_time_base base)
 {
-	if (base != VP_TIME_WALL && base != VP_TIME_CPU && base != VP_TIME_OFFCPU)
+	if ((unsigned)base > VP_TIME_OWN)
 		return -EINVAL;
 	b->base = base;
 	b->t->time_base = base;
-	/* in off-CPU time, a node's off-CPU statistics would be its own */
-	b->t->offcpu = b->have_offcpu && base != VP_TIME_OFFCPU;
+	/* in off-CPU time (or a part of it), a node's off-CPU statistics
+	 * would be its own */
+	b->t->offcpu = b->have_offcpu && (base == VP_TIME_WALL || base == VP_TIME_CPU ||
+					   base == VP_TIME_OWN);
+	/* in own time (wall less preempted) the off-CPU part is the blocked
+	 * time: both statistics hold it, and nothing is preempted */
+	b->t->blocked = b->have_blocked && (base == VP_TIME_WALL || base == VP_TIME_OWN);
 	return 0;
 }
 
@@ -748,6 +904,7 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
 	f->sp = ev->sp;
 	f->t0 = ev->time;
 	f->o0 = ev->offcpu;
+	f->b0 = ev->blocked;
 	f->node = (uint32_t)id;
 	f->func = ev->func;
 	f->cnode = VP_NO_NODE;
@@ -763,16 +920,37 @@ static int on_call(struct vp_builder *b, struct vp_tstate *ts, const struct vp_e
  * mean before it and the off-CPU time's after,
  * C_n = C_n-1 + (x - mean_x,n-1)(o - mean_o,n).
  */
-static void add_offcpu(struct vp_builder *b, struct vp_cct_node *n, uint64_t dur, uint64_t off)
+static void add_offcpu(struct vp_builder *b, struct vp_cct_node *n, uint64_t dur, uint64_t off,
+		       uint64_t blk)
 {
 	double dx = (double)dur - n->stats.mean;
 
+	if (b->base == VP_TIME_OWN)
+		off = blk;
 	/* compensation takes the probe costs from the wall-clock time only:
 	 * an invocation off the CPU nearly throughout may end up shorter */
-	if (b->base == VP_TIME_WALL && off > dur)
+	if (b->base != VP_TIME_CPU && off > dur)
 		off = dur;
 	vp_stats_add(&n->offcpu, off);
 	n->offcpu_com += dx * ((double)off - n->offcpu.mean);
+	if (!b->t->blocked)
+		return;
+	if (blk > off)
+		blk = off;
+	vp_stats_add(&n->blocked, blk);
+	n->blocked_com += dx * ((double)blk - n->blocked.mean);
+}
+
+/* A wait of thread @ts: its time is every open invocation's. */
+static int on_wait(struct vp_builder *b, struct vp_tstate *ts, const struct vp_event *ev)
+{
+	for (size_t i = 0; i < ts->depth; i++) {
+		int err = add_wait(b->t, &b->t->nodes[ts->frames[i].node], ev->func, 1, ev->wait);
+
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int complete(struct vp_builder *b, struct vp_tstate *ts, const struct vp_event *ev)
@@ -814,7 +992,8 @@ static int complete(struct vp_builder *b, struct vp_tstate *ts, const struct vp_
 		vp_covar_add(&n->cov, b->yvec);
 	}
 	if (b->t->offcpu)
-		add_offcpu(b, n, dur, ev->offcpu >= f->o0 ? ev->offcpu - f->o0 : 0);
+		add_offcpu(b, n, dur, ev->offcpu >= f->o0 ? ev->offcpu - f->o0 : 0,
+			   ev->blocked >= f->b0 ? ev->blocked - f->b0 : 0);
 	err = hist_add(b->t, n, dur);
 	if (err)
 		return err;
@@ -882,6 +1061,12 @@ int vp_builder_feed(struct vp_builder *b, const struct vp_event *ev, size_t n)
 
 		if (!ts)
 			return -ENOMEM;
+		if (ev->kind == VP_EV_WAIT) {
+			err = on_wait(b, ts, ev);
+			if (err)
+				return err;
+			continue;
+		}
 		if (ev->func >= b->nfuncs)
 			return -EINVAL;
 		if (!ts->seen) {
@@ -968,8 +1153,11 @@ int vp_build_file_invocations(struct vp_reader *r, struct vp_cct *tree, vp_invoc
 		return -ENOMEM;
 	vp_builder_on_invocation(b, fn, ctx);
 	err = vp_builder_set_time(b, vp_reader_time(r));
+	/* the waits go to the invocations open as they end */
+	vp_reader_set_waits(r, 1);
 	if (!err)
 		err = vp_reader_pump(r, &c);
+	vp_reader_set_waits(r, 0);
 	if (!err)
 		err = vp_builder_finish(b, ret);
 	vp_builder_free(b);

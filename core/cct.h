@@ -71,6 +71,33 @@ struct vp_cct_node {
 	 * sum (X - mean X)(O - mean O) of it with the duration X of @stats */
 	struct vp_stats offcpu;
 	double offcpu_com;
+	/* with tree->blocked: the part B of O its invocations were blocked
+	 * (asleep; the rest, O - B, preempted) and the co-moment of B with X */
+	struct vp_stats blocked;
+	double blocked_com;
+	/* where its invocations and their callees were blocked (NULL: never) */
+	struct vp_cct_waits *waits;
+};
+
+/*
+ * What a node's invocations waited for (WAIT records, version 5): the
+ * blocked time of each of the first VP_CCT_WAITS reasons seen (a
+ * syscall + 1, 0 none: vp_wait_reason_name), the rest summed as
+ * "other".  A wait counts for every invocation open on its thread, so a
+ * node's waits include those of its callees, like its duration.
+ */
+enum { VP_CCT_WAITS = 8 };
+
+struct vp_cct_wait {
+	uint32_t reason;
+	uint64_t count;
+	uint64_t ns;
+};
+
+struct vp_cct_waits {
+	uint32_t n; /* entries of top[] in use */
+	struct vp_cct_wait top[VP_CCT_WAITS];
+	uint64_t other_count, other_ns;
 };
 
 /*
@@ -126,6 +153,7 @@ struct vp_cct {
 	struct vp_hashtab index;
 	uint32_t time_base; /* enum vp_time_base of the durations */
 	int offcpu;	    /* nodes have off-CPU statistics (see above) */
+	int blocked;	    /* ... split into blocked and preempted (version 5) */
 	/* charged for the nodes and their covariances (NULL: no limit): a
 	 * tree that would pass it stops growing with -E2BIG.  The caller's,
 	 * set after vp_cct_init(). */
@@ -168,7 +196,8 @@ int vp_cct_merge_mapped(struct vp_cct *dst, const struct vp_cct *src, const uint
 			const uint32_t *cs_map, uint32_t *node_map);
 /*
  * (An empty @dst takes @src's time base and off-CPU statistics; trees that
- * differ in them do not merge: -EINVAL.)
+ * differ in them do not merge: -EINVAL.  One without blocked and
+ * preempted statistics leaves the merged tree without them.)
  */
 /* Index into node->cov of child @child_id's variable, or -1: children
  * past the VP_CCT_TRACKED first share the "other" variable. */
@@ -196,6 +225,12 @@ struct vp_offcpu_split {
 	double cov;	      /* Cov(C, O) */
 	double off_share;     /* see above */
 	double on_share;      /* 1 - off_share, or 0 */
+	/* with tree->blocked, O = B + P: blocked B and preempted P, and their
+	 * shares of Var(W) the same way, Cov(W, B) / Var(W) and
+	 * Cov(W, P) / Var(W), which add up to off_share */
+	int has_blocked;
+	double blocked_mean, preempted_mean;
+	double blocked_share, preempted_share;
 };
 
 /*
@@ -205,6 +240,24 @@ struct vp_offcpu_split {
  * without paired invocations gives all zeros.
  */
 int vp_cct_offcpu_split(const struct vp_cct *t, uint32_t id, struct vp_offcpu_split *ret);
+
+/*
+ * vp_cct_preempted_share - the share of the variance of @t's outermost
+ * nodes among those @mark marks (per node, @nmark of them; the
+ * high-variance ones) that is preempted time: sum n Cov(W, P) over sum
+ * n Var(W) (vp_offcpu_split); when no marked node varies, that of the
+ * outermost nodes.  Returns 1 with *@ret set, 0 when there is nothing to
+ * say (no blocked times, no node with variance).
+ */
+int vp_cct_preempted_share(const struct vp_cct *t, const uint8_t *mark, size_t nmark,
+			   double *ret);
+
+/*
+ * vp_cct_waits_sorted - node @id's waits, most blocked time first, into
+ * @ret (up to VP_CCT_WAITS + 1: "other" last, as reason UINT32_MAX).
+ * Returns how many.
+ */
+size_t vp_cct_waits_sorted(const struct vp_cct *t, uint32_t id, struct vp_cct_wait *ret);
 
 /* Totals of a build. */
 struct vp_build_totals {

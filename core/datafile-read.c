@@ -32,6 +32,12 @@ struct vp_tclock {
 	uint64_t wall0;	   /* and that event's time */
 	uint64_t last;	   /* last time presented: kept monotonic */
 	int seen;
+	/* version 5: its blocked time (WAIT records) and the split */
+	uint64_t blk;	   /* WAIT records' ns so far */
+	uint64_t blk_ev;   /* ... at its previous event */
+	uint64_t off_ev;   /* off-CPU time at its previous event */
+	uint64_t bp, pp;   /* blocked and preempted ns since its first event */
+	int split_seen;
 };
 
 struct vp_reader {
@@ -81,6 +87,7 @@ struct vp_reader {
 	/* version 3: off-CPU times and the time base */
 	struct vp_tclock *tclock; /* per thread */
 	enum vp_time_base base;
+	int want_waits; /* vp_reader_set_waits */
 	int have_span;
 	uint64_t span_first, span_last;
 	char err[512];
@@ -302,6 +309,15 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 				    "bad OFFCPU value %llu (expected 0 or 1)", (unsigned long long)v);
 		h->offcpu = (uint32_t)v;
 		break;
+	case VP_META_BLOCKED:
+		if (h->version < 5)
+			break;
+		err = get_u(r, c, &v, "blocked flag");
+		if (!err && v > 1)
+			return rerr(r, c->base_off, -EBADMSG,
+				    "bad BLOCKED value %llu (expected 0 or 1)", (unsigned long long)v);
+		h->blocked = (uint32_t)v;
+		break;
 	case VP_META_INPUT_SIZE:
 		err = get_u(r, c, &h->input_size, "input size");
 		if (!err)
@@ -348,6 +364,9 @@ static int parse_meta(struct vp_reader *r, const uint8_t *p, size_t len, size_t 
 	}
 	if (!r->hdr.unit)
 		return rerr(r, off, -EBADMSG, "META chunk has no time unit");
+	/* blocked time is a part of the events' off-CPU time */
+	if (r->hdr.blocked && !r->hdr.offcpu)
+		return rerr(r, off, -EBADMSG, "META chunk has BLOCKED without OFFCPU");
 	return 0;
 }
 
@@ -763,12 +782,19 @@ int vp_reader_compensate(struct vp_reader *r, int on)
 
 int vp_reader_set_time(struct vp_reader *r, enum vp_time_base base)
 {
-	if (base != VP_TIME_WALL && base != VP_TIME_CPU && base != VP_TIME_OFFCPU)
+	if ((unsigned)base > VP_TIME_OWN)
 		return -EINVAL;
 	if (base != VP_TIME_WALL && !r->hdr.offcpu)
 		return -ENODATA;
+	if (base >= VP_TIME_BLOCKED && !r->hdr.blocked)
+		return -ENODATA;
 	r->base = base;
 	return 0;
+}
+
+void vp_reader_set_waits(struct vp_reader *r, int on)
+{
+	r->want_waits = !!on;
 }
 
 enum vp_time_base vp_reader_time(const struct vp_reader *r)
@@ -1324,9 +1350,38 @@ static int decode_offcpu(struct vp_reader *r, uint64_t thread, uint64_t d, size_
 }
 
 /*
+ * The blocked part of @ev's thread's off-CPU time since its first event:
+ * between two events, what WAIT records said, but never more than the
+ * off-CPU time grew (a sleep's record and the events' off-CPU times come
+ * from one clock; a CPU's clock read on another may differ a little).
+ * The rest is preempted time.
+ */
+static void split_offcpu(struct vp_reader *r, struct vp_event *ev)
+{
+	struct vp_tclock *tc = &r->tclock[ev->thread];
+	uint64_t d_off, d_blk;
+
+	if (!tc->split_seen) {
+		tc->split_seen = 1;
+		tc->off_ev = ev->offcpu;
+		tc->blk_ev = tc->blk;
+	}
+	d_off = ev->offcpu - tc->off_ev; /* never negative: decode_offcpu() */
+	d_blk = tc->blk - tc->blk_ev;
+	if (d_blk > d_off)
+		d_blk = d_off;
+	tc->bp += d_blk;
+	tc->pp += d_off - d_blk;
+	tc->off_ev = ev->offcpu;
+	tc->blk_ev = tc->blk;
+	ev->blocked = tc->bp;
+}
+
+/*
  * Move @ev's (compensated) time into the reader's time base: the thread's
  * clock from its first event on, advanced by its on-CPU time only (the
- * off-CPU time since then subtracted) or by its off-CPU time only.
+ * off-CPU time since then subtracted), by its off-CPU time only, by one
+ * part of it only, or by all but its preempted part.
  */
 static void to_time_base(struct vp_reader *r, struct vp_event *ev)
 {
@@ -1339,9 +1394,14 @@ static void to_time_base(struct vp_reader *r, struct vp_event *ev)
 		tc->wall0 = ev->time;
 	}
 	d = ev->offcpu - tc->off0; /* never negative: decode_offcpu() */
-	if (r->base == VP_TIME_OFFCPU) {
-		t = tc->wall0 + d;
+	if (r->base == VP_TIME_OFFCPU || r->base == VP_TIME_BLOCKED ||
+	    r->base == VP_TIME_PREEMPTED) {
+		t = tc->wall0 + (r->base == VP_TIME_BLOCKED     ? tc->bp
+				 : r->base == VP_TIME_PREEMPTED ? tc->pp
+								: d);
 	} else {
+		if (r->base == VP_TIME_OWN)
+			d = tc->pp;
 		t = ev->time > d ? ev->time - d : 0;
 		/* compensation can take more than the on-CPU time had */
 		if (t < tc->last)
@@ -1349,6 +1409,45 @@ static void to_time_base(struct vp_reader *r, struct vp_event *ev)
 	}
 	tc->last = t;
 	ev->time = t;
+}
+
+/*
+ * A WAIT record (version 5) after its tag: the thread's blocked time
+ * grows; with vp_reader_set_waits() it goes into *@ev too.  Returns the
+ * events it gave (0 or 1) or a negative errno.
+ */
+static int decode_wait(struct vp_reader *r, struct cur *c, size_t at, struct vp_event *ev)
+{
+	uint64_t thread, time, ns, reason;
+	struct vp_tclock *tc;
+	int err = get_u(r, c, &thread, "wait thread");
+
+	if (!err)
+		err = get_u(r, c, &time, "wait time");
+	if (!err)
+		err = get_u(r, c, &ns, "wait length");
+	if (!err)
+		err = get_u(r, c, &reason, "wait reason");
+	if (err)
+		return err;
+	if (thread >= r->nthreads)
+		return rerr(r, at, -EBADMSG, "WAIT of undefined thread %llu",
+			    (unsigned long long)thread);
+	if (reason > UINT32_MAX)
+		return rerr(r, at, -EBADMSG, "WAIT with reason %llu (expected a syscall + 1)",
+			    (unsigned long long)reason);
+	tc = &r->tclock[thread];
+	tc->blk += ns;
+	if (!r->want_waits || !thread_wanted(r, thread))
+		return 0;
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = VP_EV_WAIT;
+	ev->thread = (uint32_t)thread;
+	ev->func = (uint32_t)reason;
+	ev->wait = ns;
+	ev->callsite = UINT32_MAX;
+	ev->time = r->base == VP_TIME_WALL ? r->ctime : tc->last;
+	return 1;
 }
 
 /* Decode records of the current chunk into @buf; returns events decoded. */
@@ -1368,6 +1467,14 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 
 		if (vp_uleb_get(&c.p, c.end, &tag))
 			goto bad_number;
+		if ((tag & 3) == VP_REC_CONTROL && (tag >> 2) == VP_CTL_WAIT &&
+		    r->hdr.version >= 5) {
+			err = decode_wait(r, &c, base_off + (size_t)(rec - c.base), &buf[n]);
+			if (err < 0)
+				return err;
+			n += (size_t)err;
+			continue;
+		}
 		if ((tag & 3) == VP_REC_CONTROL) {
 			err = control(r, &c, tag >> 2, base_off + (size_t)(rec - c.base));
 			if (err)
@@ -1420,6 +1527,8 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 			ev->callsite = (uint32_t)cs;
 		}
 		ev->offcpu = 0;
+		ev->blocked = 0;
+		ev->wait = 0;
 		if (r->hdr.offcpu) {
 			uint64_t d;
 
@@ -1429,6 +1538,8 @@ static long decode(struct vp_reader *r, struct vp_event *buf, size_t cap)
 					    &ev->offcpu);
 			if (err)
 				return err;
+			if (r->hdr.blocked)
+				split_offcpu(r, ev);
 		}
 		vp_compensator_apply(&r->comp, ev);
 		if (!r->have_span || ev->time < r->span_first)

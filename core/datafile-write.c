@@ -208,6 +208,8 @@ static int build_meta(struct vp_buf *m, const struct vp_header *hdr)
 		KV(VP_META_OFFCPU, buf_uleb(&v, 1));
 	if (hdr->has_input_size)
 		KV(VP_META_INPUT_SIZE, buf_uleb(&v, hdr->input_size));
+	if (hdr->blocked)
+		KV(VP_META_BLOCKED, buf_uleb(&v, 1));
 #undef KV
 	err = 0;
 out:
@@ -525,6 +527,21 @@ int vp_writer_unprobed(struct vp_writer *w, uint32_t func, uint64_t time)
 	p += vp_uleb_put(p, VP_CTL_UNPROBED << 2 | VP_REC_CONTROL);
 	p += vp_uleb_put(p, func);
 	p += vp_uleb_put(p, time);
+	return rec_end(w, p);
+}
+
+int vp_writer_wait(struct vp_writer *w, uint32_t thread, uint64_t time, uint64_t ns,
+		   uint32_t reason)
+{
+	uint8_t *p = rec_begin(w, 5 * VP_ULEB_MAX);
+
+	if (!p)
+		return w->err;
+	p += vp_uleb_put(p, VP_CTL_WAIT << 2 | VP_REC_CONTROL);
+	p += vp_uleb_put(p, thread);
+	p += vp_uleb_put(p, time);
+	p += vp_uleb_put(p, ns);
+	p += vp_uleb_put(p, reason);
 	return rec_end(w, p);
 }
 

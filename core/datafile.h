@@ -19,6 +19,10 @@
  * exit record.  Version 4 adds the PROCESS record (the processes a
  * recording followed: the target's forked children) and the count of
  * children not followed in END.  Files of versions 1 to 3 are still read.
+ * Version 5 adds, with META BLOCKED, the WAIT record: each time a thread
+ * went to sleep (blocked), how long until it was woken and in which
+ * syscall, so that its off-CPU time splits into blocked and preempted;
+ * files of versions 1 to 4 are still read.
  * META keys added later without changing what the rest of the file means
  * (INPUT_SIZE) keep the version: older readers skip unknown keys.
  * A reader stops at the last complete chunk of a truncated file and says
@@ -37,7 +41,7 @@
 #define VP_DATA_MAGIC "VPDATA\0\0"
 #define VP_CHUNK_MAGIC "VPCK"
 /* Written version, and the oldest one readers still accept. */
-enum { VP_DATA_VERSION = 4, VP_DATA_VERSION_MIN = 1 };
+enum { VP_DATA_VERSION = 5, VP_DATA_VERSION_MIN = 1 };
 enum { VP_FILE_HEADER_SIZE = 16, VP_CHUNK_HEADER_SIZE = 16 };
 /* Largest payload a reader accepts; a writer flushes long before. */
 enum { VP_CHUNK_MAX_PAYLOAD = 64 << 20 };
@@ -104,6 +108,8 @@ enum vp_meta_key {
 				  * gave it (record --input-size); optional,
 				  * skipped by older readers, so no new
 				  * version */
+	VP_META_BLOCKED = 16,	/* u: 1 = WAIT records say every sleep of the
+				 * recorded threads (version 5, with OFFCPU) */
 };
 
 /* What placed the probes and collected their events (VP_META_BACKEND). */
@@ -168,6 +174,15 @@ enum vp_control_type {
 			      * the program it exec'd ("" if none): a process
 			      * followed; a later record of the same pid
 			      * updates it */
+	/* version 5 (META BLOCKED): */
+	VP_CTL_WAIT = 11,    /* u thread, u time, u ns, u reason: the thread is
+			      * back on a CPU at time (the file's clock) after
+			      * ns asleep (blocked: from its switch out to its
+			      * wake-up), in the syscall reason - 1 (x86-64
+			      * numbers; reason 0: none, a page fault).  Its
+			      * next event's off-CPU time includes ns; the rest
+			      * of its off-CPU time (preempted, or woken and
+			      * waiting for a CPU) was the machine's */
 };
 
 /* Process flags (VP_CTL_PROCESS). */
@@ -319,6 +334,8 @@ struct vp_header {
 	/* META INPUT_SIZE (any version) */
 	int has_input_size;
 	uint64_t input_size;
+	/* version 5: 1 when WAIT records split off-CPU time (needs offcpu) */
+	uint32_t blocked;
 };
 
 /* Decoded trailer (END chunk). */
@@ -344,7 +361,13 @@ struct vp_trailer {
 	uint64_t unfollowed;	 /* child processes not followed */
 };
 
-enum vp_event_kind { VP_EV_ENTRY = 0, VP_EV_EXIT = 1 };
+enum vp_event_kind {
+	VP_EV_ENTRY = 0,
+	VP_EV_EXIT = 1,
+	VP_EV_WAIT = 2, /* a WAIT record, only to readers that asked for them
+			 * (vp_reader_set_waits): func is its reason, wait its
+			 * ns, time the thread's last event time */
+};
 
 /* One decoded entry or exit event. */
 struct vp_event {
@@ -357,6 +380,12 @@ struct vp_event {
 	uint64_t offcpu;   /* the thread's cumulative off-CPU ns at this event
 			    * (hdr->offcpu), else 0; as in the file, whatever
 			    * the reader's time base */
+	uint64_t blocked;  /* with hdr->blocked: the part of the thread's
+			    * off-CPU time since its first event that it was
+			    * blocked (asleep), never growing more than
+			    * offcpu between two events; the rest is
+			    * preempted */
+	uint64_t wait;	   /* VP_EV_WAIT: its ns */
 };
 
 struct vp_thread_info {
@@ -447,6 +476,10 @@ int vp_writer_frame(struct vp_writer *w, uint32_t id, const struct vp_frame_def 
 int vp_writer_sample(struct vp_writer *w, const struct vp_sample *s);
 int vp_writer_phase(struct vp_writer *w, uint32_t phase, uint32_t pid);
 int vp_writer_unprobed(struct vp_writer *w, uint32_t func, uint64_t time);
+/* Version 5 (hdr->blocked): thread @thread was blocked from its sleep to
+ * @time, @ns off the CPU, in syscall @reason - 1 (0: none). */
+int vp_writer_wait(struct vp_writer *w, uint32_t thread, uint64_t time, uint64_t ns,
+		   uint32_t reason);
 /* Version 4: process @p followed (again, when its flags change). */
 int vp_writer_process(struct vp_writer *w, const struct vp_process *p);
 /* Write out the current EVENTS chunk (also done automatically at ~64 KiB). */
@@ -574,6 +607,11 @@ enum vp_time_base {
 	VP_TIME_WALL = 0,   /* the clock's time: on and off the CPU */
 	VP_TIME_CPU = 1,    /* on-CPU time: off-CPU time subtracted */
 	VP_TIME_OFFCPU = 2, /* off-CPU time only */
+	/* with hdr->blocked: */
+	VP_TIME_BLOCKED = 3,   /* off-CPU time asleep (blocked) only */
+	VP_TIME_PREEMPTED = 4, /* off-CPU time preempted only */
+	VP_TIME_OWN = 5,       /* wall-clock time less the preempted time:
+				* on-CPU and blocked, the program's own */
 };
 
 /*
@@ -592,7 +630,29 @@ enum vp_time_base {
  * and @base is not VP_TIME_WALL, or -EINVAL for an unknown @base.
  */
 int vp_reader_set_time(struct vp_reader *r, enum vp_time_base base);
+/*
+ * (VP_TIME_BLOCKED and VP_TIME_PREEMPTED are like VP_TIME_OFFCPU, with
+ * the thread's blocked or preempted time; VP_TIME_OWN like VP_TIME_CPU,
+ * less the preempted time only.  They give -ENODATA without hdr->blocked.)
+ *
+ * vp_reader_set_waits - with @on, hand over every WAIT record as a
+ * VP_EV_WAIT event among the others, in file order (default off).
+ */
+void vp_reader_set_waits(struct vp_reader *r, int on);
+/*
+ * vp_wait_reason_name - the name of a WAIT record's @reason as recorded
+ * on @hdr's machine: "pread64", "futex", ..., "syscall 123" for a number
+ * without a name here, "no syscall" for 0 (page faults).  Into @buf.
+ */
+const char *vp_wait_reason_name(const struct vp_header *hdr, uint32_t reason, char *buf,
+				size_t len);
 enum vp_time_base vp_reader_time(const struct vp_reader *r);
+/* Whether @base counts off-CPU time only (or a part of it): no probe
+ * cost, which is on-CPU time, is in its durations. */
+static inline int vp_time_base_offcpu(enum vp_time_base base)
+{
+	return base == VP_TIME_OFFCPU || base == VP_TIME_BLOCKED || base == VP_TIME_PREEMPTED;
+}
 /*
  * vp_reader_time_span - the earliest and latest time of the events read so
  * far (since opening or the last rewind) in the file's clock, compensated
@@ -646,7 +706,8 @@ const char *vp_insn_class_name(uint32_t insn_class);
 /* Display name of function @func of @hdr (its symbol name when it has no
  * other), "?" for an index the header lacks. */
 const char *vp_header_func_name(const struct vp_header *hdr, uint32_t func);
-/* Name of a time base as --time takes it: "wall", "cpu", "offcpu" ("?"). */
+/* Name of a time base as --time takes it: "wall", "cpu", "offcpu",
+ * "blocked", "preempted", "own" ("?"). */
 const char *vp_time_base_name(enum vp_time_base base);
 /* The time base named @name as vp_time_base_name() names it, in *@ret:
  * 0, or -EINVAL for no such name. */

@@ -226,7 +226,7 @@ static int analyse(struct vp_runs *m, const struct vp_analysis_params *params)
 	const struct vp_recording *r0 = m->recs[0];
 	int err;
 
-	if (r0->time != VP_TIME_OFFCPU) {
+	if (!vp_time_base_offcpu(r0->time)) {
 		m->probe_cost = vp_cct_probe_costs(&m->tree, r0->hdr);
 		if (!m->probe_cost)
 			return -ENOMEM;

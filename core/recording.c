@@ -24,6 +24,7 @@ void vp_recording_opts_default(struct vp_recording_opts *o)
 	o->time = VP_TIME_WALL;
 	o->max_memory = (size_t)1 << 30;
 	o->slowest = VP_SLOWEST_DEFAULT;
+	o->time_auto = 1;
 }
 
 void vp_msgf(char *msg, size_t len, const char *fmt, ...)
@@ -78,7 +79,10 @@ static int set_time(struct vp_recording *rec, enum vp_time_base base, char *msg,
 {
 	int err = vp_reader_set_time(rec->reader, base);
 
-	if (err == -ENODATA)
+	if (err == -ENODATA && base >= VP_TIME_BLOCKED && rec->hdr->offcpu)
+		vp_msgf(msg, len, "'%s': its off-CPU times are not split into blocked and "
+			"preempted (recorded before format version 5)", rec->path);
+	else if (err == -ENODATA)
 		vp_msgf(msg, len, "'%s': no off-CPU times in this recording (they need the BPF "
 		     "backend of varperf record)", rec->path);
 	else if (err < 0)
@@ -278,7 +282,7 @@ static int analyse(struct vp_recording *rec, const struct vp_recording_opts *o, 
 	int err;
 
 	/* the probes cost on-CPU time: off-CPU durations hold none of it */
-	if (o->time != VP_TIME_OFFCPU) {
+	if (!vp_time_base_offcpu(o->time)) {
 		rec->probe_cost = vp_cct_probe_costs(&rec->tree, rec->hdr);
 		if (!rec->probe_cost) {
 			err = -ENOMEM;
@@ -304,6 +308,35 @@ static int analyse(struct vp_recording *rec, const struct vp_recording_opts *o, 
 fail:
 	vp_msgf(msg, len, "cannot analyse '%s': %s", rec->path, strerror(-err));
 	return err;
+}
+
+/*
+ * The default time base: wall-clock time, unless preemption (the machine
+ * taking the CPU away, not the program) makes most of the high-variance
+ * nodes' variance; then the program's own time, wall-clock time less the
+ * preempted time, read in a second pass.  @rec is the wall-clock reading.
+ */
+static int own_by_default(struct vp_recording *rec, const struct vp_recording_opts *o,
+			  struct vp_recording **ret, char *msg, size_t len)
+{
+	struct vp_recording_opts own = *o;
+	double share;
+	int err;
+
+	if (!vp_cct_preempted_share(&rec->tree, rec->an.high_variance, rec->an.nnodes, &share) ||
+	    share < VP_PREEMPTED_AUTO) {
+		*ret = rec;
+		return 0;
+	}
+	own.time = VP_TIME_OWN;
+	own.time_auto = 0;
+	err = vp_recording_open(rec->path, &own, ret, msg, len);
+	vp_recording_free(rec);
+	if (err < 0)
+		return err;
+	(*ret)->time_auto = 1;
+	(*ret)->preempted_share = share;
+	return 0;
 }
 
 int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
@@ -352,7 +385,7 @@ int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 	rec->clamped = vp_reader_clamped(rec->reader);
 	rec->clamped_max = vp_reader_clamped_max(rec->reader);
 	rec->compensated = !o->raw && rec->hdr->ncosts && rec->hdr->nfuncs &&
-			   o->time != VP_TIME_OFFCPU;
+			   !vp_time_base_offcpu(o->time);
 	/* a sampling run that caught nothing still has its samples: none */
 	if (rec->have_sampled &&
 	    (rec->sampled_tree.samples || vp_reader_samples(rec->reader) ||
@@ -371,11 +404,48 @@ int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 	err = analyse(rec, o, msg, len);
 	if (err < 0)
 		goto fail;
+	if (o->time_auto && o->time == VP_TIME_WALL)
+		return own_by_default(rec, o, ret, msg, len);
 	*ret = rec;
 	return 0;
 fail:
 	vp_recording_free(rec);
 	return err;
+}
+
+int vp_recording_same_time(struct vp_recording **recs, size_t n,
+			   const struct vp_recording_opts *opts, char *msg, size_t len)
+{
+	struct vp_recording_opts o = *opts;
+	int all_split = 1, differ = 0;
+
+	if (!opts->time_auto)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		all_split &= recs[i]->hdr->blocked != 0;
+		differ |= recs[i]->time != recs[0]->time;
+	}
+	if (!differ)
+		return 0;
+	o.time = all_split ? VP_TIME_OWN : VP_TIME_WALL;
+	o.time_auto = 0;
+	for (size_t i = 0; i < n; i++) {
+		char *path;
+		int err;
+
+		if (recs[i]->time == o.time)
+			continue;
+		path = strdup(recs[i]->path);
+		if (!path)
+			return -ENOMEM;
+		vp_recording_free(recs[i]);
+		recs[i] = NULL;
+		err = vp_recording_open(path, &o, &recs[i], msg, len);
+		free(path);
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 void vp_recording_free(struct vp_recording *rec)

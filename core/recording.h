@@ -30,7 +30,14 @@ struct vp_recording_opts {
 	int samples;		/* also fold the samples into the sampled tree */
 	uint32_t slowest;	/* slowest invocations kept per node (vp_slowest),
 				 * at most VP_SLOWEST_MAX; default VP_SLOWEST_DEFAULT */
+	/* @time was not chosen (the default): in wall-clock time, a file
+	 * whose high-variance nodes vary mostly by preemption (at least
+	 * VP_PREEMPTED_AUTO of their variance) is read in own time instead */
+	int time_auto;
 };
+
+/* Share of the variance that makes own time the default (time_auto). */
+#define VP_PREEMPTED_AUTO 0.5
 
 void vp_recording_opts_default(struct vp_recording_opts *o);
 
@@ -90,6 +97,10 @@ struct vp_recording {
 	int compensated;  /* probe costs were subtracted from the durations */
 	int raw;	  /* opts.raw */
 	enum vp_time_base time;
+	/* own time by default (opts.time_auto): the share of the variance
+	 * that was preempted time in wall-clock time; 0 otherwise */
+	int time_auto;
+	double preempted_share;
 	uint32_t pid;
 	struct vp_recording_warning *warnings;
 	size_t nwarnings;
@@ -114,6 +125,18 @@ struct vp_recording {
 int vp_recording_open(const char *path, const struct vp_recording_opts *opts,
 		      struct vp_recording **ret, char *msg, size_t len);
 void vp_recording_free(struct vp_recording *rec);
+
+/**
+ * vp_recording_same_time - make the recordings @recs[0..@n), opened with
+ * @opts, measure the same: by default (opts->time_auto) some may be read
+ * in own time and others not.  Those that differ are read again, in own
+ * time where every file splits its off-CPU time, else in wall-clock time
+ * (replacing @recs[i]; a file read again has no time_auto of its own).
+ * Returns 0, or what vp_recording_open() returned for a file read again,
+ * with its message in @msg; @recs[i] is then NULL.
+ */
+int vp_recording_same_time(struct vp_recording **recs, size_t n,
+			   const struct vp_recording_opts *opts, char *msg, size_t len);
 
 /**
  * vp_recording_invocations - read @rec's events again, as they were read

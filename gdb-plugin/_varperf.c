@@ -224,7 +224,9 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 					 &p->similarity, &p->beta, &compensate, &time, &max_memory))
 		return NULL;
 	if (vp_time_base_parse(time, &base) < 0) {
-		PyErr_Format(PyExc_ValueError, "time must be 'wall', 'cpu' or 'offcpu', not '%s'",
+		PyErr_Format(PyExc_ValueError,
+			     "time must be 'wall', 'cpu', 'offcpu', 'blocked', 'preempted' or "
+			     "'own', not '%s'",
 			     time);
 		Py_DECREF(pathobj);
 		return NULL;
@@ -235,6 +237,9 @@ PyObject *vpmod_open(PyObject *mod, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	r->time = o.time = base;
+	/* the time asked for, whatever preemption did (GDB compares its
+	 * stops' times with it) */
+	o.time_auto = 0;
 	/* a crafted file must not take GDB's memory: report's --max-memory */
 	o.max_memory = max_memory > SIZE_MAX ? SIZE_MAX : (size_t)max_memory;
 	o.raw = !compensate;

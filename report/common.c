@@ -311,6 +311,8 @@ void report_init(struct report *r, const char *input, const struct vp_recording 
 	r->clamped_max = rec->clamped_max;
 	r->compensated = rec->compensated;
 	r->time = rec->time;
+	r->time_auto = rec->time_auto;
+	r->preempted_share = rec->preempted_share;
 	r->pid = rec->pid;
 	r->sampled = rec->sampled;
 	r->probe_cost = rec->probe_cost;

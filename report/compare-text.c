@@ -185,7 +185,12 @@ int report_compare_text(const struct report_compare *rc)
 	report_put(f, rc->path[1]);
 	fputc('\'', f);
 	if (rc->time != VP_TIME_WALL)
-		fprintf(f, ", in %s time", rc->time == VP_TIME_CPU ? "on-CPU" : "off-CPU");
+		fprintf(f, ", in %s",
+			rc->time == VP_TIME_CPU		 ? "on-CPU time"
+			: rc->time == VP_TIME_BLOCKED	 ? "blocked time"
+			: rc->time == VP_TIME_PREEMPTED ? "preempted time"
+			: rc->time == VP_TIME_OWN	 ? "own time (wall clock less preemption)"
+							 : "off-CPU time");
 	fputc('\n', f);
 	fprintf(f, "Pattern Set overlap: %.1f%% (%zu of the profile's %zu patterns are in the "
 		   "regression Pattern Set; --min-overlap %g%%)\n",

@@ -215,6 +215,10 @@ static void json_header(struct json *j, const struct report *r)
 		json_null(j, "one_run");
 	json_backend(j, h->backend);
 	json_str(j, "time", vp_time_base_name(r->time));
+	/* own time by default: why (preempted share of the variance in wall time) */
+	json_bool(j, "time_default", r->time_auto);
+	if (r->time_auto)
+		json_double(j, "preempted_share", r->preempted_share);
 	if (report_offcpu_share(r, &share))
 		json_double(j, "offcpu_share", share);
 	else
@@ -420,6 +424,33 @@ static void json_offcpu(struct json *j, const struct report *r, uint32_t id)
 	json_double(j, "mean", sp.off_mean);
 	json_double(j, "stddev", sqrt(sp.off_var));
 	json_double(j, "variance_share", sp.wall_var > 0 ? sp.off_share : NAN);
+	if (sp.has_blocked) {
+		struct vp_cct_wait w[VP_CCT_WAITS + 1];
+		size_t nw = vp_cct_waits_sorted(r->tree, id, w);
+		char name[64];
+
+		json_obj(j, "preempted");
+		json_double(j, "mean", sp.preempted_mean);
+		json_double(j, "share", sp.wall_var > 0 ? sp.preempted_share : NAN);
+		json_obj_end(j);
+		json_obj(j, "blocked");
+		json_double(j, "mean", sp.blocked_mean);
+		json_double(j, "share", sp.wall_var > 0 ? sp.blocked_share : NAN);
+		json_obj_end(j);
+		/* where they were blocked, callees included, most time first */
+		json_arr(j, "waits");
+		for (size_t i = 0; i < nw; i++) {
+			json_obj_as(j, NULL, JSON_COMPACT);
+			json_str(j, "reason", w[i].reason == UINT32_MAX
+						      ? "other"
+						      : vp_wait_reason_name(r->hdr, w[i].reason,
+									    name, sizeof(name)));
+			json_u64(j, "count", w[i].count);
+			json_u64(j, "ns", w[i].ns);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+	}
 	json_obj_end(j);
 }
 

@@ -117,6 +117,8 @@ static const char *text_backend_name(uint32_t backend)
 
 static const char *text_time_base(const struct report *r)
 {
+	if (report_offcpu_time_base(r))
+		return report_offcpu_time_base(r);
 	switch (r->time) {
 	case VP_TIME_CPU:
 		return "on-CPU (--time=cpu): the time threads were off the CPU is left out";
@@ -891,6 +893,7 @@ static void text_totals(const struct report *r)
 int report_text(const struct report *r)
 {
 	text_header(r);
+	report_offcpu_note(r);
 	if (r->hdr->nfuncs)
 		text_offcpu_note(r);
 	fputc('\n', r->out);
@@ -914,6 +917,7 @@ int report_text(const struct report *r)
 	fputc('\n', r->out);
 	text_tree(r);
 	fputc('\n', r->out);
+	report_offcpu_text(r);
 	if (r->sampled) {
 		report_sampled_text(r);
 		fputc('\n', r->out);

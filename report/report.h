@@ -49,6 +49,8 @@ struct report {
 	double precision;		/* --precision: wider intervals are flagged */
 	int compensated;		/* probe costs subtracted (not --raw) */
 	enum vp_time_base time;		/* --time: what the durations measure */
+	int time_auto;			/* own time by default (vp_recording) */
+	double preempted_share;		/* ... since preemption made this much */
 	uint32_t pid;			/* --pid: the process shown, 0: all */
 	/* per CCT node: what the probes cost per call inside its window, its
 	 * own and its probed descendants' (0: unknown); see vp_cct_probe_costs */
@@ -211,6 +213,15 @@ uint8_t *report_slowest_nodes(const struct report *r, size_t *nret);
  * report_slowest_nodes() first).
  */
 int report_slowest_text(const struct report *r);
+
+/* report-offcpu.c: preempted and blocked time (format 5 files) */
+/* What the durations measure, for the time bases of split off-CPU time
+ * (blocked, preempted, own), else NULL. */
+const char *report_offcpu_time_base(const struct report *r);
+/* The note on own time as the default, at the top; nothing else. */
+void report_offcpu_note(const struct report *r);
+/* The section: nodes off the CPU, preempted versus blocked, their waits. */
+void report_offcpu_text(const struct report *r);
 /* Part @var of a slow call of @n (struct vp_slow_part): its child's node
  * id, VP_NO_NODE for the node's own code (0), VP_OTHER_NODE for the
  * callees past the tracked ones. */

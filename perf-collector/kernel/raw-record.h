@@ -24,6 +24,9 @@ enum vp_raw_type {
 	VP_RAW_FORK = 5, /* process pid/tid was forked by process addr,
 			  * thread sp */
 	VP_RAW_EXEC = 6, /* process pid exec'd a program */
+	VP_RAW_WAIT = 7, /* thread tid is back on a CPU after sleeping
+			  * (blocked) addr ns until woken, in syscall
+			  * func - 1 (func 0: none) */
 };
 
 struct vp_raw_sample;

@@ -25,6 +25,10 @@ enum vp_bpf_kind {
 	VP_BPF_CHILD = 4,	 /* pid: a child, at its fork; tid: its parent;
 				  * addr: 1 if it was stopped (SIGSTOP) */
 	VP_BPF_GONE = 5,	 /* pid: a followed child that ended */
+	VP_BPF_WAIT = 6,	 /* a thread back on the CPU after blocking:
+				  * addr its ns off the CPU from its sleep to
+				  * its wake-up, func the syscall it slept in
+				  * + 1 (0: none, a page fault or the kernel's) */
 };
 #define VP_BPF_COOKIE(func, kind, gen) \
 	((__u64)(func) | (__u64)(kind) << 32 | (__u64)(gen) << 40)
@@ -48,7 +52,9 @@ enum vp_bpf_stat {
 	VP_BPF_STAT_LOST = 0,	     /* no room in the ring buffer */
 	VP_BPF_STAT_NO_FOLLOW = 1,   /* children the "followed" table had no room for */
 	VP_BPF_STAT_NO_CHILD = 2,    /* ... or the ring buffer (not linked, not held) */
-	VP_BPF_NSTATS = 3,
+	VP_BPF_STAT_NO_WAIT = 3,     /* blocked intervals with no room (counted
+				      * as preempted time by readers) */
+	VP_BPF_NSTATS = 4,
 };
 
 /* The loader's settings, in .rodata: fixed once loaded. */

@@ -695,6 +695,20 @@ static int on_record(void *ctx, void *data, size_t size)
 		child_gone(b, (pid_t)x->pid);
 		return 0;
 	}
+	if (x->kind == VP_BPF_WAIT) {
+		if (!b->reading)
+			return 0;
+		memset(&r, 0, sizeof(r));
+		r.type = VP_RAW_WAIT;
+		r.time = x->time;
+		r.addr = x->addr;
+		r.offcpu = x->offcpu;
+		r.pid = x->pid;
+		r.tid = x->tid;
+		r.func = x->func;
+		b->fn(b->ctx, &r);
+		return 0;
+	}
 	/* (vp_bpf_probes_close() reads on only to let held children go) */
 	if (x->func >= b->nfuncs || !b->reading)
 		return 0;
@@ -809,6 +823,19 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 			goto out_close;
 		}
 	}
+	/* blocked versus preempted: the target's threads' sleeps (a target
+	 * of its own: pid 0, any process, is the idle tasks' to the kernel) */
+	if (pid > 0) {
+		b->sw = bpf_program__attach(
+			bpf_object__find_program_by_name(b->obj, "vp_switch"));
+		if (b->sw)
+			b->wakeup = bpf_program__attach(
+				bpf_object__find_program_by_name(b->obj, "vp_wakeup"));
+		if (!b->sw || !b->wakeup) {
+			error("cannot follow the target's context switches: %s", strerror(errno));
+			goto out_close;
+		}
+	}
 	if (gen_link(b, b->gen, &b->live, pid) < 0)
 		goto out_close;
 	pr_debug("BPF probes: %zu functions in %zu links, ring buffer %zu KiB", nfuncs,
@@ -865,6 +892,11 @@ uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func)
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b)
 {
 	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_LOST);
+}
+
+uint64_t vp_bpf_probes_lost_waits(const struct vp_bpf_probes *b)
+{
+	return percpu_sum(b, b->stats_fd, VP_BPF_STAT_NO_WAIT);
 }
 
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b)
@@ -1021,6 +1053,10 @@ void vp_bpf_probes_close(struct vp_bpf_probes *b)
 	}
 	if (b->exit)
 		bpf_link__destroy(b->exit);
+	if (b->sw)
+		bpf_link__destroy(b->sw);
+	if (b->wakeup)
+		bpf_link__destroy(b->wakeup);
 	ring_buffer__free(b->rb);
 	free(b->reader);
 	bpf_object__close(b->obj);

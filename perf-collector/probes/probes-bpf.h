@@ -50,6 +50,8 @@ struct vp_bpf_probes {
 	struct bpf_object *obj;
 	struct bpf_link *fork;	/* following forks: adds children */
 	struct bpf_link *exit;	/* forgets followed processes that end */
+	struct bpf_link *sw;	/* context switches: the threads' sleeps */
+	struct bpf_link *wakeup; /* ... and their wake-ups */
 	struct ring_buffer *rb;
 	struct vp_bpf_reader *reader;
 	int entry_fd, return_fd; /* the programs */
@@ -131,6 +133,9 @@ long vp_bpf_probes_read(struct vp_bpf_probes *b, void (*fn)(void *ctx, struct vp
 uint64_t vp_bpf_probes_hits(const struct vp_bpf_probes *b, uint32_t func);
 /* Records the buffer had no room for (counted exactly). */
 uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b);
+/* Sleeps of the target's threads the ring buffer had no room for: their
+ * time reads as preempted. */
+uint64_t vp_bpf_probes_lost_waits(const struct vp_bpf_probes *b);
 /* Following forks: children the kernel's table of followed processes, or
  * the ring buffer, had no room for (their probe hits are not recorded). */
 uint64_t vp_bpf_probes_unfollowed(const struct vp_bpf_probes *b);

@@ -4,7 +4,9 @@
  * BPF_TRACE_UPROBE_MULTI links (entries and exit sites in one link per
  * file, returns in another) that write one record per probe hit into a
  * ring buffer with the thread's off-CPU time so far, and count hits per
- * function in the kernel.  Every
+ * function in the kernel; and, from the scheduler's switches of the
+ * recorded threads, a record for every time one went to sleep (blocked:
+ * I/O, a lock, a sleep) with how long and in which syscall.  Every
  * link is restricted to one process: the target's own, and following
  * forks, each child's, which varperf makes while the child waits,
  * stopped before its first instruction (on_fork).  A child stopped is in
@@ -72,6 +74,21 @@ struct {
 	__type(value, __u8);
 } held SEC(".maps");
 
+/* Per recorded thread: where its current sleep began (see on_switch). */
+struct vp_sleep {
+	__u64 mark;   /* its off-CPU time (offcpu_of) as it went to sleep */
+	__u64 woke;   /* when it was woken (bpf_ktime_get_ns), 0: not yet */
+	__u32 reason; /* the syscall it slept in + 1, 0: none */
+	__u32 asleep; /* 1 from then until it is back on a CPU */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vp_sleep);
+} sleeps SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20); /* resized by the loader */
@@ -132,10 +149,9 @@ static __always_inline int is_followed(__u32 tgid)
  * there without CONFIG_KALLSYMS_ALL.  Without either, a thread that
  * migrates between CPUs gets their difference in steal time.)
  */
-static __always_inline __u64 offcpu_now(void)
+static __always_inline __u64 offcpu_of(struct task_struct *t)
 {
 	/* BTF pointers, read directly: a helper call per field cost 0.1 us a probe */
-	struct task_struct *t = bpf_get_current_task_btf();
 	__u64 start = t->se.exec_start, sum = t->se.sum_exec_runtime;
 
 	if (bpf_core_field_exists(t->se.cfs_rq)) {
@@ -146,6 +162,11 @@ static __always_inline __u64 offcpu_now(void)
 			start += rq->clock - rq->clock_task;
 	}
 	return start > sum ? start - sum : 0;
+}
+
+static __always_inline __u64 offcpu_now(void)
+{
+	return offcpu_of(bpf_get_current_task_btf());
 }
 
 /* bpf_loop()'s step for delay(): stop once the clock passes *until */
@@ -346,5 +367,95 @@ int BPF_PROG(vp_exit, struct task_struct *task)
 	r->pid = tgid;
 	r->kind = VP_BPF_GONE;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* The syscall @t is in, + 1; 0 when it is in none (a page fault). */
+static __always_inline __u32 syscall_of(struct task_struct *t)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	long nr = -1;
+
+	if (!regs || bpf_probe_read_kernel(&nr, sizeof(nr), &regs->orig_rax))
+		return 0;
+	return nr < 0 || nr > 4096 ? 0 : (__u32)nr + 1;
+}
+
+/* The sleep of @t that ended: a WAIT record of its length. */
+static __always_inline void wake(struct task_struct *t, struct vp_sleep *s)
+{
+	__u64 off = offcpu_of(t), now = bpf_ktime_get_ns(), queued = 0;
+	struct vp_bpf_rec *r;
+
+	/* woken, it waited for a CPU: that part was the machine's */
+	if (s->woke && now > s->woke)
+		queued = now - s->woke;
+	off = off > s->mark ? off - s->mark : 0;
+	off = off > queued ? off - queued : 0;
+	s->asleep = 0;
+	s->woke = 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(VP_BPF_STAT_NO_WAIT);
+		return;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->time = now;
+	r->pid = (__u32)t->tgid;
+	r->tid = (__u32)t->pid;
+	r->kind = VP_BPF_WAIT;
+	r->func = s->reason;
+	r->addr = off;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * Blocked versus preempted.  A recorded thread switched out while it
+ * could still run (preempt, or its state still TASK_RUNNING) was taken
+ * off the CPU by the machine; one switched out asleep waits for
+ * something of its program's.  The time off the CPU from such a sleep
+ * to its wake-up comes in a WAIT record as it is back on a CPU: what it
+ * spent off the CPU since it went to sleep (on the clock of the records'
+ * off-CPU times, so that a reader's blocked time never exceeds their
+ * off-CPU time) less its wait on the run queue since the wake-up, which
+ * is the machine's like a preemption.  A switch in that tracing missed
+ * (offcpu_now) ends the sleep at the thread's next switch out.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(vp_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct vp_sleep *s;
+
+	if (prev && is_followed((__u32)prev->tgid)) {
+		s = bpf_task_storage_get(&sleeps, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (s && s->asleep)
+			wake(prev, s);
+		if (s && !preempt && (prev_state & 0xff)) {
+			s->mark = offcpu_of(prev);
+			s->woke = 0;
+			s->reason = syscall_of(prev);
+			s->asleep = 1;
+		}
+	}
+	if (next && is_followed((__u32)next->tgid)) {
+		s = bpf_task_storage_get(&sleeps, next, 0, 0);
+		if (s && s->asleep)
+			wake(next, s);
+	}
+	return 0;
+}
+
+/* A recorded thread asleep is woken: from now on it waits for a CPU. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(vp_wakeup, struct task_struct *p)
+{
+	struct vp_sleep *s;
+
+	if (!p || !is_followed((__u32)p->tgid))
+		return 0;
+	s = bpf_task_storage_get(&sleeps, p, 0, 0);
+	if (s && s->asleep && !s->woke)
+		s->woke = bpf_ktime_get_ns();
 	return 0;
 }

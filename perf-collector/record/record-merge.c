@@ -304,6 +304,13 @@ static void emit(struct record *rec, struct vp_raw *r)
 		rec->counts.lost += r->addr;
 		record_write_failed(&rec->output, vp_writer_lost(rec->output.w, r->cpu, r->addr));
 		return;
+	case VP_RAW_WAIT:
+		if (rec->hdr.blocked)
+			record_write_failed(&rec->output,
+					    vp_writer_wait(rec->output.w,
+							   thread_index(&rec->ids, &rec->output, r),
+							   r->time, r->addr, r->func));
+		return;
 	default:
 		break;
 	}
@@ -546,7 +553,13 @@ static void count_unseen(struct record *rec)
 	if (rec->probing.bpf_on) {
 		/* the BPF programs count what found no room, exactly */
 		uint64_t lost = vp_bpf_probes_lost(&rec->probing.bpf);
+		uint64_t waits = vp_bpf_probes_lost_waits(&rec->probing.bpf);
 
+		if (waits)
+			warning("%llu sleeps of the target's threads found the BPF ring buffer "
+				"full: their time reads as preempted, not blocked (a larger "
+				"--buffer-size keeps them)",
+				(unsigned long long)waits);
 		if (lost) {
 			rec->counts.lost += lost;
 			record_write_failed(&rec->output, vp_writer_lost(rec->output.w, 0, lost));

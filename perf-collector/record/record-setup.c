@@ -280,6 +280,8 @@ static void fill_header(struct record *rec, int argc, char **argv)
 						   : VP_BACKEND_PERF;
 		/* the BPF programs follow the scheduler: off-CPU time per call */
 		h->offcpu = rec->probing.bpf_on;
+		/* and its switches: which part of it the threads slept */
+		h->blocked = rec->probing.bpf_on;
 	}
 	if (rec->phase.plan_from) {
 		/* the sampling of phase 1, which the file holds too (and

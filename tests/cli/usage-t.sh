@@ -160,7 +160,7 @@ shared() {
 }
 shared report >report.help
 shared compare >compare.help
-tap_like "$(cat report.help)" '^    --time <wall' "report --help lists the shared options"
+tap_like "$(cat report.help)" '^    --time <base>' "report --help lists the shared options"
 tap_diff "report and compare describe the shared options alike" report.help compare.help
 
 tap_done

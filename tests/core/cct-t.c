@@ -804,9 +804,169 @@ static void test_wide(void)
 	vp_cct_release(&other);
 }
 
+/* ---- blocked and preempted (format 5) ---- */
+
+/*
+ * The off-CPU stream with a part of each invocation's off-CPU time
+ * blocked: P's (A's inside it included) off_bp, A's off_ba; the rest
+ * preempted.  A wait of reason 18 for A's blocked time, inside A, and of
+ * reason 203 for the rest of P's, before the call.
+ */
+static const uint64_t off_bp[NOFF] = { 0, 25, 5, 40 };
+static const uint64_t off_ba[NOFF] = { 0, 20, 0, 30 };
+
+static void wait_ev(uint32_t reason, uint64_t ns)
+{
+	evs[nev++] = (struct vp_event){ .kind = VP_EV_WAIT, .func = reason, .wait = ns,
+					.callsite = UINT32_MAX };
+}
+
+static void emit_blocked_stream(int from, int to)
+{
+	size_t start = nev;
+	uint64_t b = 0;
+
+	emit_offcpu_stream(from, to, 0);
+	for (int i = 0; i < from; i++)
+		b += off_bp[i];
+	/* four events an invocation: P's entry, A's entry, A's exit, P's exit */
+	for (size_t k = start, i = (size_t)from; k < nev; k += 4, i++) {
+		evs[k].blocked = b;
+		evs[k + 1].blocked = b + off_bp[i] - off_ba[i];
+		evs[k + 2].blocked = b + off_bp[i];
+		evs[k + 3].blocked = b + off_bp[i];
+		b += off_bp[i];
+	}
+	/* the waits, where they were: copied apart, then put in */
+	{
+		struct vp_event copy[4 * NOFF];
+		size_t n = nev - start, j = 0;
+
+		memcpy(copy, evs + start, n * sizeof(*copy));
+		nev = start;
+		for (size_t i = (size_t)from; j < n; i++) {
+			evs[nev++] = copy[j++];
+			if (off_bp[i] > off_ba[i])
+				wait_ev(203, off_bp[i] - off_ba[i]);
+			evs[nev++] = copy[j++];
+			if (off_ba[i])
+				wait_ev(18, off_ba[i]);
+			evs[nev++] = copy[j++];
+			evs[nev++] = copy[j++];
+		}
+	}
+}
+
+static int build_blocked(struct vp_cct *t, enum vp_time_base base)
+{
+	struct vp_header h = { 0 };
+	struct vp_builder *b;
+	int err;
+
+	h.offcpu = 1;
+	h.blocked = 1;
+	b = vp_builder_new(t, NFUNCS, &h);
+	if (!b)
+		bail("out of memory");
+	err = vp_builder_set_time(b, base);
+	if (!err)
+		err = vp_builder_feed(b, evs, nev);
+	if (!err)
+		err = vp_builder_finish(b, NULL);
+	vp_builder_free(b);
+	return err;
+}
+
+static void test_blocked(void)
+{
+	struct vp_cct t, first, second;
+	const struct vp_cct_node *p, *a;
+	struct vp_offcpu_split s;
+	struct vp_cct_wait w[VP_CCT_WAITS + 1];
+	uint8_t none[8] = { 0 }, mark[8] = { 0 };
+	double share;
+	uint32_t id;
+	size_t n;
+
+	nev = 0;
+	emit_blocked_stream(0, NOFF);
+	vp_cct_init(&t);
+	is_int(0, build_blocked(&t, VP_TIME_WALL), "blocked stream builds");
+	ok(t.offcpu && t.blocked, "the tree splits off-CPU time");
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	a = p ? node_at(&t, p->id, F_A, CS_A) : NULL;
+	if (!p || !a)
+		bail("no P or A node");
+	ok(p->blocked.n == NOFF && p->blocked.total == 70 && a->blocked.total == 50,
+	   "blocked totals per node (P 70, A 50)");
+	is_int(0, vp_cct_offcpu_split(&t, p->id, &s), "P: split");
+	ok(s.has_blocked, "P: split into blocked and preempted");
+	/* worked by hand: W 20 60 30 130, O 0 40 5 100, B 0 25 5 40 */
+	is_double(17.5, s.blocked_mean, 1e-12, "P: blocked mean");
+	is_double(18.75, s.preempted_mean, 1e-12, "P: preempted mean");
+	is_double(53.0 / 148, s.blocked_share, 1e-12, "P: blocked share, Cov(W, B) / Var(W)");
+	is_double(21.0 / 37, s.preempted_share, 1e-12, "P: preempted share, Cov(W, O - B) / Var(W)");
+	is_double(s.off_share, s.blocked_share + s.preempted_share, 1e-12,
+		  "P: the two add up to the off-CPU share");
+	n = vp_cct_waits_sorted(&t, p->id, w);
+	ok(n == 2 && w[0].reason == 18 && w[0].count == 2 && w[0].ns == 50 && w[1].reason == 203 &&
+		   w[1].count == 3 && w[1].ns == 20,
+	   "P's waits: its callee's and its own, most time first");
+	n = vp_cct_waits_sorted(&t, a->id, w);
+	ok(n == 1 && w[0].reason == 18 && w[0].count == 2 && w[0].ns == 50, "A's waits: its own");
+	is_int(1, vp_cct_preempted_share(&t, none, sizeof(none), &share),
+	       "preempted share without a marked node: of the outermost ones");
+	is_double(21.0 / 37, share, 1e-12, "... P's");
+	mark[a->id] = 1;
+	vp_cct_preempted_share(&t, mark, sizeof(mark), &share);
+	is_double(vp_cct_offcpu_split(&t, a->id, &s) == 0 ? s.preempted_share : -1, share, 1e-12,
+		  "preempted share of the marked node");
+
+	/* halves merged: the same statistics and waits */
+	nev = 0;
+	emit_blocked_stream(0, 1);
+	vp_cct_init(&first);
+	build_blocked(&first, VP_TIME_WALL);
+	nev = 0;
+	emit_blocked_stream(1, NOFF);
+	vp_cct_init(&second);
+	build_blocked(&second, VP_TIME_WALL);
+	is_int(0, vp_cct_merge(&first, &second), "blocked trees merge");
+	vp_cct_offcpu_split(&first, p->id, &s);
+	is_double(53.0 / 148, s.blocked_share, 1e-12, "... to the union's blocked share");
+	n = vp_cct_waits_sorted(&first, p->id, w);
+	ok(n == 2 && w[0].count == 2 && w[0].ns == 50 && w[1].count == 3 && w[1].ns == 20,
+	   "... and waits");
+	vp_cct_release(&first);
+	vp_cct_release(&second);
+
+	/* a tree without blocked times does not merge with one with them */
+	nev = 0;
+	emit_offcpu_stream(0, NOFF, 0);
+	vp_cct_init(&first);
+	build_base(&first, evs, nev, VP_TIME_WALL);
+	id = p->id; /* (the merge may move the nodes) */
+	is_int(0, vp_cct_merge(&t, &first), "a tree without the split merges into one with it");
+	ok(!t.blocked && vp_cct_offcpu_split(&t, id, &s) == 0 && !s.has_blocked,
+	   "... which then has no split");
+	vp_cct_release(&first);
+	vp_cct_release(&t);
+
+	/* own time: the off-CPU part is the blocked time, nothing preempted */
+	nev = 0;
+	emit_blocked_stream(0, NOFF);
+	vp_cct_init(&t);
+	build_blocked(&t, VP_TIME_OWN);
+	p = node_at(&t, VP_NODE_ROOT, F_P, CS_NONE);
+	ok(p && p->offcpu.total == 70 && vp_cct_offcpu_split(&t, p->id, &s) == 0 &&
+		   s.preempted_mean == 0 && s.blocked_mean == 17.5,
+	   "own time: off-CPU statistics hold the blocked time");
+	vp_cct_release(&t);
+}
+
 int main(void)
 {
-	plan(48 + 53 + 8 + 16);
+	plan(48 + 53 + 8 + 16 + 21);
 	test_stats_and_covariance();
 	test_longjmp();
 	test_tail_call();
@@ -817,6 +977,7 @@ int main(void)
 	test_late_children();
 	test_offcpu();
 	test_offcpu_merge();
+	test_blocked();
 	test_budget();
 	test_wide();
 	return 0;

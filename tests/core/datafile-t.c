@@ -848,6 +848,134 @@ static void test_time_bases(void)
 	free(p);
 }
 
+/*
+ * Version 5: WAIT records split a thread's off-CPU time into blocked and
+ * preempted.  One thread: a entered at off-CPU 500, a wait of 300 (in
+ * pread64), b entered at 900: 300 blocked, 100 preempted; a wait of 5000
+ * (futex), more than b's 2000 off the CPU: all of those blocked; a's exit
+ * 100 later, preempted.
+ */
+static void test_blocked_bases(void)
+{
+	static const struct {
+		uint32_t kind, func;
+		uint64_t t, off;
+	} evs[] = {
+		{ VP_EV_ENTRY, 0, 1000, 500 },
+		{ VP_EV_ENTRY, 1, 2000, 900 },
+		{ VP_EV_EXIT, 1, 5000, 2900 },
+		{ VP_EV_EXIT, 0, 6000, 3000 },
+	};
+	static const uint64_t blocked[] = { 0, 300, 2300, 2300 };
+	static const uint64_t t_blocked[] = { 1000, 1300, 3300, 3300 };
+	static const uint64_t t_preempted[] = { 1000, 1100, 1100, 1200 };
+	static const uint64_t t_own[] = { 1000, 1900, 4900, 5800 };
+	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
+	struct vp_func funcs[2] = {
+		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_UNKNOWN, "a", "a", "a" },
+		{ 0, 0x1100, 16, 0x1100, 0, VP_INSN_UNKNOWN, "b", "b", "b" },
+	};
+	struct vp_callsite cs = { VP_CS_NONE, -1, 0, "", "", 0 };
+	struct vp_header h = { 0 }, other = { 0 };
+	struct vp_trailer tr = { 0 };
+	struct vp_event got[8];
+	char *p = path_of("blocked.data"), err[512] = "", name[32];
+	struct vp_reader *r;
+	struct vp_writer *w;
+	int same = 1, b_ok = 1, p_ok = 1, o_ok = 1;
+	long n;
+
+	h.unit = VP_UNIT_NS;
+	h.nmodules = 1;
+	h.modules = &mod;
+	h.nfuncs = 2;
+	h.funcs = funcs;
+	h.backend = VP_BACKEND_BPF;
+	h.offcpu = 1;
+	h.blocked = 1;
+	h.host = "6.18.0 x86_64";
+	w = vp_writer_new(p, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	vp_writer_thread(w, 0, 1, 1);
+	vp_writer_callsite(w, 0, &cs);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		struct vp_event ev = { evs[i].t, 0x7000 - 64 * evs[i].func, evs[i].func, 0, 0,
+				       evs[i].kind, evs[i].off };
+
+		if (ev.kind == VP_EV_EXIT) {
+			ev.sp += 8;
+			ev.callsite = UINT32_MAX;
+		}
+		vp_writer_event(w, &ev);
+		if (i == 0)
+			vp_writer_wait(w, 0, 1800, 300, 18);
+		if (i == 1)
+			vp_writer_wait(w, 0, 4900, 5000, 203);
+	}
+	if (vp_writer_finish(w, &tr))
+		sysbail("vp_writer_finish");
+	if (vp_reader_open(p, &r, err, sizeof(err)))
+		bail("cannot open: %s", err);
+	ok(vp_reader_header(r)->version == 5 && vp_reader_header(r)->blocked == 1,
+	   "blocked: version 5, META BLOCKED read back");
+	n = vp_reader_next(r, got, 8);
+	for (long i = 0; i < n && i < 4; i++)
+		same &= got[i].blocked == blocked[i] && got[i].kind == evs[i].kind;
+	ok(n == 4 && same, "blocked: each event's blocked time, at most its off-CPU time's growth");
+
+	vp_reader_rewind(r);
+	vp_reader_set_waits(r, 1);
+	n = vp_reader_next(r, got, 8);
+	ok(n == 6 && got[1].kind == VP_EV_WAIT && got[1].func == 18 && got[1].wait == 300 &&
+		   got[3].kind == VP_EV_WAIT && got[3].func == 203 && got[3].wait == 5000 &&
+		   got[4].kind == VP_EV_EXIT,
+	   "blocked: with vp_reader_set_waits the WAIT records among the events, in order");
+	vp_reader_set_waits(r, 0);
+
+	vp_reader_rewind(r);
+	is_int(0, vp_reader_set_time(r, VP_TIME_BLOCKED), "time base: blocked");
+	n = vp_reader_next(r, got, 8);
+	for (long i = 0; i < n && i < 4; i++)
+		b_ok &= got[i].time == t_blocked[i];
+	ok(n == 4 && b_ok, "time base blocked: first time plus the blocked time since");
+	vp_reader_rewind(r);
+	vp_reader_set_time(r, VP_TIME_PREEMPTED);
+	n = vp_reader_next(r, got, 8);
+	for (long i = 0; i < n && i < 4; i++)
+		p_ok &= got[i].time == t_preempted[i];
+	ok(n == 4 && p_ok, "time base preempted: first time plus the preempted time since");
+	vp_reader_rewind(r);
+	vp_reader_set_time(r, VP_TIME_OWN);
+	n = vp_reader_next(r, got, 8);
+	for (long i = 0; i < n && i < 4; i++)
+		o_ok &= got[i].time == t_own[i];
+	ok(n == 4 && o_ok, "time base own: wall-clock times less the preempted time");
+	is_int(-EINVAL, vp_reader_set_time(r, (enum vp_time_base)6), "time base: unknown");
+
+	is_string("pread64", vp_wait_reason_name(&h, 18, name, sizeof(name)), "reason: a name");
+	is_string("no syscall", vp_wait_reason_name(&h, 0, name, sizeof(name)), "reason 0: none");
+	is_string("syscall 999", vp_wait_reason_name(&h, 1000, name, sizeof(name)),
+		  "reason: a number without a name");
+	other.host = "6.18.0 aarch64";
+	is_string("syscall 17", vp_wait_reason_name(&other, 18, name, sizeof(name)),
+		  "reason: another machine's numbers are not named");
+	vp_reader_free(r);
+
+	/* off-CPU times not split: no blocked or preempted time base */
+	h.blocked = 0;
+	w = vp_writer_new(p, &h);
+	if (!w)
+		sysbail("vp_writer_new");
+	vp_writer_finish(w, &tr);
+	if (vp_reader_open(p, &r, err, sizeof(err)))
+		bail("cannot open: %s", err);
+	is_int(-ENODATA, vp_reader_set_time(r, VP_TIME_OWN), "not split: no own time base");
+	is_int(0, vp_reader_set_time(r, VP_TIME_CPU), "... on-CPU time still");
+	vp_reader_free(r);
+	free(p);
+}
+
 /* Costs tracked while recording (END chunk) replace the calibration's. */
 static void test_tracked_costs(void)
 {
@@ -1132,7 +1260,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(48 + 36 + 39 + 5 + 12 + 5 + 2 + 3);
+	plan(48 + 36 + 39 + 5 + 12 + 5 + 2 + 3 + 14);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
@@ -1200,7 +1328,7 @@ int main(void)
 		v[8] = 99;
 		expect_open_error("version.data", v, 16,
 				  "offset 8: unsupported format version 99 (this varperf reads "
-				  "versions 1 to 4)");
+				  "versions 1 to 5)");
 	}
 	expect_open_error("short.data", bytes, 12,
 			  "offset 12: file ends inside the file header (truncated)");
@@ -1279,6 +1407,7 @@ int main(void)
 	test_offcpu_round_trip();
 	test_offcpu_damage();
 	test_time_bases();
+	test_blocked_bases();
 	free(good);
 	test_tmpdir_free(dir);
 	return 0;

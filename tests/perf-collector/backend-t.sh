@@ -122,7 +122,7 @@ tap_is "0 1 600000 30" "$(j busy.json "'%d %d %d %d' % (j['totals']['foreign'],
 # ---- off-CPU time per call ----
 "$VARPERF" record -q --mode=probe --backend=bpf -f work -o off.data -- "$FIXTURES/fx-offcpu" \
 	>out 2>err
-"$VARPERF" report -i off.data --format json >off.json 2>/dev/null
+"$VARPERF" report -i off.data --time=wall --format json >off.json 2>/dev/null
 # within 10% of the fixture's own mean, plus what the scheduler disturbed
 off=$(truth work offcpu mean_ns)
 on=$(truth work oncpu mean_ns)

@@ -64,7 +64,7 @@ check_fail "wrong magic" 1 \
 	"varperf: error: 'badmagic.data': offset 0: not a varperf data file (bad magic)" \
 	-i badmagic.data
 check_fail "version 99" 1 \
-	"varperf: error: 'v99.data': offset 8: unsupported format version 99 (this varperf reads versions 1 to 4)" \
+	"varperf: error: 'v99.data': offset 8: unsupported format version 99 (this varperf reads versions 1 to 5)" \
 	-i v99.data
 check_fail "META chunk with a bad CRC" 1 \
 	"varperf: error: 'badcrc.data': offset 28: chunk checksum mismatch (stored 00000000, computed 91cee9c8)" \
