@@ -10,6 +10,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -751,6 +752,133 @@ static size_t ring_size(size_t want)
 	return n;
 }
 
+/*
+ * An object loaded ahead of its use (vp_bpf_probes_preload()), in a thread
+ * of its own: libbpf's read of the kernel's BTF, the verifier and the maps
+ * take some 40-90 ms here, which auto mode's phase 2 would otherwise wait
+ * for, and which phase 1's reading must not.
+ */
+static struct {
+	struct bpf_object *obj;
+	pid_t pid;
+	int follow, hold;
+	size_t size, max_funcs;
+} preloaded;
+/* what was asked, and the thread loading it (0: none) */
+static struct {
+	pid_t pid;
+	size_t buf_size, max_funcs;
+	int flags;
+} preload_req;
+static pthread_t preload_tid;
+static int preload_running;
+/* (auto mode calibrates in a thread of its own meanwhile) */
+static pthread_mutex_t preload_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void unpreload_locked(void)
+{
+	if (preloaded.obj)
+		bpf_object__close(preloaded.obj);
+	memset(&preloaded, 0, sizeof(preloaded));
+}
+
+static void *preload_main(void *arg)
+{
+	size_t size = ring_size(preload_req.buf_size);
+	pid_t pid = preload_req.pid;
+	int follow = pid > 0 && (preload_req.flags & VP_BPF_FOLLOW_FORK), hold;
+	struct bpf_object *obj;
+	char rel[128];
+
+	(void)arg;
+	obj = object_open();
+	if (!obj)
+		return NULL;
+	hold = follow && kernel_at_least(6, 13, rel, sizeof(rel));
+	if (object_load(obj, pid, follow, hold, size, preload_req.max_funcs) < 0) {
+		pr_debug("BPF probes: loading ahead failed");
+		bpf_object__close(obj);
+		return NULL;
+	}
+	pthread_mutex_lock(&preload_lock);
+	unpreload_locked();
+	preloaded.obj = obj;
+	preloaded.pid = pid;
+	preloaded.follow = follow;
+	preloaded.hold = hold;
+	preloaded.size = size;
+	preloaded.max_funcs = preload_req.max_funcs;
+	pthread_mutex_unlock(&preload_lock);
+	pr_debug("BPF probes: loaded ahead for process %d, up to %zu functions", (int)pid,
+		 preload_req.max_funcs);
+	return NULL;
+}
+
+int vp_bpf_probes_preload(pid_t pid, size_t buf_size, size_t max_funcs, int flags)
+{
+	int err = 0;
+
+	if (pid <= 0)
+		return -EINVAL;
+	pthread_mutex_lock(&preload_lock);
+	if (preload_running) {
+		err = -EBUSY;
+	} else {
+		preload_req.pid = pid;
+		preload_req.buf_size = buf_size;
+		preload_req.max_funcs = max_funcs;
+		preload_req.flags = flags;
+		err = -pthread_create(&preload_tid, NULL, preload_main, NULL);
+		preload_running = !err;
+	}
+	pthread_mutex_unlock(&preload_lock);
+	return err;
+}
+
+/* Wait for the load ahead, if one for @pid runs (0: any).  Only the
+ * thread that asked waits: the others open with pid 0 (calibration). */
+static void preload_wait(pid_t pid)
+{
+	int wait;
+
+	pthread_mutex_lock(&preload_lock);
+	wait = preload_running && (!pid || preload_req.pid == pid);
+	pthread_mutex_unlock(&preload_lock);
+	if (!wait)
+		return;
+	pthread_join(preload_tid, NULL);
+	pthread_mutex_lock(&preload_lock);
+	preload_running = 0;
+	pthread_mutex_unlock(&preload_lock);
+}
+
+void vp_bpf_probes_unpreload(void)
+{
+	preload_wait(0);
+	pthread_mutex_lock(&preload_lock);
+	unpreload_locked();
+	pthread_mutex_unlock(&preload_lock);
+}
+
+/* The object loaded ahead if it fits (then no longer kept), else NULL. */
+static struct bpf_object *take_preloaded(pid_t pid, int follow, size_t size, size_t nfuncs,
+					 int *hold)
+{
+	struct bpf_object *obj = NULL;
+
+	if (pid > 0)
+		preload_wait(pid);
+	pthread_mutex_lock(&preload_lock);
+	if (preloaded.obj && preloaded.pid == pid && preloaded.follow == follow &&
+	    preloaded.size == size && nfuncs <= preloaded.max_funcs) {
+		obj = preloaded.obj;
+		*hold = preloaded.hold;
+		memset(&preloaded, 0, sizeof(preloaded));
+	}
+	pthread_mutex_unlock(&preload_lock);
+	return obj;
+}
+
 int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, size_t nfuncs,
 		       const struct vp_exits *exits, const struct vp_module *mods, pid_t pid,
 		       size_t buf_size, int flags)
@@ -774,6 +902,9 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 		error("cannot count the possible CPUs: %s", strerror(-b->ncpus));
 		goto out_close;
 	}
+	b->obj = take_preloaded(pid, follow, size, nfuncs, &b->hold);
+	if (b->obj)
+		goto loaded;
 	b->obj = object_open();
 	if (!b->obj) {
 		error("cannot open varperf's BPF object: %s", strerror(errno));
@@ -786,6 +917,7 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 		error("cannot load varperf's BPF programs: %s", strerror(-err));
 		goto out_close;
 	}
+loaded:
 	b->entry_fd = bpf_program__fd(bpf_object__find_program_by_name(b->obj, "vp_entry"));
 	b->return_fd = bpf_program__fd(bpf_object__find_program_by_name(b->obj, "vp_return"));
 	b->ctl_fd = bpf_object__find_map_fd_by_name(b->obj, "ctl");
@@ -1080,6 +1212,15 @@ int vp_bpf_probes_open(struct vp_bpf_probes *b, const struct vp_func *funcs, siz
 {
 	memset(b, 0, sizeof(*b));
 	return error("varperf was built without the BPF backend (libbpf, clang's BPF target)");
+}
+
+int vp_bpf_probes_preload(pid_t pid, size_t buf_size, size_t max_funcs, int flags)
+{
+	return -ENOSYS;
+}
+
+void vp_bpf_probes_unpreload(void)
+{
 }
 
 int vp_bpf_probes_fd(const struct vp_bpf_probes *b)

@@ -97,6 +97,17 @@ struct vp_bpf_probes {
  */
 int vp_bpf_probes_check(char *why, size_t len);
 
+/*
+ * Open and load the programs, in a thread of its own, for a later
+ * vp_bpf_probes_open() of @pid (> 0) with the same @buf_size and @flags
+ * and at most @max_funcs functions, which then waits for it and only
+ * attaches (an open that does not fit loads its own).  0 or -errno (the
+ * later open loads then, and says what fails).  vp_bpf_probes_unpreload()
+ * drops what was not taken; only the thread that asked may call it.
+ */
+int vp_bpf_probes_preload(pid_t pid, size_t buf_size, size_t max_funcs, int flags);
+void vp_bpf_probes_unpreload(void);
+
 /**
  * vp_bpf_probes_open - load the programs and link an entry probe for each
  * of @funcs (in @mods[func.module].path at func.probe_off) and exit probes

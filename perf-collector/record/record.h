@@ -263,6 +263,7 @@ struct record_phase {
 				    * samples, after --phase1-duration... */
 	uint64_t until_ns;	   /* ... but not beyond this time (0: no end) */
 	int waiting_said;
+	int preloaded;		   /* phase 2's BPF programs loaded ahead */
 	uint64_t window_ns;	   /* of a program: leave it running after this
 				    * long (and min_samples) */
 	uint64_t ended_ns;	   /* when it left the program running */
