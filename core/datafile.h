@@ -460,6 +460,14 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr);
 /* Close without an END chunk (what a killed recorder leaves); buffered
  * records not yet flushed are dropped.  NULL is a no-op. */
 void vp_writer_free(struct vp_writer *w);
+/*
+ * vp_datafile_rewrite_end - replace the END chunk of the whole data file
+ * @path with one of @tr (the rest of the file as it was): for what became
+ * known only after the file was written - auto mode's phase 1 left the
+ * program running, and Ctrl-C ended it before phase 2 began.  0, or
+ * -errno (-EBADMSG: no END chunk).
+ */
+int vp_datafile_rewrite_end(const char *path, const struct vp_trailer *tr);
 
 /* ---- reader ---- */
 
