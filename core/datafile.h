@@ -249,7 +249,12 @@ enum {
  * processes not followed (--no-follow-fork, or the backend could not). */
 enum {
 	VP_END_EXITED = 1 << 0,      /* wait-status is valid */
-	VP_END_INTERRUPTED = 1 << 1, /* stopped by SIGINT/SIGTERM to varperf */
+	/* stopped by SIGINT/SIGTERM/SIGHUP to varperf (not --duration): the
+	 * data are whole up to then.  A flag of END, not a control record:
+	 * readers refuse unknown control types (a new one would need a new
+	 * version), and auto mode marks phase 1's file after the fact by
+	 * rewriting its END (vp_datafile_rewrite_end()). */
+	VP_END_INTERRUPTED = 1 << 1,
 	VP_END_WRITE_ERROR = 1 << 2, /* data were dropped (e.g. disk full) */
 	VP_END_DETACHED = 1 << 3,    /* attached to a running process and
 				      * left it running (version 2) */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perf-collector/record/record.h"
@@ -97,8 +98,11 @@ void record_status_tick(struct record *rec)
 	size_t width;
 	int terse = 0;
 
+	uint64_t cpu0;
+
 	if (!rec->status.on || (now = monotonic_ns()) < rec->status.next_ns)
 		return;
+	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	rec->status.next_ns = now + EVERY_NS;
 	/* the probes' cost against the CPU time the target (and its
 	 * children) had */
@@ -112,12 +116,17 @@ void record_status_tick(struct record *rec)
 	if (width > 1 && strlen(line) >= width)
 		line[width - 1] = '\0';
 	status_line(line);
+	rec->status.draws++;
+	rec->status.cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 }
 
 void record_status_end(struct record *rec)
 {
 	if (rec->status.on)
 		status_line_clear();
+	if (rec->status.draws)
+		pr_debug("status line: drawn %llu times in %.1f us of CPU time",
+			 (unsigned long long)rec->status.draws, (double)rec->status.cpu_ns / 1e3);
 	free(rec->status.cost);
 	rec->status.cost = NULL;
 }

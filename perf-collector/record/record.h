@@ -312,6 +312,7 @@ struct record_status {
 	uint64_t t0;		   /* when the recording began (0: this run's start) */
 	uint64_t next_ns;	   /* when to draw it next */
 	double *cost;		   /* per function, what a probed call costs (ns) */
+	uint64_t draws, cpu_ns;	   /* -v: how often drawn, at what CPU cost */
 };
 
 struct record {
