@@ -51,6 +51,21 @@ last=$(echo "$calls" | "$AWK" '{ print $3 }')
 tap_ok "$(test -n "$events" && test "$last" -le $((events / 2)); echo $?)" \
 	"the calls timed so far ($last) are in the file ($events events)"
 
+# ---- -v: messages every round between the draws, each whole ----
+# (auto mode's watchdog says what the probes cost at every look)
+wait_unprobed
+$pty --cols 200 --ctrl-c-after "phase 2/2: [0-9]+ calls timed" --times 2 --delay 0.2 v.out -- \
+	"$VARPERF" -v record -o v.data -- "$prog" long
+tap_is 130 $? "-v, auto mode: exit 130"
+esc=$(printf '\r\033\[K')
+tap_ok "$(LC_ALL=C grep -q "${esc}varperf: watchdog: " v.out; echo $?)" \
+	"a message erased a status line (in the same write)"
+$screen v.out >v.screen
+n=$(grep -c 'watchdog: ' v.screen)
+tap_is "$n" "$(grep -Ec '^varperf: watchdog: [0-9]+ ms, CPU [0-9.]+ ms, probes still in place cost [0-9.]+ ms, budget [0-9.]+ ms$' v.screen)" \
+	"all $n of the watchdog's lines are whole on the screen"
+tap_ok "$(! grep -q "$hint" v.screen; echo $?)" "... and no status line is left among them"
+
 # ---- a narrow terminal: shorter words, then cut, never wrapped ----
 wait_unprobed
 $pty --cols 60 --ctrl-c-after "s: " --delay 0.3 narrow.out -- \
