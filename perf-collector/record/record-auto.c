@@ -450,10 +450,11 @@ static void phase1_init(struct auto_run *a)
 /*
  * A signal to varperf ended record between the phases (phase 1's file
  * written, phase 2's not begun): phase 1's program, left running for
- * phase 2 (@child, 0: none), gets it too - if a Ctrl-C on the terminal has not
- * ended it already - and phase 1's file says so, which it could not say
- * when written: the program ended then (@status) rather than running on.
- * Not an error: the exit status is the program's.
+ * phase 2 (@child; 0: none), gets it too unless it has @ended (a Ctrl-C
+ * on the terminal reaches it as well; then @status is its wait status),
+ * and phase 1's file says so, which it could not say when written: the
+ * program ended then rather than running on.  Not an error: the exit
+ * status is the program's.
  */
 static int interrupted_before_phase2(struct auto_run *a, pid_t child, int status, int ended)
 {
@@ -547,7 +548,6 @@ static int phase1_hand_over(struct auto_run *a)
 	}
 	r2->phase.plan_from = o->output;
 	r2->phase.phase1_stack_size = r1->opts.sampling.stack_size;
-
 	if (r1->target.left_running)
 		a->p1_cpu = r1->target.cpu;
 	/* its sampling events and buffers are of no more use */
@@ -642,7 +642,6 @@ static int auto_phase2_ready(struct auto_run *a)
 	const struct record_opts *o = a->o;
 	struct record *r2 = &a->r2;
 	double left;
-
 	int status = 0, ended;
 
 	if (a->plan_failed)
