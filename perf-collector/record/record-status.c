@@ -61,6 +61,7 @@ static size_t format_line(const struct record *rec, uint64_t now, int terse, cha
 			  size_t size)
 {
 	size_t n = 0;
+	uint64_t secs;
 	char a[32];
 
 #define ADD(...)                                                                            \
@@ -68,8 +69,12 @@ static size_t format_line(const struct record *rec, uint64_t now, int terse, cha
 		if (n < size)                                                               \
 			n += (size_t)snprintf(line + n, size - n, __VA_ARGS__);             \
 	} while (0)
-	ADD("%s%llu s", terse >= 2 ? "" : "varperf: ",
-	    (unsigned long long)((now - rec->status.t0) / 1000000000ULL));
+	secs = (now - rec->status.t0) / 1000000000ULL;
+	if (secs < 60)
+		ADD("%s%llu s", terse >= 2 ? "" : "varperf: ", (unsigned long long)secs);
+	else
+		ADD("%s%llu min %02llu s", terse >= 2 ? "" : "varperf: ",
+		    (unsigned long long)(secs / 60), (unsigned long long)(secs % 60));
 	if (rec->status.phase)
 		ADD(terse >= 3 ? ", %d/2" : ", phase %d/2", rec->status.phase);
 	if (rec->mode != MODE_SAMPLE)
@@ -104,6 +109,9 @@ void record_status_tick(struct record *rec)
 		return;
 	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	rec->status.next_ns = now + EVERY_NS;
+	/* a job in the background keeps off the shell's line */
+	if (tcgetpgrp(STDERR_FILENO) != getpgrp())
+		return;
 	/* the probes' cost against the CPU time the target (and its
 	 * children) had */
 	if (rec->status.cost)

@@ -93,6 +93,21 @@ tap_is 130 $? "-q with --duration 2.5: exit 130 (the program ends as on Ctrl-C)"
 tap_is "0 0" "$(grep -c "$hint" q.out) $(LC_ALL=C grep -c "$(printf '\033')" q.out)" \
 	"-q: no status line, no escape sequence"
 
+# ---- in the background (a process group of its own): nothing of it ----
+wait_unprobed
+# (a child in a group of its own, as a shell's "&" with job control)
+bg='import os, sys
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    os.execvp(sys.argv[1], sys.argv[1:])
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))'
+$pty --cols 120 bg.out -- python3 -c "$bg" \
+	"$VARPERF" record --mode=probe -f work -o bg.data --duration 2.5 -- "$prog" long
+tap_is 130 $? "a background job, --duration 2.5: exit 130"
+tap_is "0 0" "$(grep -c "$hint" bg.out) $(LC_ALL=C grep -c "$(printf '\033')" bg.out)" \
+	"in the background: no status line over the shell's"
+
 # ---- off a terminal: nothing extra ----
 wait_unprobed
 "$VARPERF" record --mode=probe -f work -o f.data --duration 2.5 -- "$prog" long >/dev/null 2>err
