@@ -57,9 +57,26 @@ static size_t term_width(void)
  * The line at @terse (0: all of it; 1: the probes' cost as a share only;
  * 2: without varperf's prefix; 3: short words) into @line of @size.
  */
+/*
+ * What the probes cost so far (ns): auto mode's phase 2 counts every call
+ * (on BPF the kernel's count, those left out of the file too), as its
+ * budget does; otherwise the entries written.
+ */
+static double probes_cost(const struct record *rec)
+{
+	double ns = 0;
+
+	if (!rec->phase.calls)
+		return rec->counts.probe_ns;
+	for (size_t f = 0; f < rec->hdr.nfuncs; f++)
+		ns += (double)rec->phase.calls[f] * rec->status.cost[f];
+	return ns;
+}
+
 static size_t format_line(const struct record *rec, uint64_t now, int terse, char *line,
 			  size_t size)
 {
+	double cost = rec->status.cost ? probes_cost(rec) : 0;
 	size_t n = 0;
 	uint64_t secs;
 	char a[32];
@@ -85,11 +102,11 @@ static size_t format_line(const struct record *rec, uint64_t now, int terse, cha
 		    (unsigned long long)rec->counts.nsamples, rec->counts.nsamples == 1 ? "" : "s");
 	ADD(", %llu lost", (unsigned long long)rec->counts.lost);
 	if (rec->status.cost && (!terse || !rec->target.cpu)) {
-		ADD(", probes ~%s", fmt_duration(rec->counts.probe_ns, a, sizeof(a)));
+		ADD(", probes ~%s", fmt_duration(cost, a, sizeof(a)));
 		if (rec->target.cpu)
-			ADD(" (%.1f%% of its CPU)", rec->counts.probe_ns / (double)rec->target.cpu * 100);
+			ADD(" (%.1f%% of its CPU)", cost / (double)rec->target.cpu * 100);
 	} else if (rec->status.cost) {
-		ADD(", probes ~%.1f%%", rec->counts.probe_ns / (double)rec->target.cpu * 100);
+		ADD(", probes ~%.1f%%", cost / (double)rec->target.cpu * 100);
 	}
 	ADD("; Ctrl-C stops and keeps the data");
 #undef ADD
