@@ -69,7 +69,8 @@ static const char *const cmd_record_usage[] = {
 	"        --no-calibrate        do not measure the cost of a probe first",
 	"        --no-move-probes      probe each function's first instruction, even where",
 	"                              a later one would cost less",
-	"    -q, --quiet               print errors and warnings only",
+	"    -q, --quiet               print errors and warnings only (and no status line",
+	"                              on a terminal)",
 	"    -h, --help                show this help",
 	NULL,
 };

@@ -611,10 +611,33 @@ void vp_writer_free(struct vp_writer *w)
 	writer_destroy(w);
 }
 
+/* The END chunk of @tr into @end: its 16 header bytes left to fill, then
+ * the payload.  0 or -ENOMEM. */
+static int build_end(struct vp_buf *end, const struct vp_trailer *tr)
+{
+	int e;
+
+	if (buf_reserve(end, VP_CHUNK_HEADER_SIZE))
+		return -ENOMEM;
+	end->len = VP_CHUNK_HEADER_SIZE;
+	e = buf_uleb(end, tr->wait_status) || buf_uleb(end, tr->flags) ||
+	    buf_uleb(end, tr->events) || buf_uleb(end, tr->lost) || buf_uleb(end, tr->foreign) ||
+	    buf_uleb(end, tr->end_time) || buf_uleb(end, tr->samples) ||
+	    buf_uleb(end, tr->truncated) || buf_uleb(end, tr->broken) ||
+	    buf_uleb(end, tr->ncosts);
+	for (uint32_t i = 0; !e && i < tr->ncosts && i < 4; i++)
+		e = buf_uleb(end, tr->costs[i].insn_class) ||
+		    buf_uleb(end, tr->costs[i].in_window_ns) || buf_uleb(end, tr->costs[i].full_ns);
+	if (!e)
+		e = buf_uleb(end, tr->probe_cost_ns) || buf_uleb(end, tr->target_cpu_ns) ||
+		    buf_uleb(end, tr->budget_ppm) || buf_uleb(end, tr->unfollowed);
+	return e ? -ENOMEM : 0;
+}
+
 int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
 {
 	struct vp_buf end = { 0 };
-	int err;
+	int err, e2;
 
 	err = vp_writer_flush(w);
 	tr->events = w->events;
@@ -626,34 +649,56 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr)
 	if (err)
 		tr->flags |= VP_END_WRITE_ERROR;
 	/* Try to write the END chunk even after an error: it may fit. */
-	if (buf_reserve(&end, VP_CHUNK_HEADER_SIZE) == 0) {
-		int e2;
-
-		end.len = VP_CHUNK_HEADER_SIZE;
-		e2 = buf_uleb(&end, tr->wait_status) || buf_uleb(&end, tr->flags) ||
-		     buf_uleb(&end, tr->events) || buf_uleb(&end, tr->lost) ||
-		     buf_uleb(&end, tr->foreign) || buf_uleb(&end, tr->end_time) ||
-		     buf_uleb(&end, tr->samples) || buf_uleb(&end, tr->truncated) ||
-		     buf_uleb(&end, tr->broken) || buf_uleb(&end, tr->ncosts);
-		for (uint32_t i = 0; !e2 && i < tr->ncosts && i < 4; i++)
-			e2 = buf_uleb(&end, tr->costs[i].insn_class) ||
-			     buf_uleb(&end, tr->costs[i].in_window_ns) ||
-			     buf_uleb(&end, tr->costs[i].full_ns);
-		if (!e2)
-			e2 = buf_uleb(&end, tr->probe_cost_ns) || buf_uleb(&end, tr->target_cpu_ns) ||
-			     buf_uleb(&end, tr->budget_ppm) || buf_uleb(&end, tr->unfollowed);
-		if (e2)
-			e2 = -ENOMEM;
-		else
-			e2 = write_chunk(w, VP_CHUNK_END, end.p, end.len - VP_CHUNK_HEADER_SIZE);
-		if (!err)
-			err = e2;
-	}
+	e2 = build_end(&end, tr);
+	if (!e2)
+		e2 = write_chunk(w, VP_CHUNK_END, end.p, end.len - VP_CHUNK_HEADER_SIZE);
+	if (!err)
+		err = e2;
 	free(end.p);
 	if (fsync(w->fd) < 0 && !err && errno != EINVAL)
 		err = -errno;
 	if (close(w->fd) < 0 && !err)
 		err = -errno;
 	writer_destroy(w);
+	return err;
+}
+
+int vp_datafile_rewrite_end(const char *path, const struct vp_trailer *tr)
+{
+	struct vp_writer w = { .fd = -1 };
+	struct vp_buf end = { 0 };
+	uint8_t h[VP_CHUNK_HEADER_SIZE];
+	off_t off = VP_FILE_HEADER_SIZE;
+	ssize_t k;
+	int err;
+
+	w.fd = open(path, O_RDWR | O_CLOEXEC);
+	if (w.fd < 0)
+		return -errno;
+	/* from chunk to chunk by their lengths (the reader checked them) */
+	for (;;) {
+		k = pread(w.fd, h, sizeof(h), off);
+		if (k != (ssize_t)sizeof(h) || memcmp(h, VP_CHUNK_MAGIC, 4)) {
+			err = k < 0 ? -errno : -EBADMSG; /* no END: not a whole file */
+			goto out;
+		}
+		if (h[4] == VP_CHUNK_END)
+			break;
+		off += VP_CHUNK_HEADER_SIZE + (off_t)vp_get_le32(h + 8);
+	}
+	err = build_end(&end, tr);
+	if (err)
+		goto out;
+	if (ftruncate(w.fd, off) < 0 || lseek(w.fd, off, SEEK_SET) != off) {
+		err = -errno;
+		goto out;
+	}
+	err = write_chunk(&w, VP_CHUNK_END, end.p, end.len - VP_CHUNK_HEADER_SIZE);
+	if (!err && fsync(w.fd) < 0 && errno != EINVAL)
+		err = -errno;
+out:
+	free(end.p);
+	if (close(w.fd) < 0 && !err)
+		err = -errno;
 	return err;
 }

@@ -264,7 +264,12 @@ enum {
  * processes not followed (--no-follow-fork, or the backend could not). */
 enum {
 	VP_END_EXITED = 1 << 0,      /* wait-status is valid */
-	VP_END_INTERRUPTED = 1 << 1, /* stopped by SIGINT/SIGTERM to varperf */
+	/* stopped by SIGINT/SIGTERM/SIGHUP to varperf (not --duration): the
+	 * data are whole up to then.  A flag of END, not a control record:
+	 * readers refuse unknown control types (a new one would need a new
+	 * version), and auto mode marks phase 1's file after the fact by
+	 * rewriting its END (vp_datafile_rewrite_end()). */
+	VP_END_INTERRUPTED = 1 << 1,
 	VP_END_WRITE_ERROR = 1 << 2, /* data were dropped (e.g. disk full) */
 	VP_END_DETACHED = 1 << 3,    /* attached to a running process and
 				      * left it running (version 2) */
@@ -493,6 +498,14 @@ int vp_writer_finish(struct vp_writer *w, struct vp_trailer *tr);
 /* Close without an END chunk (what a killed recorder leaves); buffered
  * records not yet flushed are dropped.  NULL is a no-op. */
 void vp_writer_free(struct vp_writer *w);
+/*
+ * vp_datafile_rewrite_end - replace the END chunk of the whole data file
+ * @path with one of @tr (the rest of the file as it was): for what became
+ * known only after the file was written - auto mode's phase 1 left the
+ * program running, and Ctrl-C ended it before phase 2 began.  0, or
+ * -errno (-EBADMSG: no END chunk).
+ */
+int vp_datafile_rewrite_end(const char *path, const struct vp_trailer *tr);
 
 /* ---- reader ---- */
 

@@ -182,6 +182,9 @@ static void json_header(struct json *j, const struct report *r)
 		json_str(j, NULL, h->argv[i]);
 	json_arr_end(j);
 	json_u64(j, "pid", h->pid);
+	/* (target.interrupted says the same, next to the target's status) */
+	json_bool(j, "interrupted", r->trailer->present &&
+					    (r->trailer->flags & VP_END_INTERRUPTED));
 	json_processes(j, r);
 	if (h->start_time)
 		json_u64(j, "start_time", h->start_time);

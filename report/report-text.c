@@ -187,6 +187,9 @@ static void text_header(const struct report *r)
 	if (h->start_time && localtime_r(&t, &tm) &&
 	    strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S %z", &tm))
 		fprintf(f, "  recorded:          %s\n", tbuf);
+	if (r->trailer->present && (r->trailer->flags & VP_END_INTERRUPTED))
+		fprintf(f, "  interrupted:       by a signal to varperf; the recording is "
+			   "complete up to there\n");
 	fprintf(f, "  host:              ");
 	text_put(f, h->host && *h->host ? h->host : "(unknown)");
 	if (h->ncpu)

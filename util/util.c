@@ -19,36 +19,111 @@
 
 int verbose;
 
+/* A status line is on the terminal (status_line()): a message erases it. */
+static volatile int status_shown;
+/* "\r" and clear to the end of the line (ECMA-48 EL) */
+static const char ERASE[] = "\r\033[K";
+
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[4096];
-	int n, head;
+	int n, head, erase = status_shown ? (int)sizeof(ERASE) - 1 : 0;
 
 	/* One write() per message, so that the target's output (which shares
-	 * the terminal) cannot land in the middle of a line. */
-	head = snprintf(buf, sizeof(buf), "varperf: %s", prefix);
+	 * the terminal) cannot land in the middle of a line - nor the status
+	 * line's erasure be parted from it. */
+	memcpy(buf, ERASE, (size_t)erase);
+	head = erase + snprintf(buf + erase, sizeof(buf) - (size_t)erase, "varperf: %s", prefix);
 	vsnprintf(buf + head, sizeof(buf) - (size_t)head - 1, fmt, ap);
 	/* names and paths in it come from outside: one line, no control */
 	n = (int)strlen(vp_term_clean(buf + head)) + head;
 	buf[n++] = '\n';
+	status_shown = 0;
 	fflush(stderr);
 	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
 		return;
 }
 
+void status_line(const char *text)
+{
+	char buf[512];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "%s%s", ERASE, text);
+	if (n >= (int)sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	fflush(stderr);
+	if (write(STDERR_FILENO, buf, (size_t)n) == n)
+		status_shown = 1;
+}
+
+void status_line_clear(void)
+{
+	if (!status_shown)
+		return;
+	status_shown = 0;
+	if (write(STDERR_FILENO, ERASE, sizeof(ERASE) - 1) < 0)
+		return;
+}
+
 static __thread int errors_muted;
+/* hold_errors(): the messages held back, one after another (each ends
+ * with a newline), and how many did not fit */
+static __thread char *held;
+static __thread size_t nheld;
+static __thread int holding;
 
 void mute_errors(int on)
 {
 	errors_muted = on;
 }
 
+void hold_errors(void)
+{
+	holding = 1;
+	nheld = 0;
+}
+
+void release_errors(int show)
+{
+	size_t i = 0, len;
+
+	holding = 0;
+	while (show && held && i < nheld) {
+		len = strcspn(held + i, "\n");
+		error("%.*s", (int)len, held + i);
+		i += len + 1;
+	}
+	free(held);
+	held = NULL;
+	nheld = 0;
+}
+
 int error(const char *fmt, ...)
 {
 	va_list ap;
+	char *msg;
 
 	if (errors_muted)
 		return -1;
+	if (holding) {
+		va_start(ap, fmt);
+		if (vasprintf(&msg, fmt, ap) < 0)
+			msg = NULL;
+		va_end(ap);
+		if (msg) {
+			/* one line each, as vreport() makes it */
+			for (char *c = msg; *c; c++)
+				if (*c == '\n')
+					*c = ' ';
+			held = xrealloc(held, nheld + strlen(msg) + 2);
+			memcpy(held + nheld, msg, strlen(msg) + 1);
+			nheld += strlen(msg);
+			held[nheld++] = '\n';
+			free(msg);
+		}
+		return -1;
+	}
 	va_start(ap, fmt);
 	vreport("error: ", fmt, ap);
 	va_end(ap);

@@ -29,6 +29,22 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * terms, without that code's internal names).
  */
 void mute_errors(int on);
+/*
+ * Hold this thread's error() messages back until release_errors(), which
+ * prints them (@show) or drops them: for a step whose failure a signal
+ * may explain better (the program ended by Ctrl-C while varperf opened
+ * its probes).
+ */
+void hold_errors(void);
+void release_errors(int show);
+/*
+ * A status line on stderr, a terminal (the caller checks): "\r", clear
+ * to the end of the line, @text, no newline - redrawn in place.  Every
+ * message (error(), warning(), info()...) erases it first, in the same
+ * write; status_line_clear() erases it.
+ */
+void status_line(const char *text);
+void status_line_clear(void);
 /* "varperf: warning: ..." on stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "varperf: fatal: ..." and exit(128). */

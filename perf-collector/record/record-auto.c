@@ -220,32 +220,28 @@ static int stdin_again(off_t off)
 
 /*
  * Whether phase 1's program, left running for phase 2 (@pid, our child),
- * has ended meanwhile: then it is reaped, its exit code in *@code.
+ * has ended meanwhile: then it is reaped, its wait status in *@status.
  */
-static int child_ended(pid_t pid, int *code)
+static int child_ended(pid_t pid, int *status)
 {
-	int status;
 	pid_t got;
 
-	while ((got = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR)
+	while ((got = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR)
 		;
-	if (got != pid)
-		return 0;
-	*code = exit_code_of(status);
-	return 1;
+	return got == pid;
 }
 
 /*
- * --duration ended with phase 1's program still running and phase 2 not
- * begun: end it as the option promises, as Ctrl-C would, then SIGKILL 5 s
- * later; its exit code as record's.
+ * Phase 1's program still running and phase 2 not begun, but record ends
+ * (--duration, or a signal to varperf): end it with @sig as Ctrl-C
+ * would, then SIGKILL 5 s later; its wait status.
  */
-static int interrupt_child(pid_t pid)
+static int interrupt_child(pid_t pid, int sig)
 {
 	int status = 0;
 	pid_t got = 0;
 
-	kill(pid, SIGINT);
+	kill(pid, sig);
 	for (int i = 0; i < 500 && (got = waitpid(pid, &status, WNOHANG)) == 0; i++)
 		usleep(10000);
 	if (got == 0) {
@@ -253,7 +249,7 @@ static int interrupt_child(pid_t pid)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
-	return exit_code_of(status);
+	return status;
 }
 
 /* Phase 1's program, left running for phase 2, is not to be probed after all. */
@@ -284,6 +280,9 @@ int record_one(struct record *rec, int argc, char **argv)
 	if (rec->outcome.listed)
 		return 0;
 	record_run(rec, argc, argv);
+	/* (auto mode's phase 1 leaves it to the driver) */
+	if (!rec->ops && rec->outcome.finished)
+		record_summary_interrupted(rec->target.start_ns, rec->opts.quiet);
 	return rec->outcome.status;
 }
 
@@ -456,6 +455,7 @@ static void phase1_init(struct auto_run *a)
 	r1->phase.announce = !o->quiet;
 	r1->phase.min_samples = PHASE1_MIN_SAMPLES;
 	r1->ops = &phase1_ops;
+	r1->status.phase = 1;
 	if (o->attach) {
 		r1->opts.duration = phase1_seconds(o);
 		r1->phase.until_ns = o->duration > 0 ? a->t0 + (uint64_t)(o->duration * 1e9) : 0;
@@ -470,6 +470,41 @@ static void phase1_init(struct auto_run *a)
 	if (!o->quiet)
 		info("phase 1 of 2: sampling '%s' for %.2f s, then %s", a->prog, phase1_window(o),
 		     o->list ? "listing what phase 2 would probe" : "probing it in the same run");
+}
+
+/*
+ * A signal to varperf ended record between the phases (phase 1's file
+ * written, phase 2's not begun): phase 1's program, left running for
+ * phase 2 (@child; 0: none), gets it too unless it has @ended (a Ctrl-C
+ * on the terminal reaches it as well; then @status is its wait status),
+ * and phase 1's file says so, which it could not say when written: the
+ * program ended then rather than running on.  Not an error: the exit
+ * status is the program's.
+ */
+static int interrupted_before_phase2(struct auto_run *a, pid_t child, int status, int ended)
+{
+	const struct record_opts *o = a->o;
+	struct vp_trailer tr = a->p1_end;
+	int err;
+
+	if (child && !ended)
+		status = interrupt_child(child, (int)record_signal);
+	tr.flags |= VP_END_INTERRUPTED;
+	if (child) {
+		tr.flags = (tr.flags & ~(uint32_t)VP_END_DETACHED) | VP_END_EXITED;
+		tr.wait_status = (uint64_t)status;
+		a->r2.target.gone = 1;
+	}
+	if (a->ran_phase1 && a->p1_end.present) {
+		err = vp_datafile_rewrite_end(o->output, &tr);
+		if (err < 0)
+			warning("'%s' could not be marked as interrupted: %s", o->output,
+				strerror(-err));
+	}
+	record_summary_interrupted(a->r1_start_ns, o->quiet);
+	if (!o->quiet)
+		info("'%s' holds the sampling run (phase 1) only: nothing was timed", o->output);
+	return auto_end(a, o->attach && !child ? 0 : exit_code_of(status));
 }
 
 /* How phase 1 ended: whether (and how) phase 2 can follow. */
@@ -491,8 +526,17 @@ static int phase1_outcome(struct auto_run *a)
 		abandon_child(&r1->target);
 		return auto_end(a, a->p1code ? a->p1code : 1);
 	}
+	if (record_nsignals && r1->target.left_running) {
+		int status = 0, ended = child_ended(r1->target.pid, &status);
+
+		return interrupted_before_phase2(a, r1->target.pid, status, ended);
+	}
 	if (record_nsignals) {
-		keep_phase1(o, "interrupted in phase 1");
+		/* the program (or the sampling of a process) ended with it */
+		record_summary_interrupted(r1->target.start_ns, o->quiet);
+		if (!o->quiet)
+			info("'%s' holds the sampling run (phase 1) only: nothing was timed",
+			     o->output);
 		return auto_end(a, o->attach ? 0 : a->p1code ? a->p1code : 130);
 	}
 	if (r1->target.gone && o->attach) {
@@ -554,6 +598,8 @@ static int auto_phase1(struct auto_run *a)
 	a->p1code = record_one(&a->r1, a->argc, a->argv);
 	a->ran_phase1 = a->r1.output.file.committed;
 	a->r1_start_ns = a->r1.target.start_ns;
+	a->p1_end = a->r1.outcome.trailer;
+	a->p1_end.present = a->r1.outcome.finished; /* (a reader's field: whole) */
 	a->p1_end_ns = a->r1.phase.ended_ns;
 	a->p1_done_ns = monotonic_ns();
 	a->run_secs = (double)(monotonic_ns() - a->r1_start_ns) / 1e9;
@@ -621,10 +667,16 @@ static int auto_phase2_ready(struct auto_run *a)
 	const struct record_opts *o = a->o;
 	struct record *r2 = &a->r2;
 	double left;
+	int status = 0, ended;
 
 	if (a->plan_failed)
 		return 0;
-	if (r2->target.child && child_ended(r2->opts.attach, &a->p1code)) {
+	ended = r2->target.child && child_ended(r2->opts.attach, &status);
+	if (record_nsignals && a->ran_phase1)
+		return interrupted_before_phase2(a, r2->target.child ? r2->opts.attach : 0, status,
+						 ended);
+	if (ended) {
+		a->p1code = exit_code_of(status);
 		record_procs_release(&r2->target.procs);
 		memset(&r2->target.procs, 0, sizeof(r2->target.procs));
 		r2->opts.attach = 0;
@@ -649,7 +701,7 @@ static int auto_phase2_ready(struct auto_run *a)
 	if (!r2->target.child)
 		return auto_end(a, 0);
 	r2->target.gone = 1;
-	return auto_end(a, interrupt_child(r2->opts.attach));
+	return auto_end(a, exit_code_of(interrupt_child(r2->opts.attach, SIGINT)));
 }
 
 /* Phase 2: probe, and the exit status - phase 1 kept if it did not start. */
@@ -660,6 +712,8 @@ static int auto_phase2(struct auto_run *a)
 	int status, code = a->plan_failed;
 
 	if (!a->plan_failed && !record_nsignals) {
+		r2->status.phase = 2;
+		r2->status.t0 = a->r1_start_ns;
 		record_run(r2, a->argc, a->argv);
 		code = r2->outcome.status;
 		auto_print_latency(a);
@@ -667,6 +721,10 @@ static int auto_phase2(struct auto_run *a)
 	}
 	if (r2->outcome.finished || r2->output.file.committed)
 		return auto_end(a, auto_check_timed(a, code));
+	/* interrupted while it was getting ready */
+	if (record_nsignals && a->ran_phase1 && !a->plan_failed)
+		return interrupted_before_phase2(
+			a, r2->target.child && !r2->target.gone ? r2->opts.attach : 0, 0, 0);
 	if (r2->target.child && !r2->target.gone) {
 		/* phase 2 never started: the program still runs its course */
 		while (waitpid(r2->opts.attach, &status, 0) < 0 && errno == EINTR)
@@ -677,10 +735,6 @@ static int auto_phase2(struct auto_run *a)
 	}
 	if (!a->ran_phase1)
 		return auto_end(a, code);
-	if (record_nsignals) {
-		keep_phase1(o, "interrupted before phase 2");
-		return auto_end(a, o->attach ? 0 : 128 + (int)record_signal);
-	}
 	keep_phase1(o, "phase 2 failed");
 	return auto_end(a, code ? code : 1);
 }
@@ -707,6 +761,10 @@ int record_auto(const struct record_opts *o, const char *prog, int argc, char **
 	recording_init(&a.r2, &a, MODE_PROBE);
 	if (!auto_prepare(&a) && !auto_phase1(&a) && !auto_plan(&a) && !auto_phase2_ready(&a))
 		auto_phase2(&a);
+	/* phase 2 interrupted: its file is whole */
+	if (a.r2.outcome.finished)
+		record_summary_interrupted(a.r1_start_ns ? a.r1_start_ns : a.r2.target.start_ns,
+					   o->quiet);
 	if (a.calibrating)
 		pthread_join(a.calib_thread, NULL);
 	vp_bpf_probes_unpreload(); /* if phase 2 did not take it */

@@ -34,6 +34,7 @@ struct auto_run {
 	int plan_failed;     /* no phase 2 (said): only its end remains */
 	int p1code;	     /* the exit code of phase 1's program, if it ended */
 	uint64_t r1_start_ns; /* when phase 1's program started */
+	struct vp_trailer p1_end; /* phase 1's END chunk, as written */
 	/* from phase 1's end to phase 2's start, the same run: when phase 1
 	 * left the program running, wrote its file, and phase 2 was planned */
 	uint64_t p1_end_ns, p1_done_ns, planned_ns;

@@ -344,6 +344,11 @@ static void emit(struct record *rec, struct vp_raw *r)
 	follow_nesting(&rec->probing, &rec->ids, &ev);
 	if (rec->phase.kept)
 		rec->phase.kept[2 * r->func + (ev.kind == VP_EV_EXIT)]++;
+	/* for the status line (record-status.c) */
+	if (ev.kind == VP_EV_EXIT)
+		rec->counts.timed++;
+	else if (rec->status.cost)
+		rec->counts.probe_ns += rec->status.cost[r->func];
 	record_write_failed(&rec->output, vp_writer_event(rec->output.w, &ev));
 }
 

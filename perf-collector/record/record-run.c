@@ -48,6 +48,7 @@ static const uint64_t HOLD_NS = 200000000ULL;
 static const uint64_t GRACE_NS = 5000000000ULL;
 
 volatile sig_atomic_t record_signal, record_nsignals;
+volatile uint64_t record_signal_ns;
 
 /* Each probe is one file descriptor per CPU. */
 static int raise_nofile(size_t need)
@@ -71,6 +72,11 @@ static int raise_nofile(size_t need)
 
 static void on_signal(int sig)
 {
+	struct timespec ts;
+
+	/* (clock_gettime() is async-signal-safe) */
+	if (!record_nsignals && clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+		record_signal_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	record_signal = sig;
 	record_nsignals++;
 }
@@ -213,6 +219,7 @@ static int wait_and_read(struct record *rec, int *status)
 	pfd[n - 2].events = POLLIN;
 	pfd[n - 1].fd = rec->target.pidfd > 0 ? rec->target.pidfd : -1;
 	pfd[n - 1].events = POLLIN;
+	record_status_start(rec);
 	for (;;) {
 		/* A hung-up buffer (its task gone) would make poll() spin. */
 		for (int c = 0; c < rec->probing.nrings; c++)
@@ -268,7 +275,9 @@ static int wait_and_read(struct record *rec, int *status)
 			record_budget_watch(rec);
 		if (rec->hdr.ncosts)
 			vp_calibrate_track();
+		record_status_tick(rec);
 	}
+	record_status_end(rec);
 	/* (the probes also fire for other processes that run the code) */
 	disable_events(&rec->probing);
 	record_user_stop(rec);
@@ -282,7 +291,8 @@ static int wait_and_read(struct record *rec, int *status)
 	record_merge_round(rec, 1);
 	record_merge_finish(rec);
 	free(pfd);
-	if (forwarded || timed_out)
+	/* (--duration is no interruption: the run was as long as asked) */
+	if (forwarded)
 		flags |= VP_END_INTERRUPTED;
 	return flags;
 }
@@ -366,6 +376,7 @@ static int run(struct record *rec)
 		err = rec->output.write_err = -EIO;
 	rec->outcome.finished = !err;
 	rec->outcome.events = tr.events;
+	rec->outcome.trailer = tr;
 	record_summary_print(rec, &tr);
 	record_budget_print(rec, &tr);
 	if (rec->opts.attach && !rec->target.child)
@@ -626,6 +637,7 @@ out_abort:
 
 int record_run(struct record *rec, int argc, char **argv)
 {
+	int err;
 
 	/*
 	 * An earlier recording's return probes, until the kernel has removed
@@ -647,7 +659,17 @@ int record_run(struct record *rec, int argc, char **argv)
 	}
 
 	install_signals();
-	if (start(rec, argc, argv) < 0) {
+	/*
+	 * Phase 2 of the same run: a Ctrl-C on the terminal ends the program
+	 * too, maybe while its probes are opened - which then fail for want
+	 * of a process.  That is the interruption, not an error of its own.
+	 */
+	if (rec->target.child)
+		hold_errors();
+	err = start(rec, argc, argv);
+	if (rec->target.child)
+		release_errors(!(err < 0 && record_nsignals));
+	if (err < 0) {
 		rec->outcome.status = 1;
 		return -1;
 	}

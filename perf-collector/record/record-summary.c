@@ -96,6 +96,18 @@ static void print_truncated(uint32_t size, int phase1, const struct vp_trailer *
 			100.0 * (double)tr->truncated / (double)n, (unsigned)size);
 }
 
+void record_summary_interrupted(uint64_t t0, int quiet)
+{
+	static int said;
+	uint64_t at = record_signal_ns ? record_signal_ns : monotonic_ns();
+
+	if (said || quiet || !record_nsignals)
+		return;
+	said = 1;
+	info("interrupted after %.1f s; the recording is complete up to there",
+	     at > t0 ? (double)(at - t0) / 1e9 : 0.0);
+}
+
 void record_summary_detach(const struct record_target *t, int quiet)
 {
 	double secs = (double)(monotonic_ns() - t->start_ns) / 1e9;

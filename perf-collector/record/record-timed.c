@@ -98,6 +98,14 @@ int auto_check_timed(struct auto_run *a, int code)
 	if (!r2->outcome.finished || r2->output.write_err)
 		return code;
 	cmd = auto_probe_command(a);
+	if (!r2->outcome.events && record_nsignals) {
+		/* the user stopped it: no failure */
+		if (!a->o->quiet)
+			info("phase 2 timed no call before it was interrupted: '%s' holds the "
+			     "sampled profile (phase 1) only", a->o->output);
+		free(cmd);
+		return code;
+	}
 	if (!r2->outcome.events) {
 		error("nothing was timed: no call of the %zu function%s probed was recorded in "
 		      "phase 2 (%.2f s); '%s' holds the sampled profile only", r2->hdr.nfuncs,

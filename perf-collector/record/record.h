@@ -16,6 +16,7 @@
  *                       reads, the end of the file
  *   record-budget.c     phase 2 kept within the budget plan.c judges
  *   record-summary.c    what record says at the end
+ *   record-status.c     the status line on a terminal while it records
  *   record-merge.c      the records read, merged by time, into the file
  *   record-setup.c      what to record: functions, exits, probe costs
  *   record-procs.c      the processes followed, and their CPU time
@@ -28,9 +29,10 @@
  *   record-timed.c    none of these
  *   record-run.c      record-budget.c, record-summary.c, record-merge.c,
  *                     record-setup.c (record_header_cmdline()),
- *                     record-procs.c, plan.c
+ *                     record-status.c, record-procs.c, plan.c
  *   record-budget.c   record-merge.c, record-procs.c, plan.c
  *   record-summary.c  record-procs.c
+ *   record-status.c   record-procs.c
  *   record-merge.c    record-procs.c
  *   record-setup.c    plan.c
  *   record-procs.c    none of these
@@ -171,6 +173,7 @@ struct record_outcome {
 	uint64_t events; /* ... with this many entries and exits */
 	int status;	/* record_run(): the exit status to pass on - the target's,
 			 * 128 + a signal's, 1 when it failed */
+	struct vp_trailer trailer; /* ... and the END chunk written (finished) */
 };
 
 /*
@@ -301,6 +304,19 @@ struct record_counts {
 	uint64_t full_stacks;	   /* ... whose stack copy was full (truncated,
 				    * or about to be) */
 	uint64_t unwound, unwind_ns; /* samples unwound, and how long it took */
+	uint64_t timed;		   /* exits written: the calls timed */
+	double probe_ns;	   /* the probes' estimated cost of the entries
+				    * written (status.cost set) */
+};
+
+/* The status line on a terminal (record-status.c). */
+struct record_status {
+	int on;			   /* stderr is a terminal, and not -q */
+	int phase;		   /* auto mode's phase, 1 or 2; 0: not auto */
+	uint64_t t0;		   /* when the recording began (0: this run's start) */
+	uint64_t next_ns;	   /* when to draw it next */
+	double *cost;		   /* per function, what a probed call costs (ns) */
+	uint64_t draws, cpu_ns;	   /* -v: how often drawn, at what CPU cost */
 };
 
 struct record {
@@ -318,10 +334,13 @@ struct record {
 	struct record_phase phase;
 	struct record_counts counts;
 	struct record_ids ids;
+	struct record_status status;
 };
 
-/* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs). */
+/* The last SIGINT, SIGTERM or SIGHUP varperf got, and how many (all runs);
+ * when the first came (CLOCK_MONOTONIC, ns). */
 extern volatile sig_atomic_t record_signal, record_nsignals;
+extern volatile uint64_t record_signal_ns;
 
 /* Report a writing error once and remember it (the file is incomplete). */
 static inline void record_write_failed(struct record_output *out, int err)
@@ -434,8 +453,24 @@ void record_budget_print(struct record *rec, const struct vp_trailer *tr);
 /* ---- record-summary.c: what record says at the end ---- */
 
 void record_summary_print(struct record *rec, const struct vp_trailer *tr);
+/*
+ * After a signal to varperf (Ctrl-C, SIGTERM, SIGHUP) ended a recording
+ * that began at @t0 (CLOCK_MONOTONIC ns) and whose file @output was
+ * written whole: "interrupted after N s; the recording is complete up to
+ * there", once (unless @quiet).
+ */
+void record_summary_interrupted(uint64_t t0, int quiet);
 /* -p: the process exited, or keeps running. */
 void record_summary_detach(const struct record_target *t, int quiet);
+
+/* ---- record-status.c: the status line while recording ---- */
+
+/* Before the loop: whether to show it (stderr a terminal, not -q). */
+void record_status_start(struct record *rec);
+/* Every round: drawn again about once a second. */
+void record_status_tick(struct record *rec);
+/* After the loop: erased. */
+void record_status_end(struct record *rec);
 
 /* ---- record-run.c: running the target ---- */
 

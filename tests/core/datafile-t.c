@@ -1250,6 +1250,71 @@ static void test_input_size(const char *good)
 	free(q);
 }
 
+/*
+ * Auto mode marks phase 1's file interrupted after the fact: a new END
+ * chunk replaces the old one, the rest of the file byte for byte as it
+ * was.  A file without an END chunk is refused and left alone.
+ */
+static void test_rewrite_end(void)
+{
+	char *p = path_of("rewrite.data"), err[512];
+	unsigned char *before, *after;
+	size_t len0, len1;
+	struct vp_reader *r = NULL;
+	struct vp_trailer tr;
+	long n;
+	off_t end_at;
+
+	write_good(p, 1000, 1);
+	before = read_all(p, &len0);
+	if (read_back(p, err, sizeof(err), &r) != 1000)
+		bail("rewrite: cannot read the file back: %s", err);
+	tr = *vp_reader_trailer(r);
+	vp_reader_free(r);
+	/* where END begins: the last chunk header of type 3 */
+	end_at = len0 >= 5 ? (off_t)len0 - 5 : 0;
+	while (end_at > 0 && memcmp(before + end_at, "VPCK\3", 5))
+		end_at--;
+	tr.flags = (tr.flags & ~(uint32_t)VP_END_DETACHED) | VP_END_EXITED | VP_END_INTERRUPTED;
+	tr.wait_status = 2; /* killed by SIGINT */
+	is_int(0, vp_datafile_rewrite_end(p, &tr), "rewrite: END replaced");
+	after = read_all(p, &len1);
+	ok(end_at > 0 && len1 > (size_t)end_at && !memcmp(before, after, (size_t)end_at),
+	   "rewrite: every chunk before END as it was (%lld bytes)", (long long)end_at);
+	n = read_back(p, err, sizeof(err), &r);
+	is_int(1000, n, "rewrite: the events read back identically");
+	if (n == 1000) {
+		const struct vp_trailer *t = vp_reader_trailer(r);
+
+		ok(t->present && t->flags == (VP_END_EXITED | VP_END_INTERRUPTED) &&
+		   t->wait_status == 2,
+		   "rewrite: the new END says interrupted, killed by SIGINT (flags %#x)",
+		   (unsigned)t->flags);
+		ok(t->events == 1000 && t->end_time == tr.end_time,
+		   "rewrite: the rest of END as it was");
+		ok(vp_reader_warning(r) == NULL, "rewrite: no warning");
+		vp_reader_free(r);
+	} else {
+		skip_block(3, "not read back: %s", err);
+	}
+	free(before);
+	free(after);
+	free(p);
+
+	p = path_of("rewrite-unfinished.data");
+	write_good(p, 1000, 0);
+	before = read_all(p, &len0);
+	is_int(-EBADMSG, vp_datafile_rewrite_end(p, &tr), "rewrite: no END chunk: -EBADMSG");
+	after = read_all(p, &len1);
+	ok(len0 == len1 && !memcmp(before, after, len0), "... and the file left as it was");
+	free(before);
+	free(after);
+	free(p);
+	p = path_of("rewrite-none.data");
+	is_int(-ENOENT, vp_datafile_rewrite_end(p, &tr), "rewrite: no file: -ENOENT");
+	free(p);
+}
+
 int main(void)
 {
 	struct vp_reader *r = NULL;
@@ -1260,7 +1325,7 @@ int main(void)
 	long n;
 	struct stat st;
 
-	plan(48 + 36 + 39 + 5 + 12 + 5 + 2 + 3 + 14);
+	plan(48 + 36 + 39 + 5 + 12 + 5 + 2 + 3 + 14 + 9);
 	dir = test_tmpdir();
 	good = path_of("good.data");
 
@@ -1408,6 +1473,7 @@ int main(void)
 	test_offcpu_damage();
 	test_time_bases();
 	test_blocked_bases();
+	test_rewrite_end();
 	free(good);
 	test_tmpdir_free(dir);
 	return 0;
