@@ -769,6 +769,31 @@ static PyObject *rec_callsites_where(PyObject *self, PyObject *args, PyObject *k
 
 /* ---- nodes ---- */
 
+/* What node @id's invocations waited for, most blocked time first:
+ * [{"reason", "count", "ns"}], "other" last (varperf report's waits). */
+static PyObject *waits_list(const struct rec *r, uint32_t id)
+{
+	struct vp_cct_wait w[VP_CCT_WAITS + 1];
+	size_t n = vp_cct_waits_sorted(r->tree, id, w);
+	PyObject *l = PyList_New(0);
+	char buf[64];
+
+	for (size_t i = 0; l && i < n; i++) {
+		PyObject *e = Py_BuildValue("{s:s,s:K,s:K}", "reason",
+					    w[i].reason == UINT32_MAX
+						    ? "other"
+						    : vp_wait_reason_name(r->hdr, w[i].reason, buf,
+									  sizeof(buf)),
+					    "count", (unsigned long long)w[i].count, "ns",
+					    (unsigned long long)w[i].ns);
+
+		if (!e || PyList_Append(l, e))
+			Py_CLEAR(l);
+		Py_XDECREF(e);
+	}
+	return l;
+}
+
 /* The split of node @id's time into on-CPU and off-CPU time, or None. */
 static PyObject *offcpu_dict(const struct rec *r, uint32_t id)
 {
@@ -790,6 +815,16 @@ static PyObject *offcpu_dict(const struct rec *r, uint32_t id)
 			    sp.wall_var > 0 ? PyFloat_FromDouble(sp.off_share) : vpmod_none()) ||
 		  vpmod_put(d, "on_share",
 			    sp.wall_var > 0 ? PyFloat_FromDouble(sp.on_share) : vpmod_none())))
+		Py_CLEAR(d);
+	if (d && sp.has_blocked &&
+	    (vpmod_put(d, "blocked_mean", PyFloat_FromDouble(sp.blocked_mean)) ||
+	     vpmod_put(d, "preempted_mean", PyFloat_FromDouble(sp.preempted_mean)) ||
+	     vpmod_put(d, "blocked_share", sp.wall_var > 0 ? PyFloat_FromDouble(sp.blocked_share)
+							   : vpmod_none()) ||
+	     vpmod_put(d, "preempted_share", sp.wall_var > 0
+						     ? PyFloat_FromDouble(sp.preempted_share)
+						     : vpmod_none()) ||
+	     vpmod_put(d, "waits", waits_list(r, id))))
 		Py_CLEAR(d);
 	return d;
 }

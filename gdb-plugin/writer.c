@@ -126,6 +126,18 @@ static PyObject *writer_lost(PyObject *self, PyObject *args)
 	return writer_status(w, vp_writer_lost(w->w, cpu, count));
 }
 
+static PyObject *writer_wait(PyObject *self, PyObject *args)
+{
+	struct writer *w = (struct writer *)self;
+	unsigned int thread, reason = 0;
+	unsigned long long time, ns;
+
+	if (!PyArg_ParseTuple(args, "IKK|I:wait", &thread, &time, &ns, &reason) ||
+	    writer_open(w) < 0)
+		return NULL;
+	return writer_status(w, vp_writer_wait(w->w, thread, time, ns, reason));
+}
+
 static PyObject *writer_flush(PyObject *self, PyObject *noargs)
 {
 	struct writer *w = (struct writer *)self;
@@ -177,6 +189,9 @@ static PyMethodDef writer_methods[] = {
 	  "event(kind, func, thread, time, sp, callsite=0, offcpu=0): kind 'entry' or 'exit';\n"
 	  "offcpu: the thread's off-CPU ns so far, in a file whose header has offcpu" },
 	{ "lost", writer_lost, METH_VARARGS, "lost(cpu, count)" },
+	{ "wait", writer_wait, METH_VARARGS,
+	  "wait(thread, time, ns, reason=0): the thread was blocked (asleep) until @time,\n"
+	  "@ns off the CPU, in syscall @reason - 1 (0: none); a header with blocked" },
 	{ "flush", writer_flush, METH_NOARGS, "flush(): write out the current EVENTS chunk" },
 	{ "finish", (PyCFunction)(void (*)(void))writer_finish, METH_VARARGS | METH_KEYWORDS,
 	  "finish(wait_status=0, flags=EXITED, lost=0, foreign=0, end_time=0)" },
@@ -289,6 +304,10 @@ static int create_header(PyObject *keep, PyObject *hd, struct vp_header *h)
 	if (dict_u64(hd, "offcpu", &v) < 0)
 		return -1;
 	h->offcpu = v != 0;
+	v = 0;
+	if (dict_u64(hd, "blocked", &v) < 0)
+		return -1;
+	h->blocked = v != 0;
 	h->host = dict_str(keep, hd, "host", "", &err);
 	if (err)
 		return -1;
@@ -396,8 +415,9 @@ nomem:
  * start_time, pid, ncpu, host, argv, modules [(path, build-id bytes)],
  * functions [{name, display, base, module, addr, size, flags, ...}],
  * probe_costs [(class, in-window ns, full ns)], backend (BACKEND_*) and
- * offcpu (true: events carry off-CPU times, event(..., offcpu=ns)); all
- * optional.
+ * offcpu (true: events carry off-CPU times, event(..., offcpu=ns)) and
+ * blocked (true, with offcpu: wait() records say which part was asleep);
+ * all optional.
  */
 PyObject *vpmod_create(PyObject *mod, PyObject *args)
 {

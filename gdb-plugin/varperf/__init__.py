@@ -65,13 +65,16 @@ def load(path, compensate=True, time="wall", **params):
     Error.  With @compensate (the default) the calibrated probe costs are
     subtracted from the durations as `varperf report` does; False is its
     --raw: durations as measured.  @time is its --time: "wall", "cpu" (on-CPU
-    time only) or "offcpu" (off-CPU time only; the last two need a file
-    with off-CPU times)."""
+    time only), "offcpu" (off-CPU time only), "blocked", "preempted" (its two
+    parts) or "own" (wall-clock time less preemption); all but "wall" need
+    a file with off-CPU times, the last three one of version 5."""
     return _varperf.open(path, compensate=compensate, time=time, **params)
 
 
 # What Recording.time says the durations measure.
-TIME_NAMES = {"wall": "wall-clock", "cpu": "on-CPU", "offcpu": "off-CPU"}
+TIME_NAMES = {"wall": "wall-clock", "cpu": "on-CPU", "offcpu": "off-CPU",
+              "blocked": "blocked", "preempted": "preempted",
+              "own": "own (wall-clock less preemption)"}
 
 
 # ---- the varperf program ----
@@ -570,9 +573,33 @@ def offcpu_lines(rec, n, raw=False):
         said = "%.1f%% of the wall-clock variance" % _pct(share, 1.0)
     lines = ["  on-CPU    mean %s" % t(o["on_mean"]),
              "  off-CPU   mean %s, %s" % (t(o["off_mean"]), said)]
-    if share is not None and share > 0.5:
+    if "blocked_mean" in o:
+        lines += _split_lines(o, t, raw)
+    elif share is not None and share > 0.5:
         lines.append("            (mostly off the CPU: preempted, blocked or sleeping, "
                      "not running its code)")
+    return lines
+
+
+def _split_lines(o, t, raw):
+    """Off-CPU time split into preempted (runnable, the machine's doing)
+    and blocked (asleep: the program's), and what it waited for."""
+    lines = []
+    for what in ("preempted", "blocked"):
+        share = o[what + "_share"]
+        if share is None:
+            said = ""
+        elif raw:
+            said = ", share %s" % format_exact(share)
+        else:
+            said = ", %.1f%%" % _pct(share, 1.0)
+        lines.append("    %-9s mean %s%s" % (what, t(o[what + "_mean"]), said))
+    waits = [w for w in o.get("waits") or [] if w["ns"]]
+    if waits:
+        total = sum(w["ns"] for w in waits)
+        lines.append("    waits:    " + ", ".join(
+            "%s %s (%.0f%%, %dx)" % (w["reason"], t(w["ns"]), 100.0 * w["ns"] / total,
+                                     w["count"]) for w in waits[:4]))
     return lines
 
 

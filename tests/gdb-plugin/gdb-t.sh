@@ -107,7 +107,7 @@ tap_like "$out" "^varperf load: 'bad.data': offset 0: not a varperf data file \(
 tap_like "$out" "^varperf load: 'short.data': offset 16: .*truncated" "a truncated file"
 tap_like "$out" "^varperf load: cannot open 'nosuch.data': No such file or directory\$" \
 	"a missing file"
-tap_like "$out" '^varperf load: usage: varperf load \[--raw\] \[--time=wall\|cpu\|offcpu\] \[FILE\]$' "two file names"
+tap_like "$out" '^varperf load: usage: varperf load \[--raw\] \[--time=wall\|cpu\|offcpu\|blocked\|preempted\|own\] \[FILE\]$' "two file names"
 tap_like "$out" '^alive$' "GDB goes on"
 
 out=$(G "$FX" -ex 'varperf load fake.data' -ex 'info variance' -ex 'info variance patterns' \
@@ -146,7 +146,7 @@ want="^varperf record: option '-p' is not for GDB: it records the process being 
 tap_like "$out" "$want" "varperf record refuses -p"
 want="^varperf record: unexpected argument 'prog' \(it records the process being debugged\)\$"
 tap_like "$out" "$want" "and a program to run"
-tap_like "$out" '^varperf load: usage: varperf load \[--raw\] \[--time=wall\|cpu\|offcpu\] \[FILE\]$' \
+tap_like "$out" '^varperf load: usage: varperf load \[--raw\] \[--time=wall\|cpu\|offcpu\|blocked\|preempted\|own\] \[FILE\]$' \
 	"varperf load --raw with two files"
 tap_like "$out" "^varperf load: unknown option '--rwa'\$" "varperf load with an unknown option"
 tap_like "$out" '^alive$' "GDB goes on"

@@ -430,6 +430,53 @@ close(1.0, o["off_share"] + o["on_share"], "off-CPU: the shares add up to 1", 1e
 lines = varperf.node_lines(orec, onid)
 ok(any(line.startswith("  off-CPU   mean ") and "of the wall-clock variance" in line
        for line in lines), "node_lines: the off-CPU line", "\n".join(lines))
+# ---- preempted versus blocked (format version 5) ----
+#
+# The same calls, each asleep in pread64 for BLK[i] ns of its OFF[i]
+# (a WAIT record at its wake-up), the rest of it preempted.
+BLK = [0, 300, 0, 2000, 0, 100]
+bpath = os.path.join(tmp, "blocked.data")
+bh = header()
+bh.update(probe_costs=[], backend=varperf._varperf.BACKEND_BPF, offcpu=True, blocked=True,
+          host="6.18.0 x86_64")
+w = varperf.create(bpath, bh)
+w.thread(0, 4242, 4242)
+for i, cs in enumerate(CALLSITES):
+    w.callsite(i, **cs)
+t, off = 1000, 7
+w.event("entry", 0, 0, t, 0x7000, 5, offcpu=off)
+for i, oi in enumerate(OFF):
+    t += 10
+    w.event("entry", 2, 0, t, 0x6f00, 4, offcpu=off)
+    t += 50
+    off += oi
+    if BLK[i]:
+        w.wait(0, t + BLK[i], BLK[i], 17 + 1)
+    t += oi + 50 + 10 * i
+    w.event("exit", 2, 0, t, 0x6f08, offcpu=off)
+t += 10
+w.event("exit", 0, 0, t, 0x7008, offcpu=off)
+w.finish(wait_status=0)
+brec = varperf.load(bpath)
+bo = brec.node(varperf.match_context(brec, [("main", None), ("work", None)])[0])["offcpu"]
+pre = [oi - b for oi, b in zip(OFF, BLK)]
+sb, sp_ = stats(BLK), stats(pre)
+cwb = math.fsum((x - sw["mean"]) * (y - sb["mean"]) for x, y in zip(wall, BLK)) / len(OFF)
+cwp = math.fsum((x - sw["mean"]) * (y - sp_["mean"]) for x, y in zip(wall, pre)) / len(OFF)
+close(sb["mean"], bo.get("blocked_mean"), "blocked: mean of the calls' sleeps", 1e-12)
+close(sp_["mean"], bo.get("preempted_mean"), "preempted: mean of the rest", 1e-12)
+close(cwb / sw["variance"], bo.get("blocked_share"), "blocked: share Cov(W, B) / Var(W)", 1e-9)
+close(cwp / sw["variance"], bo.get("preempted_share"), "preempted: share Cov(W, P) / Var(W)",
+      1e-9)
+is_([("pread64", 3, sum(BLK))], [(x["reason"], x["count"], x["ns"]) for x in bo.get("waits", [])],
+    "waits: pread64, 3 sleeps, all their time")
+blines = varperf.node_lines(brec, varperf.match_context(brec, [("main", None),
+                                                              ("work", None)])[0])
+ok(any(line.startswith("    blocked   mean ") for line in blines) and
+   any(line.startswith("    preempted mean ") for line in blines) and
+   any(line.startswith("    waits:    pread64 ") and "3x" in line for line in blines),
+   "node_lines: the preempted and blocked lines, and the waits", "\n".join(blines))
+is_(None, orec.node(onid)["offcpu"].get("blocked_mean"), "a version-3 file: no split")
 crec = varperf.load(opath, time="cpu")
 is_("cpu", crec.time, "time='cpu'")
 close(stats(on)["mean"], crec.node(onid)["mean"], "time='cpu': on-CPU durations", 1e-12)

@@ -380,7 +380,7 @@ code and the callees that took the most of that very call."""
 class Varperf(gdb.Command):
     """Commands of the varperf variance profiler.
 
-Usage: varperf load [--raw] [--time=wall|cpu|offcpu] [FILE]
+Usage: varperf load [--raw] [--time=wall|cpu|offcpu|blocked|preempted|own] [FILE]
        varperf break FUNCTION [--sigma K | --percentile P | --chebyshev P |
                               --slower-than TIME] [--context CHAIN]
        varperf record [--duration SECONDS] [-o FILE] [RECORD-OPTIONS...]
@@ -396,7 +396,7 @@ See also 'info variance' and 'show variance'."""
 class VarperfLoad(gdb.Command):
     """Load a varperf recording of the program being debugged.
 
-Usage: varperf load [--raw] [--time=wall|cpu|offcpu] [FILE]
+Usage: varperf load [--raw] [--time=wall|cpu|offcpu|blocked|preempted|own] [FILE]
 
 FILE is a data file written by 'varperf record' (default: the setting
 'variance data-file', varperf.data).  The file's calling-context tree is
@@ -405,9 +405,13 @@ built and analysed as 'varperf report' does, with the probe costs that
 variance' then maps stops onto it.  With --raw, durations are taken as
 measured, probe costs included, as 'varperf report --raw' does.  With
 --time=cpu or --time=offcpu, the durations are on-CPU or off-CPU time
-only, as with 'varperf report --time' (a recording with off-CPU times,
-made with the BPF backend, is needed); with such a recording 'info
-variance' shows each context's on-CPU and off-CPU time anyway.  Warns
+only; --time=blocked or --time=preempted, the off-CPU time's two parts;
+--time=own, wall-clock time less preemption; as with 'varperf report
+--time' (a recording with off-CPU times, made with the BPF backend, is
+needed, version 5 for the last three); with such a recording 'info
+variance' shows each context's on-CPU and off-CPU time anyway, and
+the off-CPU time's split into preempted and blocked and what it waited
+for.  Warns
 when the program GDB debugs is not the recorded one or another build of
 it (its build-id differs).  A recording that only sampled has no probed
 function: 'info variance' and 'varperf break' need probed calls."""
@@ -436,7 +440,8 @@ function: 'info variance' and 'varperf break' need probed calls."""
                     time = a[len("--time="):]
                 if time not in varperf.TIME_NAMES:
                     raise gdb.GdbError("varperf load: invalid value '%s' for '--time': must "
-                                       "be 'wall', 'cpu' or 'offcpu'" % time)
+                                       "be 'wall', 'cpu', 'offcpu', 'blocked', 'preempted' "
+                                       "or 'own'" % time)
             elif options and a == "--":
                 options = False
             elif options and a.startswith("-") and a != "-":
@@ -445,7 +450,7 @@ function: 'info variance' and 'varperf break' need probed calls."""
                 files.append(a)
         if len(files) > 1:
             raise gdb.GdbError("varperf load: usage: varperf load [--raw] "
-                               "[--time=wall|cpu|offcpu] [FILE]")
+                               "[--time=wall|cpu|offcpu|blocked|preempted|own] [FILE]")
         path = os.path.expanduser(files[0] if files else settings.data_file())
         rec = varperf.gdb.load_recording("varperf load", path, raw, time=time)
         if not rec.nfuncs:
@@ -572,12 +577,12 @@ as any other."""
         if rec is None and slower is None:
             raise gdb.GdbError("varperf break: no recording loaded (use 'varperf load [FILE]', "
                                "or give --slower-than)")
-        if rec is not None and rec.time == "offcpu" and slower is None:
+        if rec is not None and rec.time in ("offcpu", "blocked", "preempted") and slower is None:
             # a stopped thread is off the CPU: GDB's stops would be in it
             raise gdb.GdbError("varperf break: the durations of '%s' are off-CPU time "
-                               "(--time=offcpu), which cannot be timed across GDB's stops: "
+                               "(--time=%s), which cannot be timed across GDB's stops: "
                                "load it with --time=wall or --time=cpu, or give --slower-than"
-                               % _session.path)
+                               % (_session.path, rec.time))
         symbol, size, module, stats, ctx_nodes, nodes = func, 0, None, None, None, None
         if rec is not None:
             funcs = rec.funcs_named(func)
