@@ -409,20 +409,20 @@ static void cmd_report_sampled_warnings(const struct report *r)
 }
 
 /*
- * The text report on standard output fits the terminal: lines are cut at
- * its width (or $COLUMNS) as ps(1) cuts them, unless --wide.  The report
- * is written whole first, so that its printers need not know.
+ * The text report fits the terminal, or VP_TEXT_WIDTH columns in a pipe or
+ * a file: a wider line is folded, unless --wide.  The report is written
+ * whole first, so that its printers need not know.
  */
 static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report *r)
 {
-	int width = o->wide || o->output ? 0 : vp_term_width(STDOUT_FILENO);
+	int width = o->wide ? 0 : o->output ? VP_TEXT_WIDTH : vp_term_width(STDOUT_FILENO);
 	int (*print)(const struct report *) = o->slowest ? report_slowest_text : report_text;
 	FILE *f = r->out, *m;
 	char *buf = NULL;
-	size_t len = 0, cut = 0;
+	size_t len = 0, folded = 0;
 	int ret;
 
-	if (width < 2)
+	if (width < 20)
 		return print(r);
 	m = open_memstream(&buf, &len);
 	if (!m)
@@ -433,11 +433,9 @@ static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report
 	if (fclose(m))
 		die("out of memory");
 	if (!ret)
-		ret = vp_fit_lines(f, buf, len, width, &cut);
+		ret = vp_fit_lines(f, buf, len, width, &folded);
 	free(buf);
-	if (!ret && cut)
-		info("%zu line%s cut at %d columns: --wide prints them whole", cut,
-		     cut == 1 ? "" : "s", width);
+	pr_debug("%zu line%s folded at %d columns", folded, folded == 1 ? "" : "s", width);
 	return ret;
 }
 

@@ -241,7 +241,8 @@ static void text_header(const struct report *r)
 	else if (r->time == VP_TIME_OFFCPU)
 		fprintf(f, "; none of it is off-CPU time\n");
 	else
-		fprintf(f, "; durations include it \xe2\x80\x94 see varperf-report(1)\n");
+		fprintf(f, "; durations include it %s see varperf-report(1)\n",
+			report_sym(SYM_DASH));
 }
 
 /*
@@ -262,7 +263,7 @@ static void text_elems(const struct report *r, const struct vp_chain_elem *e, si
 			text_put(r->out, report_func_name(r, e[i].func));
 			text_put_callsite(r, e[i].callsite);
 			if (k - i >= 3) {
-				fprintf(r->out, " \xc3\x97%zu", k - i);
+				fprintf(r->out, "%s%zu", report_sym(SYM_TIMES), k - i);
 				break;
 			}
 		}
@@ -271,11 +272,11 @@ static void text_elems(const struct report *r, const struct vp_chain_elem *e, si
 
 static void text_chain(const struct report *r, const struct vp_pattern *p)
 {
-	text_elems(r, p->chain, p->len, " \xe2\x86\x92 ");
+	text_elems(r, p->chain, p->len, report_sym(SYM_ARROW));
 	/* pass-through callees folded into the pattern */
 	if (p->nthrough) {
-		fputs(" \xe2\x87\x92 ", r->out);
-		text_elems(r, p->through, p->nthrough, " \xe2\x87\x92 ");
+		fputs(report_sym(SYM_THROUGH), r->out);
+		text_elems(r, p->through, p->nthrough, report_sym(SYM_THROUGH));
 	}
 }
 
@@ -383,8 +384,9 @@ static void text_patterns(const struct report *r)
 	if (!nrel)
 		fprintf(f, "  (none: every pattern is unreliable)\n");
 	if (an->nfolded)
-		fprintf(f, "  \xe2\x87\x92: pass-through callees (as many calls as their caller, "
+		fprintf(f, "  %.*s: pass-through callees (as many calls as their caller, "
 			   "%g%% to %g%% of its variance): %zu pattern%s folded\n",
+			(int)strlen(report_sym(SYM_THROUGH)) - 2, report_sym(SYM_THROUGH) + 1,
 			100 * VP_PASS_THROUGH_SHARE, 100 * (2 - VP_PASS_THROUGH_SHARE), an->nfolded,
 			an->nfolded == 1 ? "" : "s");
 	if (nset < nrel && !r->all)

@@ -108,7 +108,7 @@ static void vcg_put_cc(const struct report *r, FILE *f, const struct vp_vcg_cc *
 
 	for (uint32_t i = 0; i < cc->len; i++) {
 		if (i)
-			fputs(" \xe2\x86\x92 ", f);
+			fputs(report_sym(SYM_ARROW), f);
 		report_put(f, report_func_name(r, cc->elems[i].func));
 		report_callsite_str(r, cc->elems[i].callsite, 1, cs, sizeof(cs));
 		if (*cs) {
@@ -236,7 +236,7 @@ static void sources_origin(const struct report *r, const struct vp_origin *o)
 			fputs(" via ", f);
 			for (uint32_t k = 0; k + 1 < s->len; k++) {
 				if (k)
-					fputs(" \xe2\x86\x92 ", f);
+					fputs(report_sym(SYM_ARROW), f);
 				report_node_label(r, s->chain[k], label, sizeof(label));
 				report_put(f, label);
 			}
