@@ -164,6 +164,44 @@ const char *report_fit(const char *s, size_t cols, char *buf, size_t len)
 	return buf;
 }
 
+void report_put_chain(FILE *f, const char *chain, const char *sep, size_t cols)
+{
+	const char *dots = report_sym(SYM_ELLIPSIS), *first_end, *tail;
+	size_t n = strlen(chain), ls = strlen(sep), head, room;
+
+	first_end = strstr(chain, sep);
+	if (!cols || report_text_width(chain, n) <= cols || !first_end) {
+		report_put(f, chain);
+		return;
+	}
+	head = report_text_width(chain, (size_t)(first_end - chain)) +
+	       2 * report_text_width(sep, ls) + report_text_width(dots, strlen(dots));
+	room = cols > head ? cols - head : 0;
+	/* the last elements that fit, at least the innermost */
+	tail = NULL;
+	for (const char *at = chain + n; at > first_end;) {
+		const char *p = at - ls;
+
+		while (p > first_end && strncmp(p, sep, ls))
+			p--;
+		if (p <= first_end)
+			break;
+		if (tail && report_text_width(p + ls, n - (size_t)(p + ls - chain)) > room)
+			break;
+		tail = p + ls;
+		at = p;
+	}
+	if (!tail || tail - ls <= first_end + ls) {
+		report_put(f, chain);
+		return;
+	}
+	vp_term_putn(f, chain, (size_t)(first_end - chain));
+	fputs(sep, f);
+	fputs(dots, f);
+	fputs(sep, f);
+	report_put(f, tail);
+}
+
 const char *report_func_name(const struct report *r, uint32_t func)
 {
 	return vp_header_func_name(r->hdr, func);

@@ -270,7 +270,7 @@ static void text_elems(const struct report *r, const struct vp_chain_elem *e, si
 	}
 }
 
-static void text_chain(const struct report *r, const struct vp_pattern *p)
+static void text_chain_whole(const struct report *r, const struct vp_pattern *p)
 {
 	text_elems(r, p->chain, p->len, report_sym(SYM_ARROW));
 	/* pass-through callees folded into the pattern */
@@ -278,6 +278,31 @@ static void text_chain(const struct report *r, const struct vp_pattern *p)
 		fputs(report_sym(SYM_THROUGH), r->out);
 		text_elems(r, p->through, p->nthrough, report_sym(SYM_THROUGH));
 	}
+}
+
+/*
+ * The chain in what is left of REPORT_TEXT_WIDTH after @used columns (not
+ * --wide): its outermost element, an ellipsis, its innermost elements.
+ */
+static void text_chain(const struct report *r, const struct vp_pattern *p, size_t used)
+{
+	struct report tmp = *r;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (r->wide || p->nthrough) {
+		text_chain_whole(r, p);
+		return;
+	}
+	tmp.out = open_memstream(&buf, &len);
+	if (!tmp.out)
+		die("out of memory");
+	text_chain_whole(&tmp, p);
+	if (fclose(tmp.out))
+		die("out of memory");
+	report_put_chain(r->out, buf, report_sym(SYM_ARROW),
+			 used < REPORT_TEXT_WIDTH - 20 ? REPORT_TEXT_WIDTH - used : 20);
+	free(buf);
 }
 
 /* The node lines' columns, in order. */
@@ -352,7 +377,7 @@ static void text_pattern_row(const struct report *r, size_t rank, const struct v
 		p->stats.n, text_time(r, p->stats.mean, mean, sizeof(mean)),
 		text_time(r, vp_stats_stddev(&p->stats), sigma, sizeof(sigma)),
 		vp_stats_cov(&p->stats), text_time(r, p->vim, vim, sizeof(vim)));
-	text_chain(r, p);
+	text_chain(r, p, 62);
 	fputc('\n', r->out);
 	text_pattern_quantiles(r, p);
 }
@@ -377,6 +402,8 @@ static void text_patterns(const struct report *r)
 		fprintf(f, "  (none: no significant node has CoV >= %g)\n", an->cov_threshold);
 		return;
 	}
+	if (!r->vcg)
+		fputs(REPORT_VIM_WORDS, f);
 	fprintf(f, "  rank share         N      mean     sigma    CoV       VIM  call chain\n");
 	for (size_t i = 0; i < an->npatterns; i++)
 		if (an->patterns[i].in_pattern_set)

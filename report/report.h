@@ -242,6 +242,15 @@ int report_context_match(const struct report *r, const struct report_context *c,
 
 /* ---- common.c: what every renderer says the same way ---- */
 
+/* The width of the default text report (--wide: no limit); cli/ folds what
+ * is wider still, at the terminal's width. */
+#define REPORT_TEXT_WIDTH 100
+
+/* What VIM is, where it first appears in the text report. */
+#define REPORT_VIM_WORDS                                                                  \
+	"  VIM: variance impact measure, sigma x N (the spread of the calls times their\n"  \
+	"  number: how much of the run's variance they can explain; not a duration)\n"
+
 /* Whether the user's locale (LC_ALL, LC_CTYPE, LANG) is UTF-8, asked once. */
 int report_utf8(void);
 /* The text reports' symbols: UTF-8, or ASCII where the locale is not. */
@@ -263,6 +272,12 @@ const char *report_sym(enum report_sym s);
  * character of one column.
  */
 size_t report_char_at(const char *s, size_t len, int *cols);
+/*
+ * report_put_chain - call chain @chain, elements between @sep, in @cols
+ * columns (0: whole): its outermost element, an ellipsis and the innermost
+ * ones that fit (at least one).
+ */
+void report_put_chain(FILE *f, const char *chain, const char *sep, size_t cols);
 /* Display width of @len bytes of UTF-8 text, in terminal columns. */
 size_t report_text_width(const char *s, size_t len);
 /*
