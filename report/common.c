@@ -49,7 +49,7 @@ const char *report_sym(enum report_sym s)
 	static const char *const sym[][2] = {
 		[SYM_ARROW] = { " -> ", " \xe2\x86\x92 " },
 		[SYM_THROUGH] = { " => ", " \xe2\x87\x92 " },
-		[SYM_BACK] = { "^", "\xe2\x86\xb0" },
+		[SYM_BACK] = { "<-", "\xe2\x86\xb0" },
 		[SYM_TIMES] = { " x", " \xc3\x97" },
 		[SYM_APPROX] = { "~", "\xe2\x89\x88" },
 		[SYM_DASH] = { "-", "\xe2\x80\x94" },

@@ -221,7 +221,7 @@ static void vcg_pattern(const struct report *r, size_t q, uint32_t *depth)
 		if (!r->contexts)
 			continue;
 		for (uint32_t i = 0; i < n->nccs; i++) {
-			fprintf(f, "%*scontext: ", VCG_COLS + (int)ind + 2, "");
+			fprintf(f, "%*scontext: ", r->wide ? VCG_COLS + (int)ind + 2 : 8 + (int)ind, "");
 			vcg_put_cc(r, f, &g->ccs[n->ccs[i]]);
 			fputc('\n', f);
 		}
