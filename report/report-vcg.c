@@ -326,9 +326,10 @@ void report_sources_text(const struct report *r)
 	FILE *f = r->out;
 
 	fprintf(f, "Underlying sources of variance (%zu high-variance node%s with callees; "
-		   "%u extra pass%s over the events%s):\n",
-		s->norigins, s->norigins == 1 ? "" : "s", s->passes, s->passes == 1 ? "" : "es",
-		s->limited ? ", stopped by --max-passes" : "");
+		   "%u extra pass%s over the events):\n",
+		s->norigins, s->norigins == 1 ? "" : "s", s->passes, s->passes == 1 ? "" : "es");
+	if (s->limited)
+		fprintf(f, "  the passes stopped at --max-passes: what lies deeper is unexplored\n");
 	if (!s->norigins) {
 		fprintf(f, "  (none)\n");
 		return;

@@ -9,9 +9,16 @@
 # exits.  Every check prints one TAP line; end the script with tap_done.
 
 : "${AWK:=awk}"
-# the text report cuts its lines at $COLUMNS (varperf-report(1)): tests
-# read them whole
+# the text report folds its lines at $COLUMNS (varperf-report(1)), or at
+# 100 columns in a pipe: tests read them at 100
 unset COLUMNS
+# ... and prints arrows in UTF-8, "->" in another locale: tests see the
+# arrows where the C library has a UTF-8 locale (a test that sets LC_ALL=C
+# sees "->")
+if locale -a 2>/dev/null | grep -qix 'c\.utf-\{0,1\}8'; then
+	LC_ALL=C.UTF-8
+	export LC_ALL
+fi
 
 tap_count=0	# tests run so far
 tap_failed=0	# tests failed so far
