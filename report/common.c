@@ -202,6 +202,15 @@ void report_put_chain(FILE *f, const char *chain, const char *sep, size_t cols)
 	report_put(f, tail);
 }
 
+void report_vim_words(const struct report *r)
+{
+	fprintf(r->out,
+		"  VIM (Variability Impact Metric) = k sigma N: the spread of one call, k = %g\n"
+		"  standard deviations, times the number of calls: time summed over the calls,\n"
+		"  not a duration of the run\n",
+		r->an ? r->an->k : 5.0);
+}
+
 const char *report_func_name(const struct report *r, uint32_t func)
 {
 	return vp_header_func_name(r->hdr, func);

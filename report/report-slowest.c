@@ -167,7 +167,8 @@ static void slowest_node(const struct report *r, uint32_t id)
 			n->unpaired);
 		return;
 	}
-	fprintf(r->out, " (node %" PRIu32 "): %" PRIu64 " call%s, mean %s, sigma %s, max %s\n", id,
+	/* the context on a line of its own: it is what --slowest=CONTEXT takes */
+	fprintf(r->out, " (node %" PRIu32 "):\n  %" PRIu64 " call%s, mean %s, sigma %s, max %s\n", id,
 		n->stats.n, n->stats.n == 1 ? "" : "s",
 		report_time(r, n->stats.mean, mean, sizeof(mean)),
 		report_time(r, vp_stats_stddev(&n->stats), sigma, sizeof(sigma)),

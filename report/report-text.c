@@ -403,7 +403,7 @@ static void text_patterns(const struct report *r)
 		return;
 	}
 	if (!r->vcg)
-		fputs(REPORT_VIM_WORDS, f);
+		report_vim_words(r);
 	fprintf(f, "  rank share         N      mean     sigma    CoV       VIM  call chain\n");
 	for (size_t i = 0; i < an->npatterns; i++)
 		if (an->patterns[i].in_pattern_set)

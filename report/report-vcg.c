@@ -252,7 +252,7 @@ void report_vcg_text(const struct report *r)
 		fprintf(f, "  (none: no significant node has CoV >= %g)\n", r->an->cov_threshold);
 		return;
 	}
-	fputs(REPORT_VIM_WORDS, f);
+	report_vim_words(r);
 	depth = xcalloc(g->nnodes, sizeof(*depth));
 	for (size_t q = 0; q < g->npatterns; q++)
 		vcg_pattern(r, q, depth);

@@ -246,10 +246,8 @@ int report_context_match(const struct report *r, const struct report_context *c,
  * is wider still, at the terminal's width. */
 #define REPORT_TEXT_WIDTH 100
 
-/* What VIM is, where it first appears in the text report. */
-#define REPORT_VIM_WORDS                                                                  \
-	"  VIM: variance impact measure, sigma x N (the spread of the calls times their\n"  \
-	"  number: how much of the run's variance they can explain; not a duration)\n"
+/* What VIM is, in words, where it first appears in the text report. */
+void report_vim_words(const struct report *r);
 
 /* Whether the user's locale (LC_ALL, LC_CTYPE, LANG) is UTF-8, asked once. */
 int report_utf8(void);

@@ -71,7 +71,7 @@ LC_ALL=C.UTF-8 "$VARPERF" report -i quantiles-300.data >out 2>/dev/null
 tap_like "$(cat out)" '^ +↰ \(0\) main via \[prog\.c:7\]: cf 100\.0%$' "UTF-8: the back-edge's arrow"
 LC_ALL=C "$VARPERF" report -i quantiles-300.data >out 2>/dev/null
 tap_like "$(cat out)" '^ +<- \(0\) main via \[prog\.c:7\]: cf 100\.0%$' "C locale: '<-' instead"
-tap_is 1 "$(grep -c '^  VIM: variance impact measure, sigma x N' out)" "VIM said in words, once"
+tap_is 1 "$(grep -c '^  VIM (Variability Impact Metric) = k sigma N: the spread of one call, k = 5$' out)" "VIM said in words, once"
 
 # siblings: one row for work (300 of 400 samples) and one for libz (100)
 "$VARPERF" report -i siblings-400.data >out 2>/dev/null
