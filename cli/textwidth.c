@@ -72,12 +72,15 @@ int vp_fit_lines(FILE *out, const char *buf, size_t len, int width, size_t *ret_
 			indent = lead + 4 < (size_t)width / 2 ? lead + 4 : (size_t)width / 2;
 		}
 		for (size_t first = 1; width >= 20;) {
-			size_t room = first ? (size_t)width : (size_t)width - indent, k;
+			size_t room = first ? (size_t)width : (size_t)width - indent, k, w;
 
 			if (report_text_width(s, line) <= room)
 				break;
 			k = fold_at(s, line, first ? lead : 0, room);
-			fwrite(s, 1, k, out);
+			/* no blanks at the end of a line */
+			for (w = k; w > 0 && s[w - 1] == ' '; w--)
+				;
+			fwrite(s, 1, w, out);
 			fprintf(out, "\n%*s", (int)indent, "");
 			while (k < line && s[k] == ' ')
 				k++;
