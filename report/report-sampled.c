@@ -489,6 +489,9 @@ static void text_row_fitted(const struct report *r, const struct sview *v)
 		name = unk;
 	}
 	report_snode_site(r, id, site, sizeof(site));
+	/* a caller no symbol covers ("[unknown in git]") says nothing more */
+	if (site[0] == '[' || !strcmp(site, "?"))
+		site[0] = '\0';
 	for (size_t i = 1; i < v->n && *site; i++)
 		if (strcmp(report_snode_site(r, v->ids[i], other, sizeof(other)), site)) {
 			snprintf(site, sizeof(site), "%zu call sites", v->n);
