@@ -135,9 +135,9 @@ static const char *const cmd_report_usage[] = {
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
 	"    --wide                     every column (min, p90, p99.9, off-mean, total, the",
-	"                               path fraction of every callee) and every line whole",
-	"                               (default: node lines sized for 100 columns, cut",
-	"                               at the terminal's width or COLUMNS)",
+	"                               path fraction of every callee), every node apart and",
+	"                               every line whole (default: 100 columns, or the",
+	"                               terminal's or COLUMNS; wider lines folded)",
 	"    -h, --help                 show this help",
 	NULL,
 };
