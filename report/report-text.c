@@ -236,12 +236,13 @@ static void text_header(const struct report *r)
 		fprintf(f, "%s%s (%s)", i ? ", " : "",
 			text_time(r, (double)h->costs[i].full_ns, buf, sizeof(buf)),
 			vp_insn_class_name(h->costs[i].insn_class));
+	/* what became of it on a line of its own: the costs fill one */
 	if (r->compensated)
-		fprintf(f, "; subtracted from the durations (--raw: as measured)\n");
+		fprintf(f, ";\n%20s subtracted from the durations (--raw: as measured)\n", "");
 	else if (r->time == VP_TIME_OFFCPU)
-		fprintf(f, "; none of it is off-CPU time\n");
+		fprintf(f, ";\n%20s none of it is off-CPU time\n", "");
 	else
-		fprintf(f, "; durations include it %s see varperf-report(1)\n",
+		fprintf(f, ";\n%20s durations include it %s see varperf-report(1)\n", "",
 			report_sym(SYM_DASH));
 }
 
