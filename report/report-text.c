@@ -870,8 +870,8 @@ static void text_tree(const struct report *r)
 	if (r->hdr->ncosts && r->probe_cost)
 		fprintf(f, "  (!): mean under 10 times what the probes cost inside it (its own and "
 			   "its probed\n      callees'): unreliable\n");
-	for (uint32_t fn = 0; !r->wide && fn < r->hdr->nfuncs; fn++)
-		if (vp_reader_unprobed(r->reader, fn)) {
+	for (uint32_t id = 1; !r->wide && id < nnodes; id++)
+		if (t.shown[id] && vp_reader_unprobed(r->reader, text_node(r, id)->func)) {
 			fprintf(f, "  (partial): its probes were removed, over the overhead budget\n");
 			break;
 		}

@@ -287,14 +287,14 @@ static void sources_origin(const struct report *r, const struct vp_origin *o)
 		report_node_label(r, s->underlier, label, sizeof(label));
 		report_put(f, label);
 		if (s->len > 1) {
-			size_t used = 22 + report_text_width(label, strlen(label)) + 5;
+			size_t used = 22 + report_text_width(label, strlen(label)) + 5; /* " via " */
 			char *chain = NULL;
 			size_t len = 0;
 			FILE *m = open_memstream(&chain, &len);
 
 			if (!m)
 				die("out of memory");
-			fputs(" via ", f);
+			fputs(" via", f);
 			for (uint32_t k = 0; k + 1 < s->len; k++) {
 				if (k)
 					fputs(report_sym(SYM_ARROW), m);
@@ -303,10 +303,16 @@ static void sources_origin(const struct report *r, const struct vp_origin *o)
 			}
 			if (fclose(m))
 				die("out of memory");
-			/* by default its ends, in what is left of the line */
+			/* by default on the line when it fits, else on the next,
+			 * its ends where it does not fit there either */
+			if (!r->wide && used + report_text_width(chain, len) > REPORT_TEXT_WIDTH) {
+				fprintf(f, "\n%*s", 15, "");
+				used = 15;
+			} else {
+				fputc(' ', f);
+			}
 			report_put_chain(f, chain, report_sym(SYM_ARROW),
-					 r->wide ? 0 : used + 30 < REPORT_TEXT_WIDTH ?
-					 REPORT_TEXT_WIDTH - used : 30);
+					 r->wide ? 0 : REPORT_TEXT_WIDTH - used);
 			free(chain);
 		}
 		if (s->how != VP_SOURCE_MATRIX)
