@@ -390,7 +390,7 @@ static int cmd_report_check_params(const struct cmd_report_opts *o)
 }
 
 /* What the samples cannot tell well: intervals wider than --precision. */
-static void cmd_report_sampled_warnings(const struct report *r)
+static void cmd_report_sampled_warnings(const struct report *r, int text)
 {
 	double max_half;
 	size_t wide;
@@ -399,7 +399,8 @@ static void cmd_report_sampled_warnings(const struct report *r)
 	 * precision is no result, and no option of record's would change it */
 	if (r->hdr->mode == VP_MODE_AUTO)
 		return;
-	wide = report_sampled_wide(r, &max_half);
+	/* as the text report's note under its table counts them */
+	wide = text ? report_sampled_wide_rows(r, &max_half) : report_sampled_wide(r, &max_half);
 	if (wide)
 		warning("'%s': %zu sampled share%s wider than +/-%g%% at %g%% confidence (up to "
 			"+/-%.2f%%): record longer or at a higher -F (%" PRIu64 " samples needed)",
@@ -591,7 +592,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	if (analysis_warnings(rec, o->strict, "reporting") < 0)
 		goto out_rec;
 	if (r.sampled)
-		cmd_report_sampled_warnings(&r);
+		cmd_report_sampled_warnings(&r, o->format == FORMAT_TEXT);
 	r.folded_value = o->folded_value;
 	r.typical = o->typical;
 	/* the exports need no Dominant Variance Analysis */

@@ -72,6 +72,16 @@ static int wide(const struct report *r, uint64_t k, double *max_half)
 	return 1;
 }
 
+static size_t text_tree_fitted(const struct report *r, double *max_half, int print);
+
+size_t report_sampled_wide_rows(const struct report *r, double *max_half)
+{
+	*max_half = 0;
+	if (r->wide)
+		return report_sampled_wide(r, max_half);
+	return text_tree_fitted(r, max_half, 0);
+}
+
 size_t report_sampled_wide(const struct report *r, double *max_half)
 {
 	const struct vp_sampled *t = r->sampled;
@@ -524,8 +534,10 @@ static int cmp_sview(const void *a, const void *b)
 
 /* The default table's rows, depth first with the busiest child first (an
  * explicit stack: a crafted file's tree can be VP_SAMPLED_MAX_DEPTH deep). */
-static void text_tree_fitted(const struct report *r)
+static size_t text_tree_fitted(const struct report *r, double *max_half, int print)
 {
+	size_t nwide = 0;
+
 	const struct vp_sampled *t = r->sampled;
 	struct sview *stack = xmalloc(16 * sizeof(*stack));
 	size_t n = 1, cap = 16, nkids = 0, kcap = 0;
@@ -539,8 +551,14 @@ static void text_tree_fitted(const struct report *r)
 		size_t first = n;
 
 		kids = sview_children(r, &v, kids, &nkids, &kcap);
-		if (v.ids[0] != root)
-			text_row_fitted(r, &v);
+		if (v.ids[0] != root) {
+			if (print)
+				text_row_fitted(r, &v);
+			/* the shares of the rows, as the note under the table counts them */
+			nwide += wide(r, v.samples, max_half);
+			if (v.self)
+				nwide += wide(r, v.self, max_half);
+		}
 		/* group the children into rows, in the order of their ids */
 		for (size_t i = 0; i < nkids; i++) {
 			uint32_t c = kids[i];
@@ -580,6 +598,7 @@ static void text_tree_fitted(const struct report *r)
 	}
 	free(kids);
 	free(stack);
+	return nwide;
 }
 
 static int cmp_samples(const void *a, const void *b, void *arg)
@@ -641,8 +660,8 @@ void report_sampled_text(const struct report *r)
 	const struct vp_sampled *t = r->sampled;
 	const struct vp_sampling *sm = &r->hdr->sampling;
 	FILE *f = r->out;
-	double max_half;
-	size_t wide;
+	double max_half, rows_half = 0;
+	size_t wide, nwide = 0;
 	char a[32];
 
 	fprintf(f, "Sampled calling contexts: %" PRIu64 " samples of %s every %s, %g%% "
@@ -667,7 +686,7 @@ void report_sampled_text(const struct report *r)
 		fprintf(f, "  %-*s %13s  %13s  %9s %9s %5s\n", NAME_WIDTH,
 			r->all ? "calling context" : "calling context (shares >= 0.5%)", "total",
 			"self", "N", "mean", "CoV");
-		text_tree_fitted(r);
+		nwide = text_tree_fitted(r, &rows_half, 1);
 	} else {
 		if (r->tree && r->tree->nnodes > 1)
 			fprintf(f, "  P: probed, exact (N, mean, CoV%s)\n",
@@ -697,7 +716,9 @@ void report_sampled_text(const struct report *r)
 			t->probe, t->probe == 1 ? "" : "s");
 	/* auto mode's samples only chose what phase 2 probed: no option of
 	 * record's would make them more precise, so nothing to say */
-	wide = r->hdr->mode == VP_MODE_AUTO ? 0 : report_sampled_wide(r, &max_half);
+	wide = r->hdr->mode == VP_MODE_AUTO ? 0 : r->wide ? report_sampled_wide(r, &max_half) : nwide;
+	if (!r->wide)
+		max_half = rows_half;
 	if (wide) {
 		uint64_t need = vp_samples_needed(0.5, r->precision, r->z);
 

@@ -177,6 +177,9 @@ int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret);
 int report_node_unreliable(const struct report *r, uint32_t id);
 /* How many shown shares have intervals wider than r->precision. */
 size_t report_sampled_wide(const struct report *r, double *max_half);
+/* ... counted as the text report's table shows them: by default its rows,
+ * siblings of one function merged (with r->wide, report_sampled_wide()). */
+size_t report_sampled_wide_rows(const struct report *r, double *max_half);
 
 /* ---- report-slowest.c: the slowest calls of each node ---- */
 
