@@ -17,6 +17,7 @@
 #include "core/cct.h"
 #include "core/compare.h"
 #include "core/datafile.h"
+#include "core/merge.h"
 #include "core/patterns.h"
 #include "core/recording.h"
 #include "analysis-opts.h"
@@ -64,6 +65,10 @@ static const struct option cmd_compare_options[] = {
 
 static const char *const cmd_compare_usage[] = {
 	"usage: varperf compare [<options>] <profile.data> <regression.data>",
+	"   or: varperf compare [<options>] <profile.data>... -- <regression.data>...",
+	"",
+	"Each side may be several recordings of one program, merged (as varperf",
+	"report merges them), with '--' between the sides.",
 	"",
 	"    --min-overlap <pct>        the Pattern Sets agree when at least <pct> of the",
 	"                               profile's patterns stay in the regression's",
@@ -88,7 +93,9 @@ static const char *const cmd_compare_usage[] = {
 };
 
 struct cmd_compare_opts {
-	const char *path[2];
+	const char *path[2];	/* each side's label: its file, or its files */
+	char **files[2];	/* each side's files */
+	size_t nfiles[2];
 	const char *output;
 	enum cmd_compare_format format;
 	struct vp_recording_opts rec; /* analysis parameters, --time, --raw, ... */
@@ -96,6 +103,73 @@ struct cmd_compare_opts {
 	int all;
 	int strict;
 };
+
+/* "A B", or "A1 A2 ... -- B1 B2 ...": the files of each side and their labels. */
+static int cmd_compare_sides(int argc, char **argv, struct cmd_compare_opts *o)
+{
+	int sep = -1, i;
+
+	for (i = optind; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			if (sep >= 0) {
+				usage_error(cmd_compare_usage, "unexpected argument '--': one '--' "
+					    "parts the profile's recordings from the regression's");
+				return -1;
+			}
+			sep = i;
+		}
+	if (sep < 0) {
+		if (argc - optind < 2) {
+			usage_error(cmd_compare_usage,
+				    "two data files are needed: the profile and the regression");
+			return -1;
+		}
+		if (argc - optind > 2) {
+			usage_error(cmd_compare_usage,
+				    "unexpected argument '%s' (several recordings a side go as "
+				    "<profile.data>... -- <regression.data>...)",
+				    argv[optind + 2]);
+			return -1;
+		}
+		sep = optind + 1;
+		o->files[0] = &argv[optind];
+		o->nfiles[0] = 1;
+		o->files[1] = &argv[sep];
+		o->nfiles[1] = 1;
+	} else {
+		o->files[0] = &argv[optind];
+		o->nfiles[0] = (size_t)(sep - optind);
+		o->files[1] = &argv[sep + 1];
+		o->nfiles[1] = (size_t)(argc - sep - 1);
+		if (!o->nfiles[0] || !o->nfiles[1]) {
+			usage_error(cmd_compare_usage, "%s",
+				    o->nfiles[0] ? "no regression recording after '--'"
+						 : "no profile recording before '--'");
+			return -1;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		if (o->nfiles[i] == 1) {
+			o->path[i] = o->files[i][0];
+		} else {
+			/* "a1.data+a2.data": the side named by its files */
+			size_t len = 1;
+			char *l;
+
+			for (size_t k = 0; k < o->nfiles[i]; k++)
+				len += strlen(o->files[i][k]) + 1;
+			l = xmalloc(len);
+			l[0] = '\0';
+			for (size_t k = 0; k < o->nfiles[i]; k++) {
+				if (k)
+					strcat(l, "+");
+				strcat(l, o->files[i][k]);
+			}
+			o->path[i] = l;
+		}
+	}
+	return 0;
+}
 
 static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 {
@@ -144,34 +218,28 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 			break;
 		}
 	}
-	if (!ret && argc - optind < 2) {
-		usage_error(cmd_compare_usage,
-			    "two data files are needed: the profile and the regression");
-		ret = -1;
-	} else if (!ret && argc - optind > 2) {
-		usage_error(cmd_compare_usage, "unexpected argument '%s'", argv[optind + 2]);
-		ret = -1;
-	}
-	if (!ret) {
-		o->path[0] = argv[optind];
-		o->path[1] = argv[optind + 1];
-	}
+	if (!ret)
+		ret = cmd_compare_sides(argc, argv, o);
 	return ret;
 }
 
-/* One recording, read and analysed. */
+/* One side: a recording, or several of one program merged (core/merge.h). */
 struct cmd_compare_side {
-	struct vp_recording *rec;
+	struct vp_recording **recs;
+	size_t n;
+	struct vp_runs runs; /* with n > 1 */
+	int have_runs;
 	struct report r; /* for the shared name and time helpers */
+	struct vp_compare_input in;
 };
 
-static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
+static int cmd_compare_load_one(const struct cmd_compare_opts *o, const char *path,
+				struct vp_recording **ret)
 {
-	const char *path = o->path[i];
 	char msg[512] = "";
 	int err;
 
-	err = vp_recording_open(path, &o->rec, &s->rec, msg, sizeof(msg));
+	err = vp_recording_open(path, &o->rec, ret, msg, sizeof(msg));
 	if (err == -E2BIG) {
 		struct vp_budget b = { o->rec.max_memory, 0 };
 
@@ -181,15 +249,43 @@ static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_
 		return error("%s: --time=%s cannot be used", msg, vp_time_base_name(o->rec.time));
 	if (err < 0)
 		return error("%s", msg);
-	if (analysis_warnings(s->rec, o->strict, "comparing") < 0)
-		return -1;
-	report_init(&s->r, path, s->rec);
+	return analysis_warnings(*ret, o->strict, "comparing");
+}
+
+static int cmd_compare_load(const struct cmd_compare_opts *o, int i, struct cmd_compare_side *s)
+{
+	char msg[1024] = "";
+	int err;
+
+	s->n = o->nfiles[i];
+	s->recs = xcalloc(s->n, sizeof(*s->recs));
+	for (size_t k = 0; k < s->n; k++)
+		if (cmd_compare_load_one(o, o->files[i][k], &s->recs[k]) < 0)
+			return -1;
+	if (s->n == 1) {
+		report_init(&s->r, o->path[i], s->recs[0]);
+		s->in = (struct vp_compare_input){ &s->recs[0]->tree, s->recs[0]->hdr,
+						   s->recs[0]->reader, &s->recs[0]->an };
+		return 0;
+	}
+	err = vp_runs_merge(&s->runs, s->recs, s->n, &o->rec, msg, sizeof(msg));
+	s->have_runs = 1;
+	if (err < 0)
+		return error("%s", msg);
+	report_init_runs(&s->r, o->path[i], &s->runs);
+	s->in = (struct vp_compare_input){ &s->runs.tree, s->recs[0]->hdr, s->recs[0]->reader,
+					   &s->runs.an };
 	return 0;
 }
 
 static void cmd_compare_unload(struct cmd_compare_side *s)
 {
-	vp_recording_free(s->rec);
+	if (s->have_runs)
+		vp_runs_release(&s->runs);
+	for (size_t k = 0; k < s->n; k++)
+		if (s->recs[k])
+			vp_recording_free(s->recs[k]);
+	free(s->recs);
 }
 
 static int cmd_compare_print(FILE *f, const struct cmd_compare_opts *o,
@@ -221,8 +317,7 @@ static int cmd_compare_run(const struct cmd_compare_opts *o)
 	for (int i = 0; i < 2; i++) {
 		if (cmd_compare_load(o, i, &side[i]) < 0)
 			goto out;
-		in[i] = (struct vp_compare_input){ &side[i].rec->tree, side[i].rec->hdr,
-						   side[i].rec->reader, &side[i].rec->an };
+		in[i] = side[i].in;
 	}
 	err = vp_compare_run(&c, &in[0], &in[1], &o->cmp);
 	if (err < 0) {
@@ -280,11 +375,19 @@ int cmd_compare(int argc, char **argv)
 		error("invalid analysis parameters: %s", msg);
 		return EXIT_USAGE;
 	}
-	for (int i = 0; i < 2; i++) {
-		if (o.output && vp_output_same(o.output, o.path[i])) {
-			error("cannot write '%s': it is the input '%s'", o.output, o.path[i]);
-			return EXIT_USAGE;
-		}
-	}
-	return cmd_compare_run(&o);
+	for (int i = 0; i < 2; i++)
+		for (size_t k = 0; o.output && k < o.nfiles[i]; k++)
+			if (vp_output_same(o.output, o.files[i][k])) {
+				error("cannot write '%s': it is the input '%s'", o.output,
+				      o.files[i][k]);
+				ret = -1;
+			}
+	if (!ret)
+		ret = cmd_compare_run(&o);
+	else
+		ret = EXIT_USAGE;
+	for (int i = 0; i < 2; i++)
+		if (o.nfiles[i] > 1)
+			free((char *)o.path[i]);
+	return ret;
 }

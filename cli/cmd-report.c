@@ -18,6 +18,7 @@
 
 #include "core/cct.h"
 #include "core/datafile.h"
+#include "core/merge.h"
 #include "core/patterns.h"
 #include "core/recording.h"
 #include "core/sampled.h"
@@ -90,9 +91,12 @@ static const struct option cmd_report_options[] = {
 };
 
 static const char *const cmd_report_usage[] = {
-	"usage: varperf report [<options>]",
+	"usage: varperf report [<options>] [<file>...]",
 	"",
-	"    -i, --input <file>         data file to read (default: varperf.data)",
+	"    -i, --input <file>         data file to read (default: varperf.data); with",
+	"                               several files, recordings of one program merged,",
+	"                               each run a replicate (see \"Many runs\" in",
+	"                               varperf-report(1))",
 	"    -o, --output <file>        write the report to <file> instead of stdout",
 	"    --format <fmt>             text (default), json, dot (the Variance",
 	"                               Characterization Graph for Graphviz), chrome",
@@ -143,7 +147,9 @@ static const char *const cmd_report_usage[] = {
 };
 
 struct cmd_report_opts {
-	const char *input;
+	const char *input;		/* the first of inputs[] */
+	const char **inputs;		/* -i and the arguments, in order */
+	size_t ninputs;
 	const char *output;
 	enum cmd_report_format format;
 	/* analysis parameters, --time, --raw, --pid, --max-memory */
@@ -215,6 +221,26 @@ static int cmd_report_check_slowest(const struct cmd_report_opts *o)
 			return -1;
 		report_context_release(&ctx);
 	}
+	return 0;
+}
+
+/* What several recordings merged cannot give. */
+static int cmd_report_check_runs(const struct cmd_report_opts *o)
+{
+	static const char *const name[] = {
+		[FORMAT_CHROME] = "chrome", [FORMAT_FOLDED] = "folded", [FORMAT_HTML] = "html"
+	};
+
+	if (o->format == FORMAT_CHROME || o->format == FORMAT_FOLDED || o->format == FORMAT_HTML)
+		return error("'--format %s' takes one recording: it reads every call of the file "
+			     "again, and %zu recordings do not make one timeline (text, json, dot "
+			     "and pprof merge them)",
+			     name[o->format], o->ninputs);
+	if (o->slowest)
+		return error("'--slowest' takes one recording: a slowest call is a time and a "
+			     "thread of its own run");
+	if (o->rec.pid)
+		return error("'--pid' takes one recording: each run has processes of its own");
 	return 0;
 }
 
@@ -365,16 +391,26 @@ static int cmd_report_parse(int argc, char **argv, struct cmd_report_opts *o)
 	if (!ret && o->format == FORMAT_PPROF && !o->output && isatty(STDOUT_FILENO))
 		ret = error("'--format pprof' writes a binary file: give '-o <file>' or "
 			    "redirect the standard output");
-	if (!ret && optind < argc) {
-		/* getopt takes an optional value only after '=' */
-		if (o->slowest && !o->slowest_context)
-			usage_error(cmd_report_usage,
-				    "unexpected argument '%s' (a context goes as --slowest=%s)",
-				    argv[optind], argv[optind]);
-		else
-			usage_error(cmd_report_usage, "unexpected argument '%s'", argv[optind]);
+	/* getopt takes an optional value only after '=': no file, a context */
+	if (!ret && optind < argc && o->slowest && !o->slowest_context &&
+	    access(argv[optind], F_OK)) {
+		usage_error(cmd_report_usage,
+			    "unexpected argument '%s' (a context goes as --slowest=%s)",
+			    argv[optind], argv[optind]);
 		ret = -1;
 	}
+	if (!ret) {
+		o->inputs = xmalloc((size_t)(argc - optind + 1) * sizeof(*o->inputs));
+		if (o->input)
+			o->inputs[o->ninputs++] = o->input;
+		while (optind < argc)
+			o->inputs[o->ninputs++] = argv[optind++];
+		if (!o->ninputs)
+			o->inputs[o->ninputs++] = "varperf.data";
+		o->input = o->inputs[0];
+	}
+	if (!ret && o->ninputs > 1)
+		ret = cmd_report_check_runs(o);
 	return ret;
 }
 
@@ -424,12 +460,12 @@ static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report
 	int ret;
 
 	if (width < 20)
-		return print(r);
+		return report_runs_text(r) < 0 ? -1 : print(r);
 	m = open_memstream(&buf, &len);
 	if (!m)
 		die("out of memory");
 	r->out = m;
-	ret = print(r);
+	ret = report_runs_text(r) < 0 ? -1 : print(r);
 	r->out = f;
 	if (fclose(m))
 		die("out of memory");
@@ -521,7 +557,8 @@ static int cmd_report_dva(const struct cmd_report_opts *o, struct report *r,
 {
 	int err;
 
-	err = vp_sources_run(src, r->tree, r->an, r->reader, &o->sources);
+	/* the extra passes read one file's events: merged runs get none */
+	err = vp_sources_run(src, r->tree, r->an, r->runs ? NULL : r->reader, &o->sources);
 	if (err < 0) {
 		cmd_report_read_error(o, r->reader, err);
 		return -1;
@@ -545,24 +582,101 @@ static int cmd_report_dva(const struct cmd_report_opts *o, struct report *r,
 	return 0;
 }
 
-/* Open, read, build and analyse the recording, or say why not. */
-static struct vp_recording *cmd_report_open(const struct cmd_report_opts *o)
+/* Open, read, build and analyse the recording @path, or say why not. */
+static struct vp_recording *cmd_report_open(const struct cmd_report_opts *o, const char *path)
 {
 	struct vp_recording *rec;
 	char msg[512] = "";
 	int err;
 
-	err = vp_recording_open(o->input, &o->rec, &rec, msg, sizeof(msg));
+	err = vp_recording_open(path, &o->rec, &rec, msg, sizeof(msg));
 	if (err == -E2BIG) {
 		struct vp_budget b = { o->rec.max_memory, 0 };
 
-		analysis_budget_error(o->input, &b);
+		analysis_budget_error(path, &b);
 	} else if (err == -ENODATA) {
 		error("%s: --time=%s cannot be used", msg, vp_time_base_name(o->rec.time));
 	} else if (err < 0) {
 		error("%s", msg);
 	}
 	return err < 0 ? NULL : rec;
+}
+
+/*
+ * Several recordings of one program as one report (core/merge.h): the
+ * merged tree analysed as one recording's, the runs as replicates.
+ */
+static int cmd_report_runs(const struct cmd_report_opts *o)
+{
+	struct vp_recording **recs = xcalloc(o->ninputs, sizeof(*recs));
+	struct vp_runs runs;
+	struct vp_sources src;
+	struct vp_vcg vcg;
+	uint8_t *labels = NULL;
+	struct report r;
+	char msg[1024] = "", *label = NULL;
+	int ret = 1, have_runs = 0, err;
+	size_t i, len;
+
+	for (i = 0; i < o->ninputs; i++) {
+		recs[i] = cmd_report_open(o, o->inputs[i]);
+		if (!recs[i])
+			goto out;
+		if (recs[i]->hdr->mode == VP_MODE_SAMPLE) {
+			error("'%s' is a sample-mode recording: merging takes probed calls, and "
+			      "sampled stacks of several files do not merge yet",
+			      o->inputs[i]);
+			goto out;
+		}
+		if (analysis_warnings(recs[i], o->strict, "reporting") < 0)
+			goto out;
+	}
+	err = vp_runs_merge(&runs, recs, o->ninputs, &o->rec, msg, sizeof(msg));
+	have_runs = 1;
+	if (err < 0) {
+		error("%s%s", msg, err == -E2BIG ? " (--max-memory sets it)" : "");
+		goto out;
+	}
+	/* the report is of them all: "a.data+b.data", as compare names a group */
+	for (i = 0, len = 1; i < o->ninputs; i++)
+		len += strlen(o->inputs[i]) + 1;
+	label = xmalloc(len);
+	label[0] = '\0';
+	for (i = 0; i < o->ninputs; i++) {
+		if (i)
+			strcat(label, "+");
+		strcat(label, o->inputs[i]);
+	}
+	report_init_runs(&r, label, &runs);
+	r.all = o->all;
+	r.wide = o->wide;
+	r.vcg_only = o->vcg_only;
+	r.contexts = o->contexts;
+	r.precision = o->precision;
+	r.confidence = o->confidence;
+	r.z = vp_confidence_z(o->confidence);
+	r.folded_value = o->folded_value;
+	if (o->format == FORMAT_PPROF) {
+		if (!cmd_report_print(o, &r, recs[0]))
+			ret = 0;
+		goto out;
+	}
+	if (cmd_report_dva(o, &r, &src, &vcg, &labels) < 0)
+		goto out;
+	if (!cmd_report_print(o, &r, recs[0]))
+		ret = 0;
+	vp_vcg_release(&vcg);
+	vp_sources_release(&src);
+	free(labels);
+out:
+	if (have_runs)
+		vp_runs_release(&runs);
+	for (i = 0; i < o->ninputs; i++)
+		if (recs[i])
+			vp_recording_free(recs[i]);
+	free(recs);
+	free(label);
+	return ret;
 }
 
 static int cmd_report_run(const struct cmd_report_opts *o)
@@ -576,7 +690,9 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	struct report r;
 	int ret = 1;
 
-	rec = cmd_report_open(o);
+	if (o->ninputs > 1)
+		return cmd_report_runs(o);
+	rec = cmd_report_open(o, o->input);
 	if (!rec)
 		goto out;
 	report_init(&r, o->input, rec);
@@ -629,7 +745,6 @@ int cmd_report(int argc, char **argv)
 	int ret;
 
 	memset(&o, 0, sizeof(o));
-	o.input = "varperf.data";
 	o.format = FORMAT_TEXT;
 	vp_recording_opts_default(&o.rec);
 	o.rec.samples = 1;
@@ -647,9 +762,13 @@ int cmd_report(int argc, char **argv)
 	if (ret < 0 || cmd_report_check_params(&o) < 0)
 		return EXIT_USAGE;
 	/* fopen() would empty the recording before it is read */
-	if (o.output && vp_output_same(o.output, o.input)) {
-		error("cannot write '%s': it is the input '%s'", o.output, o.input);
-		return EXIT_USAGE;
-	}
-	return cmd_report_run(&o);
+	for (size_t i = 0; o.output && i < o.ninputs; i++)
+		if (vp_output_same(o.output, o.inputs[i])) {
+			error("cannot write '%s': it is the input '%s'", o.output, o.inputs[i]);
+			free(o.inputs);
+			return EXIT_USAGE;
+		}
+	ret = cmd_report_run(&o);
+	free(o.inputs);
+	return ret;
 }

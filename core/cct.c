@@ -293,7 +293,7 @@ static void merge_offcpu(struct vp_cct_node *dn, const struct vp_cct_node *sn)
 }
 
 static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, uint32_t s,
-		      uint32_t *map)
+		      uint32_t *map, const uint32_t *func_map, const uint32_t *cs_map)
 {
 	const struct vp_cct_node *sn = &src->nodes[s];
 	struct vp_covar tmp;
@@ -305,7 +305,12 @@ static int merge_node(struct vp_cct *dst, uint32_t d, const struct vp_cct *src, 
 
 	for (i = 0; i < sn->nchildren; i++) {
 		const struct vp_cct_node *c = &src->nodes[sn->children[i]];
-		long id = vp_cct_child(dst, d, c->func, c->callsite);
+		uint32_t cs = c->callsite;
+		long id;
+
+		if (cs_map && cs != VP_NO_CALLSITE)
+			cs = cs_map[cs];
+		id = vp_cct_child(dst, d, func_map ? func_map[c->func] : c->func, cs);
 
 		if (id < 0)
 			return (int)id;
@@ -372,19 +377,28 @@ out_stats:
 
 int vp_cct_merge(struct vp_cct *dst, const struct vp_cct *src)
 {
+	return vp_cct_merge_mapped(dst, src, NULL, NULL, NULL);
+}
+
+int vp_cct_merge_mapped(struct vp_cct *dst, const struct vp_cct *src, const uint32_t *func_map,
+			const uint32_t *cs_map, uint32_t *node_map)
+{
 	uint32_t *map, *stack;
 	size_t sp = 0;
 	int err = 0;
 
-	if (src->nnodes <= 1)
+	if (src->nnodes <= 1) {
+		if (node_map && src->nnodes)
+			node_map[VP_NODE_ROOT] = VP_NODE_ROOT;
 		return 0;
+	}
 	if (dst->nnodes <= 1) {
 		dst->time_base = src->time_base;
 		dst->offcpu = src->offcpu;
 	} else if (dst->time_base != src->time_base || dst->offcpu != src->offcpu) {
 		return -EINVAL; /* durations of different kinds */
 	}
-	map = malloc(src->nnodes * sizeof(*map));
+	map = node_map ? node_map : malloc(src->nnodes * sizeof(*map));
 	stack = malloc(src->nnodes * sizeof(*stack));
 	if (!map || !stack) {
 		err = -ENOMEM;
@@ -397,14 +411,15 @@ int vp_cct_merge(struct vp_cct *dst, const struct vp_cct *src)
 		uint32_t s = stack[--sp], i;
 		const struct vp_cct_node *sn = &src->nodes[s];
 
-		err = merge_node(dst, map[s], src, s, map);
+		err = merge_node(dst, map[s], src, s, map, func_map, cs_map);
 		if (err)
 			goto out;
 		for (i = sn->nchildren; i > 0; i--)
 			stack[sp++] = sn->children[i - 1];
 	}
 out:
-	free(map);
+	if (map != node_map)
+		free(map);
 	free(stack);
 	return err;
 }

@@ -159,6 +159,14 @@ uint32_t vp_cct_find(const struct vp_cct *t, uint32_t parent, uint32_t func, uin
  */
 int vp_cct_merge(struct vp_cct *dst, const struct vp_cct *src);
 /*
+ * vp_cct_merge_mapped - the same for a @src whose function and call-site
+ * ids are another file's: @func_map[f] and @cs_map[c] are their ids in
+ * @dst's (NULL: the same ids).  With @node_map (src->nnodes entries), each
+ * node of @src gets the id of the node of @dst it went into.
+ */
+int vp_cct_merge_mapped(struct vp_cct *dst, const struct vp_cct *src, const uint32_t *func_map,
+			const uint32_t *cs_map, uint32_t *node_map);
+/*
  * (An empty @dst takes @src's time base and off-CPU statistics; trees that
  * differ in them do not merge: -EINVAL.)
  */

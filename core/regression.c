@@ -56,6 +56,12 @@ int vp_regress_fit(const double *y, const double *x, size_t n, size_t k,
 	return -ENOSYS;
 }
 
+unsigned vp_regress_claim(const struct vp_regress_model *m)
+{
+	(void)m; /* no model is fitted without GSL */
+	return VP_CLAIM_R2 | VP_CLAIM_RESIDUALS | VP_CLAIM_UNTESTED;
+}
+
 #else
 
 int vp_regress_available(void)
@@ -460,6 +466,50 @@ static int fill_terms(const struct fitter *F, const struct fit *f, const size_t 
 	return 0;
 }
 
+unsigned vp_regress_claim(const struct vp_regress_model *m)
+{
+	unsigned why = 0;
+
+	/* (a model of the constant alone explains nothing by definition:
+	 * its claim rests on the residuals) */
+	if (m->nterms > 1 && !(m->r2 >= VP_CLAIM_MIN_R2))
+		why |= VP_CLAIM_R2;
+	if (!(m->ks_d < m->ks_crit))
+		why |= VP_CLAIM_RESIDUALS;
+	if (!m->ntest) {
+		why |= VP_CLAIM_UNTESTED;
+	} else if (m->test_met_under) {
+		/* P(at least that many above | each one is with 1 - prob.) */
+		double q = m->probability < 1 ? 1 - m->probability : 0;
+		double tail = gsl_cdf_binomial_Q((unsigned)m->test_met_under - 1, q,
+						 (unsigned)m->ntest);
+
+		if (tail < 0.05)
+			why |= VP_CLAIM_COVERAGE;
+	}
+	return why;
+}
+
+/*
+ * The @p quantile of the @n durations @y: the smallest one that at least
+ * ceil(p n) of them do not exceed (an observed duration, no model).  NaN
+ * when out of memory.
+ */
+static double empirical_quantile(const double *y, size_t n, double p)
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v)), q;
+	size_t k;
+
+	if (!v)
+		return NAN;
+	memcpy(v, y, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_double);
+	k = p <= 0 ? 0 : (size_t)ceil(p * (double)n);
+	q = n ? v[k ? (k > n ? n : k) - 1 : 0] : 0;
+	free(v);
+	return q;
+}
+
 /* Yhat+(n) of the maximal model (Eq. 4). */
 static double yhat_plus(const struct fitter *F, const struct vp_regress_model *m, size_t row)
 {
@@ -585,6 +635,12 @@ int vp_regress_fit(const double *y, const double *x, size_t n, size_t k,
 		else
 			m->test_under++;
 		m->test_met_under += y[i] > m->met;
+	}
+	m->unclaimed = vp_regress_claim(m);
+	m->empirical = empirical_quantile(y, n, m->probability);
+	if (isnan(m->empirical)) {
+		err = -ENOMEM;
+		goto out;
 	}
 	*ret = m;
 	m = NULL;

@@ -77,7 +77,32 @@ struct vp_regress_model {
 	size_t test_over, test_under;
 	size_t test_met_under; /* test rows longer than the MET */
 	double alpha, alpha_sw, cook;
+	/* VP_CLAIM_* flags: why the probability is not claimed (0: it is) */
+	unsigned unclaimed;
+	/* instead: the probability's quantile of every row's duration, as
+	 * measured (the smallest duration that many rows did not exceed) */
+	double empirical;
 };
+
+/*
+ * The probability of the MET holds under the model's assumptions (a
+ * linear model, normal residuals); a bound states it only when the model
+ * passes its own checks.  Flags of what failed:
+ */
+enum {
+	VP_CLAIM_R2 = 1 << 0,	     /* R^2 below VP_CLAIM_MIN_R2 (a model
+				      * with a predictor at least) */
+	VP_CLAIM_RESIDUALS = 1 << 1, /* residuals not normal (KS, 5 %) */
+	VP_CLAIM_COVERAGE = 1 << 2,  /* more test rows above the MET than
+				      * 1 - probability allows (one-sided
+				      * binomial test at 5 %) */
+	VP_CLAIM_UNTESTED = 1 << 3,  /* no test rows (train share 1) */
+};
+#define VP_CLAIM_MIN_R2 0.5
+
+/* The VP_CLAIM_* flags of @m's fields (nterms, r2, ks_d, ks_crit,
+ * ntest, test_met_under, probability). */
+unsigned vp_regress_claim(const struct vp_regress_model *m);
 
 /**
  * vp_regress_fit - fit the model of @n rows: y[i] and x[i * k + j].

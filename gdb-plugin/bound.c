@@ -38,10 +38,26 @@ static PyObject *model_dict(const struct vp_task_rows *rows, const struct vp_reg
 		m->ks_crit, "bad", (Py_ssize_t)m->nbad, "test_over", (Py_ssize_t)m->test_over,
 		"test_under", (Py_ssize_t)m->test_under, "above_met",
 		(Py_ssize_t)m->test_met_under);
-	PyObject *l;
+	static const char *const check[] = { "r2", "residuals", "coverage", "untested" };
+	PyObject *l, *failed;
 
 	if (!d)
 		return NULL;
+	/* the model's own checks (vp_regress_claim), as varperf bound says them */
+	failed = PyList_New(0);
+	for (size_t i = 0; failed && i < sizeof(check) / sizeof(*check); i++) {
+		PyObject *s = m->unclaimed & (1u << i) ? PyUnicode_FromString(check[i]) : NULL;
+
+		if ((m->unclaimed & (1u << i)) && (!s || PyList_Append(failed, s)))
+			Py_CLEAR(failed);
+		Py_XDECREF(s);
+	}
+	if (vpmod_put(d, "checks_failed", failed) ||
+	    vpmod_put(d, "probability_claimed", PyBool_FromLong(!m->unclaimed)) ||
+	    vpmod_put(d, "empirical", PyFloat_FromDouble(m->empirical))) {
+		Py_DECREF(d);
+		return NULL;
+	}
 	l = PyList_New((Py_ssize_t)m->nterms);
 	for (size_t t = 0; l && t < m->nterms; t++) {
 		PyObject *e = term_dict(rows, &m->terms[t]);

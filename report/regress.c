@@ -9,12 +9,14 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/regression.h"
 #include "core/regression-task.h"
 #include "json-writer.h"
 #include "report.h"
+#include "util/shell.h"
 #include "util/util.h"
 
 enum { REGRESS_JSON_VERSION = 1 };
@@ -107,6 +109,72 @@ static void text_excluded(const struct report_regress *rr)
 	}
 }
 
+/*
+ * The functions whose probes auto mode's overhead budget removed during
+ * the recording, the task's own first: where the task calls them, their
+ * later calls are missing, the counts understate what its invocations
+ * called, and the terms are biased (a child dropped before any call of it
+ * completed has no node to say it is a child: all are named).  Into @funcs;
+ * returns how many.
+ */
+static size_t budget_dropped(const struct report_regress *rr, uint32_t *funcs, size_t max)
+{
+	uint32_t task = rr->r->tree->nodes[rr->rows->node].func;
+	size_t n = 0;
+
+	if (vp_reader_unprobed(rr->r->reader, task))
+		funcs[n++] = task;
+	for (uint32_t f = 0; f < rr->r->hdr->nfuncs && n < max; f++)
+		if (f != task && vp_reader_unprobed(rr->r->reader, f))
+			funcs[n++] = f;
+	return n;
+}
+
+/* The command that times the task and @ids over a whole run. */
+static char *rerecord_command(const struct report_regress *rr, const uint32_t *ids, size_t n)
+{
+	const struct vp_header *h = rr->r->hdr;
+	const struct vp_cct_node *t = &rr->r->tree->nodes[rr->rows->node];
+	char *line = xstrdup("varperf record --mode=probe");
+
+	line = vp_shell_append(line, "-f");
+	line = vp_shell_append(line, h->funcs[t->func].name);
+	for (size_t i = 0; i < n; i++) {
+		if (ids[i] == t->func)
+			continue;
+		line = vp_shell_append(line, "-f");
+		line = vp_shell_append(line, h->funcs[ids[i]].name);
+	}
+	line = vp_shell_append(line, "--");
+	for (int i = 0; i < h->argc; i++)
+		line = vp_shell_append(line, h->argv[i]);
+	if (!h->argc)
+		line = vp_shell_append(line, "PROGRAM");
+	return line;
+}
+
+static void text_dropped(const struct report_regress *rr)
+{
+	uint32_t ids[16];
+	size_t n = budget_dropped(rr, ids, sizeof(ids) / sizeof(*ids));
+	char *cmd;
+
+	if (!n)
+		return;
+	fprintf(rr->out, "\nnot timed to the end: the overhead budget removed the probes of ");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(rr->out, "%s", i ? ", " : "");
+		report_put(rr->out, report_func_name(rr->r, ids[i]));
+	}
+	fprintf(rr->out, " during the recording:\nwhere the task calls them, their later calls "
+			 "are not counted, and the model is biased.\nTo time them with it over a "
+			 "whole run:\n  ");
+	cmd = rerecord_command(rr, ids, n);
+	report_put(rr->out, cmd);
+	fputc('\n', rr->out);
+	free(cmd);
+}
+
 static void text_bad(const struct report_regress *rr)
 {
 	const struct vp_regress_model *m = rr->m;
@@ -183,12 +251,46 @@ static int text_explain(const struct report_regress *rr)
 	text_fit(rr);
 	text_excluded(rr);
 	text_bad(rr);
+	text_dropped(rr);
 	return 0;
 }
 
 static void fmt_count(double v, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.15g", v);
+}
+
+/*
+ * A MET whose model fails its own checks: no probability, what failed,
+ * and the measured quantile instead.
+ */
+static void text_unclaimed(const struct report_regress *rr)
+{
+	const struct vp_regress_model *m = rr->m;
+	const char *sep = "";
+	char b[64];
+
+	fprintf(rr->out, "\nMET %s, no probability stated: the model fails its checks (",
+		tm(rr, m->met, b, sizeof(b)));
+	if (m->unclaimed & VP_CLAIM_R2) {
+		fprintf(rr->out, "R\xc2\xb2 %.2f, below %.1f", m->r2, VP_CLAIM_MIN_R2);
+		sep = "; ";
+	}
+	if (m->unclaimed & VP_CLAIM_RESIDUALS) {
+		fprintf(rr->out, "%sresiduals not normal", sep);
+		sep = "; ";
+	}
+	if (m->unclaimed & VP_CLAIM_COVERAGE) {
+		fprintf(rr->out, "%s%zu of %zu test invocations above the MET, more than %.3g %% "
+				 "allows", sep, m->test_met_under, m->ntest,
+			100 * (1 - m->probability));
+		sep = "; ";
+	}
+	if (m->unclaimed & VP_CLAIM_UNTESTED)
+		fprintf(rr->out, "%sno test set to check it on (--train 1)", sep);
+	fprintf(rr->out, ")\nmeasured instead: %.4g %% of the %zu invocations took at most %s "
+			 "(no model)\n",
+		100 * m->probability, m->nrows, tm(rr, m->empirical, b, sizeof(b)));
 }
 
 static int text_bound(const struct report_regress *rr)
@@ -218,9 +320,12 @@ static int text_bound(const struct report_regress *rr)
 		tm(rr, m->eps_plus, bx, sizeof(bx)));
 	fprintf(rr->out, "  %-24s %-20s %10s %10s %8s %8s %10s\n", "pragmatic MET", "", "", "", "",
 		"", tm(rr, m->met, bx, sizeof(bx)));
-	fprintf(rr->out, "\nMET %s with probability >= %.4g (1 - (p+2)alpha/2, p = %zu, alpha = "
-			 "%g)\n",
-		tm(rr, m->met, bx, sizeof(bx)), m->probability, p, m->alpha);
+	if (!m->unclaimed)
+		fprintf(rr->out, "\nMET %s with probability >= %.4g (1 - (p+2)alpha/2, p = %zu, "
+				 "alpha = %g)\n",
+			tm(rr, m->met, bx, sizeof(bx)), m->probability, p, m->alpha);
+	else
+		text_unclaimed(rr);
 	fprintf(rr->out, "longest invocation %s, largest maximal-model estimate %s\n",
 		tm(rr, m->ymax, lo, sizeof(lo)), tm(rr, m->yhat_plus_max, hi, sizeof(hi)));
 	text_fit(rr);
@@ -233,6 +338,7 @@ static int text_bound(const struct report_regress *rr)
 		fprintf(rr->out, "test set: none (--train 1)\n");
 	text_excluded(rr);
 	text_bad(rr);
+	text_dropped(rr);
 	return 0;
 }
 
@@ -240,6 +346,9 @@ int report_regress_text(const struct report_regress *rr)
 {
 	return rr->bound ? text_bound(rr) : text_explain(rr);
 }
+
+/* JSON names of the VP_CLAIM_* flags, by bit */
+static const char *const claim_check[] = { "r2", "residuals", "coverage", "untested" };
 
 static void json_pred(struct json *j, const struct report_regress *rr, size_t col)
 {
@@ -313,6 +422,13 @@ int report_regress_json(const struct report_regress *rr)
 		json_double(&j, "eps_plus", m->eps_plus);
 		json_double(&j, "met", m->met);
 		json_double(&j, "probability", m->probability);
+		json_bool(&j, "probability_claimed", !m->unclaimed);
+		json_arr_as(&j, "checks_failed", JSON_COMPACT);
+		for (i = 0; i < sizeof(claim_check) / sizeof(*claim_check); i++)
+			if (m->unclaimed & (1u << i))
+				json_str(&j, NULL, claim_check[i]);
+		json_arr_end(&j);
+		json_double(&j, "empirical_quantile", m->empirical);
 		json_double(&j, "longest", m->ymax);
 		json_double(&j, "max_yhat_plus", m->yhat_plus_max);
 		json_obj_as(&j, "test_counts", JSON_COMPACT);
@@ -320,6 +436,21 @@ int report_regress_json(const struct report_regress *rr)
 		json_u64(&j, "under", m->test_under);
 		json_u64(&j, "above_met", m->test_met_under);
 		json_obj_end(&j);
+	}
+	{
+		uint32_t ids[16];
+		size_t n = budget_dropped(rr, ids, sizeof(ids) / sizeof(*ids));
+		char *cmd = n ? rerecord_command(rr, ids, n) : NULL;
+
+		json_arr_as(&j, "budget_dropped", JSON_COMPACT);
+		for (i = 0; i < n; i++)
+			json_str(&j, NULL, report_func_name(rr->r, ids[i]));
+		json_arr_end(&j);
+		if (cmd)
+			json_str(&j, "rerecord", cmd);
+		else
+			json_null(&j, "rerecord");
+		free(cmd);
 	}
 	json_arr(&j, "bad_samples");
 	for (i = 0; i < m->nbad; i++) {

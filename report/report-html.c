@@ -18,17 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "core/cct.h"
 #include "core/covar.h"
 #include "core/datafile.h"
 #include "core/histogram.h"
+#include "core/patterns.h"
 #include "core/recording.h"
 #include "core/sampled.h"
+#include "core/slowest.h"
 #include "core/vcg.h"
-#include "json-writer.h"
-#include "report.h"
+#include "html.h"
 #include "util/util.h"
 
 enum {
@@ -48,17 +50,15 @@ enum {
 	HTML_FEW_CALLS = 100,
 	/* call contexts listed per Task */
 	HTML_MAX_CCS = 20,
-	/* the graph: a node's box, the space between, a layer's height */
-	VCG_BOX_W = 196,
-	VCG_BOX_H = 64,
-	VCG_GAP_X = 28,
-	VCG_LAYER_H = 104,
-	VCG_PAD = 14,
-	VCG_TITLE_H = 24,
-	VCG_ROW_W = 1180, /* patterns wrap past this width (the page's, less margins) */
-	VCG_LABEL_CHARS = 30,
 	/* the sampled tree: deeper rows keep this indentation */
 	HTML_MAX_INDENT = 24,
+	/* a histogram's bars at most (coarser bins than the buckets) */
+	HTML_HIST_BINS = 48,
+	/* a Task's slowest calls listed, and the parts of each named */
+	HTML_SLOW_ROWS = 8,
+	HTML_SLOW_PARTS = 3,
+	/* rows of the off-CPU table */
+	HTML_OFFCPU_ROWS = 20,
 };
 
 /* The sampled tree shows nodes from this share up (all with --all), as the text does. */
@@ -85,6 +85,9 @@ struct report_html {
 	size_t nnodes;
 	uint32_t *first, *list;
 	uint64_t t0, span; /* the timelines' time range, in the time base */
+	/* the recording's warnings, as the command prints them */
+	char **warnings;
+	size_t nwarnings;
 	int timeline;	   /* the invocations were read */
 };
 
@@ -158,10 +161,45 @@ void report_html_free(struct report_html *h)
 		free(h->tasks[i].lo);
 		free(h->tasks[i].hi);
 	}
+	for (size_t i = 0; i < h->nwarnings; i++)
+		free(h->warnings[i]);
+	free(h->warnings);
 	free(h->tasks);
 	free(h->first);
 	free(h->list);
 	free(h);
+}
+
+/* The warnings the command prints on standard error, for the page too. */
+static void html_prepare_warnings(struct report_html *h, const struct report *r,
+				  const struct vp_recording *rec)
+{
+	double max_half;
+	size_t wide;
+	char buf[512];
+
+	h->warnings = xcalloc(rec->nwarnings + 2, sizeof(*h->warnings));
+	for (size_t i = 0; i < rec->nwarnings; i++) {
+		const struct vp_recording_warning *w = &rec->warnings[i];
+
+		snprintf(buf, sizeof(buf), "%s%s", w->message,
+			 w->code == VP_WARN_CLAMPED	 ? " (--raw: as measured)"
+			 : w->code == VP_WARN_INCOMPLETE ? "; reporting what was recorded"
+							 : "");
+		h->warnings[h->nwarnings++] = xstrdup(buf);
+	}
+	/* auto mode's samples only chose what to probe: no result of theirs */
+	if (!r->sampled || r->hdr->mode == VP_MODE_AUTO)
+		return;
+	wide = report_sampled_wide(r, &max_half);
+	if (!wide)
+		return;
+	snprintf(buf, sizeof(buf),
+		 "'%s': %zu sampled share%s wider than +/-%g%% at %g%% confidence (up to +/-%.2f%%): "
+		 "record longer or at a higher -F (%" PRIu64 " samples needed)",
+		 r->input, wide, wide == 1 ? " is" : "s are", r->precision * 100, r->confidence * 100,
+		 max_half * 100, vp_samples_needed(0.5, r->precision, r->z));
+	h->warnings[h->nwarnings++] = xstrdup(buf);
 }
 
 int report_html_prepare(const struct report *r, struct vp_recording *rec,
@@ -173,6 +211,7 @@ int report_html_prepare(const struct report *r, struct vp_recording *rec,
 	int err = 0;
 
 	*ret = NULL;
+	html_prepare_warnings(h, r, rec);
 	for (size_t id = 0; g && id < g->nnodes; id++) {
 		struct html_task *t;
 
@@ -214,79 +253,6 @@ int report_html_prepare(const struct report *r, struct vp_recording *rec,
 	return 0;
 }
 
-/* ---- escaping ---- */
-
-/*
- * @s as HTML text or attribute value, at most @max characters (0: all;
- * a cut one ends in "…"): markup characters as entities, controls as '?'
- * (as report_put() writes them), bytes that are not UTF-8 as U+FFFD.
- * Names come from the recorded binary and its debug information.
- */
-static void html_put_max(FILE *f, const char *s, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t chars = 0, len, n;
-
-	for (; *p; p += n, chars++) {
-		len = utf8_seq_len(p);
-		n = len ? len : 1;
-		if (max && chars + 1 == max && p[n]) {
-			fputs("\xe2\x80\xa6", f);
-			return;
-		}
-		switch (*p) {
-		case '&':
-			fputs("&amp;", f);
-			continue;
-		case '<':
-			fputs("&lt;", f);
-			continue;
-		case '>':
-			fputs("&gt;", f);
-			continue;
-		case '"':
-			fputs("&quot;", f);
-			continue;
-		case '\'':
-			fputs("&#39;", f);
-			continue;
-		}
-		if (*p < 0x20 || *p == 0x7f)
-			fputc('?', f);
-		else if (!len)
-			fputs("\xef\xbf\xbd", f);
-		else
-			fwrite(p, 1, n, f);
-	}
-}
-
-static void html_put(FILE *f, const char *s)
-{
-	html_put_max(f, s, 0);
-}
-
-/* A time in the file's unit, escaped (report_time's words). */
-static void html_time(FILE *f, const struct report *r, double v)
-{
-	char buf[64];
-
-	html_put(f, report_time(r, v, buf, sizeof(buf)));
-}
-
-/* "function [call site]" of a graph node. */
-static void html_vcg_label(FILE *f, const struct report *r, uint32_t id, size_t max)
-{
-	char cs[512];
-
-	html_put_max(f, report_func_name(r, r->vcg->nodes[id].func), max);
-	report_vcg_callsite(r, id, cs, sizeof(cs));
-	if (*cs) {
-		fputs(" [", f);
-		html_put_max(f, cs, max);
-		fputc(']', f);
-	}
-}
-
 /* ---- the page ---- */
 
 static const char html_style[] =
@@ -297,7 +263,7 @@ static const char html_style[] =
 	"dl.vp-facts{display:grid;grid-template-columns:max-content minmax(0,1fr) max-content "
 	"minmax(0,1fr);gap:2px 16px;margin:8px 0}"
 	"dl.vp-facts dt{color:#555}dl.vp-facts dd{margin:0}"
-	".vp-scroll{overflow-x:auto;border:1px solid #e2e2e2;border-radius:6px}"
+	".vp-wide{overflow-x:auto;max-width:100%}"
 	"article.vp-task{border:1px solid #d8d8d8;border-radius:6px;padding:10px 14px;"
 	"margin:14px 0}"
 	".vp-plots{display:flex;flex-wrap:wrap;gap:8px 20px}"
@@ -305,8 +271,19 @@ static const char html_style[] =
 	".vp-stats{font-size:13px;margin:2px 0 6px;color:#333}"
 	"svg text{font-family:sans-serif;font-size:11px;fill:#1d1d1f}"
 	".vp-axis{stroke:#888;stroke-width:1;fill:none}.vp-grid{stroke:#e6e6e6;stroke-width:1;fill:none}"
-	".vp-bar{fill:#4a7fb5}.vp-calls{stroke:#c0392b;stroke-width:1.5;fill:none}"
+	".vp-bar{fill:#8fb3d9}.vp-cdf{stroke:#1d1d1f;stroke-width:1.2;fill:none}"
+	"text.vp-cdf-axis{fill:#555}.vp-calls{stroke:#c0392b;stroke-width:1.5;fill:none}"
 	".vp-dot{fill:none;stroke:#c0392b;stroke-width:1.2}"
+	".vp-slow{fill:none;stroke:#6a1b9a;stroke-width:1.5}"
+	"table.vp-table{border-collapse:collapse;font-size:12px;margin:4px 0}"
+	".vp-table th,.vp-table td{padding:1px 8px;text-align:right;white-space:nowrap}"
+	".vp-table td.vp-name,.vp-table th.vp-name{text-align:left;white-space:normal}"
+	".vp-table tr:nth-child(even){background:#f7f7f7}"
+	".vp-warnings{background:#fff8e1;border:1px solid #e0c36a;border-radius:6px;"
+	"padding:6px 14px;margin:10px 0}.vp-warnings li{margin:2px 0}"
+	".vp-split{display:inline-block;width:160px;height:10px;background:#4a7fb5;"
+	"vertical-align:middle}.vp-split span{display:block;height:100%;background:#c98b2a;"
+	"float:right}"
 	".vp-mark{stroke-width:1.5;stroke-dasharray:4 3}line.vp-p50{stroke:#2e8b57}"
 	"line.vp-p99{stroke:#d35400}text.vp-p50{fill:#2e8b57}text.vp-p99{fill:#d35400}"
 	".vp-cbar{fill:#4a7fb5}.vp-cbar.vp-neg{fill:#c98b2a}"
@@ -371,6 +348,25 @@ static void html_fact_start(FILE *f, const char *name)
 	fprintf(f, "<dt>%s</dt><dd>", name);
 }
 
+static const char *html_target_status(const struct vp_trailer *tr, char *buf, size_t len)
+{
+	int ws = (int)tr->wait_status;
+
+	if (!tr->present)
+		snprintf(buf, len, "recording incomplete (no END chunk)");
+	else if (tr->flags & VP_END_GONE)
+		snprintf(buf, len, "exited while varperf was attached (status unknown)");
+	else if (!(tr->flags & VP_END_EXITED))
+		snprintf(buf, len, "still running when the recording stopped");
+	else if (WIFEXITED(ws))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(ws));
+	else if (WIFSIGNALED(ws))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+	else
+		snprintf(buf, len, "wait status 0x%x", ws);
+	return buf;
+}
+
 /* The recording's facts, as the text report's header and totals have them. */
 static void html_header(FILE *f, const struct report *r)
 {
@@ -433,279 +429,22 @@ static void html_header(FILE *f, const struct report *r)
 		html_time(f, r, (double)r->an->total_time);
 		fputs(" (sum of the outermost invocations)</dd>\n", f);
 	}
+	fprintf(f, "<dt>target</dt><dd>%s</dd>\n",
+		html_target_status(r->trailer, tbuf, sizeof(tbuf)));
 	fputs("</dl>\n</header>\n", f);
 }
 
-/* ---- the Variance Characterization Graph ---- */
+/* ---- per Task: histogram, timeline, slowest calls, covariance ---- */
 
-/* A point of the page's SVG, in px. */
-struct html_xy {
-	double x, y;
-};
-
-struct vcg_layout {
-	struct html_xy *pos;   /* per node: its box's top left corner */
-	struct html_xy *at;    /* per pattern: its frame's top left corner */
-	struct html_xy *size;  /* ... and its width and height */
-	/* per segment its step out, then per pattern the steps taken */
-	uint32_t *nback;
-	double width, height;
-};
-
-/* Back-edges drawn in pattern @q: each curves out a step further right. */
-static uint32_t vcg_nback(const struct vp_vcg *g, size_t q)
+/* A slow call's parts, the largest first. */
+static int html_cmp_part(const void *a, const void *b)
 {
-	uint32_t k = 0;
+	const struct vp_slow_part *x = a, *y = b;
 
-	for (size_t i = 0; i < g->nsegments; i++)
-		k += g->nodes[g->segments[i].nodes[0]].pattern == q;
-	return k;
+	if (x->time != y->time)
+		return x->time < y->time ? 1 : -1;
+	return x->var > y->var ? 1 : x->var < y->var ? -1 : 0;
 }
-
-/*
- * Layered by depth, the leaves side by side in depth-first order, a parent
- * centred over its children; the patterns left to right, wrapping at
- * VCG_ROW_W.  Node ids are depth-first, pattern by pattern: a parent's is
- * below its children's.
- */
-static void vcg_layout(const struct report *r, struct vcg_layout *l)
-{
-	const struct vp_vcg *g = r->vcg;
-	double x = 0, y = 0, row_h = 0;
-
-	l->pos = xcalloc(g->nnodes + 1, sizeof(*l->pos));
-	l->at = xcalloc(g->npatterns + 1, sizeof(*l->at));
-	l->size = xcalloc(g->npatterns + 1, sizeof(*l->size));
-	l->nback = xcalloc(g->nsegments + g->npatterns + 1, sizeof(*l->nback));
-	l->width = l->height = 0;
-	for (size_t q = 0; q < g->npatterns; q++) {
-		const struct vp_vcg_pattern *p = &g->patterns[q];
-		uint32_t slots = 0, depth_max = 0, *depth = xcalloc(p->nnodes + 1, sizeof(*depth));
-		double w, h;
-
-		for (uint32_t i = 0; i < p->nnodes; i++) {
-			const struct vp_vcg_node *n = &g->nodes[p->root + i];
-
-			depth[i] = n->parent == VP_NO_NODE || n->parent < p->root
-					   ? 0
-					   : depth[n->parent - p->root] + 1;
-			if (depth[i] > depth_max)
-				depth_max = depth[i];
-			if (!n->nchildren)
-				l->pos[p->root + i].x = slots++;
-		}
-		for (uint32_t i = p->nnodes; i-- > 0;) {
-			const struct vp_vcg_node *n = &g->nodes[p->root + i];
-			double lo = INFINITY, hi = -INFINITY;
-
-			for (uint32_t k = 0; k < n->nchildren; k++) {
-				lo = fmin(lo, l->pos[n->children[k]].x);
-				hi = fmax(hi, l->pos[n->children[k]].x);
-			}
-			if (n->nchildren)
-				l->pos[p->root + i].x = (lo + hi) / 2;
-			l->pos[p->root + i].y = depth[i];
-		}
-		free(depth);
-		w = (slots ? slots : 1) * (double)(VCG_BOX_W + VCG_GAP_X) - VCG_GAP_X +
-		    2 * VCG_PAD + 60 + 24.0 * vcg_nback(g, q);
-		h = VCG_TITLE_H + depth_max * (double)VCG_LAYER_H + VCG_BOX_H + 2 * VCG_PAD;
-		if (x > 0 && x + w > VCG_ROW_W) {
-			x = 0;
-			y += row_h + VCG_GAP_X;
-			row_h = 0;
-		}
-		l->at[q] = (struct html_xy){ x, y };
-		l->size[q] = (struct html_xy){ w, h };
-		for (uint32_t i = 0; i < p->nnodes; i++) {
-			struct html_xy *ps = &l->pos[p->root + i];
-
-			ps->x = x + VCG_PAD + ps->x * (VCG_BOX_W + VCG_GAP_X);
-			ps->y = y + VCG_TITLE_H + VCG_PAD + ps->y * VCG_LAYER_H;
-		}
-		x += w + VCG_GAP_X;
-		row_h = fmax(row_h, h);
-		l->width = fmax(l->width, x - VCG_GAP_X);
-		l->height = y + row_h;
-	}
-}
-
-static void vcg_layout_release(struct vcg_layout *l)
-{
-	free(l->pos);
-	free(l->at);
-	free(l->size);
-	free(l->nback);
-}
-
-static const char *vcg_class(enum vp_vcg_type t)
-{
-	switch (t) {
-	case VP_VCG_TASK:
-		return "vp-task";
-	case VP_VCG_CONTRIBUTOR:
-		return "vp-contributor";
-	default:
-		return "vp-contrast";
-	}
-}
-
-/* A node: Tasks are boxes, Contrasts ovals, Contributors dashed (Kumar and Pande, §8.1). */
-static void vcg_node(FILE *f, const struct report *r, const struct vcg_layout *l, uint32_t id)
-{
-	const struct vp_vcg_node *n = &r->vcg->nodes[id];
-	struct html_xy p = l->pos[id];
-	double mx = p.x + VCG_BOX_W / 2.0;
-	char cs[512];
-
-	if (n->type == VP_VCG_TASK)
-		fprintf(f, "<a href=\"#vp-task-%" PRIu32 "\">", id);
-	fprintf(f, "<g class=\"vp-vcg-node %s\" id=\"vp-vcg-%" PRIu32 "\" data-id=\"%" PRIu32
-		   "\"><title>(%" PRIu32 ") %s ",
-		vcg_class(n->type), id, id, id, vp_vcg_type_name(n->type));
-	html_vcg_label(f, r, id, 0);
-	fprintf(f, "</title>\n");
-	if (n->type == VP_VCG_CONTRAST)
-		fprintf(f, "<ellipse cx=\"%.1f\" cy=\"%.1f\" rx=\"%.1f\" ry=\"%.1f\"/>\n", mx,
-			p.y + VCG_BOX_H / 2.0, VCG_BOX_W / 2.0 + 6, VCG_BOX_H / 2.0 + 6);
-	else
-		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" rx=\"4\"/>\n", p.x,
-			p.y, VCG_BOX_W, VCG_BOX_H);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">(%"
-		   PRIu32 ") ",
-		mx, p.y + 14, id);
-	html_put_max(f, report_func_name(r, n->func), VCG_LABEL_CHARS - 5);
-	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", mx, p.y + 28);
-	report_vcg_callsite(r, id, cs, sizeof(cs));
-	if (*cs) {
-		fputc('[', f);
-		html_put_max(f, cs, VCG_LABEL_CHARS - 2);
-		fputc(']', f);
-	}
-	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">mean ", mx,
-		p.y + 42);
-	html_time(f, r, n->stats.mean);
-	fprintf(f, "  CoV %.3f</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">N %"
-		   PRIu64 "  VIM ",
-		vp_stats_cov(&n->stats), mx, p.y + 56, n->stats.n);
-	html_time(f, r, n->vim);
-	fputs("</text></g>", f);
-	if (n->type == VP_VCG_TASK)
-		fputs("</a>", f);
-	fputc('\n', f);
-}
-
-/*
- * A back-edge: the underlier to the originator, curving out on the right,
- * each of a pattern's a step further out so that their labels stand
- * apart; drawn under the boxes (@label 0: a box it crosses hides it
- * there), its cf label over them (@label 1).
- */
-static void vcg_back_edge(FILE *f, const struct vp_vcg *g, struct vcg_layout *l,
-			  const struct vp_vcg_segment *s, size_t i, int label)
-{
-	uint32_t o = s->nodes[0], u = s->nodes[s->len - 1];
-	double x1 = l->pos[u].x + VCG_BOX_W, y1 = l->pos[u].y + VCG_BOX_H / 2.0;
-	double x2 = l->pos[o].x + VCG_BOX_W, y2 = l->pos[o].y + VCG_BOX_H / 2.0;
-	double off = 34 + 24.0 * l->nback[i];
-
-	if (label) {
-		fprintf(f, "<text class=\"vp-back-label\" x=\"%.1f\" y=\"%.1f\">%.1f%%</text>\n",
-			(x1 + x2) / 2 + 0.75 * off + 3, (y1 + y2) / 2 + 4, 100.0 * s->cf);
-		return;
-	}
-	/* the how-manieth of its pattern, for the label too */
-	l->nback[i] = l->nback[g->npatterns + g->nodes[o].pattern]++;
-	off = 34 + 24.0 * l->nback[i];
-	fprintf(f, "<path class=\"vp-back\" data-from=\"%" PRIu32 "\" data-to=\"%" PRIu32
-		   "\" d=\"M%.1f %.1f C%.1f %.1f %.1f %.1f %.1f %.1f\" "
-		   "marker-end=\"url(#vp-arrow-back)\"/>\n",
-		u, o, x1, y1, x1 + off, y1, x2 + off, y2, x2 + 2, y2);
-}
-
-static void vcg_legend(FILE *f, double y)
-{
-	fprintf(f, "<g class=\"vp-legend\" transform=\"translate(0 %.1f)\">\n", y);
-	fputs("<g class=\"vp-vcg-node vp-task\"><rect x=\"0\" y=\"0\" width=\"70\" height=\"22\" "
-	      "rx=\"4\"/></g><text x=\"35\" y=\"15\" text-anchor=\"middle\">Task</text>\n"
-	      "<g class=\"vp-vcg-node vp-contributor\"><rect x=\"86\" y=\"0\" width=\"90\" "
-	      "height=\"22\" rx=\"4\"/></g><text x=\"131\" y=\"15\" "
-	      "text-anchor=\"middle\">Contributor</text>\n"
-	      "<g class=\"vp-vcg-node vp-contrast\"><ellipse cx=\"236\" cy=\"11\" rx=\"44\" "
-	      "ry=\"12\"/></g><text x=\"236\" y=\"15\" text-anchor=\"middle\">Contrast</text>\n"
-	      "<path class=\"vp-edge\" d=\"M300 11 H340\" marker-end=\"url(#vp-arrow)\"/>"
-	      "<text x=\"348\" y=\"15\">calls, through the call context</text>\n"
-	      "<path class=\"vp-back\" d=\"M540 11 H580\" marker-end=\"url(#vp-arrow-back)\"/>"
-	      "<text x=\"588\" y=\"15\">back-edge: underlier to originator, with cf (the "
-	      "variance it alone would give)</text>\n</g>\n",
-	      f);
-}
-
-static void html_vcg(FILE *f, const struct report *r)
-{
-	const struct vp_vcg *g = r->vcg;
-	struct vcg_layout l;
-	double w, h;
-
-	fprintf(f, "<section id=\"vp-vcg\">\n<h2>Variance Characterization Graph</h2>\n"
-		   "<p class=\"vp-note\">%zu pattern%s, %zu node%s, %zu back-edge%s "
-		   "(tau<sub>S</sub> = %g, beta = %g). A box is a function in its call "
-		   "contexts; a Task's box leads to its plots.</p>\n",
-		g->npatterns, g->npatterns == 1 ? "" : "s", g->nnodes, g->nnodes == 1 ? "" : "s",
-		g->nsegments, g->nsegments == 1 ? "" : "s", g->params.tau, g->params.beta);
-	if (!g->npatterns && report_no_calls(r)) {
-		fprintf(f, "<p>(none: %s)</p>\n</section>\n", report_no_calls(r));
-		return;
-	}
-	if (!g->npatterns) {
-		fprintf(f, "<p>(none: no significant node has CoV &ge; %g)</p>\n</section>\n",
-			r->an->cov_threshold);
-		return;
-	}
-	vcg_layout(r, &l);
-	w = fmax(l.width, 1010); /* the legend's */
-	h = l.height + 44;
-	fprintf(f, "<div class=\"vp-scroll\"><svg class=\"vp-graph\" "
-		   "width=\"%.0f\" height=\"%.0f\" viewBox=\"-8 -8 %.0f %.0f\">\n",
-		w + 16, h + 16, w + 16, h + 16);
-	fputs("<defs><marker id=\"vp-arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
-	      "markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0 0 L10 5 L0 10 z\" "
-	      "fill=\"#555\"/></marker><marker id=\"vp-arrow-back\" viewBox=\"0 0 10 10\" "
-	      "refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
-	      "<path d=\"M0 0 L10 5 L0 10 z\" fill=\"#b22222\"/></marker></defs>\n",
-	      f);
-	for (size_t q = 0; q < g->npatterns; q++) {
-		fprintf(f, "<g class=\"vp-pattern\" id=\"vp-pattern-%zu\"><rect class=\"vp-cluster\" "
-			   "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>"
-			   "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">Pattern %zu: VIM ",
-			q + 1, l.at[q].x, l.at[q].y, l.size[q].x, l.size[q].y, l.at[q].x + 10,
-			l.at[q].y + 17, q + 1);
-		html_time(f, r, g->patterns[q].vim);
-		fputs("</text></g>\n", f);
-	}
-	for (size_t id = 0; id < g->nnodes; id++) {
-		const struct vp_vcg_node *n = &g->nodes[id];
-
-		if (n->parent == VP_NO_NODE)
-			continue;
-		fprintf(f, "<path class=\"vp-edge\" d=\"M%.1f %.1f L%.1f %.1f\" "
-			   "marker-end=\"url(#vp-arrow)\"/>\n",
-			l.pos[n->parent].x + VCG_BOX_W / 2.0, l.pos[n->parent].y + VCG_BOX_H,
-			l.pos[id].x + VCG_BOX_W / 2.0,
-			l.pos[id].y - (n->type == VP_VCG_CONTRAST ? 6 : 0));
-	}
-	for (size_t i = 0; i < g->nsegments; i++)
-		vcg_back_edge(f, g, &l, &g->segments[i], i, 0);
-	for (size_t id = 0; id < g->nnodes; id++)
-		vcg_node(f, r, &l, (uint32_t)id);
-	for (size_t i = 0; i < g->nsegments; i++)
-		vcg_back_edge(f, g, &l, &g->segments[i], i, 1);
-	vcg_legend(f, l.height + 14);
-	fputs("</svg></div>\n</section>\n", f);
-	vcg_layout_release(&l);
-}
-
-/* ---- per Task: histogram, timeline, covariance ---- */
 
 /* The plots' frame: an SVG of the drawing area plus margins. */
 static void html_svg_open(FILE *f, const char *cls)
@@ -787,82 +526,228 @@ static void html_hist_mark(FILE *f, const struct report *r, const struct html_lo
 	fputs("</text>\n", f);
 }
 
-/* The durations' histogram, log-scaled, one bar per bucket that holds calls. */
+/*
+ * The durations on a log time axis: the histogram's buckets (1/128 of an
+ * octave) summed into coarser bins, at most HTML_HIST_BINS of them, as
+ * bars, and over them the exact buckets' cumulative share as a step line
+ * (the CDF, right axis): bars show the modes, the line every quantile.
+ */
 static void html_hist(FILE *f, const struct report *r, const struct vp_hist *h)
 {
 	struct html_logx s;
-	uint64_t count, most = 0, lo, hi, first_lo = 0, last_hi = 0;
-	uint32_t b, nbars = 0;
+	uint64_t count, most = 0, lo, hi, first_lo = 0, last_hi = 0, seen = 0;
+	uint64_t *bins = NULL, *edge;
+	uint32_t b, nbars = 0, per_octave = 16, nbins;
+	double octaves;
 
 	for (uint32_t pos = 0; vp_hist_next(h, &pos, &b, &count);) {
 		vp_hist_bucket_range(b, &lo, &hi);
-		if (!nbars++)
+		if (!seen++)
 			first_lo = lo;
 		last_hi = hi;
-		if (count > most)
-			most = count;
 	}
-	fprintf(f, "<figure class=\"vp-hist\" data-bars=\"%" PRIu32 "\" data-calls=\"%" PRIu64
-		   "\">\n",
-		nbars, h->n);
-	if (!nbars) {
-		fputs("<p class=\"vp-note\">no paired invocations</p></figure>\n", f);
+	fprintf(f, "<figure class=\"vp-hist\" data-calls=\"%" PRIu64 "\"", h->n);
+	if (!seen) {
+		fputs(" data-bars=\"0\">\n<p class=\"vp-note\">no paired invocations</p></figure>\n",
+		      f);
 		return;
 	}
+	/* the finest of 16, 8, 4, 2 or 1 bins per octave that fits */
+	octaves = log2(((double)last_hi + 2) / ((double)first_lo + 1));
+	while (per_octave > 1 && octaves * per_octave > HTML_HIST_BINS)
+		per_octave /= 2;
+	nbins = (uint32_t)ceil(octaves * per_octave) + 1;
+	/* integer edges, so that a bucket is in one bin exactly: bin k holds
+	 * [edge[k], edge[k + 1]) */
+	bins = xcalloc(nbins, sizeof(*bins));
+	edge = xcalloc(nbins + 1, sizeof(*edge));
+	for (uint32_t k = 0; k <= nbins; k++) {
+		edge[k] = (uint64_t)ceil(((double)first_lo + 1) * exp2((double)k / per_octave) - 1);
+		if (k && edge[k] < edge[k - 1])
+			edge[k] = edge[k - 1];
+	}
+	edge[0] = first_lo;
+	edge[nbins] = last_hi + 1;
+	for (uint32_t pos = 0, k = 0; vp_hist_next(h, &pos, &b, &count);) {
+		vp_hist_bucket_range(b, &lo, &hi);
+		while (k + 1 < nbins && lo >= edge[k + 1])
+			k++;
+		bins[k] += count;
+	}
+	for (uint32_t k = 0; k < nbins; k++) {
+		nbars += bins[k] != 0;
+		if (bins[k] > most)
+			most = bins[k];
+	}
+	fprintf(f, " data-bars=\"%" PRIu32 "\" data-per-octave=\"%" PRIu32 "\">\n", nbars,
+		per_octave);
 	s.l0 = log((double)first_lo + 1);
 	s.l1 = log((double)last_hi + 2);
 	html_svg_open(f, "vp-hist-plot");
+	for (uint32_t k = 0; k < nbins; k++) {
+		double v0 = (double)edge[k], v1 = (double)edge[k + 1], x0, x1, bh;
+
+		if (!bins[k])
+			continue;
+		x0 = html_logx(&s, v0);
+		x1 = html_logx(&s, v1);
+		bh = fmax(1, (double)bins[k] / (double)most * HTML_PLOT_H);
+		fprintf(f, "<rect class=\"vp-bar\" data-lo=\"%.0f\" data-hi=\"%.0f\" "
+			   "data-count=\"%" PRIu64 "\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+			   "height=\"%.1f\"><title>",
+			v0, v1 - 1, bins[k], x0, HTML_MARGIN_T + HTML_PLOT_H - bh,
+			fmax(x1 - x0 - 0.5, 1), bh);
+		html_time(f, r, v0);
+		fputs(" \xe2\x80\x93 ", f);
+		html_time(f, r, v1 - 1);
+		fprintf(f, ": %" PRIu64 " call%s</title></rect>\n", bins[k],
+			bins[k] == 1 ? "" : "s");
+	}
+	free(bins);
+	free(edge);
+	/* the CDF: up at each bucket's end by its calls */
+	fprintf(f, "<path class=\"vp-cdf\" d=\"M%.1f %d", html_logx(&s, (double)first_lo),
+		HTML_MARGIN_T + HTML_PLOT_H);
+	seen = 0;
 	for (uint32_t pos = 0; vp_hist_next(h, &pos, &b, &count);) {
-		double x0, x1, bh;
+		double x;
 
 		vp_hist_bucket_range(b, &lo, &hi);
-		x0 = html_logx(&s, (double)lo);
-		x1 = html_logx(&s, (double)hi + 1);
-		bh = fmax(1, (double)count / (double)most * HTML_PLOT_H);
-		fprintf(f, "<rect class=\"vp-bar\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-			   "height=\"%.1f\"><title>",
-			x0, HTML_MARGIN_T + HTML_PLOT_H - bh, fmax(x1 - x0, 1), bh);
-		html_time(f, r, (double)lo);
-		fputs(" \xe2\x80\x93 ", f);
-		html_time(f, r, (double)hi);
-		fprintf(f, ": %" PRIu64 " call%s</title></rect>\n", count, count == 1 ? "" : "s");
+		x = html_logx(&s, (double)hi + 1);
+		seen += count;
+		fprintf(f, "H%.1fV%.1f", x,
+			HTML_MARGIN_T + HTML_PLOT_H - (double)seen / (double)h->n * HTML_PLOT_H);
 	}
+	fprintf(f, "\" data-calls=\"%" PRIu64 "\"/>\n", seen);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%" PRIu64 "</text>"
-		   "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n",
+		   "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n"
+		   "<text class=\"vp-cdf-axis\" x=\"%d\" y=\"%d\">100%%</text>"
+		   "<text class=\"vp-cdf-axis\" x=\"%d\" y=\"%d\">50%%</text>\n",
 		HTML_MARGIN_L - 4, HTML_MARGIN_T + 10, most, HTML_MARGIN_L - 4,
-		HTML_MARGIN_T + HTML_PLOT_H);
+		HTML_MARGIN_T + HTML_PLOT_H, HTML_MARGIN_L + HTML_PLOT_W + 4, HTML_MARGIN_T + 4,
+		HTML_MARGIN_L + HTML_PLOT_W + 4, HTML_MARGIN_T + HTML_PLOT_H / 2 + 4);
 	html_hist_ticks(f, r, &s, first_lo, last_hi);
 	html_hist_mark(f, r, &s, h, "p50", 0.5, 0);
 	html_hist_mark(f, r, &s, h, "p99", 0.99, 1);
-	fprintf(f, "</svg>\n<figcaption>Durations of its %" PRIu64 " calls, log scale: one bar "
-		   "per histogram bucket (within %.2g %%); calls per bucket up to %" PRIu64
-		   ".</figcaption>\n</figure>\n",
-		h->n, 100 * VP_HIST_REL_ERROR, most);
+	fprintf(f, "</svg>\n<figcaption>Durations of its %" PRIu64 " calls, log scale: bars of "
+		   "1/%" PRIu32 " octave (calls per bar up to %" PRIu64 "), and the share of "
+		   "calls up to each duration (the line, right axis; within %.2g %%)."
+		   "</figcaption>\n</figure>\n",
+		h->n, per_octave, most, 100 * VP_HIST_REL_ERROR);
 }
 
-/* A duration's height in the timeline of longest @top. */
-static double html_ty(uint64_t v, uint64_t top)
+/* A Task's kept slowest calls (core/slowest.h), the slowest first. */
+struct html_slow {
+	uint32_t node;
+	const struct vp_slow_call *call;
+};
+
+static int html_cmp_slow(const void *a, const void *b)
 {
-	return HTML_MARGIN_T + HTML_PLOT_H - (top ? (double)v / (double)top * HTML_PLOT_H : 0);
+	const struct html_slow *x = a, *y = b;
+
+	if (x->call->duration != y->call->duration)
+		return x->call->duration < y->call->duration ? 1 : -1;
+	return x->call->start < y->call->start ? -1 : x->call->start > y->call->start;
+}
+
+static size_t html_task_slow(const struct report *r, const struct vp_vcg_node *n,
+			     struct html_slow **ret)
+{
+	size_t k = 0, cap = 0;
+	struct html_slow *v = NULL;
+
+	for (uint32_t i = 0; i < n->ncct; i++) {
+		const struct vp_slowest *s;
+
+		if (n->cct[i] >= r->tree->nnodes)
+			continue;
+		s = &r->tree->nodes[n->cct[i]].slowest;
+		for (uint32_t j = 0; j < s->n; j++) {
+			if (k == cap) {
+				cap = cap ? 2 * cap : 16;
+				v = xrealloc(v, cap * sizeof(*v));
+			}
+			v[k++] = (struct html_slow){ n->cct[i], &s->calls[j] };
+		}
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), html_cmp_slow);
+	*ret = v;
+	return k;
+}
+
+/* The timeline's log y axis, from its shortest call to its longest. */
+struct html_logy {
+	double l0, l1;
+};
+
+static double html_ty(const struct html_logy *s, double v)
+{
+	double l = log(fmax(v, 0) + 1);
+
+	if (!(s->l1 > s->l0))
+		return HTML_MARGIN_T + HTML_PLOT_H / 2.0;
+	return HTML_MARGIN_T + HTML_PLOT_H - (l - s->l0) / (s->l1 - s->l0) * HTML_PLOT_H;
+}
+
+/* Ticks at 1, 2 and 5 times the powers of ten between the ends. */
+static void html_timeline_ticks(FILE *f, const struct report *r, const struct html_logy *s,
+				uint64_t lo, uint64_t hi)
+{
+	static const int steps[] = { 1, 2, 5 };
+	double last = 1e9;
+
+	for (int end = 0; end < 2; end++) {
+		double y = html_ty(s, (double)(end ? hi : lo));
+
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", HTML_MARGIN_L - 4,
+			y + 4);
+		html_time(f, r, (double)(end ? hi : lo));
+		fputs("</text>", f);
+	}
+	for (double d = 1; d <= 1e19 && d <= (double)hi; d *= 10)
+		for (int i = 0; i < 3; i++) {
+			double v = d * steps[i], y = html_ty(s, v);
+
+			/* clear of the ends' labels and of the last tick's */
+			if (v <= (double)lo || v >= (double)hi || y > html_ty(s, (double)lo) - 14 ||
+			    y < html_ty(s, (double)hi) + 14 || last - y < 14)
+				continue;
+			last = y;
+			fprintf(f, "<path class=\"vp-grid\" d=\"M%d %.1f H%d\"/><text x=\"%d\" "
+				   "y=\"%.1f\" text-anchor=\"end\">",
+				HTML_MARGIN_L + 1, y, HTML_MARGIN_L + HTML_PLOT_W, HTML_MARGIN_L - 4,
+				y + 4);
+			html_time(f, r, v);
+			fputs("</text>", f);
+		}
+	fputc('\n', f);
 }
 
 /*
  * Every call by its start, frame-time style: per pixel column a mark from
- * the shortest call that started in it to the longest, so that a spike
- * shows however many calls share its column, and the page stays small.
+ * the shortest call that started in it to the longest, on a log axis so
+ * that one spike does not flatten the rest; the Task's kept slowest calls
+ * circled (the table below lists them).
  */
 static void html_timeline(FILE *f, const struct report *r, const struct report_html *h,
-			  const struct html_task *t)
+			  const struct html_task *t, const struct html_slow *slow, size_t nslow)
 {
-	uint64_t top = 0;
+	uint64_t top = 0, bottom = UINT64_MAX;
 	uint32_t cols = 0;
+	struct html_logy s;
 
 	if (!h->timeline)
 		return;
 	for (size_t c = 0; c < HTML_PLOT_W; c++) {
-		cols += t->count[c] != 0;
-		if (t->count[c] && t->hi[c] > top)
+		if (!t->count[c])
+			continue;
+		cols++;
+		if (t->hi[c] > top)
 			top = t->hi[c];
+		if (t->lo[c] < bottom)
+			bottom = t->lo[c];
 	}
 	fprintf(f, "<figure class=\"vp-timeline\" data-calls=\"%" PRIu64 "\" data-columns=\"%"
 		   PRIu32 "\" data-max=\"%" PRIu64 "\">\n",
@@ -871,15 +756,15 @@ static void html_timeline(FILE *f, const struct report *r, const struct report_h
 		fputs("<p class=\"vp-note\">no paired invocations</p></figure>\n", f);
 		return;
 	}
+	s.l0 = log((double)bottom + 1);
+	s.l1 = log((double)top + 1);
 	html_svg_open(f, "vp-timeline-plot");
-	for (int k = 1; k <= 2; k++)
-		fprintf(f, "<path class=\"vp-grid\" d=\"M%d %.1f H%d\"/>", HTML_MARGIN_L + 1,
-			html_ty(top * k / 2, top), HTML_MARGIN_L + HTML_PLOT_W);
+	html_timeline_ticks(f, r, &s, bottom, top);
 	/* p50 and p99 under the calls, which they would hide */
 	for (int i = 0; i < 2; i++) {
 		const char *name = i ? "p99" : "p50";
 		uint64_t v = vp_hist_quantile(&t->hist, i ? 0.99 : 0.5);
-		double y = html_ty(v, top);
+		double y = html_ty(&s, (double)v);
 
 		fprintf(f, "<line class=\"vp-mark vp-%s\" data-value=\"%" PRIu64 "\" x1=\"%d\" "
 			   "y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/><text class=\"vp-%s\" x=\"%d\" "
@@ -894,8 +779,8 @@ static void html_timeline(FILE *f, const struct report *r, const struct report_h
 
 		if (!t->count[c])
 			continue;
-		y0 = html_ty(t->lo[c], top);
-		y1 = fmin(html_ty(t->hi[c], top), y0 - 3);
+		y0 = html_ty(&s, (double)t->lo[c]);
+		y1 = fmin(html_ty(&s, (double)t->hi[c]), y0 - 3);
 		fprintf(f, "M%.1f %.1fV%.1f", HTML_MARGIN_L + c + 0.5, y0, y1);
 	}
 	fputs("\"/>\n", f);
@@ -903,13 +788,17 @@ static void html_timeline(FILE *f, const struct report *r, const struct report_h
 	for (size_t c = 0; cols <= HTML_FEW_CALLS && c < HTML_PLOT_W; c++)
 		if (t->count[c])
 			fprintf(f, "<circle class=\"vp-dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>",
-				HTML_MARGIN_L + c + 0.5, html_ty(t->hi[c], top));
-	fputc('\n', f);
-	for (int k = 0; k <= 2; k++) {
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", HTML_MARGIN_L - 4,
-			html_ty(top * k / 2, top) + 4);
-		html_time(f, r, (double)(top * k / 2));
-		fputs("</text>", f);
+				HTML_MARGIN_L + c + 0.5, html_ty(&s, (double)t->hi[c]));
+	for (size_t i = 0; i < nslow && i < HTML_SLOW_ROWS; i++) {
+		const struct vp_slow_call *c = slow[i].call;
+		double x = c->start > h->t0 ? (double)(c->start - h->t0) / (double)h->span : 0;
+
+		fprintf(f, "<circle class=\"vp-slow\" data-rank=\"%zu\" cx=\"%.1f\" cy=\"%.1f\" "
+			   "r=\"4.5\"><title>#%zu: ",
+			i + 1, HTML_MARGIN_L + fmin(x, 1) * HTML_PLOT_W,
+			html_ty(&s, (double)c->duration), i + 1);
+		html_time(f, r, (double)c->duration);
+		fputs("</title></circle>", f);
 	}
 	fprintf(f, "\n<text x=\"%d\" y=\"%d\" text-anchor=\"start\">0</text>"
 		   "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">",
@@ -917,9 +806,80 @@ static void html_timeline(FILE *f, const struct report *r, const struct report_h
 		HTML_MARGIN_T + HTML_PLOT_H + 16);
 	html_time(f, r, (double)h->span);
 	fprintf(f, "</text>\n</svg>\n<figcaption>Its %" PRIu64 " calls by start time (%s time, "
-		   "from the first event): per pixel column a mark from the shortest call that "
-		   "started in it to the longest.</figcaption>\n</figure>\n",
+		   "from the first event), durations on a log scale: per pixel column a mark "
+		   "from the shortest call that started in it to the longest; the slowest "
+		   "circled.</figcaption>\n</figure>\n",
 		t->calls, vp_time_base_name(r->time));
+}
+
+/* "2.80 ms childa@f.c:60, 0.61 ms self, ...": where a slow call's time went. */
+static void html_slow_split(FILE *f, const struct report *r, const struct vp_cct_node *n,
+			    const struct vp_slow_call *c)
+{
+	struct vp_slow_part *p = xcalloc(c->nparts ? c->nparts : 1, sizeof(*p));
+	char label[600];
+	int64_t rest = 0;
+
+	memcpy(p, c->parts, c->nparts * sizeof(*p));
+	qsort(p, c->nparts, sizeof(*p), html_cmp_part);
+	for (uint32_t i = 0; i < c->nparts; i++) {
+		if (i >= HTML_SLOW_PARTS) {
+			rest += p[i].time;
+			continue;
+		}
+		if (i)
+			fputs(", ", f);
+		html_time(f, r, (double)p[i].time);
+		fputc(' ', f);
+		html_put(f, report_slow_part_label(r, n, p[i].var, label, sizeof(label)));
+	}
+	if (c->nparts > HTML_SLOW_PARTS) {
+		fputs(", ", f);
+		html_time(f, r, (double)rest);
+		fprintf(f, " in %" PRIu32 " more", c->nparts - HTML_SLOW_PARTS);
+	}
+	free(p);
+}
+
+/* The Task's slowest kept calls: when, on which thread, and why. */
+static void html_slowest(FILE *f, const struct report *r, const struct vp_vcg_node *n,
+			 const struct html_slow *slow, size_t nslow)
+{
+	double sigma = vp_stats_stddev(&n->stats);
+	char label[600];
+
+	if (!nslow)
+		return;
+	fprintf(f, "<details class=\"vp-slowest\" open><summary>Its slowest calls (%zu of the "
+		   "%" PRIu32 " kept per context)</summary>\n<div class=\"vp-wide\"><table class=\"vp-table\"><thead><tr>"
+		   "<th>#</th><th>start</th><th>thread</th><th>duration</th><th>z</th>"
+		   "<th class=\"vp-name\">where the time went</th>"
+		   "<th class=\"vp-name\">context</th></tr></thead>\n<tbody>\n",
+		nslow < HTML_SLOW_ROWS ? nslow : (size_t)HTML_SLOW_ROWS, r->tree->keep_slowest);
+	for (size_t i = 0; i < nslow && i < HTML_SLOW_ROWS; i++) {
+		const struct vp_slow_call *c = slow[i].call;
+		const struct vp_thread_info *ti = vp_reader_thread(r->reader, c->thread);
+
+		fprintf(f, "<tr class=\"vp-slow-row\" data-duration=\"%" PRIu64 "\"><td>%zu</td>"
+			   "<td>%.3f ms</td><td>",
+			c->duration, i + 1, (double)report_slow_start(r, c) / 1e6);
+		if (ti)
+			fprintf(f, "%" PRIu32, ti->tid);
+		else
+			fputc('?', f);
+		fputs("</td><td>", f);
+		html_time(f, r, (double)c->duration);
+		if (sigma > 0)
+			fprintf(f, "</td><td>%+.1f", ((double)c->duration - n->stats.mean) / sigma);
+		else
+			fputs("</td><td>-", f);
+		fputs("</td><td class=\"vp-name\">", f);
+		html_slow_split(f, r, &r->tree->nodes[slow[i].node], c);
+		fputs("</td><td class=\"vp-name\">", f);
+		html_put(f, report_node_label(r, slow[i].node, label, sizeof(label)));
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</tbody></table></div></details>\n", f);
 }
 
 /* The call contexts a Task stands for, outermost first. */
@@ -1078,6 +1038,8 @@ static void html_task(FILE *f, const struct report *r, const struct report_html 
 		const char *name;
 		double q;
 	} ps[] = { { "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "p99.9", 0.999 } };
+	struct html_slow *slow = NULL;
+	size_t nslow;
 
 	fprintf(f, "<article class=\"vp-task\" id=\"vp-task-%" PRIu32 "\" data-vcg=\"%" PRIu32
 		   "\" data-pattern=\"%" PRIu32 "\">\n<h3>Pattern %" PRIu32 ", (%" PRIu32 ") ",
@@ -1098,9 +1060,12 @@ static void html_task(FILE *f, const struct report *r, const struct report_html 
 		html_time(f, r, (double)t->hist.max);
 	}
 	fputs("</p>\n<div class=\"vp-plots\">\n", f);
+	nslow = html_task_slow(r, n, &slow);
 	html_hist(f, r, &t->hist);
-	html_timeline(f, r, h, t);
+	html_timeline(f, r, h, t, slow, nslow);
 	fputs("</div>\n", f);
+	html_slowest(f, r, n, slow, nslow);
+	free(slow);
 	html_contrib(f, r, n);
 	html_contexts(f, r, n);
 	fputs("</article>\n", f);
@@ -1121,6 +1086,226 @@ static void html_tasks(FILE *f, const struct report *r, const struct report_html
 			   "them).</p>\n",
 			h->more_tasks);
 	fputs("</section>\n", f);
+}
+
+/* ---- what the text report says first ---- */
+
+/* The warnings the command printed, and what the end of the file says. */
+static void html_warnings(FILE *f, const struct report *r, const struct report_html *h)
+{
+	const struct vp_trailer *tr = r->trailer;
+	size_t n = h ? h->nwarnings : 0;
+	int interrupted = tr->present && (tr->flags & VP_END_INTERRUPTED);
+
+	fprintf(f, "<section id=\"vp-warnings\" data-warnings=\"%zu\">\n<h2>Warnings</h2>\n",
+		n + interrupted);
+	if (!n && !interrupted) {
+		fputs("<p class=\"vp-note\">None.</p>\n</section>\n", f);
+		return;
+	}
+	fputs("<ul class=\"vp-warnings\">\n", f);
+	for (size_t i = 0; i < n; i++) {
+		fputs("<li class=\"vp-warning\">", f);
+		html_put(f, h->warnings[i]);
+		fputs("</li>\n", f);
+	}
+	if (interrupted)
+		fputs("<li class=\"vp-warning\">The recording was interrupted by a signal to "
+		      "varperf: it is complete up to there.</li>\n",
+		      f);
+	fputs("</ul>\n</section>\n", f);
+}
+
+/* A chain of calls, a run of three or more equal elements once with its count. */
+static void html_elems(FILE *f, const struct report *r, const struct vp_chain_elem *e, size_t n,
+		       const char *sep)
+{
+	char cs[512];
+
+	for (size_t i = 0, k; i < n; i = k) {
+		for (k = i + 1; k < n && e[k].func == e[i].func && e[k].callsite == e[i].callsite;
+		     k++)
+			;
+		if (k - i < 3)
+			k = i + 1;
+		if (i)
+			fputs(sep, f);
+		html_put(f, report_func_name(r, e[i].func));
+		if (*report_callsite_str(r, e[i].callsite, 1, cs, sizeof(cs))) {
+			fputs(" [", f);
+			html_put(f, cs);
+			fputc(']', f);
+		}
+		if (k - i >= 3)
+			fprintf(f, " &times;%zu", k - i);
+	}
+}
+
+static void html_pattern_row(FILE *f, const struct report *r, size_t rank,
+			     const struct vp_pattern *p)
+{
+	const struct vp_analysis *an = r->an;
+	struct vp_hist h;
+
+	fprintf(f, "<tr class=\"vp-pattern-row\" data-rank=\"%zu\" data-n=\"%" PRIu64 "\"><td>%zu"
+		   "</td><td>%.1f%%</td><td>%" PRIu64 "</td><td>",
+		rank, p->stats.n, rank, an->max_vim > 0 ? 100.0 * p->vim / an->max_vim : 0.0,
+		p->stats.n);
+	html_time(f, r, p->stats.mean);
+	fputs("</td><td>", f);
+	html_time(f, r, vp_stats_stddev(&p->stats));
+	fprintf(f, "</td><td>%.3f</td><td>", vp_stats_cov(&p->stats));
+	html_time(f, r, p->vim);
+	fputs("</td>", f);
+	/* the quantiles of all its nodes' durations, their histograms merged */
+	vp_hist_init(&h);
+	for (size_t i = 0; i < p->nnodes; i++)
+		if (p->nodes[i] < r->tree->nnodes &&
+		    vp_hist_merge(&h, &r->tree->nodes[p->nodes[i]].hist) < 0)
+			h.n = 0;
+	for (int i = 0; i < 3; i++) {
+		fputs("<td>", f);
+		if (h.n)
+			html_time(f, r,
+				  i == 2 ? (double)h.max
+					 : (double)vp_hist_quantile(&h, i ? 0.99 : 0.5));
+		fputs("</td>", f);
+	}
+	vp_hist_release(&h);
+	fputs("<td class=\"vp-name\">", f);
+	html_elems(f, r, p->chain, p->len, " &rarr; ");
+	if (p->nthrough) {
+		fputs(" &rArr; ", f);
+		html_elems(f, r, p->through, p->nthrough, " &rArr; ");
+	}
+	fputs("</td></tr>\n", f);
+}
+
+/* The Pattern Set (Kumar and Pande, §5): the call chains ranked by VIM. */
+static void html_patterns(FILE *f, const struct report *r)
+{
+	const struct vp_analysis *an = r->an;
+	size_t nset = 0, nrel = an->npatterns - an->nunreliable;
+
+	for (size_t i = 0; i < an->npatterns; i++)
+		nset += an->patterns[i].in_pattern_set != 0;
+	fprintf(f, "<section id=\"vp-patterns\" data-patterns=\"%zu\">\n<h2>Pattern Set</h2>\n"
+		   "<p class=\"vp-note\">The call chains whose variance matters most: ranked by "
+		   "their variance impact (VIM = k &sigma; N, k = %.1f), those from %g%% of the "
+		   "largest; share: of the largest VIM.</p>\n",
+		nset, an->k, 100.0 * an->params.beta);
+	if (!an->npatterns) {
+		if (report_no_calls(r))
+			fprintf(f, "<p>(none: %s)</p>\n</section>\n", report_no_calls(r));
+		else
+			fprintf(f, "<p>(none: no significant node has CoV &ge; %g)</p>\n</section>\n",
+				an->cov_threshold);
+		return;
+	}
+	fputs("<div class=\"vp-wide\"><table class=\"vp-table\"><thead><tr><th>rank</th><th>share</th><th>N</th>"
+	      "<th>mean</th><th>&sigma;</th><th>CoV</th><th>VIM</th><th>p50</th><th>p99</th>"
+	      "<th>max</th><th class=\"vp-name\">call chain</th></tr></thead>\n<tbody>\n",
+	      f);
+	for (size_t i = 0; i < an->npatterns; i++)
+		if (an->patterns[i].in_pattern_set || (r->all && i < nrel))
+			html_pattern_row(f, r, i + 1, &an->patterns[i]);
+	fputs("</tbody></table></div>\n", f);
+	if (!nrel)
+		fputs("<p class=\"vp-note\">(none: every pattern is unreliable)</p>\n", f);
+	if (an->nfolded)
+		fprintf(f, "<p class=\"vp-note\">&rArr;: pass-through callees (as many calls as "
+			   "their caller, %g%% to %g%% of its variance): %zu pattern%s folded.</p>\n",
+			100 * VP_PASS_THROUGH_SHARE, 100 * (2 - VP_PASS_THROUGH_SHARE), an->nfolded,
+			an->nfolded == 1 ? "" : "s");
+	if (nset < nrel && !r->all)
+		fprintf(f, "<p class=\"vp-note\">%zu other pattern%s not in the Pattern Set "
+			   "(--all lists them).</p>\n",
+			nrel - nset, nrel - nset == 1 ? " is" : "s are");
+	if (an->nunreliable)
+		fprintf(f, "<p class=\"vp-note\">%zu unreliable pattern%s (mean under 10 times "
+			   "the probes' cost inside) not ranked.</p>\n",
+			an->nunreliable, an->nunreliable == 1 ? "" : "s");
+	fputs("</section>\n", f);
+}
+
+/*
+ * How much of the variance is off-CPU time (preemption, blocking): for
+ * the outermost high-variance nodes, as report_offcpu_share() counts,
+ * their means on and off the CPU and the share of their variance that is
+ * off-CPU time (its variance and its covariance with the on-CPU time).
+ */
+static void html_offcpu(FILE *f, const struct report *r)
+{
+	const struct vp_analysis *an = r->an;
+	size_t nnodes = r->tree->nnodes < an->nnodes ? r->tree->nnodes : an->nnodes, rows = 0;
+	uint8_t *below;
+	double share;
+	char label[600];
+
+	if (!r->tree->offcpu)
+		return;
+	fputs("<section id=\"vp-offcpu\">\n<h2>Off-CPU time</h2>\n", f);
+	if (r->time == VP_TIME_WALL && report_offcpu_share(r, &share))
+		fprintf(f, "<p class=\"vp-offcpu-share\" data-share=\"%.4f\">%.0f%% of the "
+			   "high-variance nodes' variance is off-CPU time (preemption, blocking)"
+			   "%s.</p>\n",
+			share, 100 * share, share > 0.5 ? ", not code" : "");
+	fputs("<div class=\"vp-wide\"><table class=\"vp-table\"><thead><tr><th>N</th><th>mean</th><th>on-CPU</th>"
+	      "<th>off-CPU</th><th>&sigma;</th><th>off-CPU share of the variance</th><th></th>"
+	      "<th class=\"vp-name\">calling context</th></tr></thead>\n<tbody>\n",
+	      f);
+	below = xcalloc(nnodes ? nnodes : 1, 1);
+	for (uint32_t id = 1; id < nnodes && rows < HTML_OFFCPU_ROWS; id++) {
+		const struct vp_cct_node *n = &r->tree->nodes[id];
+		struct vp_offcpu_split sp;
+		double off;
+
+		if (n->parent != VP_NODE_ROOT && n->parent < nnodes)
+			below[id] = below[n->parent] || an->high_variance[n->parent];
+		if (!an->high_variance[id] || below[id] ||
+		    vp_cct_offcpu_split(r->tree, id, &sp) < 0)
+			continue;
+		off = sp.wall_var > 0 ? sp.off_share : 0;
+		fprintf(f, "<tr class=\"vp-offcpu-row\" data-node=\"%" PRIu32 "\"><td>%" PRIu64
+			   "</td><td>",
+			id, sp.n);
+		html_time(f, r, sp.wall_mean);
+		fputs("</td><td>", f);
+		html_time(f, r, sp.on_mean);
+		fputs("</td><td>", f);
+		html_time(f, r, sp.off_mean);
+		fputs("</td><td>", f);
+		html_time(f, r, sqrt(fmax(sp.wall_var, 0)));
+		fprintf(f, "</td><td>%.1f%%</td><td><span class=\"vp-split\" title=\"on-CPU "
+			   "(blue) and off-CPU (brown) shares of the variance\"><span "
+			   "style=\"width:%.1f%%\"></span></span></td><td class=\"vp-name\">",
+			100 * off, 100 * fmin(fmax(off, 0), 1));
+		html_put(f, report_node_label(r, id, label, sizeof(label)));
+		fputs("</td></tr>\n", f);
+		rows++;
+	}
+	free(below);
+	fputs("</tbody></table></div>\n</section>\n", f);
+}
+
+/* Links to the sections the page has. */
+static void html_nav(FILE *f, const struct report *r, int graph)
+{
+	fputs("<nav class=\"vp-nav\">", f);
+	fputs("<a href=\"#vp-warnings\">Warnings</a>", f);
+	if (graph) {
+		fputs(" &middot; <a href=\"#vp-patterns\">Pattern Set</a>", f);
+		if (r->tree->offcpu)
+			fputs(" &middot; <a href=\"#vp-offcpu\">Off-CPU time</a>", f);
+		fputs(" &middot; <a href=\"#vp-vcg\">Graph</a> &middot; <a href=\"#vp-tasks\">"
+		      "Tasks and their slowest calls</a>",
+		      f);
+	}
+	if (r->sampled)
+		fputs(" &middot; <a href=\"#vp-flame\">Flame graph</a> &middot; <a "
+		      "href=\"#vp-sampled\">Sampled contexts</a>",
+		      f);
+	fputs("</nav>\n", f);
 }
 
 /* ---- the sampled tree ---- */
@@ -1248,36 +1433,48 @@ static void html_sampled(FILE *f, const struct report *r)
 		fputs("<p>(no samples)</p>\n</section>\n", f);
 		return;
 	}
-	fputs("<table class=\"vp-stree\"><thead><tr><th>total</th><th>interval</th><th>self</th>"
+	fputs("<div class=\"vp-wide\"><table class=\"vp-stree\"><thead><tr><th>total</th><th>interval</th><th>self</th>"
 	      "<th>interval</th><th>N</th><th>mean</th><th>CoV</th>"
 	      "<th class=\"vp-name\">calling context</th></tr></thead>\n<tbody>\n",
 	      f);
 	html_stree(f, r);
-	fputs("</tbody></table>\n</section>\n", f);
+	fputs("</tbody></table></div>\n</section>\n", f);
 }
 
 int report_html(const struct report *r)
 {
 	const struct report_html *h = r->html;
 	FILE *f = r->out;
+	int graph;
 
+	/* the page fetches nothing, and says so: a browser refuses (and logs)
+	 * whatever would try */
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 	      "<title>varperf report of ",
 	      f);
 	html_put(f, r->input);
 	/* two plots side by side in a Task */
-	fprintf(f, "</title>\n<style>%s.vp-plots figure{flex:0 0 auto;width:%dpx}</style>\n"
+	fprintf(f, "</title>\n<style>%s%s.vp-plots figure{flex:0 0 auto;width:%dpx}</style>\n"
 		   "</head>\n<body>\n",
-		html_style, HTML_MARGIN_L + HTML_PLOT_W + HTML_MARGIN_R);
+		html_style, html_flame_style, HTML_MARGIN_L + HTML_PLOT_W + HTML_MARGIN_R);
 	html_header(f, r);
-	if (r->vcg && (r->hdr->nfuncs || !r->sampled)) {
+	graph = r->vcg && (r->hdr->nfuncs || !r->sampled);
+	html_nav(f, r, graph);
+	html_warnings(f, r, h);
+	if (graph) {
+		html_patterns(f, r);
+		html_offcpu(f, r);
 		html_vcg(f, r);
 		if (h)
 			html_tasks(f, r, h);
 	}
-	if (r->sampled)
+	if (r->sampled) {
+		html_flame(f, r);
 		html_sampled(f, r);
+	}
 	fprintf(f, "<footer><p class=\"vp-note\">%s %s</p></footer>\n<script>\n%s</script>\n"
 		   "</body>\n</html>\n",
 		PACKAGE_NAME, PACKAGE_VERSION, html_script);

@@ -506,6 +506,7 @@ static void json_nodes(struct json *j, const struct report *r)
 		json_arr_end(j);
 		json_covariance(j, r, n);
 		json_slowest(j, r, n);
+		report_runs_json_node(j, r, id);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -906,6 +907,7 @@ int report_json(const struct report *r)
 	json_totals(&j, r);
 	json_target(&j, r);
 	json_functions(&j, r);
+	report_runs_json(&j, r);
 	json_nodes(&j, r);
 	json_patterns(&j, r);
 	json_vcg(&j, r);

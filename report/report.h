@@ -66,6 +66,8 @@ struct report {
 	int typical;
 	/* --format html: what report_html_prepare() gathered */
 	const struct report_html *html;
+	/* several recordings merged (report_init_runs), NULL for one */
+	const struct vp_runs *runs;
 };
 
 struct vp_recording;
@@ -153,6 +155,21 @@ struct report_process {
 	const char *exec;   /* the program it exec'd (not followed since), or NULL */
 };
 size_t report_processes(const struct report *r, struct report_process **ret);
+
+/* ---- report-runs.c: several recordings of one program (core/merge.h) ---- */
+
+struct vp_runs;
+struct json;
+/* @r for the merged recordings @m: report_init() of the first, with the
+ * merged tree, totals and analysis, and r->runs set. */
+void report_init_runs(struct report *r, const char *input, const struct vp_runs *m);
+/* "Runs: N recordings": the files, and the contexts' variance split into
+ * within and between runs.  0, or -1 when writing failed. */
+int report_runs_text(const struct report *r);
+/* JSON: the "runs" member, and a node's "between_runs" (nothing for one
+ * recording). */
+void report_runs_json(struct json *j, const struct report *r);
+void report_runs_json_node(struct json *j, const struct report *r, uint32_t id);
 
 /* ---- report-vcg.c: the graph's text sections ---- */
 

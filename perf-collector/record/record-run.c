@@ -170,6 +170,27 @@ static int phase1_window_over(const struct record_phase *ph, int write_err, uint
 }
 
 /*
+ * How long poll() may wait: a round's usual wait, but no later than the
+ * end of auto mode's phase-1 window or --duration's @deadline, which a
+ * full wait overshot by up to 50 ms (phase 2 began that much later).
+ */
+static int poll_timeout(const struct record *rec, uint64_t deadline)
+{
+	int ms = rec->phase.holding || rec->probing.user ? POLL_MS_HOLDING : POLL_MS;
+	uint64_t now = monotonic_ns(), next = deadline;
+
+	if (rec->phase.window_ns) {
+		uint64_t end = rec->target.start_ns + rec->phase.window_ns;
+
+		if (!next || end < next)
+			next = end;
+	}
+	if (next && next > now && (next - now + 999999) / 1000000 < (uint64_t)ms)
+		ms = (int)((next - now + 999999) / 1000000);
+	return ms;
+}
+
+/*
  * Read the buffers until the end: the target's exit, or attached, a
  * signal to varperf, --duration or the process's exit.  Returns END flags.
  */
@@ -198,9 +219,7 @@ static int wait_and_read(struct record *rec, int *status)
 			if (pfd[c].revents & (POLLHUP | POLLERR))
 				pfd[c].fd = -1;
 		/* (the user backend's rings fill in tens of ms: no fd says so) */
-		if (poll(pfd, (nfds_t)n,
-			 rec->phase.holding || rec->probing.user ? POLL_MS_HOLDING : POLL_MS) < 0 &&
-		    errno != EINTR)
+		if (poll(pfd, (nfds_t)n, poll_timeout(rec, deadline)) < 0 && errno != EINTR)
 			warning("poll failed: %s", strerror(errno));
 		if (rec->opts.attach && !rec->target.child) {
 			if (attach_done(rec, &pfd[n - 1], deadline, &flags))

@@ -13,42 +13,13 @@
 #include <time.h>
 
 #include "perf-collector/record/record-auto.h"
+#include "util/shell.h"
 #include "util/util.h"
 
 enum {
 	/* fewer calls timed than this give no statistics worth a report */
 	FEW_CALLS = 30,
 };
-
-/* @line and one more word of a shell command, @s, quoted unless plain. */
-static char *shell_word(char *line, const char *s)
-{
-	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				    "0123456789_./=:,+-%@";
-	char *next, *q;
-	size_t k = 0;
-
-	if (*s && strspn(s, plain) == strlen(s)) {
-		next = xasprintf("%s %s", line, s);
-	} else {
-		q = xmalloc(4 * strlen(s) + 3);
-		q[k++] = '\'';
-		for (const char *c = s; *c; c++) {
-			if (*c == '\'') {
-				memcpy(q + k, "'\\''", 4);
-				k += 4;
-			} else {
-				q[k++] = *c;
-			}
-		}
-		q[k++] = '\'';
-		q[k] = 0;
-		next = xasprintf("%s %s", line, q);
-		free(q);
-	}
-	free(line);
-	return next;
-}
 
 /*
  * The command that records the functions of phase 2's plan (those left in
@@ -64,19 +35,19 @@ char *auto_probe_command(const struct auto_run *a)
 		/* (not those phase 2 found too costly to probe) */
 		if (r2->phase.dropped && r2->phase.dropped[i])
 			continue;
-		line = shell_word(line, "-f");
-		line = shell_word(line, r2->hdr.funcs[i].name);
+		line = vp_shell_append(line, "-f");
+		line = vp_shell_append(line, r2->hdr.funcs[i].name);
 	}
-	line = shell_word(line, "-o");
-	line = shell_word(line, a->o->output);
+	line = vp_shell_append(line, "-o");
+	line = vp_shell_append(line, a->o->output);
 	if (a->o->attach) {
 		next = xasprintf("%s -p %d", line, (int)a->o->attach);
 		free(line);
 		return next;
 	}
-	line = shell_word(line, "--");
+	line = vp_shell_append(line, "--");
 	for (int i = 0; i < a->argc; i++)
-		line = shell_word(line, a->argv[i]);
+		line = vp_shell_append(line, a->argv[i]);
 	return line;
 }
 

@@ -14,7 +14,7 @@
 require_file "$VARPERF"
 cd "$TMPDIR_T" || tap_bail "cannot enter $TMPDIR_T"
 
-synopsis_report='usage: varperf report [<options>]'
+synopsis_report='usage: varperf report [<options>] [<file>...]'
 synopsis_compare='usage: varperf compare [<options>] <profile.data> <regression.data>'
 synopsis_record='usage: varperf record [<options>] [--] <program> [<args>...]'
 synopsis_gdb='usage: varperf gdb [<options>] [--] [<program> [<args>...]]'
@@ -59,10 +59,10 @@ check report "ambiguous option '--co' (could be --cov-threshold, --contexts or -
 check compare "ambiguous option '--s' (could be --symmetric, --similarity or --strict)" --s
 check report "option '--wide' takes no value" --wid=1
 # arguments the command takes none of, or too few
-check report "unexpected argument 'extra'" extra
 check version "unexpected argument 'extra'" extra
 check compare "two data files are needed: the profile and the regression" a.data
-check compare "unexpected argument 'c.data'" a.data b.data c.data
+check compare "unexpected argument 'c.data' (several recordings a side go as <profile.data>... -- <regression.data>...)" a.data b.data c.data
+check compare "no profile recording before '--'" -- -- b.data
 check predict "no data files given" --size 10
 check predict "invalid value 'x' for '--size': must be a whole number, K/M/G allowed" --size x a.data
 check predict "invalid value '0-3' for '--phases': must be <min>-<max> or <n>, from 1 to 100" --phases 0-3 a.data

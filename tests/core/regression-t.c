@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/regression.h"
 #include "tests/tap/basic.h"
@@ -124,6 +125,77 @@ static void test_recovery(gsl_rng *r)
 	ok(m->test_over >= 0.95 * nt, "Yhat+ covers %zu of %zu held-out rows", m->test_over, nt);
 	is_uint(0, m->test_met_under, "no held-out row above the MET");
 	vp_regress_model_free(m);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double u = *(const double *)a, v = *(const double *)b;
+
+	return u < v ? -1 : u > v;
+}
+
+/*
+ * The probability is claimed only where the model passes its checks: the
+ * clean model above does (and on half its rows); durations that do not
+ * depend on the counts (exponential noise) fail R^2 and normality, and get
+ * the measured quantile; then each check alone, on hand-built models.
+ */
+static void test_claim(gsl_rng *r)
+{
+	struct vp_regress_opts o;
+	struct vp_regress_model *m, h;
+	double *sorted = malloc(N * sizeof(*sorted));
+	size_t i, k;
+
+	generate(r, N, 0);
+	vp_regress_opts_default(&o);
+	o.train = 0.5;
+	o.seed = 7;
+	is_int(0, vp_regress_fit(y, x, N, K, &o, &m), "clean model: fit on half");
+	is_int(0, (int)m->unclaimed, "clean model: its probability is claimed");
+	vp_regress_model_free(m);
+	for (i = 0; i < N; i++)
+		y[i] = 1000 + gsl_ran_exponential(r, 500);
+	is_int(0, vp_regress_fit(y, x, N, K, &o, &m), "noise: fit on half");
+	/* (X5's noise may enter by chance at 5 %: R^2 is checked with a
+	 * predictor only) */
+	ok(m->unclaimed & VP_CLAIM_RESIDUALS, "noise: exponential residuals fail KS (%g >= %g)",
+	   m->ks_d, m->ks_crit);
+	is_int(m->nterms > 1 ? VP_CLAIM_R2 : 0, (int)(m->unclaimed & VP_CLAIM_R2),
+	       "noise: R^2 %g with %zu terms", m->r2, m->nterms);
+	memcpy(sorted, y, N * sizeof(*sorted));
+	qsort(sorted, N, sizeof(*sorted), cmp_dbl);
+	k = (size_t)ceil(m->probability * N);
+	is_double(sorted[k - 1], m->empirical, 0,
+		  "noise: the measured quantile is the %zu-th shortest of %d", k, N);
+	vp_regress_model_free(m);
+	free(sorted);
+
+	/* each check alone */
+	memset(&h, 0, sizeof(h));
+	h.nterms = 2;
+	h.r2 = 0.9;
+	h.ks_d = 0.01;
+	h.ks_crit = 0.05;
+	h.ntest = 1000;
+	h.probability = 0.9;
+	h.test_met_under = 100;
+	is_int(0, (int)vp_regress_claim(&h), "100 of 1000 above a 0.9 MET: as claimed");
+	/* P(X >= 120 | Bin(1000, 0.1)) = 0.022 */
+	h.test_met_under = 120;
+	is_int(VP_CLAIM_COVERAGE, (int)vp_regress_claim(&h), "120 of 1000: too many");
+	h.test_met_under = 115; /* P = 0.065 */
+	is_int(0, (int)vp_regress_claim(&h), "115 of 1000: within chance at 5 %%");
+	h.r2 = 0.49;
+	is_int(VP_CLAIM_R2, (int)vp_regress_claim(&h), "R^2 0.49");
+	h.nterms = 1;
+	is_int(0, (int)vp_regress_claim(&h), "... but no predictor: R^2 is not checked");
+	h.ks_d = 0.05;
+	is_int(VP_CLAIM_RESIDUALS, (int)vp_regress_claim(&h), "KS D at its critical value");
+	h.ks_d = 0.01;
+	h.ntest = 0;
+	h.test_met_under = 0;
+	is_int(VP_CLAIM_UNTESTED, (int)vp_regress_claim(&h), "no test rows: untested");
 }
 
 static void test_outliers(gsl_rng *r)
@@ -242,6 +314,7 @@ int main(void)
 	gsl_rng_set(r, 2016);
 	ok(vp_regress_available(), "built with GSL");
 	test_recovery(r);
+	test_claim(r);
 	test_outliers(r);
 	test_masking(r);
 	test_five_p(r);

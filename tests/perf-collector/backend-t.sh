@@ -92,7 +92,7 @@ for b in perf ${have_bpf:+bpf}; do
 	tap_like "$(cat $b.txt)" "^  probes: +$want" "... and in the text report's header"
 done
 [ -n "$have_bpf" ] || {
-	tap_skip "no BPF backend here" 13
+	tap_skip "no BPF backend here" 15
 	tap_done
 }
 
@@ -177,6 +177,15 @@ tap_is True "$(python3 -c "print($took < 4 * $plain + 2e9)")" \
 "$VARPERF" report -i hot.data --time=cpu --format json >hotc.json 2>/dev/null
 tap_is True "$(j hotc.json "abs(node('parent')[0]['mean'] - $plain_mean) <= 0.15 * $plain_mean")" \
 	"... parent's on-CPU mean as the fixture measures it unprobed ($plain_mean ns)"
+# explain of parent names what the budget dropped, and how to time it
+"$VARPERF" explain parent -i hot.data --format json >hotx.json 2>/dev/null
+tap_is "['hot'] varperf record --mode=probe -f parent -f hot -- $FIXTURES/fx-hot 6000" \
+	"$(j hotx.json "'%s %s' % (j['budget_dropped'], j['rerecord'])")" \
+	"explain parent: hot()'s probes were dropped, and the command that times both"
+"$VARPERF" explain parent -i hot.data >hotx.txt 2>/dev/null
+tap_is "not timed to the end: the overhead budget removed the probes of hot during the recording:
+  varperf record --mode=probe -f parent -f hot -- $FIXTURES/fx-hot 6000" \
+	"$(sed -n '/^not timed to the end/p; /^  varperf record/p' hotx.txt)" "... in its text too"
 # what phase 2's probes cost, in the file, and the warning when over
 "$VARPERF" report -i hot.data >/dev/null 2>rep.err
 over=$(j hot.json "j['totals']['probe_overhead']['over_budget']")

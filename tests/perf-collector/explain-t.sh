@@ -94,8 +94,25 @@ print(len(j["terms"]), j["probability"])')" "bound: p = 3, probability 1 - (p+2)
 
 "$VARPERF" bound task -i r.data --time=cpu >b.txt 2>/dev/null
 tap_is 0 $? "bound as text exits 0"
-grep -q '^MET .* with probability >= 0.875 (1 - (p+2)alpha/2, p = 3, alpha = 0.05)$' b.txt
-tap_ok $? "bound prints the MET and its probability"
+# the probability only where the model passes its own checks (the
+# fixture's timing noise is seldom normal): else what failed, as the JSON
+# of the same model says, and the measured quantile
+tap_is ok "$(python3 -c 'import json, re
+j = json.load(open("b.json"))
+met = [l for l in open("b.txt") if l.startswith("MET ")]
+nxt = open("b.txt").read().split(met[0])[1].splitlines()[0] if met else ""
+why = {"r2": "R\u00b2 %.2f, below 0.5" % j["r2"], "residuals": "residuals not normal",
+       "coverage": "%d of %d test invocations above the MET" % (j["test_counts"]["above_met"],
+                                                              j["test"])}
+if j["probability_claimed"]:
+    ok = met and re.match(r"MET .* with probability >= 0.875 \(1 - \(p\+2\)alpha/2, p = 3, "
+                          r"alpha = 0.05\)$", met[0])
+else:
+    ok = (met and "no probability stated: the model fails its checks (%s" % "; ".join(
+              why[c] for c in j["checks_failed"]) in met[0] and
+          re.match(r"measured instead: 87.5 % of the 400 invocations took at most ", nxt))
+print("ok" if ok else "%s: %r %r" % (j["checks_failed"], met, nxt))')" \
+	"bound prints the MET with its probability, or why not and the measured quantile"
 "$VARPERF" bound task -i r.data --time=cpu --max child1=50 --format json >m.json 2>/dev/null
 tap_is ok "$(python3 check.py m.json xmax child1 50)" "bound --max child1=50: X+ is 50"
 

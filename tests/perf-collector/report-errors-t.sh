@@ -93,7 +93,7 @@ check_fail "truncated tail with --strict" 1 "varperf: error: $trunc_msg" --stric
 
 # Usage errors: exit 129 before the data file is even opened.
 check_fail "unknown option" 129 \
-	"$(printf '%s\n%s' "varperf: error: unknown option '--bogus'" 'usage: varperf report [<options>]')" \
+	"$(printf '%s\n%s' "varperf: error: unknown option '--bogus'" 'usage: varperf report [<options>] [<file>...]')" \
 	--bogus -i good.data
 check_fail "non-numeric --beta" 129 \
 	"varperf: error: invalid value 'x' for '--beta': must be between 0 and 1" \

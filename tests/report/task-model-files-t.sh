@@ -57,8 +57,17 @@ tap_is "" "$(cat err)" "explain step: no message"
 tap_is "0" "$?" "bound step (a leaf) exits 0"
 tap_like "$(cat out)" "invocations: 200, fitted on 100 \\(100 held out or set aside\\)" \
 	"bound step: half of 200 trains the model"
-tap_like "$(grep '^MET ' out)" "^MET .* with probability >= 0.925 " \
-	"bound step: a MET with probability 1 - 3 alpha / 2"
+# step's 200 durations are far from normal (KS D 0.43): no probability,
+# and the measured 0.925 quantile instead, the report's 185th shortest call
+q=$("$VARPERF" report -i open.data --format json --slowest-count=4096 2>/dev/null |
+	python3 -c 'import json, math, sys
+n = [n for n in json.load(sys.stdin)["nodes"] if n["function"] == "step"][0]
+d = sorted(c["duration"] for c in n["slowest"])
+print(len(d), d[math.ceil(0.925 * len(d)) - 1] // 1000)')
+tap_is "MET 512 us, no probability stated: the model fails its checks (residuals not normal)
+measured instead: 92.5 % of the 200 invocations took at most ${q#200 } us (no model)" \
+	"$(grep -A1 '^MET ' out)" \
+	"bound step: residuals not normal, so no probability (1 - 3 alpha / 2) but the 0.925 quantile"
 "$VARPERF" bound -i threads.data --context 'worker_a;work' --format json work >out \
 	2>/dev/null
 tap_is "0" "$?" "bound --format json of a leaf in one of its 2 contexts exits 0"

@@ -32,6 +32,20 @@ def _context_node(cmd, s, rec):
     return nid, exact
 
 
+def unclaimed_lines(m):
+    """A MET whose model fails its own checks, as varperf bound says it."""
+    fd = varperf.format_duration
+    why = {"r2": "R\u00b2 %.2f, below 0.5" % m["r2"],
+           "residuals": "residuals not normal",
+           "coverage": "%d of %d test invocations above the MET, more than %.3g %% allows"
+                       % (m["above_met"], m["test"], 100 * (1 - m["probability"])),
+           "untested": "no test set to check it on (--train 1)"}
+    return ["MET %s, no probability stated: the model fails its checks (%s)"
+            % (fd(m["met"]), "; ".join(why[c] for c in m["checks_failed"])),
+            "measured instead: %.4g %% of the %d invocations took at most %s (no model)"
+            % (100 * m["probability"], m["invocations"], fd(m["empirical"]))]
+
+
 def bound_lines(rec, nid, alpha):
     """The model table of node @nid, as lines."""
     try:
@@ -50,8 +64,11 @@ def bound_lines(rec, nid, alpha):
         lines.append("  %-34s %10s %10s %8g %8g %10s" % (name, fd(t["lo"]), fd(t["hi"]),
                                                         t["xmin"], t["xmax"], fd(t["bx"])))
     lines.append("  %-34s %10s %10s %8s %8s %10s" % ("eps+", "", "", "", "", fd(m["eps_plus"])))
-    lines.append("MET %s with probability >= %.4g (1 - (p+2)alpha/2, p = %d, alpha = %g)"
-                 % (fd(m["met"]), m["probability"], len(m["terms"]), m["alpha"]))
+    if m["probability_claimed"]:
+        lines.append("MET %s with probability >= %.4g (1 - (p+2)alpha/2, p = %d, alpha = %g)"
+                     % (fd(m["met"]), m["probability"], len(m["terms"]), m["alpha"]))
+    else:
+        lines += unclaimed_lines(m)
     lines.append("R\u00b2 %.4f; %d invocations, %d trained; test: %d over-, %d "
                  "under-estimated, %d above the MET; %d bad samples set aside"
                  % (m["r2"], m["invocations"], m["train"], m["test_over"], m["test_under"],
@@ -68,8 +85,9 @@ The innermost frame's recorded calling context (or the nearest recorded
 one), its durations modelled on its calls through each child call site
 (stepwise regression, Cook's distance), trained on half of its
 invocations: b- and b+ per term, X- and X+, eps+, the pragmatic MET and
-its probability 1 - (p+2)ALPHA/2 (ALPHA default 0.05), as 'varperf bound'
-prints them (Poplavko et al. 2016)."""
+its probability 1 - (p+2)ALPHA/2 (ALPHA default 0.05) where the model
+passes its checks (else what failed and the measured quantile), as
+'varperf bound' prints them (Poplavko et al. 2016)."""
 
     def __init__(self):
         super().__init__("info variance bound", gdb.COMMAND_STATUS, gdb.COMPLETE_NONE)
