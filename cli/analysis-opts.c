@@ -134,21 +134,6 @@ int analysis_budget_error(const char *path, const struct vp_budget *b)
 		     path, v, units[u]);
 }
 
-/*
- * Durations clamped by less than what one probe costs are the jitter of
- * subtracting a calibrated mean: nothing to act on (the report's totals
- * count them).  By more, the calibration does not fit the run: --raw.
- */
-static int analysis_clamps_matter(const struct vp_recording *rec)
-{
-	uint64_t most = 0;
-
-	for (uint32_t i = 0; i < rec->hdr->ncosts && i < 4; i++)
-		if (rec->hdr->costs[i].full_ns > most)
-			most = rec->hdr->costs[i].full_ns;
-	return rec->clamped_max > most;
-}
-
 int analysis_warnings(const struct vp_recording *rec, int strict, const char *doing)
 {
 	for (size_t i = 0; i < rec->nwarnings; i++) {
@@ -158,10 +143,8 @@ int analysis_warnings(const struct vp_recording *rec, int strict, const char *do
 			return error("%s", w->message);
 		if (w->code == VP_WARN_INCOMPLETE)
 			warning("%s; %s what was recorded", w->message, doing);
-		else if (w->code == VP_WARN_CLAMPED && analysis_clamps_matter(rec))
-			warning("%s (--raw: as measured)", w->message);
 		else if (w->code == VP_WARN_CLAMPED)
-			continue; /* jitter of the compensation: the totals count them */
+			warning("%s (--raw: as measured)", w->message);
 		else
 			warning("%s", w->message);
 	}
