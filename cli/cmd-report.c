@@ -139,9 +139,9 @@ static const char *const cmd_report_usage[] = {
 	"    --all                      list every significant node and every pattern",
 	"    --strict                   treat a truncated or incomplete file as an error",
 	"    --wide                     every column (min, p90, p99.9, off-mean, total, the",
-	"                               path fraction of every callee) and every line whole",
-	"                               (default: node lines sized for 100 columns, cut",
-	"                               at the terminal's width or COLUMNS)",
+	"                               path fraction of every callee), every node apart and",
+	"                               every line whole (default: 100 columns, or the",
+	"                               terminal's or COLUMNS; wider lines folded)",
 	"    -h, --help                 show this help",
 	NULL,
 };
@@ -426,7 +426,7 @@ static int cmd_report_check_params(const struct cmd_report_opts *o)
 }
 
 /* What the samples cannot tell well: intervals wider than --precision. */
-static void cmd_report_sampled_warnings(const struct report *r)
+static void cmd_report_sampled_warnings(const struct report *r, int text)
 {
 	double max_half;
 	size_t wide;
@@ -435,7 +435,8 @@ static void cmd_report_sampled_warnings(const struct report *r)
 	 * precision is no result, and no option of record's would change it */
 	if (r->hdr->mode == VP_MODE_AUTO)
 		return;
-	wide = report_sampled_wide(r, &max_half);
+	/* as the text report's note under its table counts them */
+	wide = text ? report_sampled_wide_rows(r, &max_half) : report_sampled_wide(r, &max_half);
 	if (wide)
 		warning("'%s': %zu sampled share%s wider than +/-%g%% at %g%% confidence (up to "
 			"+/-%.2f%%): record longer or at a higher -F (%" PRIu64 " samples needed)",
@@ -445,20 +446,20 @@ static void cmd_report_sampled_warnings(const struct report *r)
 }
 
 /*
- * The text report on standard output fits the terminal: lines are cut at
- * its width (or $COLUMNS) as ps(1) cuts them, unless --wide.  The report
- * is written whole first, so that its printers need not know.
+ * The text report fits the terminal, or VP_TEXT_WIDTH columns in a pipe or
+ * a file: a wider line is folded, unless --wide.  The report is written
+ * whole first, so that its printers need not know.
  */
 static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report *r)
 {
-	int width = o->wide || o->output ? 0 : vp_term_width(STDOUT_FILENO);
+	int width = o->wide ? 0 : o->output ? VP_TEXT_WIDTH : vp_term_width(STDOUT_FILENO);
 	int (*print)(const struct report *) = o->slowest ? report_slowest_text : report_text;
 	FILE *f = r->out, *m;
 	char *buf = NULL;
-	size_t len = 0, cut = 0;
+	size_t len = 0, folded = 0;
 	int ret;
 
-	if (width < 2)
+	if (width < 20)
 		return report_runs_text(r) < 0 ? -1 : print(r);
 	m = open_memstream(&buf, &len);
 	if (!m)
@@ -469,11 +470,9 @@ static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report
 	if (fclose(m))
 		die("out of memory");
 	if (!ret)
-		ret = vp_fit_lines(f, buf, len, width, &cut);
+		ret = vp_fit_lines(f, buf, len, width, &folded);
 	free(buf);
-	if (!ret && cut)
-		info("%zu line%s cut at %d columns: --wide prints them whole", cut,
-		     cut == 1 ? "" : "s", width);
+	pr_debug("%zu line%s folded at %d columns", folded, folded == 1 ? "" : "s", width);
 	return ret;
 }
 
@@ -714,7 +713,7 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	if (analysis_warnings(rec, o->strict, "reporting") < 0)
 		goto out_rec;
 	if (r.sampled)
-		cmd_report_sampled_warnings(&r);
+		cmd_report_sampled_warnings(&r, o->format == FORMAT_TEXT);
 	r.folded_value = o->folded_value;
 	r.typical = o->typical;
 	/* the exports need no Dominant Variance Analysis */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * textwidth.c - fitting text output to the terminal's width (textwidth.h).
+ * textwidth.c - fitting text output to a width (textwidth.h).
  */
 #include <config.h>
 
@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "report/report.h"
 #include "textwidth.h"
 
 int vp_term_width(int fd)
@@ -25,51 +26,73 @@ int vp_term_width(int fd)
 	}
 	if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
-	return 0;
+	return VP_TEXT_WIDTH;
 }
 
-/* Bytes of the first @cols characters of @s[0..len) (UTF-8: a character
- * starts at every byte that is not a continuation byte). */
-static size_t prefix_bytes(const char *s, size_t len, size_t cols, size_t *ret_chars)
+/*
+ * Where to break @s[0..len), which does not fit in @room columns: after
+ * the last space that fits (not among the first @keep bytes, the
+ * indentation), else before the first character that does not fit.
+ * Returns the bytes that stay on this line; the spaces at the break go.
+ */
+static size_t fold_at(const char *s, size_t len, size_t keep, size_t room)
 {
-	size_t i = 0, n = 0;
+	size_t i = 0, w = 0, space = 0, hard = 0;
 
 	while (i < len) {
-		if (((unsigned char)s[i] & 0xc0) != 0x80) {
-			if (n == cols)
-				break;
-			n++;
-		}
-		i++;
+		int c;
+		size_t k = report_char_at(s + i, len - i, &c);
+
+		if (w + (size_t)c > room)
+			break;
+		if (s[i] == ' ' && i > keep)
+			space = i;
+		w += (size_t)c;
+		i += k;
+		hard = i;
 	}
-	*ret_chars = n;
-	return i;
+	/* a space in the first third leaves most of the line empty: cut the word */
+	if (space && space * 3 > room)
+		return space;
+	return hard ? hard : 1;
 }
 
-int vp_fit_lines(FILE *out, const char *buf, size_t len, int width, size_t *ret_cut)
+int vp_fit_lines(FILE *out, const char *buf, size_t len, int width, size_t *ret_folded)
 {
-	size_t cut = 0;
+	size_t folded = 0;
 
 	for (size_t at = 0; at < len;) {
-		const char *nl = memchr(buf + at, '\n', len - at);
-		size_t line = nl ? (size_t)(nl - (buf + at)) : len - at;
-		size_t chars, keep = line;
+		const char *s = buf + at, *nl = memchr(s, '\n', len - at);
+		size_t line = nl ? (size_t)(nl - s) : len - at, lead = 0, indent = 0;
 
-		if (width >= 2) {
-			keep = prefix_bytes(buf + at, line, (size_t)width, &chars);
-			if (keep < line) {
-				/* over the width: width - 1 characters and the ellipsis */
-				keep = prefix_bytes(buf + at, line, (size_t)width - 1, &chars);
-				cut++;
-			}
+		while (lead < line && s[lead] == ' ')
+			lead++;
+		if (width >= 20 && report_text_width(s, line) > (size_t)width) {
+			folded++;
+			indent = lead + 4 < (size_t)width / 2 ? lead + 4 : (size_t)width / 2;
 		}
-		fwrite(buf + at, 1, keep, out);
-		if (keep < line)
-			fputs("\xe2\x80\xa6", out);
+		for (size_t first = 1; width >= 20;) {
+			size_t room = first ? (size_t)width : (size_t)width - indent, k, w;
+
+			if (report_text_width(s, line) <= room)
+				break;
+			k = fold_at(s, line, first ? lead : 0, room);
+			/* no blanks at the end of a line */
+			for (w = k; w > 0 && s[w - 1] == ' '; w--)
+				;
+			fwrite(s, 1, w, out);
+			fprintf(out, "\n%*s", (int)indent, "");
+			while (k < line && s[k] == ' ')
+				k++;
+			s += k;
+			line -= k;
+			first = 0;
+		}
+		fwrite(s, 1, line, out);
 		if (nl)
 			fputc('\n', out);
-		at += line + (nl != NULL);
+		at = (size_t)(s - buf) + line + (nl != NULL);
 	}
-	*ret_cut = cut;
+	*ret_folded = folded;
 	return ferror(out) ? -1 : 0;
 }

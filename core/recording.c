@@ -191,6 +191,17 @@ static uint64_t lost_records(const struct vp_recording *rec)
 	return lost;
 }
 
+/* The most one probe costs (the largest calibrated full cost), in ns. */
+static uint64_t clamp_jitter(const struct vp_header *h)
+{
+	uint64_t most = 0;
+
+	for (size_t i = 0; i < h->ncosts; i++)
+		if (h->costs[i].full_ns > most)
+			most = h->costs[i].full_ns;
+	return most;
+}
+
 /* Problems with the file that still leave a usable analysis. */
 static int file_warnings(struct vp_recording *rec)
 {
@@ -215,8 +226,10 @@ static int file_warnings(struct vp_recording *rec)
 			   rec->path, (double)tr->probe_cost_ns / (double)tr->target_cpu_ns * 100,
 			   (double)tr->budget_ppm / 1e4);
 	/* (how much says whether it matters: a fraction of a probe's cost
-	 * when a call returns right after its last probed callee) */
-	if (!err && rec->clamped)
+	 * when a call returns right after its last probed callee is the
+	 * jitter of subtracting a calibrated mean, nothing to act on - the
+	 * totals count it; by more, the calibration does not fit the run) */
+	if (!err && rec->clamped && rec->clamped_max > clamp_jitter(rec->hdr))
 		err = warn(rec, VP_WARN_CLAMPED, 0,
 			   "'%s': %llu compensated durations were clamped, by %.2f us at most: "
 			   "the probe costs subtracted exceeded the time measured",

@@ -7,6 +7,8 @@
 #include <config.h>
 
 #include <inttypes.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,192 @@
 #include "report.h"
 #include "util/escape.h"
 #include "util/util.h"
+
+/*
+ * The locale's character set, asked once: a terminal or file that is not
+ * UTF-8 (LC_ALL=C, a serial console) gets ASCII.  newlocale(), not
+ * setlocale(): the check leaves the program's locale as it is.
+ */
+int report_utf8(void)
+{
+	static int utf8 = -1;
+
+	if (utf8 < 0) {
+		locale_t loc = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
+
+		utf8 = loc && !strcmp(nl_langinfo_l(CODESET, loc), "UTF-8");
+		if (loc)
+			freelocale(loc);
+	}
+	return utf8;
+}
+
+const char *report_sym(enum report_sym s)
+{
+	static const char *const sym[][2] = {
+		[SYM_ARROW] = { " -> ", " \xe2\x86\x92 " },
+		[SYM_THROUGH] = { " => ", " \xe2\x87\x92 " },
+		[SYM_BACK] = { "<-", "\xe2\x86\xb0" },
+		[SYM_TIMES] = { " x", " \xc3\x97" },
+		[SYM_APPROX] = { "~", "\xe2\x89\x88" },
+		[SYM_DASH] = { "-", "\xe2\x80\x94" },
+		[SYM_ELLIPSIS] = { "...", "\xe2\x80\xa6" },
+		[SYM_SQUARED] = { "^2", "\xc2\xb2" },
+	};
+
+	return sym[s][report_utf8()];
+}
+
+/*
+ * Columns of a character on a terminal: 2 for the East Asian wide and
+ * full-width ranges, 0 for combining marks and zero-width spaces, else 1
+ * (Unicode's East_Asian_Width W and F, and Mn, in the blocks names use).
+ */
+static int char_width(uint32_t c)
+{
+	static const uint32_t zero[][2] = {
+		{ 0x0300, 0x036f }, { 0x0483, 0x0489 }, { 0x0591, 0x05bd }, { 0x0610, 0x061a },
+		{ 0x064b, 0x065f }, { 0x200b, 0x200f }, { 0x20d0, 0x20ff }, { 0xfe00, 0xfe0f },
+		{ 0xfe20, 0xfe2f }, { 0xfeff, 0xfeff },
+	};
+	static const uint32_t two[][2] = {
+		{ 0x1100, 0x115f }, { 0x2e80, 0x303e }, { 0x3041, 0x33ff }, { 0x3400, 0x4dbf },
+		{ 0x4e00, 0x9fff }, { 0xa000, 0xa4cf }, { 0xac00, 0xd7a3 }, { 0xf900, 0xfaff },
+		{ 0xfe30, 0xfe4f }, { 0xff00, 0xff60 }, { 0xffe0, 0xffe6 }, { 0x1f300, 0x1f64f },
+		{ 0x1f900, 0x1f9ff }, { 0x20000, 0x3fffd },
+	};
+
+	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		if (c >= zero[i][0] && c <= zero[i][1])
+			return 0;
+	for (size_t i = 0; i < sizeof(two) / sizeof(two[0]); i++)
+		if (c >= two[i][0] && c <= two[i][1])
+			return 2;
+	return 1;
+}
+
+size_t report_char_at(const char *s, size_t len, int *cols)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t c = u[0];
+	size_t n = 1;
+
+	if (c >= 0xc0 && c < 0xf8) {
+		size_t want = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+
+		c &= 0x3f >> (want - 1);
+		while (n < want && n < len && (u[n] & 0xc0) == 0x80)
+			c = c << 6 | (u[n++] & 0x3f);
+		if (n < want) {
+			*cols = 1; /* not UTF-8: the bytes print as '?' each */
+			return 1;
+		}
+	}
+	*cols = c < 0x80 ? 1 : char_width(c);
+	return n;
+}
+
+size_t report_text_width(const char *s, size_t len)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < len;) {
+		int c;
+
+		i += report_char_at(s + i, len - i, &c);
+		w += (size_t)c;
+	}
+	return w;
+}
+
+const char *report_fit(const char *s, size_t cols, char *buf, size_t len)
+{
+	const char *dots = report_sym(SYM_ELLIPSIS);
+	size_t n = strlen(s), dw = report_text_width(dots, strlen(dots));
+	size_t head = 0, hw = 0, tail = n, tw = 0, at = 0;
+
+	if (report_text_width(s, n) <= cols || cols <= dw + 2 || len < 8)
+		return s;
+	/* the head gets the larger half: a name's start tells most */
+	while (head < n) {
+		int c;
+		size_t k = report_char_at(s + head, n - head, &c);
+
+		if (hw + (size_t)c > (cols - dw + 1) / 2)
+			break;
+		head += k;
+		hw += (size_t)c;
+	}
+	/* the tail: whole characters back from the end */
+	while (tail > head) {
+		size_t b = tail - 1;
+		int c;
+
+		while (b > head && ((unsigned char)s[b] & 0xc0) == 0x80)
+			b--;
+		report_char_at(s + b, n - b, &c);
+		if (hw + dw + tw + (size_t)c > cols)
+			break;
+		tail = b;
+		tw += (size_t)c;
+	}
+	if (head + strlen(dots) + (n - tail) >= len)
+		return s;
+	memcpy(buf, s, head);
+	at = head;
+	memcpy(buf + at, dots, strlen(dots));
+	at += strlen(dots);
+	memcpy(buf + at, s + tail, n - tail);
+	buf[at + n - tail] = '\0';
+	return buf;
+}
+
+void report_put_chain(FILE *f, const char *chain, const char *sep, size_t cols)
+{
+	const char *dots = report_sym(SYM_ELLIPSIS), *first_end, *tail;
+	size_t n = strlen(chain), ls = strlen(sep), head, room;
+
+	first_end = strstr(chain, sep);
+	if (!cols || report_text_width(chain, n) <= cols || !first_end) {
+		report_put(f, chain);
+		return;
+	}
+	head = report_text_width(chain, (size_t)(first_end - chain)) +
+	       2 * report_text_width(sep, ls) + report_text_width(dots, strlen(dots));
+	room = cols > head ? cols - head : 0;
+	/* the last elements that fit, at least the innermost */
+	tail = NULL;
+	for (const char *at = chain + n; at > first_end;) {
+		const char *p = at - ls;
+
+		while (p > first_end && strncmp(p, sep, ls))
+			p--;
+		if (p <= first_end)
+			break;
+		if (tail && report_text_width(p + ls, n - (size_t)(p + ls - chain)) > room)
+			break;
+		tail = p + ls;
+		at = p;
+	}
+	if (!tail || tail - ls <= first_end + ls) {
+		report_put(f, chain);
+		return;
+	}
+	vp_term_putn(f, chain, (size_t)(first_end - chain));
+	fputs(sep, f);
+	fputs(dots, f);
+	fputs(sep, f);
+	report_put(f, tail);
+}
+
+void report_vim_words(const struct report *r)
+{
+	fprintf(r->out,
+		"  VIM (Variability Impact Metric) = k sigma N: the spread of one call, k = %g\n"
+		"  standard deviations, times the number of calls: time summed over the calls,\n"
+		"  not a duration of the run\n",
+		r->an ? r->an->k : 5.0);
+}
 
 const char *report_func_name(const struct report *r, uint32_t func)
 {

@@ -27,7 +27,7 @@ static void compare_text_chain(FILE *f, const struct report *r, const struct vp_
 
 	for (size_t i = 0; i < p->len; i++) {
 		if (i)
-			fputs(" \xe2\x86\x92 ", f);
+			fputs(report_sym(SYM_ARROW), f);
 		report_put(f, report_func_name(r, p->chain[i].func));
 		report_callsite_str(r, p->chain[i].callsite, 1, cs, sizeof(cs));
 		if (*cs) {
@@ -113,7 +113,7 @@ static void compare_text_node_chain(FILE *f, const struct report *r, uint32_t id
 	     x = r->tree->nodes[x].parent)
 		path[n++] = x;
 	if (depth > n)
-		fprintf(f, "(%" PRIu32 " more) \xe2\x86\x92 ", depth - n);
+		fprintf(f, "(%" PRIu32 " more)%s", depth - n, report_sym(SYM_ARROW));
 	while (n--) {
 		const struct vp_cct_node *x = &r->tree->nodes[path[n]];
 
@@ -125,7 +125,7 @@ static void compare_text_node_chain(FILE *f, const struct report *r, uint32_t id
 			fputc(']', f);
 		}
 		if (n)
-			fputs(" \xe2\x86\x92 ", f);
+			fputs(report_sym(SYM_ARROW), f);
 	}
 }
 

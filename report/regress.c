@@ -79,12 +79,12 @@ static void text_formula(const struct report_regress *rr)
 	char b[64], n[256];
 	size_t t;
 
-	fprintf(rr->out, "time \xe2\x89\x88 %s", tm(rr, m->terms[0].b, b, sizeof(b)));
+	fprintf(rr->out, "time %s %s", report_sym(SYM_APPROX), tm(rr, m->terms[0].b, b, sizeof(b)));
 	for (t = 1; t < m->nterms; t++) {
 		double v = m->terms[t].b;
 
-		fprintf(rr->out, " %s %s \xc3\x97 ", v < 0 ? "-" : "+",
-			report_time(rr->r, fabs(v), b, sizeof(b)));
+		fprintf(rr->out, " %s %s%s ", v < 0 ? "-" : "+",
+			report_time(rr->r, fabs(v), b, sizeof(b)), report_sym(SYM_TIMES));
 		report_put(rr->out, pred_name(rr, m->terms[t].col, 1, n, sizeof(n)));
 	}
 	fputc('\n', rr->out);
@@ -195,8 +195,8 @@ static void text_fit(const struct report_regress *rr)
 {
 	const struct vp_regress_model *m = rr->m;
 
-	fprintf(rr->out, "R\xc2\xb2 %.4f; residuals: KS D = %.3g, %s at 5 %% (critical %.3g)\n",
-		m->r2, m->ks_d, m->ks_d < m->ks_crit ? "normal" : "not normal", m->ks_crit);
+	fprintf(rr->out, "R%s %.4f; residuals: KS D = %.3g, %s at 5 %% (critical %.3g)\n",
+		report_sym(SYM_SQUARED), m->r2, m->ks_d, m->ks_d < m->ks_crit ? "normal" : "not normal", m->ks_crit);
 }
 
 static void text_header(const struct report_regress *rr)

@@ -72,6 +72,16 @@ static int wide(const struct report *r, uint64_t k, double *max_half)
 	return 1;
 }
 
+static size_t text_tree_fitted(const struct report *r, double *max_half, int print);
+
+size_t report_sampled_wide_rows(const struct report *r, double *max_half)
+{
+	*max_half = 0;
+	if (r->wide)
+		return report_sampled_wide(r, max_half);
+	return text_tree_fitted(r, max_half, 0);
+}
+
 size_t report_sampled_wide(const struct report *r, double *max_half)
 {
 	const struct vp_sampled *t = r->sampled;
@@ -305,30 +315,28 @@ static void text_row(const struct report *r, uint32_t id, uint32_t depth)
  * the name does not.  Names first: a table of numbers with no name left
  * on a terminal's line says nothing.
  */
-static void context_cell(const struct report *r, uint32_t id, uint32_t depth, int w)
+static void context_cell(const struct report *r, const char *name, int inlined,
+			 const char *site, uint32_t depth, int w)
 {
-	char site[512], cell[1024], depthbuf[32] = "";
-	const char *name = report_snode_name(r, id);
+	char cell[1024], depthbuf[32] = "";
 	int indent = (int)depth, len;
 
 	if (indent > w / 4) {
 		snprintf(depthbuf, sizeof(depthbuf), "[%" PRIu32 "] ", depth);
 		indent = w / 4;
 	}
-	report_snode_site(r, id, site, sizeof(site));
 	len = snprintf(cell, sizeof(cell), "%s%s%s%s%s%s", depthbuf, name,
-		       report_snode_inlined(r, id) ? " (inlined)" : "", *site ? " [" : "", site,
-		       *site ? "]" : "");
+		       inlined ? " (inlined)" : "", *site ? " [" : "", site, *site ? "]" : "");
 	if (len < 0)
 		len = 0;
 	if ((size_t)len >= sizeof(cell))
 		len = sizeof(cell) - 1;
-	if (indent + len > w) {
+	if (indent + (int)report_text_width(cell, (size_t)len) > w) {
 		/* the site goes first, then the name is cut */
 		len = snprintf(cell, sizeof(cell), "%s%s", depthbuf, name);
 		if ((size_t)len >= sizeof(cell))
 			len = sizeof(cell) - 1;
-		if (indent + len > w) {
+		if (indent + (int)report_text_width(cell, (size_t)len) > w) {
 			len = w - indent - 3 > 0 ? w - indent - 3 : 0;
 			/* not inside a UTF-8 sequence */
 			while (len > 0 && ((unsigned char)cell[len] & 0xc0) == 0x80)
@@ -337,6 +345,7 @@ static void context_cell(const struct report *r, uint32_t id, uint32_t depth, in
 			len += 3;
 		}
 	}
+	len = (int)report_text_width(cell, strlen(cell));
 	fprintf(r->out, "  %*s", indent, "");
 	report_put(r->out, cell);
 	if (indent + len < w)
@@ -357,33 +366,239 @@ static void share_cell(const struct report *r, uint64_t k, int blank)
 		sh.half > r->precision ? '~' : ' ');
 }
 
-/* A row of the default table: within TABLE_WIDTH columns. */
-static void text_row_fitted(const struct report *r, uint32_t id, uint32_t depth)
+/*
+ * The default table merges what would print as the same row: siblings of
+ * one function (called from several lines, or inlined at several), and
+ * the frames of one module no symbol covers, called one from another,
+ * fold into their caller ("[libz.so.1]").  A row is a group of sampled
+ * nodes with disjoint samples: its shares are their sums, exactly.
+ */
+struct sview {
+	uint32_t *ids;	  /* the sampled nodes of the row */
+	size_t n;
+	uint64_t samples; /* summed over ids */
+	uint64_t self;	  /* ... and over the frames folded into them */
+	uint32_t depth;
+};
+
+/* Whether node @c is a frame of the same unnamed code as @p: one row. */
+static int sview_folds(const struct report *r, uint32_t p, uint32_t c)
 {
-	const struct vp_snode *n = &r->sampled->nodes[id];
-	uint32_t pn = r->probed_of ? r->probed_of[id] : VP_NO_NODE;
+	const struct vp_snode *pn = &r->sampled->nodes[p], *cn = &r->sampled->nodes[c];
+	const struct vp_symbol *s;
+
+	if (pn->kind != VP_SNODE_FUNC || cn->kind != VP_SNODE_FUNC || pn->symbol != cn->symbol)
+		return 0;
+	s = vp_reader_symbol(r->reader, cn->symbol);
+	return s && (s->flags & VP_SYM_NONAME);
+}
+
+/*
+ * The children of row @v, their rows not yet grouped, in @out (@nout of
+ * @cap): the nodes' children, those folded into @v replaced by theirs,
+ * their self samples added to @v's.
+ */
+static uint32_t *sview_children(const struct report *r, struct sview *v, uint32_t *out,
+				size_t *nout, size_t *cap)
+{
+	const struct vp_sampled *t = r->sampled;
+	uint32_t *todo = NULL;
+	size_t ntodo = 0, tcap = 0;
+
+	*nout = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct vp_snode *n = &t->nodes[v->ids[i]];
+
+		if (ntodo + n->nchildren > tcap) {
+			tcap = 2 * (ntodo + n->nchildren) + 16;
+			todo = xrealloc(todo, tcap * sizeof(*todo));
+		}
+		memcpy(todo + ntodo, n->children, n->nchildren * sizeof(*todo));
+		ntodo += n->nchildren;
+		while (ntodo) {
+			uint32_t c = todo[--ntodo];
+			const struct vp_snode *cn = &t->nodes[c];
+
+			if (!cn->samples)
+				continue;
+			if (sview_folds(r, v->ids[0], c)) {
+				v->self += cn->self;
+				if (ntodo + cn->nchildren > tcap) {
+					tcap = 2 * (ntodo + cn->nchildren) + 16;
+					todo = xrealloc(todo, tcap * sizeof(*todo));
+				}
+				memcpy(todo + ntodo, cn->children, cn->nchildren * sizeof(*todo));
+				ntodo += cn->nchildren;
+				continue;
+			}
+			if (*nout == *cap) {
+				*cap = 2 * *cap + 16;
+				out = xrealloc(out, *cap * sizeof(*out));
+			}
+			out[(*nout)++] = c;
+		}
+	}
+	free(todo);
+	return out;
+}
+
+/* The same row: the same kind of frame and symbol (name, inlined or not). */
+static int sview_same(const struct report *r, uint32_t a, uint32_t b)
+{
+	const struct vp_snode *x = &r->sampled->nodes[a], *y = &r->sampled->nodes[b];
+
+	if (x->kind != y->kind)
+		return 0;
+	if (x->kind != VP_SNODE_FUNC || x->symbol == y->symbol)
+		return 1;
+	return !strcmp(report_snode_name(r, a), report_snode_name(r, b)) &&
+	       report_snode_inlined(r, a) == report_snode_inlined(r, b);
+}
+
+/* The row's probed node's statistics, merged over its nodes when each is
+ * probed (exactly: Chan et al.); 0 when one of them is not. */
+static int sview_probed(const struct report *r, const struct sview *v, struct vp_stats *st,
+			int *unreliable)
+{
+	vp_stats_init(st);
+	*unreliable = 0;
+	if (!r->probed_of)
+		return 0;
+	for (size_t i = 0; i < v->n; i++) {
+		uint32_t pn = r->probed_of[v->ids[i]];
+		size_t j;
+
+		if (pn == VP_NO_NODE)
+			return 0;
+		for (j = 0; j < i && r->probed_of[v->ids[j]] != pn; j++)
+			;
+		if (j < i)
+			continue; /* one probed node, several sampled ones */
+		vp_stats_merge(st, &r->tree->nodes[pn].stats);
+		*unreliable |= report_node_unreliable(r, pn);
+	}
+	return 1;
+}
+
+/* A row of the default table: within TABLE_WIDTH columns. */
+static void text_row_fitted(const struct report *r, const struct sview *v)
+{
+	uint32_t id = v->ids[0];
+	const char *name = report_snode_name(r, id);
+	struct vp_stats st;
 	struct vp_sdur d;
-	char a[32];
+	char a[32], site[512], other[512], unk[512];
 	FILE *f = r->out;
+	int unreliable;
+	int probed = sview_probed(r, v, &st, &unreliable);
+	int sdur = !probed && v->n == 1 && report_sdur(r, id, &d);
 
-	int sdur = pn == VP_NO_NODE && report_sdur(r, id, &d);
-
-	context_cell(r, id, depth, NAME_WIDTH);
-	share_cell(r, n->samples, 0);
+	/* "[unknown in libz.so.1]" is its module's code: "[libz.so.1]" */
+	if (!strncmp(name, "[unknown in ", 12)) {
+		snprintf(unk, sizeof(unk), "[%s", name + 12);
+		name = unk;
+	}
+	report_snode_site(r, id, site, sizeof(site));
+	/* a caller no symbol covers ("[unknown in git]") says nothing more */
+	if (site[0] == '[' || !strcmp(site, "?"))
+		site[0] = '\0';
+	for (size_t i = 1; i < v->n && *site; i++)
+		if (strcmp(report_snode_site(r, v->ids[i], other, sizeof(other)), site)) {
+			snprintf(site, sizeof(site), "%zu call sites", v->n);
+			break;
+		}
+	context_cell(r, name, report_snode_inlined(r, id), site, v->depth, NAME_WIDTH);
+	share_cell(r, v->samples, 0);
 	/* (no blanks at the end of a line) */
-	if (n->self || pn != VP_NO_NODE || sdur)
-		share_cell(r, n->self, !n->self);
-	if (pn != VP_NO_NODE) {
-		const struct vp_cct_node *c = &r->tree->nodes[pn];
-
-		fprintf(f, " P %7" PRIu64 " %9s %5.2f%c", c->stats.n,
-			report_time(r, c->stats.mean, a, sizeof(a)), vp_stats_cov(&c->stats),
-			report_node_unreliable(r, pn) ? '!' : ' ');
+	if (v->self || probed || sdur)
+		share_cell(r, v->self, !v->self);
+	if (probed) {
+		fprintf(f, " P %7" PRIu64 " %9s %5.2f%c", st.n,
+			report_time(r, st.mean, a, sizeof(a)), vp_stats_cov(&st),
+			unreliable ? '!' : ' ');
 	} else if (sdur) {
 		fprintf(f, " ~ %7" PRIu64 " %9s %5.2f", d.invocations,
 			report_time(r, d.mean, a, sizeof(a)), d.cov);
 	}
 	fputc('\n', f);
+}
+
+static int cmp_sview(const void *a, const void *b)
+{
+	const struct sview *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? 1 : -1; /* popped busiest first */
+	return x->ids[0] < y->ids[0] ? 1 : -1;
+}
+
+/* The default table's rows, depth first with the busiest child first (an
+ * explicit stack: a crafted file's tree can be VP_SAMPLED_MAX_DEPTH deep). */
+static size_t text_tree_fitted(const struct report *r, double *max_half, int print)
+{
+	size_t nwide = 0;
+
+	const struct vp_sampled *t = r->sampled;
+	struct sview *stack = xmalloc(16 * sizeof(*stack));
+	size_t n = 1, cap = 16, nkids = 0, kcap = 0;
+	uint32_t *kids = NULL, root = 0;
+
+	stack[0] = (struct sview){ .ids = xmalloc(sizeof(uint32_t)), .n = 1 };
+	stack[0].ids[0] = root;
+	stack[0].depth = UINT32_MAX; /* the root's children are at depth 0 */
+	while (n) {
+		struct sview v = stack[--n];
+		size_t first = n;
+
+		kids = sview_children(r, &v, kids, &nkids, &kcap);
+		if (v.ids[0] != root) {
+			if (print)
+				text_row_fitted(r, &v);
+			/* the shares of the rows, as the note under the table counts them */
+			nwide += wide(r, v.samples, max_half);
+			if (v.self)
+				nwide += wide(r, v.self, max_half);
+		}
+		/* group the children into rows, in the order of their ids */
+		for (size_t i = 0; i < nkids; i++) {
+			uint32_t c = kids[i];
+			size_t g;
+
+			if (kids[i] == VP_SNODE_NONE)
+				continue;
+			if (n == cap) {
+				cap *= 2;
+				stack = xrealloc(stack, cap * sizeof(*stack));
+			}
+			g = n++;
+			stack[g] = (struct sview){ .ids = xmalloc(sizeof(uint32_t)), .n = 1,
+						   .samples = t->nodes[c].samples,
+						   .self = t->nodes[c].self, .depth = v.depth + 1 };
+			stack[g].ids[0] = c;
+			for (size_t j = i + 1; j < nkids; j++) {
+				uint32_t o = kids[j];
+
+				if (o == VP_SNODE_NONE || !sview_same(r, c, o))
+					continue;
+				stack[g].ids = xrealloc(stack[g].ids,
+							(stack[g].n + 1) * sizeof(uint32_t));
+				stack[g].ids[stack[g].n++] = o;
+				stack[g].samples += t->nodes[o].samples;
+				stack[g].self += t->nodes[o].self;
+				kids[j] = VP_SNODE_NONE;
+			}
+			/* below the shown share: not a row, nor are its children */
+			if (!r->all && (double)stack[g].samples < SHOW_SHARE * (double)t->samples) {
+				free(stack[g].ids);
+				n--;
+			}
+		}
+		qsort(stack + first, n - first, sizeof(*stack), cmp_sview);
+		free(v.ids);
+	}
+	free(kids);
+	free(stack);
+	return nwide;
 }
 
 static int cmp_samples(const void *a, const void *b, void *arg)
@@ -416,10 +631,8 @@ static void text_tree(const struct report *r)
 
 		if (id && !shown(r, id))
 			continue;
-		if (id && r->wide)
+		if (id)
 			text_row(r, id, s->depth - 1);
-		else if (id)
-			text_row_fitted(r, id, s->depth - 1);
 		if (!s->nchildren)
 			continue;
 		if (n + s->nchildren > cap) {
@@ -447,8 +660,8 @@ void report_sampled_text(const struct report *r)
 	const struct vp_sampled *t = r->sampled;
 	const struct vp_sampling *sm = &r->hdr->sampling;
 	FILE *f = r->out;
-	double max_half;
-	size_t wide;
+	double max_half, rows_half = 0;
+	size_t wide, nwide = 0;
 	char a[32];
 
 	fprintf(f, "Sampled calling contexts: %" PRIu64 " samples of %s every %s, %g%% "
@@ -473,7 +686,7 @@ void report_sampled_text(const struct report *r)
 		fprintf(f, "  %-*s %13s  %13s  %9s %9s %5s\n", NAME_WIDTH,
 			r->all ? "calling context" : "calling context (shares >= 0.5%)", "total",
 			"self", "N", "mean", "CoV");
-		text_tree(r);
+		nwide = text_tree_fitted(r, &rows_half, 1);
 	} else {
 		if (r->tree && r->tree->nnodes > 1)
 			fprintf(f, "  P: probed, exact (N, mean, CoV%s)\n",
@@ -501,7 +714,11 @@ void report_sampled_text(const struct report *r)
 		fprintf(f, "  %" PRIu64 " sample%s in the [uprobes] page mapped back to the probed "
 			   "function\n",
 			t->probe, t->probe == 1 ? "" : "s");
-	wide = report_sampled_wide(r, &max_half);
+	/* auto mode's samples only chose what phase 2 probed: no option of
+	 * record's would make them more precise, so nothing to say */
+	wide = r->hdr->mode == VP_MODE_AUTO ? 0 : r->wide ? report_sampled_wide(r, &max_half) : nwide;
+	if (!r->wide)
+		max_half = rows_half;
 	if (wide) {
 		uint64_t need = vp_samples_needed(0.5, r->precision, r->z);
 

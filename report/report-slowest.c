@@ -141,7 +141,7 @@ static void slowest_chain(const struct report *r, uint32_t id)
 		if (k - i < 3)
 			k = i + 1;
 		if (i)
-			fputs(" \xe2\x86\x92 ", r->out);
+			fputs(report_sym(SYM_ARROW), r->out);
 		report_put(r->out, report_func_name(r, e->func));
 		if (*report_callsite_str(r, e->callsite, 1, cs, sizeof(cs))) {
 			fputs(" [", r->out);
@@ -149,7 +149,7 @@ static void slowest_chain(const struct report *r, uint32_t id)
 			fputc(']', r->out);
 		}
 		if (k - i >= 3)
-			fprintf(r->out, " \xc3\x97%" PRIu32, k - i);
+			fprintf(r->out, "%s%" PRIu32, report_sym(SYM_TIMES), k - i);
 	}
 	free(path);
 }
@@ -167,7 +167,8 @@ static void slowest_node(const struct report *r, uint32_t id)
 			n->unpaired);
 		return;
 	}
-	fprintf(r->out, " (node %" PRIu32 "): %" PRIu64 " call%s, mean %s, sigma %s, max %s\n", id,
+	/* the context on a line of its own: it is what --slowest=CONTEXT takes */
+	fprintf(r->out, " (node %" PRIu32 "):\n  %" PRIu64 " call%s, mean %s, sigma %s, max %s\n", id,
 		n->stats.n, n->stats.n == 1 ? "" : "s",
 		report_time(r, n->stats.mean, mean, sizeof(mean)),
 		report_time(r, vp_stats_stddev(&n->stats), sigma, sizeof(sigma)),

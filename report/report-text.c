@@ -241,12 +241,14 @@ static void text_header(const struct report *r)
 		fprintf(f, "%s%s (%s)", i ? ", " : "",
 			text_time(r, (double)h->costs[i].full_ns, buf, sizeof(buf)),
 			vp_insn_class_name(h->costs[i].insn_class));
+	/* what became of it on a line of its own: the costs fill one */
 	if (r->compensated)
-		fprintf(f, "; subtracted from the durations (--raw: as measured)\n");
+		fprintf(f, ";\n%20s subtracted from the durations (--raw: as measured)\n", "");
 	else if (r->time == VP_TIME_OFFCPU)
-		fprintf(f, "; none of it is off-CPU time\n");
+		fprintf(f, ";\n%20s none of it is off-CPU time\n", "");
 	else
-		fprintf(f, "; durations include it \xe2\x80\x94 see varperf-report(1)\n");
+		fprintf(f, ";\n%20s durations include it %s see varperf-report(1)\n", "",
+			report_sym(SYM_DASH));
 }
 
 /*
@@ -267,21 +269,46 @@ static void text_elems(const struct report *r, const struct vp_chain_elem *e, si
 			text_put(r->out, report_func_name(r, e[i].func));
 			text_put_callsite(r, e[i].callsite);
 			if (k - i >= 3) {
-				fprintf(r->out, " \xc3\x97%zu", k - i);
+				fprintf(r->out, "%s%zu", report_sym(SYM_TIMES), k - i);
 				break;
 			}
 		}
 	}
 }
 
-static void text_chain(const struct report *r, const struct vp_pattern *p)
+static void text_chain_whole(const struct report *r, const struct vp_pattern *p)
 {
-	text_elems(r, p->chain, p->len, " \xe2\x86\x92 ");
+	text_elems(r, p->chain, p->len, report_sym(SYM_ARROW));
 	/* pass-through callees folded into the pattern */
 	if (p->nthrough) {
-		fputs(" \xe2\x87\x92 ", r->out);
-		text_elems(r, p->through, p->nthrough, " \xe2\x87\x92 ");
+		fputs(report_sym(SYM_THROUGH), r->out);
+		text_elems(r, p->through, p->nthrough, report_sym(SYM_THROUGH));
 	}
+}
+
+/*
+ * The chain in what is left of REPORT_TEXT_WIDTH after @used columns (not
+ * --wide): its outermost element, an ellipsis, its innermost elements.
+ */
+static void text_chain(const struct report *r, const struct vp_pattern *p, size_t used)
+{
+	struct report tmp = *r;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (r->wide || p->nthrough) {
+		text_chain_whole(r, p);
+		return;
+	}
+	tmp.out = open_memstream(&buf, &len);
+	if (!tmp.out)
+		die("out of memory");
+	text_chain_whole(&tmp, p);
+	if (fclose(tmp.out))
+		die("out of memory");
+	report_put_chain(r->out, buf, report_sym(SYM_ARROW),
+			 used < REPORT_TEXT_WIDTH - 20 ? REPORT_TEXT_WIDTH - used : 20);
+	free(buf);
 }
 
 /* The node lines' columns, in order. */
@@ -356,7 +383,7 @@ static void text_pattern_row(const struct report *r, size_t rank, const struct v
 		p->stats.n, text_time(r, p->stats.mean, mean, sizeof(mean)),
 		text_time(r, vp_stats_stddev(&p->stats), sigma, sizeof(sigma)),
 		vp_stats_cov(&p->stats), text_time(r, p->vim, vim, sizeof(vim)));
-	text_chain(r, p);
+	text_chain(r, p, 62);
 	fputc('\n', r->out);
 	text_pattern_quantiles(r, p);
 }
@@ -381,6 +408,8 @@ static void text_patterns(const struct report *r)
 		fprintf(f, "  (none: no significant node has CoV >= %g)\n", an->cov_threshold);
 		return;
 	}
+	if (!r->vcg)
+		report_vim_words(r);
 	fprintf(f, "  rank share         N      mean     sigma    CoV       VIM  call chain\n");
 	for (size_t i = 0; i < an->npatterns; i++)
 		if (an->patterns[i].in_pattern_set)
@@ -388,8 +417,9 @@ static void text_patterns(const struct report *r)
 	if (!nrel)
 		fprintf(f, "  (none: every pattern is unreliable)\n");
 	if (an->nfolded)
-		fprintf(f, "  \xe2\x87\x92: pass-through callees (as many calls as their caller, "
+		fprintf(f, "  %.*s: pass-through callees (as many calls as their caller, "
 			   "%g%% to %g%% of its variance): %zu pattern%s folded\n",
+			(int)strlen(report_sym(SYM_THROUGH)) - 2, report_sym(SYM_THROUGH) + 1,
 			100 * VP_PASS_THROUGH_SHARE, 100 * (2 - VP_PASS_THROUGH_SHARE), an->nfolded,
 			an->nfolded == 1 ? "" : "s");
 	if (nset < nrel && !r->all)
@@ -620,26 +650,105 @@ static void text_put_path(const struct report *r, uint32_t id)
 			of == 1 ? "" : "s", 100.0 * (double)k / (double)of);
 }
 
+/* Columns of text_put_cols(): a mark, the shown columns, two blanks. */
+static size_t text_cols_width(const struct report *r)
+{
+	size_t w = 1 + 2;
+
+	for (enum text_col c = 0; c < TEXT_NCOLS; c++)
+		if (text_col_shown(r, c))
+			w += 1 + (size_t)(r->wide ? text_columns[c].wide : text_columns[c].narrow);
+	return w;
+}
+
+/* Whether a sibling of node @id calls the same function: then only the
+ * call site tells them apart. */
+static int text_site_needed(const struct report *r, uint32_t id)
+{
+	const struct vp_cct_node *n = text_node(r, id), *p;
+
+	if (n->parent >= r->tree->nnodes)
+		return 0;
+	p = text_node(r, n->parent);
+	for (uint32_t i = 0; i < p->nchildren; i++)
+		if (p->children[i] != id && text_node(r, p->children[i])->func == n->func)
+			return 1;
+	return 0;
+}
+
+/*
+ * "function [call site]" of node @id after @used columns (0: whole): in
+ * what is left of REPORT_TEXT_WIDTH without the call site when that does
+ * not fit and no sibling needs it, then with the name cut in the middle.
+ */
+static void text_put_name_site(const struct report *r, uint32_t id, size_t used)
+{
+	const struct vp_cct_node *n = text_node(r, id);
+	const char *name = report_func_name(r, n->func);
+	size_t room = used + 16 < REPORT_TEXT_WIDTH ? REPORT_TEXT_WIDTH - used : 16, nw;
+	char cs[512], buf[1024];
+
+	report_callsite_str(r, n->callsite, 1, cs, sizeof(cs));
+	nw = report_text_width(name, strlen(name));
+	if (!used || nw + (*cs ? report_text_width(cs, strlen(cs)) + 3 : 0) <= room) {
+		text_put(r->out, name);
+		text_put_callsite(r, n->callsite);
+		return;
+	}
+	if (!text_site_needed(r, id)) {
+		text_put(r->out, report_fit(name, room, buf, sizeof(buf)));
+		return;
+	}
+	/* the site tells it from its twin: of "file:line (caller+0xoff)" the
+	 * return address alone, where the two differ; the name gives way */
+	{
+		char *addr = strstr(cs, " (");
+		size_t cw;
+
+		if (addr && cs[strlen(cs) - 1] == ')') {
+			memmove(cs, addr + 2, strlen(addr + 2) + 1);
+			cs[strlen(cs) - 1] = '\0';
+		}
+		cw = report_text_width(cs, strlen(cs)) + 3;
+		text_put(r->out, report_fit(name, room > cw + 16 ? room - cw : 16, buf, sizeof(buf)));
+		fputs(" [", r->out);
+		text_put(r->out, cs);
+		fputc(']', r->out);
+	}
+}
+
 static void text_node_row(struct text_tree *t, uint32_t id)
 {
 	const struct report *r = t->r;
 	const struct vp_cct_node *n = text_node(r, id);
 	int hv = r->an->high_variance[id];
 	uint32_t depth = n->depth ? n->depth - 1 : 0;
+	char tail[128] = "", dbuf[32] = "";
+	size_t ind, len = 0;
 
-	text_put_cols(r, id);
-	if (depth > TEXT_MAX_INDENT)
-		fprintf(r->out, "%*s[depth %" PRIu32 "] ", 2 * TEXT_MAX_INDENT, "", depth + 1);
+	/* by default two columns a level, one past the fourth: room for names */
+	if (r->wide)
+		ind = 2 * (depth > TEXT_MAX_INDENT ? TEXT_MAX_INDENT : depth);
 	else
-		fprintf(r->out, "%*s", 2 * (int)depth, "");
-	text_put(r->out, report_func_name(r, n->func));
-	text_put_callsite(r, n->callsite);
+		ind = depth <= 4 ? 2 * depth : depth <= 12 ? 4 + depth : 16;
+	if (depth > (r->wide ? TEXT_MAX_INDENT : 12))
+		snprintf(dbuf, sizeof(dbuf), "[depth %" PRIu32 "] ", depth + 1);
 	if (report_node_unreliable(r, id))
-		fputs(" (!)", r->out);
+		len += (size_t)snprintf(tail + len, sizeof(tail) - len, " (!)");
 	if (n->open)
-		fprintf(r->out, " (%" PRIu64 " open at the end)", n->open);
+		len += (size_t)snprintf(tail + len, sizeof(tail) - len,
+					" (%" PRIu64 " open at the end)", n->open);
 	if (vp_reader_unprobed(r->reader, n->func))
-		fputs(" (partial: probes removed, over the overhead budget)", r->out);
+		snprintf(tail + len, sizeof(tail) - len, "%s",
+			 r->wide ? " (partial: probes removed, over the overhead budget)"
+				 : " (partial)");
+	text_put_cols(r, id);
+	fprintf(r->out, "%*s%s", (int)ind, "", dbuf);
+	if (r->wide)
+		text_put_name_site(r, id, 0);
+	else
+		text_put_name_site(r, id, text_cols_width(r) + ind + strlen(dbuf) + strlen(tail));
+	fputs(tail, r->out);
 	if (r->wide)
 		text_put_path(r, id);
 	fputc('\n', r->out);
@@ -765,7 +874,12 @@ static void text_tree(const struct report *r)
 		fprintf(f, "  (in k of n calls, %%): its caller called it in k of its n calls\n");
 	if (r->hdr->ncosts && r->probe_cost)
 		fprintf(f, "  (!): mean under 10 times what the probes cost inside it (its own and "
-			   "its probed callees'): unreliable\n");
+			   "its probed\n      callees'): unreliable\n");
+	for (uint32_t id = 1; !r->wide && id < nnodes; id++)
+		if (t.shown[id] && vp_reader_unprobed(r->reader, text_node(r, id)->func)) {
+			fprintf(f, "  (partial): its probes were removed, over the overhead budget\n");
+			break;
+		}
 	if (nnodes)
 		text_push_children(&t, VP_NODE_ROOT);
 	while (t.sp) {

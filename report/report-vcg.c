@@ -23,6 +23,8 @@
 enum { VCG_MAX_INDENT = 16 };
 /* Originators listed without --all. */
 enum { VCG_TOP_ORIGINS = 20 };
+/* ... and by default (a column a level, the name fitted) */
+enum { VCG_NARROW_INDENT = 12 };
 /* Width of the columns before a node's name (see vcg_pattern()). */
 enum { VCG_COLS = 61 };
 
@@ -74,6 +76,45 @@ static void vcg_put_node(const struct report *r, FILE *f, uint32_t id)
 	}
 }
 
+/* Whether a sibling of node @id in pattern @p calls the same function:
+ * then only the call site tells them apart. */
+static int vcg_site_needed(const struct vp_vcg *g, const struct vp_vcg_pattern *p, uint32_t id)
+{
+	const struct vp_vcg_node *n = &g->nodes[id];
+
+	for (uint32_t j = p->root; j < p->root + p->nnodes; j++)
+		if (j != id && g->nodes[j].parent == n->parent && g->nodes[j].func == n->func)
+			return 1;
+	return 0;
+}
+
+/*
+ * The node's name in @room columns (not --wide): without its call site
+ * when that does not fit and no sibling needs it, then its name cut in
+ * the middle.
+ */
+static void vcg_put_node_fitted(const struct report *r, FILE *f, const struct vp_vcg_pattern *p,
+				uint32_t id, size_t room)
+{
+	const char *name = report_func_name(r, r->vcg->nodes[id].func);
+	char cs[512], line[1024], buf[1024];
+	int len;
+
+	report_vcg_callsite(r, id, cs, sizeof(cs));
+	len = snprintf(line, sizeof(line), "%s%s%s%s", name, *cs ? " [" : "", cs, *cs ? "]" : "");
+	if (len < 0 || (size_t)len >= sizeof(line) ||
+	    report_text_width(line, (size_t)len) > room) {
+		if (!*cs || !vcg_site_needed(r->vcg, p, id))
+			len = snprintf(line, sizeof(line), "%s", name);
+		else
+			len = snprintf(line, sizeof(line), "%s [%s]",
+				       report_fit(name, room > 24 ? room / 2 : 12, buf, sizeof(buf)),
+				       cs);
+	}
+	(void)len;
+	report_put(f, report_fit(line, room, buf, sizeof(buf)));
+}
+
 /*
  * The call sites of a segment's components, as "a.c:3, a.c:9", each once:
  * merged originators call the same site from their own contexts.
@@ -108,7 +149,7 @@ static void vcg_put_cc(const struct report *r, FILE *f, const struct vp_vcg_cc *
 
 	for (uint32_t i = 0; i < cc->len; i++) {
 		if (i)
-			fputs(" \xe2\x86\x92 ", f);
+			fputs(report_sym(SYM_ARROW), f);
 		report_put(f, report_func_name(r, cc->elems[i].func));
 		report_callsite_str(r, cc->elems[i].callsite, 1, cs, sizeof(cs));
 		if (*cs) {
@@ -139,25 +180,36 @@ static void vcg_pattern(const struct report *r, size_t q, uint32_t *depth)
 
 		depth[id] = n->parent == VP_NO_NODE ? 0 : depth[n->parent] + 1;
 		d = depth[id];
-		ind = 2 * (d > VCG_MAX_INDENT ? VCG_MAX_INDENT : d);
+		/* by default one column a level, as the sampled tree, and the
+		 * name fitted to what is left of TEXT_WIDTH */
+		if (r->wide)
+			ind = 2 * (d > VCG_MAX_INDENT ? VCG_MAX_INDENT : d);
+		else
+			ind = d > VCG_NARROW_INDENT ? VCG_NARROW_INDENT : d;
 		snprintf(idbuf, sizeof(idbuf), "(%" PRIu32 ")", id);
 		fprintf(f, "  %7s  %-11s %9" PRIu64 " %9s %6.3f %9s  %*s", idbuf,
 			vcg_type_word(n->type), n->stats.n,
 			report_time(r, n->stats.mean, mean, sizeof(mean)), vp_stats_cov(&n->stats),
 			report_time(r, n->vim, vim, sizeof(vim)), (int)ind, "");
-		if (d > VCG_MAX_INDENT)
+		if (d > (r->wide ? VCG_MAX_INDENT : VCG_NARROW_INDENT))
 			fprintf(f, "[depth %" PRIu32 "] ", d);
-		vcg_put_node(r, f, id);
+		if (r->wide)
+			vcg_put_node(r, f, id);
+		else
+			vcg_put_node_fitted(r, f, p, id, REPORT_TEXT_WIDTH - VCG_COLS - ind -
+				(d > VCG_NARROW_INDENT ? 12 : 0));
 		fputc('\n', f);
-		/* back-edges from this node: it underlies the segment */
+		/* back-edges from this node: it underlies the segment; by
+		 * default under its id, so that they fit */
 		for (uint32_t i = 0; i < n->ncls; i++) {
 			const struct vp_vcg_segment *s = &g->segments[n->cls[i]];
 			uint32_t h = s->nodes[0];
 
 			if (s->nodes[s->len - 1] != id)
 				continue;
-			fprintf(f, "%*s\xe2\x86\xb0 (%" PRIu32 ") ", VCG_COLS + (int)ind + 2, "",
-				h);
+			fprintf(f, "%*s%s (%" PRIu32 ") ",
+				r->wide ? VCG_COLS + (int)ind + 2 : 6 + (int)ind, "",
+				report_sym(SYM_BACK), h);
 			report_put(f, report_func_name(r, g->nodes[h].func));
 			fputs(" via [", f);
 			vcg_put_components(r, f, s);
@@ -169,7 +221,7 @@ static void vcg_pattern(const struct report *r, size_t q, uint32_t *depth)
 		if (!r->contexts)
 			continue;
 		for (uint32_t i = 0; i < n->nccs; i++) {
-			fprintf(f, "%*scontext: ", VCG_COLS + (int)ind + 2, "");
+			fprintf(f, "%*scontext: ", r->wide ? VCG_COLS + (int)ind + 2 : 8 + (int)ind, "");
 			vcg_put_cc(r, f, &g->ccs[n->ccs[i]]);
 			fputc('\n', f);
 		}
@@ -200,6 +252,7 @@ void report_vcg_text(const struct report *r)
 		fprintf(f, "  (none: no significant node has CoV >= %g)\n", r->an->cov_threshold);
 		return;
 	}
+	report_vim_words(r);
 	depth = xcalloc(g->nnodes, sizeof(*depth));
 	for (size_t q = 0; q < g->npatterns; q++)
 		vcg_pattern(r, q, depth);
@@ -231,15 +284,36 @@ static void sources_origin(const struct report *r, const struct vp_origin *o)
 		const struct vp_source *s = &o->sources[i];
 
 		fprintf(f, "    %7.1f%% %7.1f%%  ", 100.0 * s->share, 100.0 * s->cf);
-		report_put(f, report_node_label(r, s->underlier, label, sizeof(label)));
+		report_node_label(r, s->underlier, label, sizeof(label));
+		report_put(f, label);
 		if (s->len > 1) {
-			fputs(" via ", f);
+			size_t used = 22 + report_text_width(label, strlen(label)) + 5; /* " via " */
+			char *chain = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&chain, &len);
+
+			if (!m)
+				die("out of memory");
+			fputs(" via", f);
 			for (uint32_t k = 0; k + 1 < s->len; k++) {
 				if (k)
-					fputs(" \xe2\x86\x92 ", f);
+					fputs(report_sym(SYM_ARROW), m);
 				report_node_label(r, s->chain[k], label, sizeof(label));
-				report_put(f, label);
+				fputs(label, m);
 			}
+			if (fclose(m))
+				die("out of memory");
+			/* by default on the line when it fits, else on the next,
+			 * its ends where it does not fit there either */
+			if (!r->wide && used + report_text_width(chain, len) > REPORT_TEXT_WIDTH) {
+				fprintf(f, "\n%*s", 15, "");
+				used = 15;
+			} else {
+				fputc(' ', f);
+			}
+			report_put_chain(f, chain, report_sym(SYM_ARROW),
+					 r->wide ? 0 : REPORT_TEXT_WIDTH - used);
+			free(chain);
 		}
 		if (s->how != VP_SOURCE_MATRIX)
 			fprintf(f, " (%s)", vp_source_how_name(s->how));
@@ -258,9 +332,10 @@ void report_sources_text(const struct report *r)
 	FILE *f = r->out;
 
 	fprintf(f, "Underlying sources of variance (%zu high-variance node%s with callees; "
-		   "%u extra pass%s over the events%s):\n",
-		s->norigins, s->norigins == 1 ? "" : "s", s->passes, s->passes == 1 ? "" : "es",
-		s->limited ? ", stopped by --max-passes" : "");
+		   "%u extra pass%s over the events):\n",
+		s->norigins, s->norigins == 1 ? "" : "s", s->passes, s->passes == 1 ? "" : "es");
+	if (s->limited)
+		fprintf(f, "  the passes stopped at --max-passes: what lies deeper is unexplored\n");
 	if (!s->norigins) {
 		fprintf(f, "  (none)\n");
 		return;

@@ -196,6 +196,9 @@ int report_sdur(const struct report *r, uint32_t id, struct vp_sdur *ret);
 int report_node_unreliable(const struct report *r, uint32_t id);
 /* How many shown shares have intervals wider than r->precision. */
 size_t report_sampled_wide(const struct report *r, double *max_half);
+/* ... counted as the text report's table shows them: by default its rows,
+ * siblings of one function merged (with r->wide, report_sampled_wide()). */
+size_t report_sampled_wide_rows(const struct report *r, double *max_half);
 
 /* ---- report-slowest.c: the slowest calls of each node ---- */
 
@@ -269,6 +272,48 @@ void report_context_release(struct report_context *c);
 int report_context_match(const struct report *r, const struct report_context *c, uint32_t id);
 
 /* ---- common.c: what every renderer says the same way ---- */
+
+/* The width of the default text report (--wide: no limit); cli/ folds what
+ * is wider still, at the terminal's width. */
+#define REPORT_TEXT_WIDTH 100
+
+/* What VIM is, in words, where it first appears in the text report. */
+void report_vim_words(const struct report *r);
+
+/* Whether the user's locale (LC_ALL, LC_CTYPE, LANG) is UTF-8, asked once. */
+int report_utf8(void);
+/* The text reports' symbols: UTF-8, or ASCII where the locale is not. */
+enum report_sym {
+	SYM_ARROW,    /* " → " between the elements of a call chain */
+	SYM_THROUGH,  /* " ⇒ " before a pass-through callee */
+	SYM_BACK,     /* "↰" a back-edge of the graph */
+	SYM_TIMES,    /* " ×" before a count */
+	SYM_APPROX,   /* "≈" */
+	SYM_DASH,     /* "—" */
+	SYM_ELLIPSIS, /* "…" where text was cut */
+	SYM_SQUARED,  /* "²" */
+};
+const char *report_sym(enum report_sym s);
+/*
+ * report_char_at - the bytes of the character @s starts with (of @len),
+ * and its columns on a terminal in *@cols: 2 for East Asian wide ones, 0
+ * for combining marks; a byte that starts no valid UTF-8 character is one
+ * character of one column.
+ */
+size_t report_char_at(const char *s, size_t len, int *cols);
+/*
+ * report_put_chain - call chain @chain, elements between @sep, in @cols
+ * columns (0: whole): its outermost element, an ellipsis and the innermost
+ * ones that fit (at least one).
+ */
+void report_put_chain(FILE *f, const char *chain, const char *sep, size_t cols);
+/* Display width of @len bytes of UTF-8 text, in terminal columns. */
+size_t report_text_width(const char *s, size_t len);
+/*
+ * report_fit - @s in at most @cols columns: itself when it fits, else its
+ * start and end with an ellipsis between, in @buf (@len bytes).
+ */
+const char *report_fit(const char *s, size_t cols, char *buf, size_t len);
 
 /* Display name of function @func ("?" for an index the header lacks). */
 const char *report_func_name(const struct report *r, uint32_t func);

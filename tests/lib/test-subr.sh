@@ -9,8 +9,8 @@
 # exits.  Every check prints one TAP line; end the script with tap_done.
 
 : "${AWK:=awk}"
-# the text report cuts its lines at $COLUMNS (varperf-report(1)): tests
-# read them whole
+# the text report folds its lines at $COLUMNS (varperf-report(1)), or at
+# 100 columns in a pipe: tests read them at 100
 unset COLUMNS
 # The fixtures measure wall-clock truths, and on a busy machine report's
 # default would be own time, wall clock less preemption
@@ -18,6 +18,13 @@ unset COLUMNS
 # time unless they ask otherwise; offcpu-split-t.sh tests the default.
 VARPERF_TIME=wall
 export VARPERF_TIME
+# ... and prints arrows in UTF-8, "->" in another locale: tests see the
+# arrows where the C library has a UTF-8 locale (a test that sets LC_ALL=C
+# sees "->")
+if locale -a 2>/dev/null | grep -qix 'c\.utf-\{0,1\}8'; then
+	LC_ALL=C.UTF-8
+	export LC_ALL
+fi
 
 tap_count=0	# tests run so far
 tap_failed=0	# tests failed so far

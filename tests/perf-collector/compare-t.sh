@@ -135,9 +135,9 @@ tap_like "$out" '^  left +[0-9]+ .* 0\.000 < 1e-300\*  ai \[game\.c:31\]$' \
 	"a p-value of 0 is '< 1e-300'"
 tap_like "$out" '^Calling contexts significant in either: 9; 1 newly high-variance, 1 no longer, 0 that the tests cannot tell$' \
 	"9 significant contexts compared: one new, one vanished"
-tap_like "$out" '^  vanished +400 .* main \[game\.c:10\] → frame \[game\.c:20\] → ai \[game\.c:31\]$' \
+tap_like "$out" '^  vanished +400 .* main \[game\.c:10\] -> frame \[game\.c:20\] -> ai \[game\.c:31\]$' \
 	"ai's context is no longer high-variance"
-tap_like "$out" '^  new +400 +150 us +0\.000 +400 +285 us +1\.421 .* → audio \[game\.c:33\]$' \
+tap_like "$out" '^  new +400 +150 us +0\.000 +400 +285 us +1\.421 .* -> audio \[game\.c:33\]$' \
 	"audio's context turned high-variance"
 tap_like "$out" '^  kept +[0-9]+ .* \+0% +1  .* render \[game\.c:32\]$' "render: no change, p = 1"
 tap_like "$out" '^New in the regression' "a new pattern in the regression ..."
@@ -161,7 +161,7 @@ tap_like "$(cat out)" '^  verdict: the recordings agree$' "... the recordings ag
 tap_is 1 "$?" "input varies in the subtle one: exit 1"
 out=$(cat out)
 tap_like "$out" '^Pattern Set overlap: 100\.0% ' "... though every pattern of the profile stays"
-tap_like "$out" '^  new +400 +10\.0 us +0\.000 +400 +13\.7 us +0\.722 .* main \[game\.c:10\] → frame \[game\.c:20\] → input \[game\.c:34\]$' \
+tap_like "$out" '^  new +400 +10\.0 us +0\.000 +400 +13\.7 us +0\.722 .* main \[game\.c:10\] -> frame \[game\.c:20\] -> input \[game\.c:34\]$' \
 	"... input's context is reported new high-variance"
 "$VARPERF" compare --format json -o s.json a.data c.data 2>err
 cat >subtle.py <<'EOF'
@@ -181,7 +181,7 @@ tap_is ok "$(python3 subtle.py s.json)" "json: verdict differ, the new context, 
 "$VARPERF" compare n.data c.data >out 2>err
 tap_is 3 "$?" "input not probed in the profile: exit 3, cannot tell"
 tap_like "$(cat out)" '^  verdict: CANNOT TELL whether the recordings differ$' "... so says the verdict"
-tap_like "$(cat out)" '^  unsure +- +- +- +400 +13\.7 us +0\.722 +- +- +main \[game\.c:10\] → frame \[game\.c:20\] → input \[game\.c:34\]$' \
+tap_like "$(cat out)" '^  unsure +- +- +- +400 +13\.7 us +0\.722 +- +- +main \[game\.c:10\] -> frame \[game\.c:20\] -> input \[game\.c:34\]$' \
 	"... about input's context, absent from the profile"
 
 # What the two recordings ran: the first module's build-id and path.

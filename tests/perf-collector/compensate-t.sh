@@ -214,7 +214,8 @@ tap_is "$("$AWK" '$1 == "count" && $2 == "child_push" { print $3 }' O0-truth1)" 
 tap_is "$("$AWK" '$1 == "count" && $2 == "child_sub" { print $3 }' O0-truth1)" "$(node_field O01.json child_sub count)" \
 	"child_sub: every call"
 "$VARPERF" report -i O01.data >text 2>&1
-tap_like "$(cat text)" "probe cost per call: .*subtracted from the durations \(--raw: as measured\)" \
+tap_like "$(grep -A1 'probe cost per call: ' text | tr '\n' ' ')" \
+	"probe cost per call: .*; +subtracted from the durations \(--raw: as measured\) $" \
 	"the text report says the costs are subtracted"
 # The text report shows only nodes that vary a lot: ask the JSON one.
 # child_push (20 us, a leaf) is under 10 probe costs on the perf backend

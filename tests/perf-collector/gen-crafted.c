@@ -38,6 +38,13 @@
  *                                      level 1 us of its own: N contexts
  *                                      whose folded stacks take N^2 / 2
  *                                      frames
+ *   gen-crafted siblings N FILE       sampling: N samples, 1 ms each; of
+ *                                      every four, three in work called
+ *                                      from main's lines 11, 12 and 13 (one
+ *                                      each), one in code of libz.so.1 no
+ *                                      symbol covers, called from main
+ *                                      through more such code: rows of one
+ *                                      function and unnamed frames to merge
  *   gen-crafted corpus DIR            small files of each shape in DIR
  */
 #include <config.h>
@@ -302,6 +309,36 @@ static int sampled(struct vp_writer *w, uint32_t n)
 	return err ? -1 : 0;
 }
 
+static int siblings(struct vp_writer *w, uint32_t n)
+{
+	static char unknown[] = "[unknown in libz.so.1]";
+	struct vp_symbol u = { VP_SYM_NONAME, 0, 0, 0, unknown, unknown };
+	struct vp_frame_level lv[6] = { { 0, 11, "prog.c" }, { 0, 12, "prog.c" },
+					{ 0, 13, "prog.c" }, { 1, 20, "prog.c" },
+					{ 2, 0, "" },	     { 2, 0, "" } };
+	int err = vp_writer_thread(w, 0, 100, 100) || symbols(w) || vp_writer_symbol(w, 2, &u);
+
+	for (uint32_t i = 0; i < 6 && !err; i++) {
+		struct vp_frame_def f = { 0, 0x1010 + 0x10 * i + (i >= 3 ? 0x100 : 0), 1, &lv[i] };
+
+		err = vp_writer_frame(w, i, &f);
+	}
+	for (uint32_t i = 0; i < n && !err; i++) {
+		/* innermost first */
+		uint32_t in_work[2] = { 3, i % 4 }, in_lib[3] = { 4, 5, 0 };
+		uint64_t cfas[3] = { SP - 0x10000, SP - 0x10000 + 32, SP - 0x10000 + 64 };
+		struct vp_sample smp = { 1000000 * (uint64_t)(i + 1), 1000000, 0, 0, 0, 2,
+					 in_work, cfas };
+
+		if (i % 4 == 3) {
+			smp.nframes = 3;
+			smp.frames = in_lib;
+		}
+		err = vp_writer_sample(w, &smp) ? -1 : 0;
+	}
+	return err ? -1 : 0;
+}
+
 static int deep_call(struct vp_writer *w, uint32_t n)
 {
 	struct vp_callsite none = { VP_CS_NONE, 0, 0, "", "", 0 };
@@ -400,6 +437,7 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		{ "markup", VP_MODE_COMBINED, 2, markup },
 		{ "sampled", VP_MODE_SAMPLE, 0, sampled },
 		{ "deep-call", VP_MODE_PROBE, 2, deep_call },
+		{ "siblings", VP_MODE_SAMPLE, 0, siblings },
 	};
 	static char *markup_argv[] = { "/crafted/<prog>", "a&b" };
 	static struct vp_probe_cost cost = { VP_INSN_EMULATED, 300, 700 };
@@ -468,7 +506,7 @@ int main(int argc, char **argv)
 		return corpus(argv[2]);
 	if (argc != 4) {
 		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var|costly|"
-				"quantiles|markup|sampled|deep-call> N FILE\n"
+				"quantiles|markup|sampled|deep-call|siblings> N FILE\n"
 				"       gen-crafted corpus DIR\n");
 		return 129;
 	}

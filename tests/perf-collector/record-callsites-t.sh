@@ -71,7 +71,7 @@ tap_is "2 fx-callsites.c:$step fx-callsites.c:$step" "$(sed -n 1p "$TMPDIR_T/ste
 	"json: step has two nodes under main, from one file:line"
 tap_is ok "$(sed -n 3p "$TMPDIR_T/steps")" \
 	"json: by address, the first is the 20 us call and the second the 60 us one"
-"$VARPERF" report --raw --all -i "$TMPDIR_T/x.data" >"$TMPDIR_T/all" 2>"$TMPDIR_T/err"
+"$VARPERF" report --raw --all --wide -i "$TMPDIR_T/x.data" >"$TMPDIR_T/all" 2>"$TMPDIR_T/err"
 callers=$(sed -n 2p "$TMPDIR_T/steps")
 rows=$(sed -n 's/^[ *] .* step \[\(fx-callsites\.c:[0-9]* ([^)]*)\)\].*$/\1/p' "$TMPDIR_T/all")
 tap_is "fx-callsites.c:$step (${callers% *})
