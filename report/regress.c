@@ -273,7 +273,8 @@ static void text_unclaimed(const struct report_regress *rr)
 	fprintf(rr->out, "\nMET %s, no probability stated: the model fails its checks (",
 		tm(rr, m->met, b, sizeof(b)));
 	if (m->unclaimed & VP_CLAIM_R2) {
-		fprintf(rr->out, "R\xc2\xb2 %.2f, below %.1f", m->r2, VP_CLAIM_MIN_R2);
+		fprintf(rr->out, "R%s %.2f, below %.1f", report_sym(SYM_SQUARED), m->r2,
+			VP_CLAIM_MIN_R2);
 		sep = "; ";
 	}
 	if (m->unclaimed & VP_CLAIM_RESIDUALS) {
