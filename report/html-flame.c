@@ -76,7 +76,8 @@ static uint32_t flame_deeper(const struct vp_sampled *t, uint32_t id)
 			cap *= 2;
 			stack = xrealloc(stack, cap * sizeof(*stack));
 		}
-		memcpy(stack + n, s->children, s->nchildren * sizeof(*stack));
+		if (s->nchildren) /* (children is NULL then) */
+			memcpy(stack + n, s->children, s->nchildren * sizeof(*stack));
 		n += s->nchildren;
 	}
 	free(stack);
