@@ -544,8 +544,18 @@ int record_user_tracked(const struct record_probing *p, const struct vp_header *
 
 	if (!h->ncosts || vp_user_probes_tracked(p->user, &in_window, &full) < 0)
 		return 0;
-	pr_debug("user backend: cost tracked over %zu runs: %llu ns, %llu in the call",
-		 p->user->npool, (unsigned long long)full, (unsigned long long)in_window);
+	if (verbose) {
+		const struct vp_user_probes *u = p->user;
+		double lo = u->pool_in[0], hi = u->pool_in[0];
+
+		for (size_t i = 1; i < u->npool; i++) {
+			lo = u->pool_in[i] < lo ? u->pool_in[i] : lo;
+			hi = u->pool_in[i] > hi ? u->pool_in[i] : hi;
+		}
+		pr_debug("user backend: cost tracked over %zu runs: %llu ns, %llu in the call "
+			 "(runs %.0f-%.0f)", u->npool, (unsigned long long)full,
+			 (unsigned long long)in_window, lo * u->ns_per_tick, hi * u->ns_per_tick);
+	}
 	for (size_t c = 0; c < h->ncosts && c < 2; c++) {
 		costs[c].insn_class = h->costs[c].insn_class;
 		costs[c].in_window_ns = in_window;

@@ -48,7 +48,7 @@ print(int((u.ru_utime + u.ru_stime) * 1000), st)' "$@"
 # ---- fx-leaf: counts and times ----
 set -- $(cpu_ms "$FIXTURES/fx-leaf")
 plain_ms=$1
-set -- $(cpu_ms "$VARPERF" record --mode=probe --backend=user -f parent -f leaf -o leaf.data \
+set -- $(cpu_ms "$VARPERF" -v record --mode=probe --backend=user -f parent -f leaf -o leaf.data \
 	-- "$FIXTURES/fx-leaf")
 rec_ms=$1 st=$2
 tap_is 0 $st "--backend=user records fx-leaf"
@@ -64,10 +64,16 @@ tap_like "$(cat leaf.txt)" "^  probes: +user-space patches" "... and in the text
 # The leaf: the median call as recorded less the calibrated in-window
 # cost, against the median of the unprobed copy's batches (means are the
 # scheduler's on a loaded machine: a preempted call weighs thousands).
+# Within 25 % or 10 ns, widened by the spread of the in-window cost over
+# the calibration's runs during the recording (varperf -v says it): the
+# cost, some 60 ns of two rdtsc reads here, drifts by 10-20 ns with the
+# host's mood within one recording, and no subtraction can be surer.
 ref=$(awk '$1 == "median" && $2 == "leaf" { print $4 }' out)
 seen=$(j raw.json "node('leaf')[0]['percentiles']['p50'] - j['probe_costs'][0]['in_window_ns']")
-tap_is True "$(python3 -c "print(abs($seen - $ref) <= max(0.25 * $ref, 10))")" \
-	"leaf(): $seen ns a call as recorded, $ref ns unprobed (25 % or 10 ns)"
+spread=$(sed -n 's/^varperf: user backend: cost tracked over .*(runs \([0-9]*\)-\([0-9]*\))$/\2 - \1/p' err)
+spread=$(( ${spread:-0} ))
+tap_is True "$(python3 -c "print(abs($seen - $ref) <= max(0.25 * $ref, 10) + $spread)")" \
+	"leaf(): $seen ns a call as recorded, $ref ns unprobed (25 % or 10 ns, + $spread ns of calibration spread)"
 # The parent: its calls as recorded against the fixture's brackets around
 # the same calls, within 10 % and what the scheduler disturbed.
 truth=$(field out parent main mean_ns)
