@@ -23,6 +23,7 @@
 #include "core/stats.h"
 #include "report.h"
 #include "util/escape.h"
+#include "util/shell.h"
 #include "util/util.h"
 
 /* Deeper nodes keep the indentation of this depth and show their depth. */
@@ -388,6 +389,43 @@ static void text_pattern_row(const struct report *r, size_t rank, const struct v
 	text_pattern_quantiles(r, p);
 }
 
+/*
+ * Every pattern unreliable: the command that times the first ones'
+ * functions alone (no probed callee inside them) and with the cheapest
+ * probes (the user backend, where it works; BPF where not).
+ */
+static void text_make_reliable(const struct report *r)
+{
+	const struct vp_analysis *an = r->an;
+	const struct vp_header *h = r->hdr;
+	char *line = xstrdup("varperf record --mode=probe --backend=user");
+	size_t said = 0;
+
+	for (size_t i = 0; i < an->npatterns && said < 3; i++) {
+		const struct vp_pattern *p = &an->patterns[i];
+		uint32_t fn = p->chain[p->len - 1].func;
+		int dup = 0;
+
+		for (size_t k = 0; k < i; k++)
+			dup |= an->patterns[k].chain[an->patterns[k].len - 1].func == fn;
+		if (dup || fn >= h->nfuncs)
+			continue;
+		line = vp_shell_append(line, "-f");
+		line = vp_shell_append(line, h->funcs[fn].name);
+		said++;
+	}
+	line = vp_shell_append(line, "--");
+	for (int i = 0; i < h->argc; i++)
+		line = vp_shell_append(line, h->argv[i]);
+	if (!h->argc)
+		line = vp_shell_append(line, "PROGRAM");
+	fprintf(r->out, "  (none is reliable: time the first without probed callees inside, "
+			"with the cheapest probes:\n    ");
+	vp_term_put(r->out, line);
+	fprintf(r->out, ")\n");
+	free(line);
+}
+
 static void text_patterns(const struct report *r)
 {
 	const struct vp_analysis *an = r->an;
@@ -438,6 +476,8 @@ static void text_patterns(const struct report *r)
 		   "\n");
 	for (size_t i = nrel; i < an->npatterns; i++)
 		text_pattern_row(r, 0, &an->patterns[i]);
+	if (!nrel)
+		text_make_reliable(r);
 }
 
 /* ---- the tree of high-variance (or, with --all, significant) nodes ---- */

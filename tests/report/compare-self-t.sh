@@ -22,7 +22,7 @@ export LC_ALL
 	tap_bail "gen-crafted cannot write the seeds"
 cp "$top_srcdir"/tests/fuzz/corpus/*.data . || tap_bail "cannot copy the corpus"
 n=$(ls ./*.data | wc -l)
-tap_plan $((3 * n + 2))
+tap_plan $((3 * n + 3))
 
 # the verdict, the three set sizes and whether the sets agree, from JSON
 cat >sets.py <<'PY'
@@ -54,5 +54,8 @@ tap_is "agree 0 0 0 True" "$(python3 sets.py out.json 2>&1)" \
 	"$f: both Pattern Sets empty (every pattern unreliable)"
 "$VARPERF" report -i "$f" >out 2>/dev/null
 tap_like "$(cat out)" "none: every pattern is unreliable" "report $f: every pattern unreliable"
+tap_is "  (none is reliable: time the first without probed callees inside, with the cheapest probes:
+    varperf record --mode=probe --backend=user -f work -- /tmp/rel/main/tests/fixtures/fx-threads)" \
+	"$(sed -n '/^  (none is reliable/,/)$/p' out)" "... and the command that times them alone"
 
 tap_done
