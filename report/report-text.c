@@ -344,6 +344,29 @@ static const struct text_column {
  * (their histograms merged: the same buckets, so exactly), and with --wide
  * the min; none when the pattern has no returned call.
  */
+/*
+ * Whether @v of column @c is a duration compensation clamped to 0 (the
+ * probes' cost estimate was over what was measured): too short to tell,
+ * shown as "~0", not "0 ns".  Durations only: a sigma of 0 is exact.
+ */
+static int text_clamped_zero(const struct report *r, enum text_col c, double v)
+{
+	return v == 0 && r->compensated && r->clamped &&
+	       (c == COL_MIN || c == COL_MAX || c == COL_MEAN ||
+		(c >= COL_P50 && c <= COL_P99_9));
+}
+
+/* Duration @v of column @c's kind: "~0" where compensation clamped it. */
+static const char *text_duration(const struct report *r, enum text_col c, double v, char *buf,
+				 size_t len)
+{
+	if (text_clamped_zero(r, c, v)) {
+		snprintf(buf, len, "~0");
+		return buf;
+	}
+	return text_time(r, v, buf, len);
+}
+
 static void text_pattern_quantiles(const struct report *r, const struct vp_pattern *p)
 {
 	struct vp_hist h;
@@ -358,12 +381,14 @@ static void text_pattern_quantiles(const struct report *r, const struct vp_patte
 		goto out;
 	fprintf(r->out, "%14s", "");
 	if (r->wide)
-		fprintf(r->out, "min %s, ", text_time(r, (double)h.min, buf, sizeof(buf)));
+		fprintf(r->out, "min %s, ", text_duration(r, COL_MIN, (double)h.min, buf,
+							  sizeof(buf)));
 	for (int c = COL_P50; c <= COL_P99_9; c++)
 		fprintf(r->out, "%s %s, ", text_columns[c].name,
-			text_time(r, (double)vp_hist_quantile(&h, text_columns[c].q), buf,
-				  sizeof(buf)));
-	fprintf(r->out, "max %s\n", text_time(r, (double)h.max, buf, sizeof(buf)));
+			text_duration(r, (enum text_col)c,
+				      (double)vp_hist_quantile(&h, text_columns[c].q), buf,
+				      sizeof(buf)));
+	fprintf(r->out, "max %s\n", text_duration(r, COL_MAX, (double)h.max, buf, sizeof(buf)));
 out:
 	vp_hist_release(&h);
 }
@@ -627,6 +652,8 @@ static void text_col_value(const struct report *r, uint32_t id, enum text_col c,
 	}
 	if (!known)
 		snprintf(buf, len, "-");
+	else if (text_clamped_zero(r, c, text_col_time(r, id, c, sp)))
+		snprintf(buf, len, "~0");
 	else if (r->wide)
 		text_time(r, text_col_time(r, id, c, sp), buf, len);
 	else
@@ -1017,7 +1044,7 @@ static void text_totals(const struct report *r)
 	fprintf(f, "  unmatched exits:              %" PRIu64 "\n", bt->unmatched_exits);
 	if (r->compensated && r->clamped)
 		fprintf(f, "  clamped durations:            %" PRIu64 " (probe costs over the time "
-			   "measured; by %s at most)\n", r->clamped,
+			   "measured; by %s at most; shown as ~0)\n", r->clamped,
 			fmt_duration((double)r->clamped_max, buf, sizeof(buf)));
 	else if (r->compensated)
 		fprintf(f, "  clamped durations:            0\n");

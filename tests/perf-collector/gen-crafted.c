@@ -14,6 +14,8 @@
  *                                      each calling work from 10 new call
  *                                      sites, every third one 50 times
  *                                      longer: N children with variance
+ *   gen-crafted clamped N FILE        costly's, with calls shorter than
+ *                                     their probes' cost inside
  *   gen-crafted costly N FILE         probing with calibrated probe costs:
  *                                      N invocations of main, each calling
  *                                      work 5 times, and 3 records lost
@@ -258,6 +260,36 @@ static int costly(struct vp_writer *w, uint32_t n)
 }
 
 /*
+ * As costly, but the first three of work's 5 calls in each invocation of
+ * main take 200 ns, under the 300 ns its probes cost inside: compensation
+ * clamps them to 0, and the reports say so (~0); the other two 5 us.
+ */
+static int clamped(struct vp_writer *w, uint32_t n)
+{
+	uint64_t now = 1000000;
+	struct vp_callsite none = { VP_CS_NONE, 0, 0, "", "", 0 };
+	struct vp_callsite c = { 0, 0, 0x1020, "main", "prog.c", 7 };
+	int err = vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &none) ||
+		  vp_writer_callsite(w, 1, &c);
+
+	for (uint32_t r = 0; r < n && !err; r++) {
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event out;
+
+		err = vp_writer_event(w, &in);
+		for (uint32_t k = 0; k < 5 && !err; k++) {
+			now += 1500;
+			err = call(w, &now, 1, 1, SP - 64, k < 3 ? 200 : 5000);
+		}
+		now += 1500;
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		err = err || vp_writer_event(w, &out);
+		now += 1500;
+	}
+	return err ? -1 : 0;
+}
+
+/*
  * main's invocation r calls work twice from one call site, each for 1 us,
  * 20 us when r % 5 == 0 (a high-variance work, and main); after every
  * tenth a sample of main -> work.  The names are markup_names[], the call
@@ -433,6 +465,7 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		{ "wide", VP_MODE_PROBE, 2, wide },
 		{ "wide-var", VP_MODE_PROBE, 2, wide_var },
 		{ "costly", VP_MODE_PROBE, 2, costly },
+		{ "clamped", VP_MODE_PROBE, 2, clamped },
 		{ "quantiles", VP_MODE_PROBE, 2, quantiles },
 		{ "markup", VP_MODE_COMBINED, 2, markup },
 		{ "sampled", VP_MODE_SAMPLE, 0, sampled },
@@ -456,7 +489,7 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 			h.argc = 2;
 			h.argv = markup_argv;
 		}
-		if (shapes[i].fn == costly) {
+		if (shapes[i].fn == costly || shapes[i].fn == clamped) {
 			h.ncosts = 1;
 			h.costs = &cost;
 		}
@@ -505,7 +538,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "corpus"))
 		return corpus(argv[2]);
 	if (argc != 4) {
-		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var|costly|"
+		fprintf(stderr, "usage: gen-crafted <deep-sample|inline-frame|wide|wide-var|costly|clamped|"
 				"quantiles|markup|sampled|deep-call|siblings> N FILE\n"
 				"       gen-crafted corpus DIR\n");
 		return 129;

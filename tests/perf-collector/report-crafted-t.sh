@@ -51,7 +51,7 @@ print(s["cut"], sum(1 for n in s["nodes"] if n["kind"] == "cut"),
       max(n["depth"] for n in s["nodes"]))' 2>/dev/null
 }
 
-tap_plan 34
+tap_plan 37
 
 # ---- sampled stacks of 100 000 frames, with a 256 KiB stack ----
 #
@@ -156,5 +156,17 @@ tap_is "1" "$?" "record --phase1 FIFO: exit status 1, at once"
 tap_is "varperf: error: cannot read the sampling run: 'fifo' is not a regular file" \
 	"$(cat err)" "record --phase1 FIFO: message"
 tap_ok "$([ ! -e never.data ]; echo $?)" "record --phase1 FIFO: no output file"
+
+# ---- durations compensation clamped: ~0, not 0 ns ----
+# (work's first three calls of five take 200 ns, under the 300 ns its
+# probes cost inside: 3 of 5 clamped, so its median is one of them)
+"$gen" clamped 40 clamped.data || tap_bail "gen-crafted cannot write clamped.data"
+"$VARPERF" report -i clamped.data >clamped.txt 2>/dev/null
+tap_like "$(cat clamped.txt)" "^ +p50 ~0, p90 4\.70 us, p99 4\.70 us, p99\.9 4\.70 us, max 4\.70 us$" \
+	"clamped: the pattern's median is ~0, not 0 ns"
+tap_like "$(tr -s ' \n' '  ' <clamped.txt)" "clamped durations: 120 \(probe costs over the time measured; by 100 ns at most; shown as ~0\)" \
+	"clamped: the header counts them and says how they show"
+tap_like "$(grep '^\*.*work \[prog.c:7\]' clamped.txt)" " ~0 4\.70us 4\.70us " \
+	"clamped: work's p50 column too; main's sigma of 0 is no clamped duration"
 
 tap_done
