@@ -26,6 +26,16 @@ double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size
 	return cls == VP_INSN_EMULATED ? TYPICAL_EMULATED_NS : TYPICAL_STEPPED_NS;
 }
 
+double vp_probe_rel_spread(const struct vp_probe_cost *costs, size_t n)
+{
+	double rel = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (costs[i].full_ns && (double)costs[i].spread_ns / (double)costs[i].full_ns > rel)
+			rel = (double)costs[i].spread_ns / (double)costs[i].full_ns;
+	return rel;
+}
+
 int vp_probe_cost_of(const struct vp_header *hdr, uint32_t func, uint64_t *in_window,
 		     uint64_t *full)
 {

@@ -285,6 +285,9 @@ static int parse_meta_value(struct vp_reader *r, uint64_t key, struct cur *c)
 			err = get_u(r, c, &pc->in_window_ns, "probe cost");
 		if (!err)
 			err = get_u(r, c, &pc->full_ns, "probe cost");
+		/* (written since 0.4; an older file's value ends here) */
+		if (!err && c->p < c->end)
+			err = get_u(r, c, &pc->spread_ns, "probe cost spread");
 		break;
 	}
 	case VP_META_MODE:

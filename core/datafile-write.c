@@ -191,7 +191,7 @@ static int build_meta(struct vp_buf *m, const struct vp_header *hdr)
 
 		KV(VP_META_PROBE_COST, buf_uleb(&v, c->insn_class) ||
 					       buf_uleb(&v, c->in_window_ns) ||
-					       buf_uleb(&v, c->full_ns));
+					       buf_uleb(&v, c->full_ns) || buf_uleb(&v, c->spread_ns));
 	}
 	if (hdr->mode)
 		KV(VP_META_MODE, buf_uleb(&v, hdr->mode));

@@ -96,7 +96,9 @@ enum vp_meta_key {
 	VP_META_PID = 5,	/* u: pid of the target */
 	VP_META_MODULE = 6,	/* string path, string build-id (raw bytes) */
 	VP_META_FUNCTION = 7,	/* see struct vp_func */
-	VP_META_PROBE_COST = 8, /* u class, u in-window ns, u full ns */
+	VP_META_PROBE_COST = 8, /* u class, u in-window ns, u full ns, then
+				 * (optional: older readers skip it) u the
+				 * spread of full ns */
 	VP_META_HOST = 9,	/* string: kernel release and machine */
 	VP_META_NCPU = 10,	/* u: CPUs recorded */
 	VP_META_MODE = 11,	/* u: enum vp_record_mode (version 2) */
@@ -311,6 +313,9 @@ struct vp_probe_cost {
 	uint32_t insn_class;
 	uint64_t in_window_ns; /* added to the probed invocation itself */
 	uint64_t full_ns;      /* added to the caller per probed call */
+	uint64_t spread_ns;    /* how far full_ns may be off: half the
+				* interquartile range of the calibration's
+				* blocks (META only; 0: not known) */
 };
 
 /* Everything in the META chunk plus the definitions seen so far. */
@@ -681,6 +686,14 @@ void vp_reader_time_span(const struct vp_reader *r, uint64_t *first, uint64_t *l
  * is unknown).
  */
 double vp_probe_class_cost(uint32_t cls, const struct vp_probe_cost *costs, size_t n);
+
+/*
+ * vp_probe_rel_spread - how far, relative to it, a probe's calibrated cost
+ * may be off: the largest spread_ns / full_ns among @costs[0..@n); 0 when
+ * none says (files before 0.4, the user backend).  A compensated mean is
+ * then known within that share of what the probes cost inside it.
+ */
+double vp_probe_rel_spread(const struct vp_probe_cost *costs, size_t n);
 
 /*
  * vp_probe_cost_of - the calibrated cost of probing function @func of

@@ -55,6 +55,7 @@ const char *report_sym(enum report_sym s)
 		[SYM_DASH] = { "-", "\xe2\x80\x94" },
 		[SYM_ELLIPSIS] = { "...", "\xe2\x80\xa6" },
 		[SYM_SQUARED] = { "^2", "\xc2\xb2" },
+		[SYM_PLUSMINUS] = { "+-", "\xc2\xb1" },
 	};
 
 	return sym[s][report_utf8()];
@@ -261,6 +262,13 @@ const char *report_unit_name(uint32_t unit)
 }
 
 /* A time in the file's unit, in human units when that unit is ns. */
+double report_mean_uncertainty(const struct report *r, uint32_t id)
+{
+	if (!r->compensated || !r->probe_cost || id >= r->tree->nnodes)
+		return 0;
+	return r->probe_cost[id] * vp_probe_rel_spread(r->hdr->costs, r->hdr->ncosts);
+}
+
 const char *report_time(const struct report *r, double v, char *buf, size_t len)
 {
 	if (r->hdr->unit == VP_UNIT_NS)

@@ -204,6 +204,7 @@ static void json_header(struct json *j, const struct report *r)
 		json_str(j, "class", vp_insn_class_name(h->costs[i].insn_class));
 		json_u64(j, "in_window_ns", h->costs[i].in_window_ns);
 		json_u64(j, "full_ns", h->costs[i].full_ns);
+		json_u64(j, "spread_ns", h->costs[i].spread_ns);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -525,6 +526,10 @@ static void json_nodes(struct json *j, const struct report *r)
 		json_u64(j, "open_total", n->open_total);
 		json_offcpu(j, r, id);
 		json_bool(j, "unreliable", report_node_unreliable(r, id));
+		if (report_mean_uncertainty(r, id) > 0)
+			json_double(j, "mean_uncertainty", report_mean_uncertainty(r, id));
+		else
+			json_null(j, "mean_uncertainty");
 		json_bool(j, "partial", vp_reader_unprobed(r->reader, n->func) != 0);
 		json_bool(j, "significant", known && an->significant[id]);
 		json_bool(j, "high_variance", known && an->high_variance[id]);

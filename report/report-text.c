@@ -800,8 +800,17 @@ static void text_node_row(struct text_tree *t, uint32_t id)
 		ind = depth <= 4 ? 2 * depth : depth <= 12 ? 4 + depth : 16;
 	if (depth > (r->wide ? TEXT_MAX_INDENT : 12))
 		snprintf(dbuf, sizeof(dbuf), "[depth %" PRIu32 "] ", depth + 1);
-	if (report_node_unreliable(r, id))
+	if (report_node_unreliable(r, id) && report_mean_uncertainty(r, id) > 0) {
+		char b[32];
+
+		/* how far its compensated mean may be off (the calibration's spread) */
+		len += (size_t)snprintf(tail + len, sizeof(tail) - len, " (! %s%s)",
+					report_sym(SYM_PLUSMINUS),
+					report_time_compact(r, report_mean_uncertainty(r, id), b,
+							    sizeof(b)));
+	} else if (report_node_unreliable(r, id)) {
 		len += (size_t)snprintf(tail + len, sizeof(tail) - len, " (!)");
+	}
 	if (n->open)
 		len += (size_t)snprintf(tail + len, sizeof(tail) - len,
 					" (%" PRIu64 " open at the end)", n->open);
@@ -941,7 +950,8 @@ static void text_tree(const struct report *r)
 		fprintf(f, "  (in k of n calls, %%): its caller called it in k of its n calls\n");
 	if (r->hdr->ncosts && r->probe_cost)
 		fprintf(f, "  (!): mean under 10 times what the probes cost inside it (its own and "
-			   "its probed\n      callees'): unreliable\n");
+			   "its probed\n      callees'): unreliable; %sX: how far the mean may be "
+			   "off (the calibration's spread)\n", report_sym(SYM_PLUSMINUS));
 	for (uint32_t id = 1; !r->wide && id < nnodes; id++)
 		if (t.shown[id] && vp_reader_unprobed(r->reader, text_node(r, id)->func)) {
 			fprintf(f, "  (partial): its probes were removed, over the overhead budget\n");

@@ -292,6 +292,7 @@ enum report_sym {
 	SYM_DASH,     /* "—" */
 	SYM_ELLIPSIS, /* "…" where text was cut */
 	SYM_SQUARED,  /* "²" */
+	SYM_PLUSMINUS, /* "±" */
 };
 const char *report_sym(enum report_sym s);
 /*
@@ -335,6 +336,10 @@ const char *report_clock_name(uint32_t clock);
 /* Name of the unit, "ns" or "cycles". */
 const char *report_unit_name(uint32_t unit);
 /* A time in the file's unit: "1.23 ms" for nanoseconds, "4.5e+03 cyc" else. */
+/* How far node @id's compensated mean may be off: the probes' cost inside
+ * it times the calibration's relative spread (vp_probe_rel_spread); 0 when
+ * not known or not compensated. */
+double report_mean_uncertainty(const struct report *r, uint32_t id);
 const char *report_time(const struct report *r, double v, char *buf, size_t len);
 /* The same without the space, "1.23ms", for columns one word wide. */
 const char *report_time_compact(const struct report *r, double v, char *buf, size_t len);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -107,6 +108,7 @@ static const uint32_t classes[NCLASSES] = { VP_INSN_EMULATED, VP_INSN_STEPPED };
 struct calib_result {
 	double unprobed[NCLASSES];
 	double probed[MAXPASS][NCLASSES];
+	double spread[MAXPASS][NCLASSES]; /* half the blocks' interquartile range */
 	int npass;
 };
 
@@ -245,14 +247,22 @@ static double central_mean(double *v, size_t n)
  * (a busy host, a vCPU moved) spoils whole blocks, and the median leaves
  * them out while keeping the tail that every block has.
  */
-static double block_median(double *v, size_t stride, int nb, size_t bl)
+static double block_median_spread(double *v, size_t stride, int nb, size_t bl, double *spread)
 {
 	double m[NBLOCKS];
 
 	for (int b = 0; b < nb; b++)
 		m[b] = central_mean(v + (size_t)b * stride, bl);
 	qsort(m, (size_t)nb, sizeof(*m), cmp_double);
+	/* half the interquartile range: how far a block is off, as a rule */
+	if (spread)
+		*spread = (m[(3 * nb) / 4] - m[nb / 4]) / 2;
 	return nb % 2 ? m[nb / 2] : (m[nb / 2 - 1] + m[nb / 2]) / 2;
+}
+
+static double block_median(double *v, size_t stride, int nb, size_t bl)
+{
+	return block_median_spread(v, stride, nb, bl, NULL);
 }
 
 /* The CPUs the helper may run on, to spread its blocks over. */
@@ -290,7 +300,7 @@ static void pin(const struct cpu_list *l, int b)
  * 10 ms: the robust centre of each class's timed calls into @out.
  */
 static void time_pass(const struct calib_code *cc, const struct cpu_list *l,
-		      double out[NCLASSES])
+		      double out[NCLASSES], double spread[NCLASSES])
 {
 	static double v[NCLASSES][CALLS];
 	const struct timespec pause = { 0, PAUSE_NS };
@@ -315,7 +325,7 @@ static void time_pass(const struct calib_code *cc, const struct cpu_list *l,
 			pr_debug2("calibration %s block %d on CPU %d: %.0f ns",
 				  c ? "stepped" : "emulated", b, l->n ? l->cpu[b % l->n] : -1,
 				  central_mean(v[c] + b * BLOCK, BLOCK));
-		out[c] = block_median(v[c], BLOCK, NBLOCKS, BLOCK);
+		out[c] = block_median_spread(v[c], BLOCK, NBLOCKS, BLOCK, &spread[c]);
 	}
 }
 
@@ -336,6 +346,7 @@ static int plausible(const double unprobed[NCLASSES], const double probed[NCLASS
 static void helper(const struct calib_code *cc, int to_parent, int from_parent)
 {
 	struct calib_result res;
+	double scratch[NCLASSES];
 	struct cpu_list l;
 	char go;
 
@@ -344,16 +355,17 @@ static void helper(const struct calib_code *cc, int to_parent, int from_parent)
 	for (int c = 0; c < NCLASSES; c++)
 		for (int i = 0; i < WARMUP; i++)
 			cc->fn[c]();
-	time_pass(cc, &l, res.unprobed);
+	time_pass(cc, &l, res.unprobed, scratch);
 	if (write(to_parent, "r", 1) != 1 || read(from_parent, &go, 1) != 1)
 		_exit(1);
 	/* the first hits in the process, not counted */
 	for (int c = 0; c < NCLASSES; c++)
 		for (int i = 0; i < WARMUP; i++)
 			cc->fn[c]();
-	do
-		time_pass(cc, &l, res.probed[res.npass++]);
-	while (res.npass < MAXPASS && !plausible(res.unprobed, res.probed[res.npass - 1]));
+	do {
+		time_pass(cc, &l, res.probed[res.npass], res.spread[res.npass]);
+		res.npass++;
+	} while (res.npass < MAXPASS && !plausible(res.unprobed, res.probed[res.npass - 1]));
 	if (write(to_parent, &res, sizeof(res)) != (ssize_t)sizeof(res))
 		_exit(1);
 	_exit(0);
@@ -663,23 +675,30 @@ static double median3(double a, double b, double c)
 
 /*
  * The last pass, if plausible(); else (every pass was not) the median of
- * the passes, class by class.
+ * the passes, class by class, and as its spread the larger of their
+ * blocks' and of how far the passes are apart.
  */
 static void choose(const struct calib_result *res, double window[MAXPASS][NCLASSES],
-		   double probed[NCLASSES], double win[NCLASSES])
+		   double probed[NCLASSES], double win[NCLASSES], double spread[NCLASSES])
 {
 	int k = res->npass - 1;
 
 	for (int c = 0; c < NCLASSES; c++) {
 		probed[c] = res->probed[k][c];
 		win[c] = window[k][c];
+		spread[c] = res->spread[k][c];
 	}
 	if (plausible(res->unprobed, res->probed[k]))
 		return;
 	pr_debug("calibration: no pass of %d gave plausible costs: their median", res->npass);
 	for (int c = 0; res->npass == MAXPASS && c < NCLASSES; c++) {
+		double lo = fmin(fmin(res->probed[0][c], res->probed[1][c]), res->probed[2][c]);
+		double hi = fmax(fmax(res->probed[0][c], res->probed[1][c]), res->probed[2][c]);
+
 		probed[c] = median3(res->probed[0][c], res->probed[1][c], res->probed[2][c]);
 		win[c] = median3(window[0][c], window[1][c], window[2][c]);
+		spread[c] = fmax(median3(res->spread[0][c], res->spread[1][c], res->spread[2][c]),
+				 (hi - lo) / 2);
 	}
 }
 
@@ -688,7 +707,7 @@ int vp_calibrate(struct vp_probe_cost *costs, int exit_sites, int bpf)
 	struct calib_result res;
 	struct calib_code cc;
 	struct calib_probes p;
-	double window[MAXPASS][NCLASSES], probed[NCLASSES], win[NCLASSES];
+	double window[MAXPASS][NCLASSES], probed[NCLASSES], win[NCLASSES], spread[NCLASSES];
 	int up[2], down[2], err, status;
 	char ready;
 	pid_t pid;
@@ -731,14 +750,15 @@ int vp_calibrate(struct vp_probe_cost *costs, int exit_sites, int bpf)
 		err = -EIO;
 	if (err)
 		goto out_down;
-	choose(&res, window, probed, win);
+	choose(&res, window, probed, win, spread);
 	for (int c = 0; c < NCLASSES; c++) {
 		costs[c].insn_class = classes[c];
 		costs[c].in_window_ns = clamp_ns(win[c] - res.unprobed[c]);
 		costs[c].full_ns = clamp_ns(probed[c] - res.unprobed[c]);
+		costs[c].spread_ns = clamp_ns(spread[c]);
 		pr_debug("calibration %s: unprobed %.0f ns, probed %.0f ns, window %.0f ns "
-			 "(%d pass%s)", c ? "stepped" : "emulated", res.unprobed[c], probed[c],
-			 win[c], res.npass, res.npass > 1 ? "es" : "");
+			 "(%d pass%s, spread %.0f ns)", c ? "stepped" : "emulated", res.unprobed[c],
+			 probed[c], win[c], res.npass, res.npass > 1 ? "es" : "", spread[c]);
 	}
 	track_start(&cc, &p, &res, costs);
 out_down:

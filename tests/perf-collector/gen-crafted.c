@@ -15,7 +15,8 @@
  *                                      sites, every third one 50 times
  *                                      longer: N children with variance
  *   gen-crafted clamped N FILE        costly's, with calls shorter than
- *                                     their probes' cost inside
+ *                                     their probes' cost inside and a
+ *                                     calibration spread of 70 ns
  *   gen-crafted costly N FILE         probing with calibrated probe costs:
  *                                      N invocations of main, each calling
  *                                      work 5 times, and 3 records lost
@@ -473,7 +474,9 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		{ "siblings", VP_MODE_SAMPLE, 0, siblings },
 	};
 	static char *markup_argv[] = { "/crafted/<prog>", "a&b" };
-	static struct vp_probe_cost cost = { VP_INSN_EMULATED, 300, 700 };
+	static struct vp_probe_cost cost = { VP_INSN_EMULATED, 300, 700, 0 };
+	/* clamped: a calibration whose blocks spread by 10 % */
+	static struct vp_probe_cost spread_cost = { VP_INSN_EMULATED, 300, 700, 70 };
 	struct vp_trailer tr = { 0 };
 	struct vp_func funcs[2];
 	struct vp_header h;
@@ -491,7 +494,7 @@ static int write_file(const char *shape, uint32_t n, const char *path)
 		}
 		if (shapes[i].fn == costly || shapes[i].fn == clamped) {
 			h.ncosts = 1;
-			h.costs = &cost;
+			h.costs = shapes[i].fn == clamped ? &spread_cost : &cost;
 		}
 		w = vp_writer_new(path, &h);
 		if (!w) {

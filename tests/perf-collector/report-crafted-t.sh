@@ -51,7 +51,7 @@ print(s["cut"], sum(1 for n in s["nodes"] if n["kind"] == "cut"),
       max(n["depth"] for n in s["nodes"]))' 2>/dev/null
 }
 
-tap_plan 37
+tap_plan 39
 
 # ---- sampled stacks of 100 000 frames, with a 256 KiB stack ----
 #
@@ -160,7 +160,9 @@ tap_ok "$([ ! -e never.data ]; echo $?)" "record --phase1 FIFO: no output file"
 # ---- durations compensation clamped: ~0, not 0 ns ----
 # (work's first three calls of five take 200 ns, under the 300 ns its
 # probes cost inside: 3 of 5 clamped, so its median is one of them)
-"$gen" clamped 40 clamped.data || tap_bail "gen-crafted cannot write clamped.data"
+"$gen" clamped 40 clamped.data && "$gen" costly 40 costly.data &&
+	"$VARPERF" report -i costly.data --format json >costly.json 2>/dev/null ||
+	tap_bail "gen-crafted cannot write clamped.data or costly.data"
 "$VARPERF" report -i clamped.data >clamped.txt 2>/dev/null
 tap_like "$(cat clamped.txt)" "^ +p50 ~0, p90 4\.70 us, p99 4\.70 us, p99\.9 4\.70 us, max 4\.70 us$" \
 	"clamped: the pattern's median is ~0, not 0 ns"
@@ -168,5 +170,18 @@ tap_like "$(tr -s ' \n' '  ' <clamped.txt)" "clamped durations: 120 \(probe cost
 	"clamped: the header counts them and says how they show"
 tap_like "$(grep '^\*.*work \[prog.c:7\]' clamped.txt)" " ~0 4\.70us 4\.70us " \
 	"clamped: work's p50 column too; main's sigma of 0 is no clamped duration"
+# the calibration's spread, 70 ns of 700: each mean known within 10 % of
+# what the probes cost inside it (work's own 700 ns; main's and its five
+# calls' of work, 4200 ns), said beside the (!) of an unreliable one
+"$VARPERF" report -i clamped.data --format json >clamped.json 2>/dev/null
+tap_is "work 70 main 420 | None" "$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+u = dict((n["function"], n["mean_uncertainty"]) for n in j["nodes"] if n["function"])
+o = json.load(open(sys.argv[2]))
+print("work %g main %g |" % (u["work"], u["main"]),
+      set(n["mean_uncertainty"] for n in o["nodes"]).pop())' clamped.json costly.json 2>&1)" \
+	"mean_uncertainty: the probes' cost inside times the spread; none without a spread"
+tap_like "$(grep '^\*.*work \[prog.c:7\]' clamped.txt)" "work \[prog\.c:7\] \(! \+-70ns\)$" \
+	"... and in the text, beside the (!)"
 
 tap_done
