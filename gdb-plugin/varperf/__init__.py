@@ -797,6 +797,15 @@ def _plural(n, word):
     return "%d %s%s" % (n, word, "" if n == 1 else "s")
 
 
+def vim_words(rec):
+    """What VIM is, in words, as varperf report says it where it first
+    appears."""
+    return ["  VIM (Variability Impact Metric) = k sigma N: the spread of one call, k = %g"
+            % rec.params["k"],
+            "  standard deviations, times the number of calls: time summed over the calls,",
+            "  not a duration of the run"]
+
+
 def vcg_lines(rec, g, count=None, raw=False):
     """The Variance Characterization Graph @g (Recording.vcg()) as
     `varperf report` prints it (report-vcg.c): per pattern, its nodes as an
@@ -817,6 +826,7 @@ def vcg_lines(rec, g, count=None, raw=False):
         lines.append("  (none: no significant node has CoV >= %g)"
                      % rec.params["cov_threshold"])
         return lines
+    lines += vim_words(rec)
     first = g["patterns"][0]["vim"]
     depth = {}
     for q, p in enumerate(pats):

@@ -331,8 +331,9 @@ for fn in step render self; do
 	s=$(printf '%s\n' "$fr" | "$AWK" -v f=$fn '$2 ~ "^" f "(@|$)" { print $1 }')
 	tap_within "$w" "$s" 1e-9 "info variance frame 1: $fn's share of frame's variance"
 done
-# info variance patterns: the Pattern Set rows and the graph of the text report
-"$VARPERF" report -i x.data >r.txt 2>err
+# info variance patterns: the Pattern Set rows and the graph of the text
+# report, its lines whole (--wide: GDB leaves folding to the terminal)
+"$VARPERF" report --wide -i x.data >r.txt 2>err
 rows() { sed -n '/^Pattern Set/,/^$/p' | grep -E '^ +[0-9]+ +[0-9.]+% '; }
 want=$(rows <r.txt)
 tap_is "$want" "$(printf '%s\n' "$out" | rows)" \
