@@ -1229,6 +1229,52 @@ static void html_patterns(FILE *f, const struct report *r)
 }
 
 /*
+ * The cells of node @id's preempted and blocked time (means, shares of
+ * the variance) and its top waits, then the name's cell opened; the
+ * means as data- attributes for tests.
+ */
+static void html_offcpu_split(FILE *f, const struct report *r, uint32_t id,
+			      const struct vp_offcpu_split *sp)
+{
+	struct vp_cct_wait w[VP_CCT_WAITS + 1];
+	size_t nw = sp->has_blocked ? vp_cct_waits_sorted(r->tree, id, w) : 0;
+	char name[64];
+
+	fputs("<td class=\"vp-preempted\"", f);
+	if (sp->has_blocked)
+		fprintf(f, " data-mean=\"%.17g\">", sp->preempted_mean);
+	else
+		fputs(">", f);
+	if (sp->has_blocked) {
+		html_time(f, r, sp->preempted_mean);
+		if (sp->wall_var > 0)
+			fprintf(f, " (%.1f%%)", 100 * sp->preempted_share);
+	}
+	fputs("</td><td class=\"vp-blocked\"", f);
+	if (sp->has_blocked)
+		fprintf(f, " data-mean=\"%.17g\">", sp->blocked_mean);
+	else
+		fputs(">", f);
+	if (sp->has_blocked) {
+		html_time(f, r, sp->blocked_mean);
+		if (sp->wall_var > 0)
+			fprintf(f, " (%.1f%%)", 100 * sp->blocked_share);
+	}
+	fputs("</td><td class=\"vp-waits\">", f);
+	for (size_t i = 0; i < nw && i < 3; i++) {
+		if (!w[i].ns)
+			continue;
+		fputs(i ? ", " : "", f);
+		html_put(f, w[i].reason == UINT32_MAX
+				    ? "other"
+				    : vp_wait_reason_name(r->hdr, w[i].reason, name, sizeof(name)));
+		fputs(" ", f);
+		html_time(f, r, (double)w[i].ns);
+	}
+	fputs("</td><td class=\"vp-name\">", f);
+}
+
+/*
  * How much of the variance is off-CPU time (preemption, blocking): for
  * the outermost high-variance nodes, as report_offcpu_share() counts,
  * their means on and off the CPU and the share of their variance that is
@@ -1251,9 +1297,15 @@ static void html_offcpu(FILE *f, const struct report *r)
 			   "%s.</p>\n",
 			share, 100 * share, share > 0.5 ? ", not code" : "");
 	fputs("<div class=\"vp-wide\"><table class=\"vp-table\"><thead><tr><th>N</th><th>mean</th><th>on-CPU</th>"
-	      "<th>off-CPU</th><th>&sigma;</th><th>off-CPU share of the variance</th><th></th>"
-	      "<th class=\"vp-name\">calling context</th></tr></thead>\n<tbody>\n",
+	      "<th>off-CPU</th><th>&sigma;</th><th>off-CPU share of the variance</th><th></th>",
 	      f);
+	/* version 5: off-CPU time split, preempted (the machine's doing)
+	 * and blocked (asleep: the program's), and what it slept in */
+	if (r->tree->blocked)
+		fputs("<th title=\"runnable but off the CPU: the machine's doing\">preempted</th>"
+		      "<th title=\"asleep: I/O, a lock, a sleep\">blocked</th><th>waits</th>",
+		      f);
+	fputs("<th class=\"vp-name\">calling context</th></tr></thead>\n<tbody>\n", f);
 	below = xcalloc(nnodes ? nnodes : 1, 1);
 	for (uint32_t id = 1; id < nnodes && rows < HTML_OFFCPU_ROWS; id++) {
 		const struct vp_cct_node *n = &r->tree->nodes[id];
@@ -1278,8 +1330,12 @@ static void html_offcpu(FILE *f, const struct report *r)
 		html_time(f, r, sqrt(fmax(sp.wall_var, 0)));
 		fprintf(f, "</td><td>%.1f%%</td><td><span class=\"vp-split\" title=\"on-CPU "
 			   "(blue) and off-CPU (brown) shares of the variance\"><span "
-			   "style=\"width:%.1f%%\"></span></span></td><td class=\"vp-name\">",
+			   "style=\"width:%.1f%%\"></span></span></td>",
 			100 * off, 100 * fmin(fmax(off, 0), 1));
+		if (r->tree->blocked)
+			html_offcpu_split(f, r, id, &sp);
+		else
+			fputs("<td class=\"vp-name\">", f);
 		html_put(f, report_node_label(r, id, label, sizeof(label)));
 		fputs("</td></tr>\n", f);
 		rows++;

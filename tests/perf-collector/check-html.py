@@ -367,6 +367,22 @@ def sections(path, errpath, jpath):
                 probs.append("off-CPU row of node %s, not high-variance" % r.attrs["data-node"])
         if not p.root.find("tr", "vp-offcpu-row"):
             probs.append("no off-CPU rows")
+        # version 5: each row's preempted and blocked means are the JSON's
+        for r in p.root.find("tr", "vp-offcpu-row"):
+            o = by_id[int(r.attrs["data-node"])].get("offcpu") or {}
+            for what in ("preempted", "blocked"):
+                cell = r.find("td", "vp-" + what)
+                if what not in o:
+                    if cell:
+                        probs.append("node %s: a %s cell without the split in JSON"
+                                     % (r.attrs["data-node"], what))
+                    continue
+                if (len(cell) != 1 or
+                        abs(float(cell[0].attrs.get("data-mean", "nan")) - o[what]["mean"]) >
+                        1e-6 * max(1.0, abs(o[what]["mean"]))):
+                    probs.append("node %s: %s mean %r, JSON %r" % (
+                        r.attrs["data-node"], what,
+                        [c.attrs.get("data-mean") for c in cell], o[what]["mean"]))
     elif off:
         probs.append("an off-CPU share without off-CPU times")
     out(probs)
