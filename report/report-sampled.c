@@ -413,7 +413,8 @@ static uint32_t *sview_children(const struct report *r, struct sview *v, uint32_
 			tcap = 2 * (ntodo + n->nchildren) + 16;
 			todo = xrealloc(todo, tcap * sizeof(*todo));
 		}
-		memcpy(todo + ntodo, n->children, n->nchildren * sizeof(*todo));
+		if (n->nchildren) /* (a leaf's children are NULL) */
+			memcpy(todo + ntodo, n->children, n->nchildren * sizeof(*todo));
 		ntodo += n->nchildren;
 		while (ntodo) {
 			uint32_t c = todo[--ntodo];
@@ -427,7 +428,9 @@ static uint32_t *sview_children(const struct report *r, struct sview *v, uint32_
 					tcap = 2 * (ntodo + cn->nchildren) + 16;
 					todo = xrealloc(todo, tcap * sizeof(*todo));
 				}
-				memcpy(todo + ntodo, cn->children, cn->nchildren * sizeof(*todo));
+				if (cn->nchildren)
+					memcpy(todo + ntodo, cn->children,
+					       cn->nchildren * sizeof(*todo));
 				ntodo += cn->nchildren;
 				continue;
 			}
