@@ -1244,6 +1244,11 @@ uint64_t vp_bpf_probes_lost(const struct vp_bpf_probes *b)
 	return 0;
 }
 
+uint64_t vp_bpf_probes_lost_waits(const struct vp_bpf_probes *b)
+{
+	return 0;
+}
+
 uint64_t vp_bpf_probes_unheld(const struct vp_bpf_probes *b)
 {
 	return 0;
