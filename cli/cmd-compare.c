@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cct.h"
 #include "core/compare.h"
@@ -22,6 +23,7 @@
 #include "core/recording.h"
 #include "analysis-opts.h"
 #include "builtin.h"
+#include "textwidth.h"
 #include "util/output.h"
 #include "report/report.h"
 #include "usage.h"
@@ -45,6 +47,7 @@ enum {
 	OPT_FORMAT,
 	OPT_ALL,
 	OPT_STRICT,
+	OPT_WIDE,
 };
 
 /* Same order as OPTIONS in man/varperf-compare.1. */
@@ -59,6 +62,7 @@ static const struct option cmd_compare_options[] = {
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "wide", no_argument, NULL, OPT_WIDE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -85,6 +89,8 @@ static const char *const cmd_compare_usage[] = {
 	"    --all                      list every pattern of the profile and every",
 	"                               significant calling context",
 	"    --strict                   treat an incomplete data file as an error",
+	"    --wide                     text lines whole (by default they fit the",
+	"                               terminal's width or 100 columns, wider ones folded)",
 	"    -h, --help                 show this help",
 	"",
 	"Exit status: 0 the recordings agree, 1 they differ, 2 trouble, 3 cannot tell,",
@@ -102,6 +108,7 @@ struct cmd_compare_opts {
 	struct vp_compare_params cmp;
 	int all;
 	int strict;
+	int wide;	/* --wide: text lines whole */
 };
 
 /* "A B", or "A1 A2 ... -- B1 B2 ...": the files of each side and their labels. */
@@ -205,6 +212,9 @@ static int cmd_compare_parse(int argc, char **argv, struct cmd_compare_opts *o)
 			break;
 		case OPT_STRICT:
 			o->strict = 1;
+			break;
+		case OPT_WIDE:
+			o->wide = 1;
 			break;
 		case 'h':
 			ret = 1;
@@ -318,6 +328,14 @@ static void cmd_compare_unload(struct cmd_compare_side *s)
 	free(s->recs);
 }
 
+static int cmd_compare_text(void *ctx, FILE *f)
+{
+	struct report_compare *rc = ctx;
+
+	rc->out = f;
+	return report_compare_text(rc);
+}
+
 static int cmd_compare_print(FILE *f, const struct cmd_compare_opts *o,
 			     const struct cmd_compare_side *side, const struct vp_compare *c)
 {
@@ -331,7 +349,13 @@ static int cmd_compare_print(FILE *f, const struct cmd_compare_opts *o,
 		.all = o->all,
 	};
 
-	return o->format == COMPARE_JSON ? report_compare_json(&rc) : report_compare_text(&rc);
+	if (o->format == COMPARE_JSON)
+		return report_compare_json(&rc);
+	/* as report's text: the terminal's width, or 100 columns in a file */
+	return vp_print_fitted(f, o->wide		    ? 0
+				  : o->output || f != stdout ? VP_TEXT_WIDTH
+							     : vp_term_width(STDOUT_FILENO),
+			       cmd_compare_text, &rc);
 }
 
 static int cmd_compare_run(const struct cmd_compare_opts *o)

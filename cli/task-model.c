@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cct.h"
 #include "core/recording.h"
@@ -22,6 +23,7 @@
 #include "analysis-opts.h"
 #include "report/report.h"
 #include "task-model.h"
+#include "textwidth.h"
 #include "usage.h"
 #include "util/escape.h"
 #include "util/util.h"
@@ -36,6 +38,7 @@ enum {
 	OPT_MAX,
 	OPT_FORMAT,
 	OPT_ALL,
+	OPT_WIDE,
 };
 
 /* The options explain and bound both take (the order of --help and the
@@ -50,6 +53,7 @@ enum {
 	{ "time", required_argument, NULL, OPT_TIME },              \
 	{ "raw", no_argument, NULL, OPT_RAW },                      \
 	{ "all", no_argument, NULL, OPT_ALL },                      \
+	{ "wide", no_argument, NULL, OPT_WIDE },                    \
 	{ "help", no_argument, NULL, 'h' }
 
 static const struct option explain_options[] = {
@@ -85,6 +89,8 @@ static const struct option bound_options[] = {
 	"                               when preemption makes the variance)",                    \
 	"    --raw                      durations as measured, probe costs included",            \
 	"    --all                      list every bad sample",                                  \
+	"    --wide                     text lines whole (by default they fit the terminal's",   \
+	"                               width or 100 columns, wider ones folded)",               \
 	"    -h, --help                 show this help"
 
 static const char *const explain_usage[] = {
@@ -115,6 +121,7 @@ struct task_model_opts {
 	const char *context;
 	int json;
 	int all;
+	int wide; /* --wide: text lines whole */
 	struct vp_recording_opts rec;
 	struct vp_regress_opts reg;
 	char **max; /* the --max arguments */
@@ -205,6 +212,9 @@ static int parse_opt(int c, struct task_model_opts *o)
 		return analysis_option(c, optarg, &o->rec) < 0 ? -1 : 0;
 	case OPT_ALL:
 		o->all = 1;
+		return 0;
+	case OPT_WIDE:
+		o->wide = 1;
 		return 0;
 	}
 	return -2;
@@ -360,6 +370,14 @@ static int resolve_max(const struct task_model_opts *o, const struct report *r,
 	return 0;
 }
 
+static int regress_text(void *ctx, FILE *f)
+{
+	struct report_regress *rr = ctx;
+
+	rr->out = f;
+	return report_regress_text(rr);
+}
+
 static int fit_and_print(const struct task_model_opts *o, struct vp_recording *rec, uint32_t node)
 {
 	struct vp_task_rows rows;
@@ -401,7 +419,9 @@ static int fit_and_print(const struct task_model_opts *o, struct vp_recording *r
 	node_chain(&r, node, label, sizeof(label));
 	rr = (struct report_regress){ .out = stdout, .r = &r, .task = label, .rows = &rows,
 				      .m = m, .bound = o->bound };
-	err = o->json ? report_regress_json(&rr) : report_regress_text(&rr);
+	err = o->json ? report_regress_json(&rr)
+		      : vp_print_fitted(stdout, o->wide ? 0 : vp_term_width(STDOUT_FILENO),
+					regress_text, &rr);
 	if (err < 0 || fflush(stdout) || ferror(stdout)) {
 		error("cannot write standard output: %s", strerror(errno));
 		goto out;

@@ -11,6 +11,7 @@
 
 #include "report/report.h"
 #include "textwidth.h"
+#include "util/util.h"
 
 int vp_term_width(int fd)
 {
@@ -95,4 +96,26 @@ int vp_fit_lines(FILE *out, const char *buf, size_t len, int width, size_t *ret_
 	}
 	*ret_folded = folded;
 	return ferror(out) ? -1 : 0;
+}
+
+int vp_print_fitted(FILE *out, int width, int (*print)(void *ctx, FILE *f), void *ctx)
+{
+	char *buf = NULL;
+	size_t len = 0, folded = 0;
+	FILE *m;
+	int ret;
+
+	if (width < 20)
+		return print(ctx, out);
+	m = open_memstream(&buf, &len);
+	if (!m)
+		die("out of memory");
+	ret = print(ctx, m);
+	if (fclose(m))
+		die("out of memory");
+	if (ret >= 0 && vp_fit_lines(out, buf, len, width, &folded) < 0)
+		ret = -1;
+	free(buf);
+	pr_debug("%zu line%s folded at %d columns", folded, folded == 1 ? "" : "s", width);
+	return ret;
 }

@@ -37,4 +37,12 @@ int vp_term_width(int fd);
  */
 int vp_fit_lines(FILE *out, const char *buf, size_t len, int width, size_t *ret_folded);
 
+/**
+ * vp_print_fitted - @print(@ctx, f) into memory, then to @out within @width
+ * columns (vp_fit_lines); @width 0 or under 20: straight to @out
+ *
+ * Returns what @print returned, or -1 when writing failed.
+ */
+int vp_print_fitted(FILE *out, int width, int (*print)(void *ctx, FILE *f), void *ctx);
+
 #endif

@@ -28,7 +28,7 @@ tap_plan 6
 "$VARPERF" record --mode=probe -q -f task -f child1 -f child2 -o r.data -- \
 	"$FIXTURES/fx-regress" 100 >/dev/null 2>err
 tap_is 0 $? "record fx-regress exits 0"
-"$VARPERF" bound task -i r.data --time=cpu >cli.txt 2>/dev/null
+"$VARPERF" bound --wide task -i r.data --time=cpu >cli.txt 2>/dev/null
 gdb -batch -nx -iex 'set debuginfod enabled off' -x "$LOADER" -ex 'break task' -ex run \
 	-ex 'varperf load --time=cpu r.data' -ex 'info variance bound' -ex 'info variance bound 2' \
 	-ex kill "$FIXTURES/fx-regress" >gdb.txt 2>&1

@@ -182,7 +182,7 @@ tap_is True "$(j hotc.json "abs(node('parent')[0]['mean'] - $plain_mean) <= 0.15
 tap_is "['hot'] varperf record --mode=probe -f parent -f hot -- $FIXTURES/fx-hot 6000" \
 	"$(j hotx.json "'%s %s' % (j['budget_dropped'], j['rerecord'])")" \
 	"explain parent: hot()'s probes were dropped, and the command that times both"
-"$VARPERF" explain parent -i hot.data >hotx.txt 2>/dev/null
+"$VARPERF" explain --wide parent -i hot.data >hotx.txt 2>/dev/null
 tap_is "not timed to the end: the overhead budget removed the probes of hot during the recording:
   varperf record --mode=probe -f parent -f hot -- $FIXTURES/fx-hot 6000" \
 	"$(sed -n '/^not timed to the end/p; /^  varperf record/p' hotx.txt)" "... in its text too"

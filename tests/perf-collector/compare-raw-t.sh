@@ -96,12 +96,12 @@ tap_is "False False" "$(python3 -c 'import json; c = json.load(open("c.json"))["
 	"... and its JSON says so"
 
 # ---- the text, and --strict ----
-"$VARPERF" compare a.data b.data >out 2>err
+"$VARPERF" compare --wide a.data b.data >out 2>err
 tap_like "$(cat out)" '^  kept +1 .* 10\.0 us +10\.0 us .*  work \[prog\.c:7\]$' \
 	"text: work's compensated mean in both"
 tap_like "$(cat out)" '^  durations: probe costs subtracted \(--raw: as measured\)$' \
 	"text: the header says the costs were subtracted"
-"$VARPERF" compare --raw a.data b.data >out 2>err
+"$VARPERF" compare --wide --raw a.data b.data >out 2>err
 tap_like "$(cat out)" '^  kept +1 .* 10\.3 us +10\.3 us .*  work \[prog\.c:7\]$' \
 	"text --raw: work's mean as measured"
 tap_like "$(cat out)" '^  durations: as measured, probe costs included$' \

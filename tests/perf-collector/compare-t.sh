@@ -113,15 +113,23 @@ python3 gen.py a.data profile && python3 gen.py b.data regression &&
 	python3 gen.py a4.data profile /opt/editor 0e0f ||
 	tap_bail "cannot write the recordings"
 
-tap_plan 48
+tap_plan 50
 
 # ---- part one: synthetic recordings ----
 
-"$VARPERF" compare a.data b.data >out 2>err
+# (--wide: the rows whole, as the checks read them; the default folds at 100
+# columns, checked last)
+"$VARPERF" compare --wide a.data b.data >out 2>err
 tap_is 1 "$?" "profile vs regression: exit 1, the Pattern Sets disagree"
 tap_is "" "$(cat err)" "... nothing on stderr"
 out=$(cat out)
 tap_like "$out" "^varperf compare: profile 'a\.data', regression 'b\.data'$" "header"
+# by default fitted to 100 columns in a pipe: folded at a space, nothing lost
+"$VARPERF" compare a.data b.data >fit.out 2>/dev/null
+tap_is 0 "$("$AWK" 'length > 100 { n++ } END { print n + 0 }' fit.out)" \
+	"by default no line is wider than 100 columns ($("$AWK" 'length > 100' out | wc -l) are with --wide)"
+tap_is "$(tr -s ' \n' '\n\n' <out | sort | tr -d '\n')" "$(tr -s ' \n' '\n\n' <fit.out | sort | tr -d '\n')" \
+	"... and it has every word of the --wide output"
 # A's set: physics, ai, render, render_detailed; B keeps all but ai
 tap_like "$out" '^Pattern Set overlap: 75\.0% \(3 of the profile.s 4 patterns are in the regression Pattern Set; --min-overlap 80%\)$' \
 	"overlap 75 % (3 of 4), as the paper defines it"
@@ -144,26 +152,26 @@ tap_like "$out" '^New in the regression' "a new pattern in the regression ..."
 tap_like "$out" '^ +[0-9]+ +400 .* audio \[game\.c:33\]$' "... audio"
 
 # The Pattern Sets agree at 75 %, but audio and ai changed all the same.
-"$VARPERF" compare --min-overlap 75% a.data b.data >out 2>err
+"$VARPERF" compare --wide --min-overlap 75% a.data b.data >out 2>err
 tap_is "1 the Pattern Sets agree" "$? $(sed -n 's/^  \(the Pattern Sets .*\)/\1/p' out)" \
 	"--min-overlap 75%: the Pattern Sets agree, the recordings differ: exit 1"
-"$VARPERF" compare --symmetric --min-overlap 75% a.data b.data >out 2>err
+"$VARPERF" compare --wide --symmetric --min-overlap 75% a.data b.data >out 2>err
 tap_is "1 the Pattern Sets agree (both ways)" \
 	"$? $(sed -n 's/^  \(the Pattern Sets .*\)/\1/p' out)" \
 	"--symmetric: 3 of B's 3 come from A, and still exit 1"
-"$VARPERF" compare a.data a.data >out 2>err
+"$VARPERF" compare --wide a.data a.data >out 2>err
 tap_is 0 "$?" "a recording against itself: exit 0"
 tap_like "$(cat out)" '^Pattern Set overlap: 100\.0% ' "... overlap 100 %"
 tap_like "$(cat out)" '^  verdict: the recordings agree$' "... the recordings agree"
 
 # A context turned high-variance far below the Pattern Set's cut.
-"$VARPERF" compare a.data c.data >out 2>err
+"$VARPERF" compare --wide a.data c.data >out 2>err
 tap_is 1 "$?" "input varies in the subtle one: exit 1"
 out=$(cat out)
 tap_like "$out" '^Pattern Set overlap: 100\.0% ' "... though every pattern of the profile stays"
 tap_like "$out" '^  new +400 +10\.0 us +0\.000 +400 +13\.7 us +0\.722 .* main \[game\.c:10\] -> frame \[game\.c:20\] -> input \[game\.c:34\]$' \
 	"... input's context is reported new high-variance"
-"$VARPERF" compare --format json -o s.json a.data c.data 2>err
+"$VARPERF" compare --wide --format json -o s.json a.data c.data 2>err
 cat >subtle.py <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -178,29 +186,29 @@ print("ok" if ok else "not ok: %s" % json.dumps(new))
 EOF
 tap_is ok "$(python3 subtle.py s.json)" "json: verdict differ, the new context, the Pattern Sets agree"
 # The profile did not probe input: its varying there may be new or not.
-"$VARPERF" compare n.data c.data >out 2>err
+"$VARPERF" compare --wide n.data c.data >out 2>err
 tap_is 3 "$?" "input not probed in the profile: exit 3, cannot tell"
 tap_like "$(cat out)" '^  verdict: CANNOT TELL whether the recordings differ$' "... so says the verdict"
 tap_like "$(cat out)" '^  unsure +- +- +- +400 +13\.7 us +0\.722 +- +- +main \[game\.c:10\] -> frame \[game\.c:20\] -> input \[game\.c:34\]$' \
 	"... about input's context, absent from the profile"
 
 # What the two recordings ran: the first module's build-id and path.
-"$VARPERF" compare a1.data a2.data >out 2>err
+"$VARPERF" compare --wide a1.data a2.data >out 2>err
 tap_is "0 " "$? $(cat err)" "one build-id under two paths: exit 0, no warning"
 tap_like "$(cat out)" "^  programs: the same \('/opt/game', one build-id\)$" "... the same program"
-"$VARPERF" compare a1.data a3.data >out 2>err
+"$VARPERF" compare --wide a1.data a3.data >out 2>err
 tap_like "$(cat out)" "^  programs: two builds of '/opt/game' \(build-ids or sizes differ\)$" \
 	"another build-id: two builds"
-"$VARPERF" compare a1.data a4.data >out 2>err
+"$VARPERF" compare --wide a1.data a4.data >out 2>err
 tap_is "0 varperf: warning: 'a1.data' and 'a4.data' record different programs ('/opt/game' and '/opt/editor')" \
 	"$? $(cat err)" "another build-id and name: a warning (the verdict stands)"
 tap_like "$(cat out)" "^  programs: DIFFERENT: '/opt/game' and '/opt/editor'$" "... and the header says so"
 # a file from before sizes were recorded, without a build-id: read, and said
-"$VARPERF" compare a.data a.data >out 2>err
+"$VARPERF" compare --wide a.data a.data >out 2>err
 tap_like "$(cat out)" "^  programs: cannot tell whether '/game' is one build in both \(no build-ids, no sizes\)$" \
 	"no build-id, no size (an older file): cannot tell"
 
-"$VARPERF" compare --format json -o c.json a.data b.data 2>err
+"$VARPERF" compare --wide --format json -o c.json a.data b.data 2>err
 tap_is 1 "$?" "--format json -o: exit 1 as well"
 cat >check.py <<'EOF'
 import json, sys
@@ -226,7 +234,7 @@ tap_is ok "$(python3 check.py c.json)" "json: overlap, statuses, tests and the n
 check() {
 	_status=$1 _err=$2
 	shift 2
-	"$VARPERF" compare "$@" >out 2>err
+	"$VARPERF" compare --wide "$@" >out 2>err
 	tap_is "$_status $_err" "$? $(cat err)" "exit $_status: $*"
 	tap_is "" "$(cat out)" "nothing on stdout: $*"
 }
@@ -252,11 +260,11 @@ require_file "$FIXTURES/fx-vcg"
 	"$VARPERF" record -q -o r.data -- "$FIXTURES/fx-vcg" regress >r.out 2>>err
 tap_is 0 "$?" "fx-vcg recorded, and its changed version"
 [ -s err ] && tap_diag "$(cat err)"
-"$VARPERF" compare p.data p.data >out 2>err
+"$VARPERF" compare --wide p.data p.data >out 2>err
 tap_is "0 Pattern Set overlap: 100.0%" "$? $(sed -n 2p out | cut -c1-27)" \
 	"fx-vcg against itself: agree, overlap 100 %"
 # the recorder wrote the program's build-id and size
-"$VARPERF" compare --format json -o self.json p.data r.data 2>err
+"$VARPERF" compare --wide --format json -o self.json p.data r.data 2>err
 tap_is "same $(wc -c <"$FIXTURES/fx-vcg")" "$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))["program"]
 print(d["same"], d["profile"]["size"] if d["profile"]["build_id"] else "no build-id")' self.json)" \
@@ -275,7 +283,7 @@ if [ "$late" -gt 100000 ]; then
 	tap_skip "fx-vcg was disturbed by $late ns on average"
 	tap_done
 fi
-"$VARPERF" compare --format json -o r.json p.data r.data 2>err
+"$VARPERF" compare --wide --format json -o r.json p.data r.data 2>err
 st=$?
 cat >fx.py <<'EOF'
 import json, sys
@@ -301,10 +309,10 @@ fi
 # The varying calls of fx-vcg have VIMs within 2x of each other; a call the
 # remaining noise makes vary has a VIM below 15 % of theirs: --beta 0.3
 # keeps the Pattern Sets clear of it.
-"$VARPERF" compare --beta 0.3 p1.data p2.data >out 2>err
+"$VARPERF" compare --wide --beta 0.3 p1.data p2.data >out 2>err
 tap_is 0 "$?" "fx-vcg against another run of itself: agree"
 tap_diag "$(grep overlap out)"
-"$VARPERF" compare --beta 0.3 --format json -o r.json p1.data r.data 2>err
+"$VARPERF" compare --wide --beta 0.3 --format json -o r.json p1.data r.data 2>err
 tap_is 1 "$?" "fx-vcg against its changed version: disagree (task_a no longer varies)"
 cat >fx.py <<'EOF'
 import json, sys
