@@ -445,6 +445,26 @@ static void cmd_report_sampled_warnings(const struct report *r, int text)
 			vp_samples_needed(0.5, r->precision, r->z));
 }
 
+/* The text report (and the runs' section) into @f. */
+struct text_print {
+	const struct cmd_report_opts *o;
+	struct report *r;
+};
+
+static int text_print(void *ctx, FILE *f)
+{
+	struct text_print *t = ctx;
+	FILE *saved = t->r->out;
+	int ret;
+
+	t->r->out = f;
+	ret = report_runs_text(t->r) < 0 ? -1
+	      : t->o->slowest		  ? report_slowest_text(t->r)
+					  : report_text(t->r);
+	t->r->out = saved;
+	return ret;
+}
+
 /*
  * The text report fits the terminal, or VP_TEXT_WIDTH columns in a pipe or
  * a file: a wider line is folded, unless --wide.  The report is written
@@ -452,28 +472,12 @@ static void cmd_report_sampled_warnings(const struct report *r, int text)
  */
 static int cmd_report_text_fitted(const struct cmd_report_opts *o, struct report *r)
 {
-	int width = o->wide ? 0 : o->output ? VP_TEXT_WIDTH : vp_term_width(STDOUT_FILENO);
-	int (*print)(const struct report *) = o->slowest ? report_slowest_text : report_text;
-	FILE *f = r->out, *m;
-	char *buf = NULL;
-	size_t len = 0, folded = 0;
-	int ret;
+	struct text_print t = { o, r };
 
-	if (width < 20)
-		return report_runs_text(r) < 0 ? -1 : print(r);
-	m = open_memstream(&buf, &len);
-	if (!m)
-		die("out of memory");
-	r->out = m;
-	ret = report_runs_text(r) < 0 ? -1 : print(r);
-	r->out = f;
-	if (fclose(m))
-		die("out of memory");
-	if (!ret)
-		ret = vp_fit_lines(f, buf, len, width, &folded);
-	free(buf);
-	pr_debug("%zu line%s folded at %d columns", folded, folded == 1 ? "" : "s", width);
-	return ret;
+	return vp_print_fitted(r->out, o->wide	   ? 0
+				       : o->output ? VP_TEXT_WIDTH
+						   : vp_term_width(STDOUT_FILENO),
+			       text_print, &t);
 }
 
 static int cmd_report_print(const struct cmd_report_opts *o, struct report *r,
