@@ -610,6 +610,19 @@ static struct vp_recording *cmd_report_open(const struct cmd_report_opts *o, con
  * Several recordings of one program as one report (core/merge.h): the
  * merged tree analysed as one recording's, the runs as replicates.
  */
+/* What the options say of the report, one recording or several. */
+static void report_options(const struct cmd_report_opts *o, struct report *r)
+{
+	r->all = o->all;
+	r->wide = o->wide;
+	r->vcg_only = o->vcg_only;
+	r->contexts = o->contexts;
+	r->precision = o->precision;
+	r->confidence = o->confidence;
+	r->z = vp_confidence_z(o->confidence);
+	r->folded_value = o->folded_value;
+}
+
 static int cmd_report_runs(const struct cmd_report_opts *o)
 {
 	struct vp_recording **recs = xcalloc(o->ninputs, sizeof(*recs));
@@ -657,14 +670,7 @@ static int cmd_report_runs(const struct cmd_report_opts *o)
 		strcat(label, o->inputs[i]);
 	}
 	report_init_runs(&r, label, &runs);
-	r.all = o->all;
-	r.wide = o->wide;
-	r.vcg_only = o->vcg_only;
-	r.contexts = o->contexts;
-	r.precision = o->precision;
-	r.confidence = o->confidence;
-	r.z = vp_confidence_z(o->confidence);
-	r.folded_value = o->folded_value;
+	report_options(o, &r);
 	if (o->format == FORMAT_PPROF) {
 		if (!cmd_report_print(o, &r, recs[0]))
 			ret = 0;
@@ -705,20 +711,13 @@ static int cmd_report_run(const struct cmd_report_opts *o)
 	if (!rec)
 		goto out;
 	report_init(&r, o->input, rec);
-	r.all = o->all;
-	r.wide = o->wide;
-	r.vcg_only = o->vcg_only;
-	r.contexts = o->contexts;
+	report_options(o, &r);
 	r.slowest = o->slowest;
 	r.slowest_context = o->slowest_context;
-	r.precision = o->precision;
-	r.confidence = o->confidence;
-	r.z = vp_confidence_z(o->confidence);
 	if (analysis_warnings(rec, o->strict, "reporting") < 0)
 		goto out_rec;
 	if (r.sampled)
 		cmd_report_sampled_warnings(&r, o->format == FORMAT_TEXT);
-	r.folded_value = o->folded_value;
 	r.typical = o->typical;
 	/* the exports need no Dominant Variance Analysis */
 	if (o->format == FORMAT_CHROME || o->format == FORMAT_FOLDED || o->format == FORMAT_PPROF) {
