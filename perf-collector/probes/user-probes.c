@@ -610,6 +610,36 @@ int vp_user_probes_unpatch(struct vp_user_probes *u)
 	return err;
 }
 
+int vp_user_probes_drop(struct vp_user_probes *u, const unsigned char *drop)
+{
+	char path[64];
+	int mem, err = 0;
+
+	if (u->unpatched || !u->patches)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)u->pid);
+	mem = open(path, O_RDWR | O_CLOEXEC);
+	if (mem < 0)
+		return -errno;
+	for (size_t i = 0; i < u->nfuncs; i++) {
+		struct vp_upatch *p = &u->patches[i];
+		int e;
+
+		if (!drop[i] || !p->len)
+			continue;
+		/* a thread stopped at the jmp resumes at the original first
+		 * instruction; one in the stub's relocated copy goes on there
+		 * and jumps back past it: the stub stays */
+		e = vp_umem_write(mem, p->at, p->orig, VP_UPATCH_JMP);
+		if (e && !err)
+			err = e;
+		if (!e)
+			p->len = 0; /* not to be restored again at the end */
+	}
+	close(mem);
+	return err;
+}
+
 void vp_user_probes_close(struct vp_user_probes *u)
 {
 	if (u->code)

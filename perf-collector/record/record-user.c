@@ -173,9 +173,11 @@ int record_user_choose(struct record *rec)
 
 	if (vp_user_probes_check(why, sizeof(why)) < 0)
 		goto fallback;
-	if (rec->mode != MODE_PROBE || rec->phase.plan_from) {
-		snprintf(why, sizeof(why), "it records --mode=probe only, for now (the sampler's "
-			 "unwinder does not step through its trampolines yet)");
+	/* auto mode's phase 2 samples nothing (on any backend): only the
+	 * combined mode's samples would need unwinding through the stubs */
+	if (rec->mode != MODE_PROBE) {
+		snprintf(why, sizeof(why), "it records --mode=probe and auto mode only, for now "
+			 "(the sampler's unwinder does not step through its trampolines yet)");
 		goto fallback;
 	}
 	if (rec->probing.can_throw && !(user_flags(rec->hdr.modules[0].path) & VP_USER_TLS)) {
@@ -389,60 +391,137 @@ out:
 	return found;
 }
 
-/* Stop every thread of attached process @pid: their ids (malloc'ed), how many, or -errno. */
-static int stop_all(pid_t pid, pid_t **ret)
+/* The threads of a process in a ptrace stop (stop_all()), and the signal
+ * each was stopped with when that was one of its own: delivered again
+ * when it is let go. */
+struct stopped {
+	pid_t pid;
+	pid_t *tids;
+	int *sigs;
+	int n;
+};
+
+/*
+ * Wait for thread @tid of process @pid, interrupted, to stop: 0 with the
+ * signal of a signal-delivery stop in *@sig, or -ESRCH when it ended
+ * instead.  The process's exit is not reaped here (varperf's child: its
+ * exit status is the recording's), only a thread's.
+ */
+static int wait_stop(pid_t pid, pid_t tid, int *sig)
 {
-	pid_t *tids = NULL;
-	int n = vp_task_list(pid, &tids), k = 0;
+	siginfo_t si;
+	int st;
 
-	for (int i = 0; i < n; i++) {
-		int st;
-
-		if (ptrace(PTRACE_SEIZE, tids[i], NULL, NULL) < 0 ||
-		    ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL) < 0) {
-			if (errno == ESRCH)
-				continue; /* it ended meanwhile */
-			n = -errno;
-			break;
-		}
-		tids[k++] = tids[i];
-		while (waitpid(tids[i], &st, __WALL) < 0 && errno == EINTR)
-			;
+	*sig = 0;
+	if (tid == pid) {
+		memset(&si, 0, sizeof(si));
+		while (waitid(P_PID, (id_t)tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) < 0)
+			if (errno != EINTR)
+				return -errno;
+		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
+			return -ESRCH;
 	}
-	if (n < 0) {
-		for (int i = 0; i < k; i++)
-			ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
-		free(tids);
-		return n;
-	}
-	*ret = tids;
-	return k;
+	while (waitpid(tid, &st, __WALL) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFSTOPPED(st))
+		return -ESRCH;
+	/* a signal-delivery stop (no event in the high bits): its signal
+	 * is the thread's own */
+	if (!(st >> 16))
+		*sig = WSTOPSIG(st);
+	return 0;
 }
 
-static void detach_all(const pid_t *tids, int n, int sig)
+static int stopped_has(const struct stopped *s, pid_t tid)
 {
-	for (int i = 0; i < n; i++)
-		ptrace(PTRACE_DETACH, tids[i], NULL, (void *)(long)(i ? 0 : sig));
+	for (int i = 0; i < s->n; i++)
+		if (s->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+static void detach_all(struct stopped *s)
+{
+	for (int i = 0; i < s->n; i++)
+		if (ptrace(PTRACE_DETACH, s->tids[i], NULL, (void *)(long)s->sigs[i]) < 0 &&
+		    errno == ESRCH && s->tids[i] != s->pid)
+			/* killed meanwhile: a traced thread's end is its tracer's to reap */
+			waitpid(s->tids[i], NULL, __WALL | WNOHANG);
+	free(s->tids);
+	free(s->sigs);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Stop every thread of process @pid, and those started meanwhile (listed
+ * again until no new one: a stopped thread starts none).  How many, or
+ * -errno with none left stopped.
+ */
+static int stop_all(pid_t pid, struct stopped *s)
+{
+	int err = 0, added;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	do {
+		pid_t *tids = NULL;
+		int n = vp_task_list(pid, &tids);
+
+		added = 0;
+		if (n < 0) {
+			err = n;
+			break;
+		}
+		s->tids = xrealloc(s->tids, (size_t)(s->n + n) * sizeof(*s->tids));
+		s->sigs = xrealloc(s->sigs, (size_t)(s->n + n) * sizeof(*s->sigs));
+		for (int i = 0; i < n && !err; i++) {
+			int sig;
+
+			if (stopped_has(s, tids[i]))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tids[i], NULL, NULL) < 0 ||
+			    ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL) < 0) {
+				if (errno != ESRCH)
+					err = -errno;
+				continue; /* ESRCH: it ended meanwhile */
+			}
+			if (wait_stop(pid, tids[i], &sig) < 0)
+				continue; /* it ended */
+			s->tids[s->n] = tids[i];
+			s->sigs[s->n++] = sig;
+			added++;
+		}
+		free(tids);
+	} while (added && !err);
+	if (!err && !s->n)
+		err = -ESRCH;
+	if (err) {
+		detach_all(s);
+		return err;
+	}
+	return s->n;
 }
 
 int record_user_attach(struct record *rec)
 {
-	pid_t pid = rec->target.pid, *tids = NULL;
+	pid_t pid = rec->target.pid;
+	struct stopped stop = { 0 };
 	struct vp_user_func *fns = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*fns));
 	char (*why)[128] = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*why));
 	char err[256] = "";
 	struct vp_user_func unwind = { 0, 0 };
 	uint64_t *rips = NULL;
-	int ntids, n, st, ret = -1;
+	int n, st, ret = -1;
 	uint64_t t0 = monotonic_ns();
 
 	if (rec->opts.attach) {
-		ntids = stop_all(pid, &tids);
-		if (ntids <= 0) {
+		n = stop_all(pid, &stop);
+		if (n < 0) {
 			error("cannot attach to process %d: %s (ptrace needs the same user and, "
 			      "with Yama's ptrace_scope 1, a parent: run varperf as root or set "
 			      "kernel.yama.ptrace_scope to 0)", (int)pid,
-			      strerror(ntids < 0 ? -ntids : ESRCH));
+			      strerror(-n));
 			goto out;
 		}
 	} else {
@@ -464,9 +543,11 @@ int record_user_attach(struct record *rec)
 			/* a signal before the exec: delivered */
 			ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(st));
 		}
-		tids = xmalloc(sizeof(*tids));
-		tids[0] = pid;
-		ntids = 1;
+		stop.pid = pid;
+		stop.tids = xmalloc(sizeof(*stop.tids));
+		stop.sigs = xcalloc(1, sizeof(*stop.sigs));
+		stop.tids[0] = pid;
+		stop.n = 1;
 	}
 	/* a program that can throw: the unwinder is hooked, which takes
 	 * its library loaded - the program run to its entry point first */
@@ -480,7 +561,7 @@ int record_user_attach(struct record *rec)
 		if (what) {
 			error("cannot probe '%s' with --backend=user: it can throw C++ exceptions "
 			      "and %s", rec->target.prog, what);
-			detach_all(tids, ntids, 0);
+			detach_all(&stop);
 			goto out_kill;
 		}
 	}
@@ -488,20 +569,20 @@ int record_user_attach(struct record *rec)
 	if (n < (int)rec->hdr.nfuncs) {
 		error("cannot find the probed functions in process %d: %s", (int)pid,
 		      n < 0 ? strerror(-n) : "the program is not mapped as expected");
-		detach_all(tids, ntids, 0);
+		detach_all(&stop);
 		goto out_kill;
 	}
-	rips = xcalloc((size_t)ntids, sizeof(*rips));
-	for (int i = 0; i < ntids; i++) {
+	rips = xcalloc((size_t)stop.n, sizeof(*rips));
+	for (int i = 0; i < stop.n; i++) {
 		struct user_regs_struct r;
 
-		if (ptrace(PTRACE_GETREGS, tids[i], NULL, &r) == 0)
+		if (ptrace(PTRACE_GETREGS, stop.tids[i], NULL, &r) == 0)
 			rips[i] = r.rip;
 	}
-	n = vp_user_probes_open(rec->probing.user, pid, tids[0], fns, rec->hdr.nfuncs, rips,
-				(size_t)ntids, rec->probing.can_throw ? &unwind : NULL,
+	n = vp_user_probes_open(rec->probing.user, pid, stop.tids[0], fns, rec->hdr.nfuncs, rips,
+				(size_t)stop.n, rec->probing.can_throw ? &unwind : NULL,
 				user_flags(rec->hdr.modules[0].path), why, err, sizeof(err));
-	detach_all(tids, ntids, 0);
+	detach_all(&stop);
 	if (n < 0) {
 		error("cannot probe with --backend=user: %s", err);
 		goto out_kill;
@@ -521,7 +602,7 @@ out_kill:
 	}
 out:
 	free(rips);
-	free(tids);
+	detach_all(&stop); /* (none left after a failure) */
 	free(fns);
 	free(why);
 	return ret;
@@ -589,20 +670,30 @@ void record_user_count_lost(struct record *rec)
 
 void record_user_stop(struct record *rec)
 {
-	pid_t *tids = NULL;
-	int n;
+	struct stopped stop;
 
 	/* a program run to its end took its patches along */
 	if (!rec->probing.user || !rec->opts.attach || rec->target.child || rec->target.gone)
 		return;
-	n = stop_all(rec->target.pid, &tids);
-	if (n <= 0 || vp_user_probes_unpatch(rec->probing.user) < 0)
+	if (stop_all(rec->target.pid, &stop) < 0 || vp_user_probes_unpatch(rec->probing.user) < 0)
 		warning("cannot remove the patches from process %d: its probed calls go on "
 			"into rings nobody reads (bounded, at some 30 ns a call)",
 			(int)rec->target.pid);
-	if (n > 0)
-		detach_all(tids, n, 0);
-	free(tids);
+	detach_all(&stop);
+}
+
+int record_user_drop(struct record *rec, const unsigned char *drop)
+{
+	struct stopped stop;
+	int err;
+
+	if (!rec->probing.user)
+		return 0;
+	err = stop_all(rec->target.pid, &stop);
+	if (err >= 0)
+		err = vp_user_probes_drop(rec->probing.user, drop);
+	detach_all(&stop);
+	return err < 0 ? err : 0;
 }
 
 void record_user_release(struct record_probing *p)

@@ -508,6 +508,9 @@ void record_user_read(struct record *rec, void (*fn)(void *ctx, struct vp_raw *r
 void record_user_count_lost(struct record *rec);
 /* Attached: take the patches out of the process, which runs on. */
 void record_user_stop(struct record *rec);
+/* Auto mode's budget: the functions @i with @drop[i] unpatched, every
+ * thread stopped meanwhile (their stubs stay).  0 or -errno. */
+int record_user_drop(struct record *rec, const unsigned char *drop);
 void record_user_release(struct record_probing *p);
 /* The cost measured while recording, for the trailer (@costs: room for
  * 2): how many, 0 when too few measures. */
