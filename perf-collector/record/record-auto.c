@@ -166,7 +166,7 @@ static int select_planned(struct record *rec)
 	if (!j)
 		return error("no function to probe: the sampling run found none significant "
 			     "within the budget (try --mode=sample, or a larger --overhead)");
-	return 0;
+	return record_user_planned(rec);
 }
 
 /*

@@ -119,10 +119,12 @@ static void drop_func(struct vp_header *h, struct record_probing *p, size_t i)
 /*
  * The functions whose entry cannot be patched are left out of the
  * recording, each said with why (the first MAX_SAID; the kernel's backends
- * can probe them, at their cost): 0, or -1 with @why when none is left.
+ * can probe them, at their cost), and marked so in @plan when there is
+ * one (auto mode: its chosen functions are @h's, in order): 0, or -1 with
+ * @why when none is left.
  */
-static int leave_out_unpatchable(struct vp_header *h, struct record_probing *p, char *why,
-				 size_t len)
+static int leave_out_unpatchable(struct vp_header *h, struct record_probing *p,
+				 struct vp_plan *plan, char *why, size_t len)
 {
 	enum { MAX_SAID = 5 };
 	unsigned char *ok = xcalloc(h->nfuncs ? h->nfuncs : 1, 1);
@@ -142,6 +144,12 @@ static int leave_out_unpatchable(struct vp_header *h, struct record_probing *p, 
 			 h->funcs[first].display, fwhy[first]);
 		ret = -1;
 		goto out;
+	}
+	for (size_t i = 0, k2 = 0; plan && i < plan->nfuncs && k2 < h->nfuncs; i++) {
+		if (plan->funcs[i].why != VP_PLAN_PROBED)
+			continue;
+		if (!ok[k2++])
+			plan->funcs[i].why = VP_PLAN_UNPATCHABLE;
 	}
 	for (size_t i = 0, said = 0; i < h->nfuncs; i++) {
 		if (ok[i]) {
@@ -166,13 +174,78 @@ out:
 	return ret;
 }
 
-int record_user_choose(struct record *rec)
+/*
+ * Whether program @path imports one of libc's ways to start a process
+ * (its dynamic symbols, undefined): the first such name in @name.  On this
+ * backend a forked child is not recorded; --backend=auto leaves such a
+ * program to BPF, which follows it.
+ */
+static int starts_processes(const char *path, char *name, size_t len)
+{
+	static const char *const starters[] = { "fork", "vfork", "_Fork", "posix_spawn",
+						"posix_spawnp", "system", "popen", "clone",
+						"clone3" };
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum)
+		goto out;
+	sh = xcalloc(eh.e_shnum, sizeof(*sh));
+	if (pread(fd, sh, eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff) !=
+	    (ssize_t)(eh.e_shnum * sizeof(*sh)))
+		goto out;
+	for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
+		const Elf64_Shdr *str;
+
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh.e_shnum)
+			continue;
+		str = &sh[sh[i].sh_link];
+		for (uint64_t k = 1; k < sh[i].sh_size / sizeof(Elf64_Sym) && !found; k++) {
+			char sym_name[16] = "";
+			Elf64_Sym sym;
+
+			if (pread(fd, &sym, sizeof(sym), (off_t)(sh[i].sh_offset + k * sizeof(sym))) !=
+				    (ssize_t)sizeof(sym) ||
+			    sym.st_shndx != SHN_UNDEF || sym.st_name >= str->sh_size ||
+			    pread(fd, sym_name, sizeof(sym_name) - 1,
+				  (off_t)(str->sh_offset + sym.st_name)) <= 0)
+				continue;
+			for (size_t n = 0; n < sizeof(starters) / sizeof(starters[0]); n++) {
+				if (!strcmp(sym_name, starters[n])) {
+					snprintf(name, len, "%s", starters[n]);
+					found = 1;
+					break;
+				}
+			}
+		}
+	}
+out:
+	free(sh);
+	close(fd);
+	return found;
+}
+
+int record_user_choose(struct record *rec, int asked)
 {
 	char why[256] = "";
 	const char *instead = "probing with BPF (or perf) instead";
 
 	if (vp_user_probes_check(why, sizeof(why)) < 0)
 		goto fallback;
+	if (!asked && rec->opts.follow_fork) {
+		char name[16];
+
+		if (starts_processes(rec->hdr.modules[0].path, name, sizeof(name))) {
+			snprintf(why, sizeof(why), "'%s' calls %s(), and it records no forked "
+				 "child (BPF follows them)", rec->target.path, name);
+			goto fallback;
+		}
+	}
 	/* auto mode's phase 2 samples nothing (on any backend): only the
 	 * combined mode's samples would need unwinding through the stubs */
 	if (rec->mode != MODE_PROBE) {
@@ -198,20 +271,41 @@ int record_user_choose(struct record *rec)
 			goto fallback;
 		}
 	}
-	if (leave_out_unpatchable(&rec->hdr, &rec->probing, why, sizeof(why)) < 0)
+	/* auto mode: its plan's functions, once chosen (record_user_planned()) */
+	if (rec->opts.mode != MODE_AUTO &&
+	    leave_out_unpatchable(&rec->hdr, &rec->probing, NULL, why, sizeof(why)) < 0)
 		goto fallback;
 	rec->probing.user = xcalloc(1, sizeof(*rec->probing.user));
+	if (!asked && !rec->opts.quiet)
+		info("probing with the user backend (patches in the process, tens of ns a call, "
+		     "no privilege needed): --backend=bpf for kernel probes");
 	return 0;
 fallback:
-	warning("cannot probe with --backend=user: %s; %s", why, instead);
+	if (asked)
+		warning("cannot probe with --backend=user: %s; %s", why, instead);
+	else if (!rec->opts.quiet || verbose)
+		info("not probing with the user backend: %s", why);
 	return -1;
+}
+
+int record_user_planned(struct record *rec)
+{
+	char why[256] = "";
+
+	if (!rec->probing.user || !rec->hdr.nfuncs)
+		return 0;
+	if (leave_out_unpatchable(&rec->hdr, &rec->probing, &rec->phase.plan, why,
+				  sizeof(why)) < 0)
+		return error("no function to probe: %s (--backend=bpf can probe %s)", why,
+			     rec->hdr.nfuncs > 1 ? "them" : "it");
+	return 0;
 }
 
 int record_user_start(struct record *rec)
 {
 	/* a forked child records nothing (its flag page is wiped): say so,
 	 * rather than list it as followed with no calls */
-	if (rec->opts.follow_fork && !rec->opts.quiet)
+	if (rec->opts.follow_fork && !rec->opts.quiet && rec->opts.backend == BACKEND_USER)
 		info("the user backend records no forked child (--follow-fork is for "
 		     "the kernel's backends): the program's own threads only");
 	rec->target.procs.follow = 0;
