@@ -563,8 +563,9 @@ static int stop_all(pid_t pid, struct stopped *s)
 		int n = vp_task_list(pid, &tids);
 
 		added = 0;
-		if (n < 0) {
+		if (n <= 0) {
 			err = n;
+			free(tids);
 			break;
 		}
 		s->tids = xrealloc(s->tids, (size_t)(s->n + n) * sizeof(*s->tids));
