@@ -183,7 +183,8 @@ static int write_stub(struct vp_user_probes *u, size_t rt_size, uint32_t i)
  * removed: a call still in flight then returns through the trampoline.
  * 0 or -errno (u->unwind_why says why).
  */
-static int hook_unwinder(struct vp_user_probes *u, int mem, size_t rt_size)
+static int hook_unwinder(struct vp_user_probes *u, int mem, size_t rt_size, const uint64_t *rips,
+			 size_t nrips)
 {
 	size_t off = rt_size + u->nfuncs * VP_URT_STUB;
 	size_t size = u->unwind.size > 4096 ? 4096 : u->unwind.size;
@@ -200,6 +201,15 @@ static int hook_unwinder(struct vp_user_probes *u, int mem, size_t rt_size)
 	free(fc);
 	if (e)
 		return e;
+	/* a running program (phase 2, -p): a thread stopped between the
+	 * bytes the jmp replaces would resume in the middle of it */
+	for (size_t t = 0; t < nrips; t++) {
+		if (rips[t] > p.at && rips[t] < p.at + p.len) {
+			snprintf(u->unwind_why, sizeof(u->unwind_why),
+				 "a thread was stopped inside its first instructions");
+			return -EBUSY;
+		}
+	}
 	s[0] = 0xe8; /* call vp_urt_unwind */
 	rel = (int32_t)(int64_t)(u->unwind_at + (uint64_t)(vp_urt_unwind - vp_urt_start) - (at + 5));
 	memcpy(s + 1, &rel, 4);
@@ -279,7 +289,7 @@ static int patch_all(struct vp_user_probes *u, const struct vp_user_func *funcs,
 		npatched++;
 	}
 	if (u->unwind_at) {
-		e = hook_unwinder(u, mem, rt_size);
+		e = hook_unwinder(u, mem, rt_size, rips, nrips);
 		if (e) {
 			say(err, errlen, e, "cannot hook the unwinder's _Unwind_RaiseException: %s",
 			    u->unwind_why[0] ? u->unwind_why : strerror(-e));
@@ -607,6 +617,36 @@ int vp_user_probes_unpatch(struct vp_user_probes *u)
 	}
 	close(mem);
 	u->unpatched = !err;
+	return err;
+}
+
+int vp_user_probes_drop(struct vp_user_probes *u, const unsigned char *drop)
+{
+	char path[64];
+	int mem, err = 0;
+
+	if (u->unpatched || !u->patches)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)u->pid);
+	mem = open(path, O_RDWR | O_CLOEXEC);
+	if (mem < 0)
+		return -errno;
+	for (size_t i = 0; i < u->nfuncs; i++) {
+		struct vp_upatch *p = &u->patches[i];
+		int e;
+
+		if (!drop[i] || !p->len)
+			continue;
+		/* a thread stopped at the jmp resumes at the original first
+		 * instruction; one in the stub's relocated copy goes on there
+		 * and jumps back past it: the stub stays */
+		e = vp_umem_write(mem, p->at, p->orig, VP_UPATCH_JMP);
+		if (e && !err)
+			err = e;
+		if (!e)
+			p->len = 0; /* not to be restored again at the end */
+	}
+	close(mem);
 	return err;
 }
 

@@ -105,6 +105,15 @@ uint64_t vp_user_probes_nested(const struct vp_user_probes *u);
  */
 int vp_user_probes_unpatch(struct vp_user_probes *u);
 
+/**
+ * vp_user_probes_drop - put the original bytes back at the entries of the
+ * functions @i with @drop[i] (auto mode's budget), every thread of the
+ * process in a ptrace stop; their stubs stay (a thread may be in one, or
+ * return through the runtime), and calls under way still record their
+ * exits.  0 or -errno.
+ */
+int vp_user_probes_drop(struct vp_user_probes *u, const unsigned char *drop);
+
 /* Unmap varperf's side; a zeroed @u is fine. */
 void vp_user_probes_close(struct vp_user_probes *u);
 

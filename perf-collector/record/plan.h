@@ -21,6 +21,7 @@ enum vp_plan_why {
 	VP_PLAN_PROBED,	      /* significant and within the budget */
 	VP_PLAN_CUTOFF,	      /* share under the cut-off */
 	VP_PLAN_BUDGET,	      /* its probes would exceed the overhead budget */
+	VP_PLAN_UNPATCHABLE,  /* chosen, but the user backend cannot patch it */
 };
 
 struct vp_plan_func {

@@ -166,7 +166,7 @@ static int select_planned(struct record *rec)
 	if (!j)
 		return error("no function to probe: the sampling run found none significant "
 			     "within the budget (try --mode=sample, or a larger --overhead)");
-	return 0;
+	return record_user_planned(rec);
 }
 
 /*
@@ -456,6 +456,8 @@ static void phase1_init(struct auto_run *a)
 	r1->phase.min_samples = PHASE1_MIN_SAMPLES;
 	r1->ops = &phase1_ops;
 	r1->status.phase = 1;
+	/* phase 2 patches the program: no BPF program to load ahead */
+	r1->phase.preloaded = a->r2.probing.user != NULL;
 	if (o->attach) {
 		r1->opts.duration = phase1_seconds(o);
 		r1->phase.until_ns = o->duration > 0 ? a->t0 + (uint64_t)(o->duration * 1e9) : 0;

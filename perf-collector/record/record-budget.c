@@ -51,7 +51,7 @@ static void drop_probes(struct record *rec, const struct vp_plan_verdict *v, dou
 	for (size_t i = 0; i < v->ndrop; i++) {
 		const struct vp_plan_drop *d = &v->drop[i];
 
-		if (!rec->probing.bpf_on)
+		if (!rec->probing.bpf_on && !rec->probing.user)
 			vp_probes_drop(&rec->probing.probes, d->func);
 		drop[d->func] = 1;
 		rec->phase.dropped[d->func] = 1;
@@ -70,6 +70,15 @@ static void drop_probes(struct record *rec, const struct vp_plan_verdict *v, dou
 		if (vp_bpf_probes_drop(&rec->probing.bpf, drop, 1) < 0)
 			warning("phase 2: the probes over the budget stay: new links failed");
 		pr_debug("phase 2: links replaced in %.1f ms",
+			 (double)(monotonic_ns() - t0) / 1e6);
+	}
+	if (v->ndrop && rec->probing.user) {
+		uint64_t t0 = monotonic_ns();
+
+		if (record_user_drop(rec, drop) < 0)
+			warning("phase 2: the probes over the budget stay: the process could not "
+				"be stopped to unpatch them");
+		pr_debug("phase 2: functions unpatched in %.1f ms",
 			 (double)(monotonic_ns() - t0) / 1e6);
 	}
 	free(drop);
@@ -118,9 +127,11 @@ void record_budget_watch(struct record *rec)
 	 * a process cost more, and a rate needs a few rounds to settle; and
 	 * removing a probe takes the kernel a while.  BPF links: from 10 ms
 	 * of the target's CPU time on, every round - the counts are exact and
-	 * new links replace the old ones in milliseconds.
+	 * new links replace the old ones in milliseconds.  The user backend
+	 * likewise: its rings are read every round, and a patch is undone in
+	 * a millisecond.
 	 */
-	if (rec->probing.bpf_on) {
+	if (rec->probing.bpf_on || rec->probing.user) {
 		record_target_cpu_update(&rec->target);
 		/* 10 ms of CPU give thousands of calls of anything too costly
 		 * (an idle target: its calls are counted after 200 ms anyway) */

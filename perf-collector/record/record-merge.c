@@ -361,6 +361,20 @@ static int cmp_raw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Whether @n records are in order already: the user backend hands a
+ * thread's records in time order, and a one-thread program's round is
+ * then sorted (the sort took 40 % of varperf's time at 10 M records a
+ * second).  (cmp_raw is a total order: skipping the sort changes nothing.)
+ */
+static int sorted(const struct vp_raw *r, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp_raw(&r[i - 1], &r[i]) > 0)
+			return 0;
+	return 1;
+}
+
 /* Where process @pid's main stack began at its exec (0: unknown), read
  * from /proc once while it is among the last few asked about. */
 static uint64_t stack_start(struct record_target *t, uint32_t pid)
@@ -508,7 +522,9 @@ void record_merge_round(struct record *rec, int all)
 	record_merge_read(rec);
 	if (rec->phase.holding && !all)
 		return;
-	qsort(rec->output.pending, rec->output.npending, sizeof(*rec->output.pending), cmp_raw);
+	if (!sorted(rec->output.pending, rec->output.npending))
+		qsort(rec->output.pending, rec->output.npending, sizeof(*rec->output.pending),
+		      cmp_raw);
 	if (rec->output.npending &&
 	    rec->output.pending[rec->output.npending - 1].time > rec->output.max_seen)
 		rec->output.max_seen = rec->output.pending[rec->output.npending - 1].time;

@@ -607,8 +607,9 @@ static int start(struct record *rec, int argc, char **argv)
 			rec->phase.kept = xcalloc(2 * rec->hdr.nfuncs, sizeof(*rec->phase.kept));
 			rec->phase.dropped = xcalloc(rec->hdr.nfuncs, 1);
 			/* until the watchdog's first look: watchdog() */
-			rec->phase.holding = rec->probing.bpf_on;
-			rec->phase.hold_ns = rec->probing.bpf_on ? HOLD_NS : 0;
+			rec->phase.holding = rec->probing.bpf_on || rec->probing.user;
+			rec->phase.hold_ns =
+				rec->probing.bpf_on || rec->probing.user ? HOLD_NS : 0;
 		}
 	}
 	if (rec->mode != MODE_PROBE) {

@@ -508,7 +508,13 @@ static int choose_backend(struct record *rec)
 	char why[256] = "";
 
 	rec->probing.bpf_on = 0;
-	if (rec->opts.backend == BACKEND_USER && record_user_choose(rec) == 0)
+	if (rec->opts.backend == BACKEND_USER && record_user_choose(rec, 1) == 0)
+		return 0;
+	/* auto mode, on a program varperf runs: the user backend first, whose
+	 * probes cost tens of nanoseconds, not a trap's microseconds - the
+	 * short functions that carry a program's variance fit the budget */
+	if (rec->opts.backend == BACKEND_AUTO && rec->opts.mode == MODE_AUTO &&
+	    !rec->opts.attach && record_user_choose(rec, 0) == 0)
 		return 0;
 	if (rec->opts.backend == BACKEND_PERF) {
 		if (perf_uprobes_allowed(rec->opts.mode, NULL) < 0)

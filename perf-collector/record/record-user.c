@@ -119,10 +119,12 @@ static void drop_func(struct vp_header *h, struct record_probing *p, size_t i)
 /*
  * The functions whose entry cannot be patched are left out of the
  * recording, each said with why (the first MAX_SAID; the kernel's backends
- * can probe them, at their cost): 0, or -1 with @why when none is left.
+ * can probe them, at their cost), and marked so in @plan when there is
+ * one (auto mode: its chosen functions are @h's, in order): 0, or -1 with
+ * @why when none is left.
  */
-static int leave_out_unpatchable(struct vp_header *h, struct record_probing *p, char *why,
-				 size_t len)
+static int leave_out_unpatchable(struct vp_header *h, struct record_probing *p,
+				 struct vp_plan *plan, char *why, size_t len)
 {
 	enum { MAX_SAID = 5 };
 	unsigned char *ok = xcalloc(h->nfuncs ? h->nfuncs : 1, 1);
@@ -142,6 +144,12 @@ static int leave_out_unpatchable(struct vp_header *h, struct record_probing *p, 
 			 h->funcs[first].display, fwhy[first]);
 		ret = -1;
 		goto out;
+	}
+	for (size_t i = 0, k2 = 0; plan && i < plan->nfuncs && k2 < h->nfuncs; i++) {
+		if (plan->funcs[i].why != VP_PLAN_PROBED)
+			continue;
+		if (!ok[k2++])
+			plan->funcs[i].why = VP_PLAN_UNPATCHABLE;
 	}
 	for (size_t i = 0, said = 0; i < h->nfuncs; i++) {
 		if (ok[i]) {
@@ -166,16 +174,83 @@ out:
 	return ret;
 }
 
-int record_user_choose(struct record *rec)
+/*
+ * Whether program @path imports one of libc's ways to start a process
+ * (its dynamic symbols, undefined): the first such name in @name.  On this
+ * backend a forked child is not recorded; --backend=auto leaves such a
+ * program to BPF, which follows it.
+ */
+static int starts_processes(const char *path, char *name, size_t len)
+{
+	static const char *const starters[] = { "fork", "vfork", "_Fork", "posix_spawn",
+						"posix_spawnp", "system", "popen", "clone",
+						"clone3" };
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum)
+		goto out;
+	sh = xcalloc(eh.e_shnum, sizeof(*sh));
+	if (pread(fd, sh, eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff) !=
+	    (ssize_t)(eh.e_shnum * sizeof(*sh)))
+		goto out;
+	for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
+		const Elf64_Shdr *str;
+
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh.e_shnum)
+			continue;
+		str = &sh[sh[i].sh_link];
+		for (uint64_t k = 1; k < sh[i].sh_size / sizeof(Elf64_Sym) && !found; k++) {
+			char sym_name[16] = "";
+			Elf64_Sym sym;
+
+			if (pread(fd, &sym, sizeof(sym), (off_t)(sh[i].sh_offset + k * sizeof(sym))) !=
+				    (ssize_t)sizeof(sym) ||
+			    sym.st_shndx != SHN_UNDEF || sym.st_name >= str->sh_size ||
+			    pread(fd, sym_name, sizeof(sym_name) - 1,
+				  (off_t)(str->sh_offset + sym.st_name)) <= 0)
+				continue;
+			for (size_t n = 0; n < sizeof(starters) / sizeof(starters[0]); n++) {
+				if (!strcmp(sym_name, starters[n])) {
+					snprintf(name, len, "%s", starters[n]);
+					found = 1;
+					break;
+				}
+			}
+		}
+	}
+out:
+	free(sh);
+	close(fd);
+	return found;
+}
+
+int record_user_choose(struct record *rec, int asked)
 {
 	char why[256] = "";
 	const char *instead = "probing with BPF (or perf) instead";
 
 	if (vp_user_probes_check(why, sizeof(why)) < 0)
 		goto fallback;
-	if (rec->mode != MODE_PROBE || rec->phase.plan_from) {
-		snprintf(why, sizeof(why), "it records --mode=probe only, for now (the sampler's "
-			 "unwinder does not step through its trampolines yet)");
+	if (!asked && rec->opts.follow_fork) {
+		char name[16];
+
+		if (starts_processes(rec->hdr.modules[0].path, name, sizeof(name))) {
+			snprintf(why, sizeof(why), "'%s' calls %s(), and it records no forked "
+				 "child (BPF follows them)", rec->target.path, name);
+			goto fallback;
+		}
+	}
+	/* auto mode's phase 2 samples nothing (on any backend): only the
+	 * combined mode's samples would need unwinding through the stubs */
+	if (rec->mode != MODE_PROBE) {
+		snprintf(why, sizeof(why), "it records --mode=probe and auto mode only, for now "
+			 "(the sampler's unwinder does not step through its trampolines yet)");
 		goto fallback;
 	}
 	if (rec->probing.can_throw && !(user_flags(rec->hdr.modules[0].path) & VP_USER_TLS)) {
@@ -196,20 +271,41 @@ int record_user_choose(struct record *rec)
 			goto fallback;
 		}
 	}
-	if (leave_out_unpatchable(&rec->hdr, &rec->probing, why, sizeof(why)) < 0)
+	/* auto mode: its plan's functions, once chosen (record_user_planned()) */
+	if (rec->opts.mode != MODE_AUTO &&
+	    leave_out_unpatchable(&rec->hdr, &rec->probing, NULL, why, sizeof(why)) < 0)
 		goto fallback;
 	rec->probing.user = xcalloc(1, sizeof(*rec->probing.user));
+	if (!asked && !rec->opts.quiet)
+		info("probing with the user backend (patches in the process, tens of ns a call, "
+		     "no privilege needed): --backend=bpf for kernel probes");
 	return 0;
 fallback:
-	warning("cannot probe with --backend=user: %s; %s", why, instead);
+	if (asked)
+		warning("cannot probe with --backend=user: %s; %s", why, instead);
+	else if (!rec->opts.quiet || verbose)
+		info("not probing with the user backend: %s", why);
 	return -1;
+}
+
+int record_user_planned(struct record *rec)
+{
+	char why[256] = "";
+
+	if (!rec->probing.user || !rec->hdr.nfuncs)
+		return 0;
+	if (leave_out_unpatchable(&rec->hdr, &rec->probing, &rec->phase.plan, why,
+				  sizeof(why)) < 0)
+		return error("no function to probe: %s (--backend=bpf can probe %s)", why,
+			     rec->hdr.nfuncs > 1 ? "them" : "it");
+	return 0;
 }
 
 int record_user_start(struct record *rec)
 {
 	/* a forked child records nothing (its flag page is wiped): say so,
 	 * rather than list it as followed with no calls */
-	if (rec->opts.follow_fork && !rec->opts.quiet)
+	if (rec->opts.follow_fork && !rec->opts.quiet && rec->opts.backend == BACKEND_USER)
 		info("the user backend records no forked child (--follow-fork is for "
 		     "the kernel's backends): the program's own threads only");
 	rec->target.procs.follow = 0;
@@ -389,60 +485,138 @@ out:
 	return found;
 }
 
-/* Stop every thread of attached process @pid: their ids (malloc'ed), how many, or -errno. */
-static int stop_all(pid_t pid, pid_t **ret)
+/* The threads of a process in a ptrace stop (stop_all()), and the signal
+ * each was stopped with when that was one of its own: delivered again
+ * when it is let go. */
+struct stopped {
+	pid_t pid;
+	pid_t *tids;
+	int *sigs;
+	int n;
+};
+
+/*
+ * Wait for thread @tid of process @pid, interrupted, to stop: 0 with the
+ * signal of a signal-delivery stop in *@sig, or -ESRCH when it ended
+ * instead.  The process's exit is not reaped here (varperf's child: its
+ * exit status is the recording's), only a thread's.
+ */
+static int wait_stop(pid_t pid, pid_t tid, int *sig)
 {
-	pid_t *tids = NULL;
-	int n = vp_task_list(pid, &tids), k = 0;
+	siginfo_t si;
+	int st;
 
-	for (int i = 0; i < n; i++) {
-		int st;
-
-		if (ptrace(PTRACE_SEIZE, tids[i], NULL, NULL) < 0 ||
-		    ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL) < 0) {
-			if (errno == ESRCH)
-				continue; /* it ended meanwhile */
-			n = -errno;
-			break;
-		}
-		tids[k++] = tids[i];
-		while (waitpid(tids[i], &st, __WALL) < 0 && errno == EINTR)
-			;
+	*sig = 0;
+	if (tid == pid) {
+		memset(&si, 0, sizeof(si));
+		while (waitid(P_PID, (id_t)tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) < 0)
+			if (errno != EINTR)
+				return -errno;
+		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
+			return -ESRCH;
 	}
-	if (n < 0) {
-		for (int i = 0; i < k; i++)
-			ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
-		free(tids);
-		return n;
-	}
-	*ret = tids;
-	return k;
+	while (waitpid(tid, &st, __WALL) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFSTOPPED(st))
+		return -ESRCH;
+	/* a signal-delivery stop (no event in the high bits): its signal
+	 * is the thread's own */
+	if (!(st >> 16))
+		*sig = WSTOPSIG(st);
+	return 0;
 }
 
-static void detach_all(const pid_t *tids, int n, int sig)
+static int stopped_has(const struct stopped *s, pid_t tid)
 {
-	for (int i = 0; i < n; i++)
-		ptrace(PTRACE_DETACH, tids[i], NULL, (void *)(long)(i ? 0 : sig));
+	for (int i = 0; i < s->n; i++)
+		if (s->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+static void detach_all(struct stopped *s)
+{
+	for (int i = 0; i < s->n; i++)
+		if (ptrace(PTRACE_DETACH, s->tids[i], NULL, (void *)(long)s->sigs[i]) < 0 &&
+		    errno == ESRCH && s->tids[i] != s->pid)
+			/* killed meanwhile: a traced thread's end is its tracer's to reap */
+			waitpid(s->tids[i], NULL, __WALL | WNOHANG);
+	free(s->tids);
+	free(s->sigs);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Stop every thread of process @pid, and those started meanwhile (listed
+ * again until no new one: a stopped thread starts none).  How many, or
+ * -errno with none left stopped.
+ */
+static int stop_all(pid_t pid, struct stopped *s)
+{
+	int err = 0, added;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	do {
+		pid_t *tids = NULL;
+		int n = vp_task_list(pid, &tids);
+
+		added = 0;
+		if (n <= 0) {
+			err = n;
+			free(tids);
+			break;
+		}
+		s->tids = xrealloc(s->tids, (size_t)(s->n + n) * sizeof(*s->tids));
+		s->sigs = xrealloc(s->sigs, (size_t)(s->n + n) * sizeof(*s->sigs));
+		for (int i = 0; i < n && !err; i++) {
+			int sig;
+
+			if (stopped_has(s, tids[i]))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tids[i], NULL, NULL) < 0 ||
+			    ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL) < 0) {
+				if (errno != ESRCH)
+					err = -errno;
+				continue; /* ESRCH: it ended meanwhile */
+			}
+			if (wait_stop(pid, tids[i], &sig) < 0)
+				continue; /* it ended */
+			s->tids[s->n] = tids[i];
+			s->sigs[s->n++] = sig;
+			added++;
+		}
+		free(tids);
+	} while (added && !err);
+	if (!err && !s->n)
+		err = -ESRCH;
+	if (err) {
+		detach_all(s);
+		return err;
+	}
+	return s->n;
 }
 
 int record_user_attach(struct record *rec)
 {
-	pid_t pid = rec->target.pid, *tids = NULL;
+	pid_t pid = rec->target.pid;
+	struct stopped stop = { 0 };
 	struct vp_user_func *fns = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*fns));
 	char (*why)[128] = xcalloc(rec->hdr.nfuncs ? rec->hdr.nfuncs : 1, sizeof(*why));
 	char err[256] = "";
 	struct vp_user_func unwind = { 0, 0 };
 	uint64_t *rips = NULL;
-	int ntids, n, st, ret = -1;
+	int n, st, ret = -1;
 	uint64_t t0 = monotonic_ns();
 
 	if (rec->opts.attach) {
-		ntids = stop_all(pid, &tids);
-		if (ntids <= 0) {
+		n = stop_all(pid, &stop);
+		if (n < 0) {
 			error("cannot attach to process %d: %s (ptrace needs the same user and, "
 			      "with Yama's ptrace_scope 1, a parent: run varperf as root or set "
 			      "kernel.yama.ptrace_scope to 0)", (int)pid,
-			      strerror(ntids < 0 ? -ntids : ESRCH));
+			      strerror(-n));
 			goto out;
 		}
 	} else {
@@ -464,9 +638,11 @@ int record_user_attach(struct record *rec)
 			/* a signal before the exec: delivered */
 			ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(st));
 		}
-		tids = xmalloc(sizeof(*tids));
-		tids[0] = pid;
-		ntids = 1;
+		stop.pid = pid;
+		stop.tids = xmalloc(sizeof(*stop.tids));
+		stop.sigs = xcalloc(1, sizeof(*stop.sigs));
+		stop.tids[0] = pid;
+		stop.n = 1;
 	}
 	/* a program that can throw: the unwinder is hooked, which takes
 	 * its library loaded - the program run to its entry point first */
@@ -480,7 +656,7 @@ int record_user_attach(struct record *rec)
 		if (what) {
 			error("cannot probe '%s' with --backend=user: it can throw C++ exceptions "
 			      "and %s", rec->target.prog, what);
-			detach_all(tids, ntids, 0);
+			detach_all(&stop);
 			goto out_kill;
 		}
 	}
@@ -488,20 +664,20 @@ int record_user_attach(struct record *rec)
 	if (n < (int)rec->hdr.nfuncs) {
 		error("cannot find the probed functions in process %d: %s", (int)pid,
 		      n < 0 ? strerror(-n) : "the program is not mapped as expected");
-		detach_all(tids, ntids, 0);
+		detach_all(&stop);
 		goto out_kill;
 	}
-	rips = xcalloc((size_t)ntids, sizeof(*rips));
-	for (int i = 0; i < ntids; i++) {
+	rips = xcalloc((size_t)stop.n, sizeof(*rips));
+	for (int i = 0; i < stop.n; i++) {
 		struct user_regs_struct r;
 
-		if (ptrace(PTRACE_GETREGS, tids[i], NULL, &r) == 0)
+		if (ptrace(PTRACE_GETREGS, stop.tids[i], NULL, &r) == 0)
 			rips[i] = r.rip;
 	}
-	n = vp_user_probes_open(rec->probing.user, pid, tids[0], fns, rec->hdr.nfuncs, rips,
-				(size_t)ntids, rec->probing.can_throw ? &unwind : NULL,
+	n = vp_user_probes_open(rec->probing.user, pid, stop.tids[0], fns, rec->hdr.nfuncs, rips,
+				(size_t)stop.n, rec->probing.can_throw ? &unwind : NULL,
 				user_flags(rec->hdr.modules[0].path), why, err, sizeof(err));
-	detach_all(tids, ntids, 0);
+	detach_all(&stop);
 	if (n < 0) {
 		error("cannot probe with --backend=user: %s", err);
 		goto out_kill;
@@ -521,7 +697,7 @@ out_kill:
 	}
 out:
 	free(rips);
-	free(tids);
+	detach_all(&stop); /* (none left after a failure) */
 	free(fns);
 	free(why);
 	return ret;
@@ -589,20 +765,30 @@ void record_user_count_lost(struct record *rec)
 
 void record_user_stop(struct record *rec)
 {
-	pid_t *tids = NULL;
-	int n;
+	struct stopped stop;
 
 	/* a program run to its end took its patches along */
 	if (!rec->probing.user || !rec->opts.attach || rec->target.child || rec->target.gone)
 		return;
-	n = stop_all(rec->target.pid, &tids);
-	if (n <= 0 || vp_user_probes_unpatch(rec->probing.user) < 0)
+	if (stop_all(rec->target.pid, &stop) < 0 || vp_user_probes_unpatch(rec->probing.user) < 0)
 		warning("cannot remove the patches from process %d: its probed calls go on "
 			"into rings nobody reads (bounded, at some 30 ns a call)",
 			(int)rec->target.pid);
-	if (n > 0)
-		detach_all(tids, n, 0);
-	free(tids);
+	detach_all(&stop);
+}
+
+int record_user_drop(struct record *rec, const unsigned char *drop)
+{
+	struct stopped stop;
+	int err;
+
+	if (!rec->probing.user)
+		return 0;
+	err = stop_all(rec->target.pid, &stop);
+	if (err >= 0)
+		err = vp_user_probes_drop(rec->probing.user, drop);
+	detach_all(&stop);
+	return err < 0 ? err : 0;
 }
 
 void record_user_release(struct record_probing *p)

@@ -495,8 +495,12 @@ void record_release(struct record *rec);
 /* ---- record-user.c: the user backend's part (--backend=user) ---- */
 
 /* Whether it can record this (sets probing.user): 0, or -1 after a
- * warning that says why and that another backend takes over. */
-int record_user_choose(struct record *rec);
+ * warning that says why and that another backend takes over (@asked:
+ * --backend=user; else --backend=auto's first choice, said as a note). */
+int record_user_choose(struct record *rec, int asked);
+/* Auto mode, the plan made: its functions whose entry cannot be patched
+ * left out, and said.  0, or -1 after the error when none is left. */
+int record_user_planned(struct record *rec);
 /* After the fork: the mappings' events, the target traced.  0 or -1. */
 int record_user_start(struct record *rec);
 /* After the exec (or to attach): patch and let go.  0, or -1 after the
@@ -508,6 +512,9 @@ void record_user_read(struct record *rec, void (*fn)(void *ctx, struct vp_raw *r
 void record_user_count_lost(struct record *rec);
 /* Attached: take the patches out of the process, which runs on. */
 void record_user_stop(struct record *rec);
+/* Auto mode's budget: the functions @i with @drop[i] unpatched, every
+ * thread stopped meanwhile (their stubs stay).  0 or -errno. */
+int record_user_drop(struct record *rec, const unsigned char *drop);
 void record_user_release(struct record_probing *p);
 /* The cost measured while recording, for the trailer (@costs: room for
  * 2): how many, 0 when too few measures. */

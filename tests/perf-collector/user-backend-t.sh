@@ -222,7 +222,7 @@ fi
 "$VARPERF" record -q --mode=combined --backend=user -f parent -o comb.data -- \
 	"$FIXTURES/fx-leaf" 100 >out 2>err
 tap_like "$(head -1 err)" \
-	"^varperf: warning: cannot probe with --backend=user: it records --mode=probe only, for now" \
+	"^varperf: warning: cannot probe with --backend=user: it records --mode=probe and auto mode only, for now" \
 	"--mode=combined: falls back, and says why"
 # ---- C++ exceptions through probed functions ----
 # fx-except throws through raise_error(), level3() and level2() on every
