@@ -251,6 +251,33 @@ def placement(rev_from, rev_to):
     return out
 
 
+def chain_problems():
+    """What breaks the one chain of the tests that record (their .log
+    targets in Makefile.am), which make -j must not run side by side: a
+    test out of it, or two after one."""
+    text = open(os.path.join(top_srcdir, "Makefile.am")).read().replace("\\\n", " ")
+    tests = sorted(set(re.findall(r"tests/(?:perf-collector|gdb-plugin)/[\w-]+-t\.sh", text)))
+    # what records or runs GDB on a program times it; report-crafted-t's
+    # one record (--phase1 of a FIFO) fails before it runs anything
+    recording = [t for t in tests
+                 if os.path.exists(os.path.join(top_srcdir, t)) and
+                 not t.endswith("/report-crafted-t.sh") and
+                 re.search(r'"\$VARPERF"( -[\w-]+)* record |gdb -batch',
+                           open(os.path.join(top_srcdir, t)).read())]
+    after = {}
+    for target, rest in re.findall(r"^(tests/[\w/-]+-t)\.log:(.*)$", text, re.M):
+        for d in rest.split():
+            if d.endswith("-t.log"):
+                after.setdefault(d[:-len(".log")], []).append(target)
+    logs = set(t for t, _ in re.findall(r"^(tests/[\w/-]+-t)\.log:(.*)$", text, re.M))
+    problems = ["%s is in no chain" % t for t in recording
+                if t[:-len(".sh")] not in logs]
+    problems += ["%s runs before %s at once" % (d, " and ".join(n))
+                 for d, n in sorted(after.items())
+                 if len([x for x in n if x + ".sh" in recording]) > 1]
+    return problems
+
+
 def main():
     args = sys.argv[1:]
     if args and args[0] == "--counts":
@@ -271,7 +298,7 @@ def main():
         print("Bail out! no sources in %s" % top_srcdir)
         return 255
     deps, rooms, fl, circles, bad = counts(files, {})
-    print("1..2")
+    print("1..3")
     print("%s 1 - no circle among the C sources"
           % ("ok" if not circles else "not ok"))
     for c in circles:
@@ -281,6 +308,11 @@ def main():
         print("# against the rule: " + b)
     print("# %d rooms, %d floors in perf-collector/, %d circles, %d arrows against the rule"
           % (len(rooms), fl, len(circles), len(bad)))
+    broken = chain_problems()
+    print("%s 3 - the tests that record run one at a time: one chain of Makefile.am"
+          % ("ok" if not broken else "not ok"))
+    for b in broken:
+        print("# " + b)
     return 0
 
 
