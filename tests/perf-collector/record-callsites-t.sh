@@ -78,7 +78,8 @@ tap_is "fx-callsites.c:$step (${callers% *})
 fx-callsites.c:$step (${callers#* })" "$(printf '%s\n' "$rows" | sort -u)" \
 	"text: the two rows of step name their line and their return address"
 # (site A varies too little for the default report: --all lists it)
-tap_like "$(cat "$TMPDIR_T/all")" "process \[fx-callsites\.c:$a\]$" \
+# (--wide adds its path fraction to its tree line)
+tap_like "$(cat "$TMPDIR_T/all")" "process \[fx-callsites\.c:$a\]( \(in [0-9]+ of [0-9]+ calls?, [0-9.]+%\))?$" \
 	"a call site alone on its line keeps its plain file:line"
 
 tap_done
