@@ -32,7 +32,7 @@ count() {
 # ---- the leaf stays probed: every call made after the patch ----
 # (fx-leaf's 100000 rounds take some 0.4 s alone; phase 1 ends after
 # 200 samples at least)
-"$VARPERF" record --phase1-duration 0.05 --overhead 5 --backend=user -o leaf.data -- \
+"$VARPERF" -v record --phase1-duration 0.05 --overhead 5 --backend=user -o leaf.data -- \
 	"$FIXTURES/fx-leaf" 100000 >out 2>err
 st=$?
 tap_is 0 $st "auto mode with --backend=user records fx-leaf"
@@ -65,8 +65,12 @@ fi
 # a loaded machine: one preempted call weighs thousands)
 ref=$("$AWK" '$1 == "median" && $2 == "leaf" { print $4 }' out)
 med=$(j leaf.json "node('leaf')[0]['percentiles']['p50'] - j['probe_costs'][0]['in_window_ns']")
-tap_is True "$(python3 -c "print(abs($med - $ref) <= max(0.25 * $ref, 10))")" \
-	"... leaf(): $med ns a call as recorded, $ref ns unprobed (25 % or 10 ns)"
+# widened by the in-window cost's spread over the calibration's runs, as
+# in user-backend-t.sh: no subtraction is surer than that
+spread=$(sed -n 's/^varperf: user backend: cost tracked over .*(runs \([0-9]*\)-\([0-9]*\))$/\2 - \1/p' err)
+spread=$(( ${spread:-0} ))
+tap_is True "$(python3 -c "print(abs($med - $ref) <= max(0.25 * $ref, 10) + $spread)")" \
+	"... leaf(): $med ns a call as recorded, $ref ns unprobed (25 % or 10 ns, + $spread ns of calibration spread)"
 
 # ---- at the default budget: unpatched mid-run, and the program runs on ----
 "$FIXTURES/fx-leaf" 300000 >alone.out 2>/dev/null
