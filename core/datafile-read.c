@@ -855,7 +855,7 @@ static int parse_end_into(struct vp_reader *r, const uint8_t *p, uint32_t len, s
 	if (!err && c.p < c.end)
 		err = get_u32(r, &c, &t->ncosts, "probe cost count");
 	for (uint32_t i = 0; !err && i < t->ncosts; i++) {
-		struct vp_probe_cost pc;
+		struct vp_probe_cost pc = { 0 };
 
 		err = get_u32(r, &c, &pc.insn_class, "probe class");
 		if (!err)
@@ -913,8 +913,13 @@ static void tracked_costs(struct vp_reader *r)
 				for (uint32_t i = 0; i < t.ncosts; i++)
 					for (size_t k = 0; k < r->hdr.ncosts; k++)
 						if (r->hdr.costs[k].insn_class ==
-						    t.costs[i].insn_class)
+						    t.costs[i].insn_class) {
+							/* the calibration's spread stays */
+							uint64_t sp = r->hdr.costs[k].spread_ns;
+
 							r->hdr.costs[k] = t.costs[i];
+							r->hdr.costs[k].spread_ns = sp;
+						}
 			}
 			break;
 		}

@@ -669,6 +669,13 @@ void vp_user_probes_close(struct vp_user_probes *u)
 	u->fd = -1;
 }
 
+static int cmp_double_asc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -775,10 +782,16 @@ int vp_user_calib_new(struct vp_user_calib **ret, int flags)
 int vp_user_calib_run(struct vp_user_calib *c, int calls, int rounds, double *in_window,
 		      double *full)
 {
+	return vp_user_calib_run_spread(c, calls, rounds, in_window, full, NULL);
+}
+
+int vp_user_calib_run_spread(struct vp_user_calib *c, int calls, int rounds, double *in_window,
+			     double *full, double *spread)
+{
 	unsigned char *h = c->u.shared + VP_URT_RINGS_OFF;
 	const struct vp_urt_event *ev = (const void *)(h + VP_URT_R_EVENTS);
-	double probed = 1e300;
-	size_t nd = 0;
+	double probed = 1e300, *rm = xcalloc(rounds > 0 ? (size_t)rounds : 1, sizeof(*rm));
+	size_t nd = 0, nrm = 0;
 
 	if ((size_t)calls * rounds > c->dcap) {
 		c->dcap = (size_t)calls * rounds;
@@ -788,6 +801,7 @@ int vp_user_calib_run(struct vp_user_calib *c, int calls, int rounds, double *in
 	for (int r = 0; r < rounds; r++) {
 		uint64_t head, tail;
 		double b = batch_ticks(c->fn, calls, 1);
+		size_t from = nd;
 
 		if (b < probed)
 			probed = b;
@@ -804,26 +818,44 @@ int vp_user_calib_run(struct vp_user_calib *c, int calls, int rounds, double *in
 			}
 		}
 		*(volatile uint64_t *)(h + VP_URT_R_TAIL) = head;
+		/* the round's median in-window time: how the rounds spread */
+		if (nd > from) {
+			qsort(c->d + from, nd - from, sizeof(*c->d), cmp_u64);
+			rm[nrm++] = (double)c->d[from + (nd - from) / 2];
+		}
 	}
-	if (!nd)
+	if (!nd) {
+		free(rm);
 		return -EIO;
+	}
 	qsort(c->d, nd, sizeof(*c->d), cmp_u64);
 	*in_window = (double)c->d[nd / 2];
 	*full = probed - c->plain;
+	if (spread) {
+		/* half the rounds' interquartile range, as the kernel probes'
+		 * calibration's blocks */
+		qsort(rm, nrm, sizeof(*rm), cmp_double_asc);
+		for (size_t i = 0; verbose >= 2 && i < nrm; i++)
+			pr_debug2("user backend calibration: round median %zu: %.0f ticks", i, rm[i]);
+		*spread = nrm ? (rm[(3 * nrm) / 4 < nrm ? (3 * nrm) / 4 : nrm - 1] - rm[nrm / 4]) / 2
+			      : 0;
+	}
+	free(rm);
 	return 0;
 }
 
-int vp_user_probes_calibrate(int flags, uint64_t *in_window_ns, uint64_t *full_ns)
+int vp_user_probes_calibrate(int flags, uint64_t *in_window_ns, uint64_t *full_ns,
+			     uint64_t *spread_ns)
 {
 	struct vp_user_calib *c;
 	uint64_t t0, m0, t1, m1;
-	double in, full, ns_per_tick;
+	double in, full, spread = 0, ns_per_tick;
 	int err;
 
 	clock_pair(&t0, &m0);
 	err = vp_user_calib_new(&c, flags);
 	if (!err)
-		err = vp_user_calib_run(c, 2000, 15, &in, &full);
+		err = vp_user_calib_run_spread(c, 2000, 15, &in, &full, &spread);
 	vp_user_calib_free(c);
 	if (err)
 		return err;
@@ -833,6 +865,7 @@ int vp_user_probes_calibrate(int flags, uint64_t *in_window_ns, uint64_t *full_n
 	ns_per_tick = (double)(m1 - m0) / (double)(t1 - t0);
 	*in_window_ns = (uint64_t)(in * ns_per_tick + 0.5);
 	*full_ns = full > 0 ? (uint64_t)(full * ns_per_tick + 0.5) : 0;
+	*spread_ns = (uint64_t)(spread * ns_per_tick + 0.5);
 	return 0;
 }
 

@@ -122,10 +122,12 @@ void vp_user_probes_close(struct vp_user_probes *u);
  * measured in varperf itself: an empty function called unpatched and
  * patched, through the same runtime and stub.  @in_window_ns is the time
  * an empty call is seen to take (the part of the cost inside a call's
- * own entry-to-exit time), @full_ns what the probes add to the caller.
- * 0 or -errno.
+ * own entry-to-exit time), @full_ns what the probes add to the caller,
+ * @spread_ns how far the in-window time may be off (half the interquartile
+ * range of its rounds' medians).  0 or -errno.
  */
-int vp_user_probes_calibrate(int flags, uint64_t *in_window_ns, uint64_t *full_ns);
+int vp_user_probes_calibrate(int flags, uint64_t *in_window_ns, uint64_t *full_ns,
+			     uint64_t *spread_ns);
 
 /*
  * The same measurement again and again while recording (the cost of rdtsc
@@ -137,6 +139,10 @@ struct vp_user_calib;
 int vp_user_calib_new(struct vp_user_calib **ret, int flags);
 int vp_user_calib_run(struct vp_user_calib *c, int calls, int rounds, double *in_window,
 		      double *full);
+/* ... and, into *@spread, half the interquartile range of the rounds'
+ * median in-window times, in ticks */
+int vp_user_calib_run_spread(struct vp_user_calib *c, int calls, int rounds, double *in_window,
+			     double *full, double *spread);
 void vp_user_calib_free(struct vp_user_calib *c);
 
 /* Now and then (every 50 ms at most), measure the cost again: a few

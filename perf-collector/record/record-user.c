@@ -803,13 +803,14 @@ void record_user_release(struct record_probing *p)
 int record_user_calibrate(struct record *rec)
 {
 	struct vp_probe_cost *costs;
-	uint64_t in_window, full;
+	uint64_t in_window, full, spread;
 	char a[32], b[32];
 	int err;
 
 	if (rec->opts.no_calibrate)
 		return 0;
-	err = vp_user_probes_calibrate(user_flags(rec->hdr.modules[0].path), &in_window, &full);
+	err = vp_user_probes_calibrate(user_flags(rec->hdr.modules[0].path), &in_window, &full,
+				       &spread);
 	if (err) {
 		warning("cannot measure the probe cost: %s", strerror(-err));
 		return 0;
@@ -821,6 +822,9 @@ int record_user_calibrate(struct record *rec)
 	for (int c = 0; c < 2; c++) {
 		costs[c].in_window_ns = in_window;
 		costs[c].full_ns = full;
+		/* (of the in-window time: what a short call's compensation
+		 * hangs on) */
+		costs[c].spread_ns = spread;
 	}
 	rec->hdr.costs = costs;
 	rec->hdr.ncosts = 2;
