@@ -54,6 +54,11 @@ static void print_sampling_summary(struct record *rec, const struct vp_trailer *
  * stacks are (auto mode's phase 1 is quiet, and its plan leaves them
  * out, see plan.c).
  */
+/* A share of samples not unwound under which no caller's share moves by
+ * as much as a sampled share's usual confidence interval: not a warning
+ * (the report counts them, under the incomplete node). */
+#define BROKEN_SAY 0.01
+
 static void print_broken(struct vp_sample_sink *ss, int phase1, const struct vp_trailer *tr)
 {
 	struct vp_unwind_stats us = { 0 };
@@ -70,10 +75,14 @@ static void print_broken(struct vp_sample_sink *ss, int phase1, const struct vp_
 			"-fasynchronous-unwind-tables, or keep frame pointers)", phase,
 			(unsigned long long)tr->broken, (unsigned long long)n,
 			100.0 * (double)tr->broken / (double)n, us.no_cfi_module);
-	else
+	else if ((double)tr->broken >= BROKEN_SAY * (double)n)
 		warning("%s%llu of %llu samples (%.1f%%) could not be unwound to their outermost "
-			"frame", phase, (unsigned long long)tr->broken, (unsigned long long)n,
+			"frame: their callers' sampled shares may be that much low", phase,
+			(unsigned long long)tr->broken, (unsigned long long)n,
 			100.0 * (double)tr->broken / (double)n);
+	else
+		pr_debug("%s%llu of %llu samples could not be unwound to their outermost frame",
+			 phase, (unsigned long long)tr->broken, (unsigned long long)n);
 }
 
 static void print_truncated(uint32_t size, int phase1, const struct vp_trailer *tr)
