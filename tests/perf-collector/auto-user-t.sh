@@ -30,13 +30,12 @@ count() {
 }
 
 # ---- the leaf stays probed: every call made after the patch ----
-# (fx-leaf's 100000 rounds take some 0.4 s alone, and their records fit
-# the rings (4 M events a thread; 200000 rounds lost a million); phase 1
-# ends after 200 samples at least, and on a busy machine phase 2 may get
-# only the last few percent of the run: 15322 of the leaf's calls once,
-# still thousands for a median)
+# (fx-leaf's 200000 rounds take 0.5-0.8 s alone: 100000 once ended, on an
+# idle machine, while phase 2 was planned, after the 200 samples phase 1
+# takes at least; on a busy one phase 2 may get the run's last few
+# percent, and the leaf's calls then overflow the rings: both are said)
 "$VARPERF" -v record --phase1-duration 0.05 --overhead 5 --backend=user -o leaf.data -- \
-	"$FIXTURES/fx-leaf" 100000 >out 2>err
+	"$FIXTURES/fx-leaf" 200000 >out 2>err
 st=$?
 tap_is 0 $st "auto mode with --backend=user records fx-leaf"
 [ $st -eq 0 ] || tap_diag "$(cat err)"
