@@ -10,9 +10,9 @@
 # Durations as measured (--raw) must give coefficients whose intervals
 # hold the fixture's measured costs; compensated ones lie between the
 # costs it asked for and those it measured (probes included).  bound's
-# maximal model and its MET must hold for >= 95 % of the held-out
-# invocations (the scheduler may stretch a
-# few: the bound is probabilistic), and
+# maximal model and its MET must hold for the paper's probability
+# 1 - (p+2)alpha/2 of the held-out invocations (the scheduler may stretch
+# a few: the bound is probabilistic), and
 # the paper's probability 1 - (p+2)alpha/2 is printed; planted outliers
 # are set aside by Cook's distance, exactly those; and on the demo,
 # explain names collide's call count.
@@ -83,11 +83,15 @@ tap_is ok "$(python3 -c 'import json
 j = json.load(open("b.json"))
 c = j["test_counts"]
 n = c["over"] + c["under"]
-print("ok" if n == j["test"] and n > 0 and c["over"] >= 0.95 * n and c["above_met"] <= 0.05 * n and
+# (the paper's guarantee is 1 - (p+2)alpha/2, 0.875 here, not 95 %: CI
+# once saw the maximal model cover 188 of 200)
+p = j["probability"]
+print("ok" if n == j["test"] and n > 0 and c["over"] >= p * n and
+      c["above_met"] <= (1 - p) * n and
       j["train"] + j["test"] == j["invocations"] == 400 else
       "test %d: over %d, under %d, above the MET %d" % (j["test"], c["over"], c["under"],
                                                       c["above_met"]))')" \
-	"bound: the maximal model and the MET hold for >= 95 % of held-out invocations"
+	"bound: the maximal model and the MET hold for the paper's share (1 - (p+2)alpha/2) of held-out invocations"
 tap_is "3 0.875" "$(python3 -c 'import json
 j = json.load(open("b.json"))
 print(len(j["terms"]), j["probability"])')" "bound: p = 3, probability 1 - (p+2)alpha/2"
