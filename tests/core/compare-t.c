@@ -423,12 +423,12 @@ static void record_flat(const char *path, const struct flat *fl)
 			if (!d)
 				continue;
 			e = (struct vp_event){ r.now, 0x7ffe0000, fl->callee[c], (uint32_t)c, 0,
-					       VP_EV_ENTRY, 0 };
+					       VP_EV_ENTRY, 0, 0, 0 };
 			if (vp_writer_event(r.w, &e))
 				sysbail("vp_writer_event");
 			r.now += d;
 			e = (struct vp_event){ r.now, 0x7ffe0008, fl->callee[c], UINT32_MAX, 0,
-					       VP_EV_EXIT, 0 };
+					       VP_EV_EXIT, 0, 0, 0 };
 			if (vp_writer_event(r.w, &e))
 				sysbail("vp_writer_event");
 		}

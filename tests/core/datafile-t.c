@@ -87,7 +87,7 @@ static void write_good(const char *path, size_t nev, int finish)
 		  "f" },
 		{ 0, 0x1200, 8, 0x1200, 0, VP_INSN_UNKNOWN, "_Z1gv", "g()", "g()" },
 	};
-	struct vp_probe_cost cost = { VP_INSN_STEPPED, 16000, 17000 };
+	struct vp_probe_cost cost = { VP_INSN_STEPPED, 16000, 17000, 0 };
 	struct vp_header h = { 0 };
 	struct vp_callsite cs0 = { 0, 0, 0x1010, "main+0x10", "prog.c", 42 };
 	struct vp_callsite cs1 = { VP_CS_TRAMPOLINE, -1, 0, "", "", 0 };
@@ -433,8 +433,8 @@ static void test_compensation(void)
 		{ 0, 0x1100, 16, 0x1100, 0, VP_INSN_EMULATED, "a", "a", "a" },
 		{ 0, 0x1200, 16, 0x1200, 0, VP_INSN_STEPPED, "b", "b", "b" },
 	};
-	struct vp_probe_cost costs[2] = { { VP_INSN_EMULATED, 500, 900 },
-					  { VP_INSN_STEPPED, 15000, 17000 } };
+	struct vp_probe_cost costs[2] = { { VP_INSN_EMULATED, 500, 900, 0 },
+					  { VP_INSN_STEPPED, 15000, 17000, 0 } };
 	struct vp_callsite cs = { VP_CS_NONE, -1, 0, "", "", 0 };
 	struct vp_header h = { 0 };
 	struct vp_trailer tr = { 0 };
@@ -459,7 +459,7 @@ static void test_compensation(void)
 	vp_writer_thread(w, 0, 1, 1);
 	vp_writer_callsite(w, 0, &cs);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
-		struct vp_event ev = { evs[i].t, 0x7000 - 64 * i, evs[i].func, 0, 0, evs[i].kind, 0 };
+		struct vp_event ev = { evs[i].t, 0x7000 - 64 * i, evs[i].func, 0, 0, evs[i].kind, 0, 0, 0 };
 
 		ev.callsite = ev.kind == VP_EV_ENTRY ? 0 : UINT32_MAX;
 		vp_writer_event(w, &ev);
@@ -618,7 +618,7 @@ static unsigned char *write_one_call(const char *path, size_t *len, size_t *meta
 	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	struct vp_func f = { 0, 0x1000, 16, 0x1000, 0, VP_INSN_EMULATED, "a", "a", "a" };
 	struct vp_callsite cs = { VP_CS_NONE, -1, 0, "", "", 0 };
-	struct vp_event ev = { 1000, 0x7000, 0, 0, 0, VP_EV_ENTRY, 100 };
+	struct vp_event ev = { 1000, 0x7000, 0, 0, 0, VP_EV_ENTRY, 100, 0, 0 };
 	struct vp_header h = { 0 };
 	struct vp_writer *w;
 	unsigned char *b;
@@ -637,7 +637,7 @@ static unsigned char *write_one_call(const char *path, size_t *len, size_t *meta
 	vp_writer_callsite(w, 0, &cs);
 	is_int(0, (int)vp_writer_offcpu(w, 0), "off-CPU: 0 before the thread's first event");
 	vp_writer_event(w, &ev);
-	ev = (struct vp_event){ 2000, 0x7008, 0, UINT32_MAX, 0, VP_EV_EXIT, 200 };
+	ev = (struct vp_event){ 2000, 0x7008, 0, UINT32_MAX, 0, VP_EV_EXIT, 200, 0, 0 };
 	vp_writer_event(w, &ev);
 	ev.offcpu = 150;
 	is_int(-EINVAL, vp_writer_event(w, &ev), "writer refuses an off-CPU time going back");
@@ -649,9 +649,9 @@ static unsigned char *write_one_call(const char *path, size_t *len, size_t *meta
 		sysbail("vp_writer_new");
 	vp_writer_thread(w, 0, 1, 1);
 	vp_writer_callsite(w, 0, &cs);
-	ev = (struct vp_event){ 1000, 0x7000, 0, 0, 0, VP_EV_ENTRY, 100 };
+	ev = (struct vp_event){ 1000, 0x7000, 0, 0, 0, VP_EV_ENTRY, 100, 0, 0 };
 	vp_writer_event(w, &ev);
-	ev = (struct vp_event){ 2000, 0x7008, 0, UINT32_MAX, 0, VP_EV_EXIT, 200 };
+	ev = (struct vp_event){ 2000, 0x7008, 0, UINT32_MAX, 0, VP_EV_EXIT, 200, 0, 0 };
 	vp_writer_event(w, &ev);
 	vp_writer_flush(w);
 	vp_writer_free(w);
@@ -758,7 +758,7 @@ static void test_time_bases(void)
 		{ 0, 0x1000, 16, 0x1000, 0, VP_INSN_UNKNOWN, "a", "a", "a" },
 		{ 0, 0x1100, 16, 0x1100, 0, VP_INSN_EMULATED, "b", "b", "b" },
 	};
-	struct vp_probe_cost cost = { VP_INSN_EMULATED, 100, 300 };
+	struct vp_probe_cost cost = { VP_INSN_EMULATED, 100, 300, 0 };
 	struct vp_callsite cs = { VP_CS_NONE, -1, 0, "", "", 0 };
 	struct vp_header h = { 0 };
 	struct vp_trailer tr = { 0 };
@@ -787,7 +787,7 @@ static void test_time_bases(void)
 	vp_writer_callsite(w, 0, &cs);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
 		struct vp_event ev = { evs[i].t, 0x7000 - 64 * evs[i].func, evs[i].func, 0,
-				       evs[i].thread, evs[i].kind, evs[i].off };
+				       evs[i].thread, evs[i].kind, evs[i].off, 0, 0 };
 
 		if (ev.kind == VP_EV_EXIT) {
 			ev.sp += 8;
@@ -901,7 +901,7 @@ static void test_blocked_bases(void)
 	vp_writer_callsite(w, 0, &cs);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
 		struct vp_event ev = { evs[i].t, 0x7000 - 64 * evs[i].func, evs[i].func, 0, 0,
-				       evs[i].kind, evs[i].off };
+				       evs[i].kind, evs[i].off, 0, 0 };
 
 		if (ev.kind == VP_EV_EXIT) {
 			ev.sp += 8;
@@ -979,8 +979,8 @@ static void test_blocked_bases(void)
 /* Costs tracked while recording (END chunk) replace the calibration's. */
 static void test_tracked_costs(void)
 {
-	struct vp_probe_cost costs[2] = { { VP_INSN_EMULATED, 500, 900 },
-					  { VP_INSN_STEPPED, 15000, 17000 } };
+	struct vp_probe_cost costs[2] = { { VP_INSN_EMULATED, 500, 900, 0 },
+					  { VP_INSN_STEPPED, 15000, 17000, 0 } };
 	struct vp_module mod = { "/bin/prog", NULL, 0, 0 };
 	struct vp_header h = { 0 };
 	struct vp_trailer tr = { 0 };
@@ -998,7 +998,7 @@ static void test_tracked_costs(void)
 	if (!w)
 		sysbail("vp_writer_new");
 	tr.ncosts = 1;
-	tr.costs[0] = (struct vp_probe_cost){ VP_INSN_STEPPED, 11000, 13000 };
+	tr.costs[0] = (struct vp_probe_cost){ VP_INSN_STEPPED, 11000, 13000, 0 };
 	if (vp_writer_finish(w, &tr))
 		sysbail("vp_writer_finish");
 	if (vp_reader_open(p, &r, err, sizeof(err)))
@@ -1094,8 +1094,8 @@ static void write_procs(const char *path)
 	vp_writer_thread(w, 1, 200, 200);
 	for (int i = 0; i < 5; i++) {
 		uint32_t thread = i < 3 ? 0 : 1;
-		struct vp_event in = { t, 0x7000, 0, 0, thread, VP_EV_ENTRY, 0 };
-		struct vp_event out = { t + 10, 0x7008, 0, UINT32_MAX, thread, VP_EV_EXIT, 0 };
+		struct vp_event in = { t, 0x7000, 0, 0, thread, VP_EV_ENTRY, 0, 0, 0 };
+		struct vp_event out = { t + 10, 0x7008, 0, UINT32_MAX, thread, VP_EV_EXIT, 0, 0, 0 };
 
 		vp_writer_event(w, &in);
 		vp_writer_event(w, &out);

@@ -98,8 +98,8 @@ static void header(struct vp_header *h, struct vp_func *funcs, uint32_t mode, si
 static int call(struct vp_writer *w, uint64_t *now, uint32_t func, uint32_t cs, uint64_t sp,
 		uint64_t dur)
 {
-	struct vp_event in = { *now, sp, func, cs, 0, VP_EV_ENTRY, 0 };
-	struct vp_event out = { *now + dur, sp + 8, func, 0, 0, VP_EV_EXIT, 0 };
+	struct vp_event in = { *now, sp, func, cs, 0, VP_EV_ENTRY, 0, 0, 0 };
+	struct vp_event out = { *now + dur, sp + 8, func, 0, 0, VP_EV_EXIT, 0, 0, 0 };
 
 	*now += dur + 10;
 	return vp_writer_event(w, &in) || vp_writer_event(w, &out) ? -1 : 0;
@@ -177,7 +177,7 @@ static int inline_frame(struct vp_writer *w, uint32_t n)
 static int wide(struct vp_writer *w, uint32_t n)
 {
 	uint64_t now = 1000000;
-	struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+	struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0, 0, 0 };
 	struct vp_callsite cs = { VP_CS_NONE, 0, 0, "", "", 0 };
 	int err = vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &cs) ||
 		  vp_writer_event(w, &in);
@@ -188,7 +188,7 @@ static int wide(struct vp_writer *w, uint32_t n)
 		err = vp_writer_callsite(w, i, &c) || call(w, &now, 1, i, SP - 64, 100 + i % 17);
 	}
 	if (!err) {
-		struct vp_event out = { now + 10, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		struct vp_event out = { now + 10, SP + 8, 0, 0, 0, VP_EV_EXIT, 0, 0, 0 };
 
 		err = vp_writer_event(w, &out);
 	}
@@ -207,7 +207,7 @@ static int wide_var(struct vp_writer *w, uint32_t n)
 	int err = vp_writer_thread(w, 0, 100, 100) || vp_writer_callsite(w, 0, &cs);
 
 	for (uint32_t r = 0, i = 1; i <= n && !err; r++) {
-		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0, 0, 0 };
 		struct vp_event out;
 
 		err = vp_writer_event(w, &in);
@@ -218,7 +218,7 @@ static int wide_var(struct vp_writer *w, uint32_t n)
 			      call(w, &now, 1, i, SP - 64, 100 + i % 17 + (r % 3 ? 0 : 5000));
 		}
 		now += 10;
-		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0, 0, 0 };
 		err = err || vp_writer_event(w, &out);
 		now += 10;
 	}
@@ -241,7 +241,7 @@ static int costly(struct vp_writer *w, uint32_t n)
 		  vp_writer_callsite(w, 1, &c);
 
 	for (uint32_t r = 0; r < n && !err; r++) {
-		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0, 0, 0 };
 		struct vp_event out;
 
 		err = vp_writer_event(w, &in);
@@ -252,7 +252,7 @@ static int costly(struct vp_writer *w, uint32_t n)
 			err = call(w, &now, 1, 1, SP - 64, 2000 + 400 * k + (r % 4 ? 0 : 30000));
 		}
 		now += 1500;
-		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0, 0, 0 };
 		err = err || vp_writer_event(w, &out);
 		now += 1500;
 	}
@@ -274,7 +274,7 @@ static int clamped(struct vp_writer *w, uint32_t n)
 		  vp_writer_callsite(w, 1, &c);
 
 	for (uint32_t r = 0; r < n && !err; r++) {
-		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0, 0, 0 };
 		struct vp_event out;
 
 		err = vp_writer_event(w, &in);
@@ -283,7 +283,7 @@ static int clamped(struct vp_writer *w, uint32_t n)
 			err = call(w, &now, 1, 1, SP - 64, k < 3 ? 200 : 5000);
 		}
 		now += 1500;
-		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0, 0, 0 };
 		err = err || vp_writer_event(w, &out);
 		now += 1500;
 	}
@@ -311,13 +311,13 @@ static int markup(struct vp_writer *w, uint32_t n)
 		err = vp_writer_frame(w, i, &f);
 	}
 	for (uint32_t r = 0; r < n && !err; r++) {
-		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0, 0, 0 };
 		struct vp_event out;
 
 		err = vp_writer_event(w, &in);
 		for (int k = 0; k < 2 && !err; k++)
 			err = call(w, &now, 1, 1, SP - 64, r % 5 ? 1000 : 20000);
-		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0, 0, 0 };
 		err = err || vp_writer_event(w, &out);
 		now += 100;
 		if (r % 10 == 9 && !err)
@@ -381,13 +381,13 @@ static int deep_call(struct vp_writer *w, uint32_t n)
 		  vp_writer_callsite(w, 1, &c);
 
 	for (uint32_t i = 0; i <= n && !err; i++) {
-		struct vp_event in = { now, SP - 64ULL * i, i ? 1 : 0, i ? 1 : 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event in = { now, SP - 64ULL * i, i ? 1 : 0, i ? 1 : 0, 0, VP_EV_ENTRY, 0, 0, 0 };
 
 		err = vp_writer_event(w, &in);
 		now += 1000;
 	}
 	for (uint32_t i = n + 1; i-- > 0 && !err;) {
-		struct vp_event out = { now, SP - 64ULL * i + 8, i ? 1 : 0, 0, 0, VP_EV_EXIT, 0 };
+		struct vp_event out = { now, SP - 64ULL * i + 8, i ? 1 : 0, 0, 0, VP_EV_EXIT, 0, 0, 0 };
 
 		err = vp_writer_event(w, &out);
 		now += 10;
@@ -422,7 +422,7 @@ static int quantiles(struct vp_writer *w, uint32_t n)
 		  vp_writer_callsite(w, 1, &c);
 
 	for (uint32_t r = 0; r < n && !err; r++) {
-		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0 };
+		struct vp_event in = { now, SP, 0, 0, 0, VP_EV_ENTRY, 0, 0, 0 };
 		struct vp_event out;
 
 		err = vp_writer_event(w, &in);
@@ -436,7 +436,7 @@ static int quantiles(struct vp_writer *w, uint32_t n)
 			err = call(w, &now, 1, 1, SP - 64, d[k++]);
 		}
 		now += 100;
-		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0 };
+		out = (struct vp_event){ now, SP + 8, 0, 0, 0, VP_EV_EXIT, 0, 0, 0 };
 		err = err || vp_writer_event(w, &out);
 		now += 100;
 	}

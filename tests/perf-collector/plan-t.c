@@ -26,8 +26,8 @@
 
 /* a probed call: 1 us on an emulated first instruction, 10 us stepped */
 static const struct vp_probe_cost costs[] = {
-	{ VP_INSN_EMULATED, 0, 1000 },
-	{ VP_INSN_STEPPED, 0, 10000 },
+	{ VP_INSN_EMULATED, 0, 1000, 0 },
+	{ VP_INSN_STEPPED, 0, 10000, 0 },
 };
 
 static struct vp_func funcs[3];
