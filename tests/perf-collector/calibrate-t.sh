@@ -43,16 +43,17 @@ if ! "$VARPERF" version --build-options | grep -q '^bpf: on$'; then
 	tap_skip "varperf was built without BPF: no dearer probes to test with" 3
 	tap_done
 fi
-VARPERF_TEST_PROBE_DELAY_NS=20000 "$VARPERF" -v record -q --mode=probe --backend=bpf -f task \
+VARPERF_TEST_PROBE_DELAY_NS=50000 "$VARPERF" -v record -q --mode=probe --backend=bpf -f task \
 	-o c.data -- "$FIXTURES/fx-regress" >/dev/null 2>err
 tap_is 0 $? "record with dearer probes exits 0"
 tap_is "emulated 3
 stepped 3" "$(calib err | "$AWK" '{ print $1, $5 }')" \
-	"20 us more a hit in both classes: three passes, none plausible"
+	"50 us more a hit in both classes: three passes, none plausible"
 [ -n "$(calib err)" ] || tap_diag "$(cat err)"
-# each probed call takes two hits (entry and exit): 40 us more at least,
-# and the windows hold the entry's delay or the exit's, 20 us at least
-tap_is "ok" "$(calib err | "$AWK" '$3 - $2 < 40000 || $4 - $2 < 20000 { bad = bad " " $0 }
+# each probed call takes two hits (entry and exit): 100 us more at least,
+# and the windows hold the entry's delay or the exit's, 50 us at least
+# (20 us once left a pass plausible by chance: 1.2 times is then near)
+tap_is "ok" "$(calib err | "$AWK" '$3 - $2 < 100000 || $4 - $2 < 50000 { bad = bad " " $0 }
 	END { print bad ? "short:" bad : "ok" }')" \
-	"... their median holds the delay: 40 us a call, 20 us in the window"
+	"... their median holds the delay: 100 us a call, 50 us in the window"
 tap_done

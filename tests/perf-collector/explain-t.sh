@@ -83,8 +83,8 @@ tap_is ok "$(python3 -c 'import json
 j = json.load(open("b.json"))
 c = j["test_counts"]
 n = c["over"] + c["under"]
-# (the paper's guarantee is 1 - (p+2)alpha/2, 0.875 here, not 95 %: CI
-# once saw the maximal model cover 188 of 200)
+# (the guarantee of the paper is 1 - (p+2)alpha/2, 0.875 here, not 95 %:
+# CI once saw the maximal model cover 188 of 200)
 p = j["probability"]
 print("ok" if n == j["test"] and n > 0 and c["over"] >= p * n and
       c["above_met"] <= (1 - p) * n and
