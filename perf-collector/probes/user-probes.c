@@ -594,39 +594,18 @@ uint64_t vp_user_probes_nested(const struct vp_user_probes *u)
 	return sum_rings(u, VP_URT_R_NESTED);
 }
 
-int vp_user_probes_unpatch(struct vp_user_probes *u)
+/*
+ * Put back the original bytes of the functions @drop marks (NULL: all)
+ * through /proc/PID/mem.  A thread stopped at the jmp resumes at the
+ * original first instruction; one in the stub's relocated copy goes on
+ * there and jumps back past it: the stub stays.  A restored function is
+ * not restored again.  0 or the first -errno.
+ */
+static int restore(struct vp_user_probes *u, const unsigned char *drop)
 {
 	char path[64];
 	int mem, err = 0;
 
-	if (u->unpatched || !u->patches)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)u->pid);
-	mem = open(path, O_RDWR | O_CLOEXEC);
-	if (mem < 0)
-		return -errno;
-	for (size_t i = 0; i < u->nfuncs; i++) {
-		const struct vp_upatch *p = &u->patches[i];
-		int e;
-
-		if (!p->len)
-			continue;
-		e = vp_umem_write(mem, p->at, p->orig, VP_UPATCH_JMP);
-		if (e && !err)
-			err = e;
-	}
-	close(mem);
-	u->unpatched = !err;
-	return err;
-}
-
-int vp_user_probes_drop(struct vp_user_probes *u, const unsigned char *drop)
-{
-	char path[64];
-	int mem, err = 0;
-
-	if (u->unpatched || !u->patches)
-		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)u->pid);
 	mem = open(path, O_RDWR | O_CLOEXEC);
 	if (mem < 0)
@@ -635,19 +614,34 @@ int vp_user_probes_drop(struct vp_user_probes *u, const unsigned char *drop)
 		struct vp_upatch *p = &u->patches[i];
 		int e;
 
-		if (!drop[i] || !p->len)
+		if ((drop && !drop[i]) || !p->len)
 			continue;
-		/* a thread stopped at the jmp resumes at the original first
-		 * instruction; one in the stub's relocated copy goes on there
-		 * and jumps back past it: the stub stays */
 		e = vp_umem_write(mem, p->at, p->orig, VP_UPATCH_JMP);
 		if (e && !err)
 			err = e;
 		if (!e)
-			p->len = 0; /* not to be restored again at the end */
+			p->len = 0;
 	}
 	close(mem);
 	return err;
+}
+
+int vp_user_probes_unpatch(struct vp_user_probes *u)
+{
+	int err;
+
+	if (u->unpatched || !u->patches)
+		return 0;
+	err = restore(u, NULL);
+	u->unpatched = !err;
+	return err;
+}
+
+int vp_user_probes_drop(struct vp_user_probes *u, const unsigned char *drop)
+{
+	if (u->unpatched || !u->patches)
+		return 0;
+	return restore(u, drop);
 }
 
 void vp_user_probes_close(struct vp_user_probes *u)
@@ -669,7 +663,7 @@ void vp_user_probes_close(struct vp_user_probes *u)
 	u->fd = -1;
 }
 
-static int cmp_double_asc(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
@@ -834,7 +828,7 @@ int vp_user_calib_run_spread(struct vp_user_calib *c, int calls, int rounds, dou
 	if (spread) {
 		/* half the rounds' interquartile range, as the kernel probes'
 		 * calibration's blocks */
-		qsort(rm, nrm, sizeof(*rm), cmp_double_asc);
+		qsort(rm, nrm, sizeof(*rm), cmp_double);
 		for (size_t i = 0; verbose >= 2 && i < nrm; i++)
 			pr_debug2("user backend calibration: round median %zu: %.0f ticks", i, rm[i]);
 		*spread = nrm ? (rm[(3 * nrm) / 4 < nrm ? (3 * nrm) / 4 : nrm - 1] - rm[nrm / 4]) / 2
@@ -890,12 +884,6 @@ void vp_user_probes_track(struct vp_user_probes *u)
 	u->pool_full[u->npool++] = full;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static double median(const double *v, size_t n)
 {
